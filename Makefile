@@ -1,0 +1,59 @@
+# repro: every target does its own set-up (venv, install, Docker engine) on a fresh machine.
+SHELL := /bin/bash
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+REPRO := $(BIN)/repro
+
+.PHONY: help setup docker test test-unit test-docker demo lint recipe image push clean
+
+help:
+	@echo "make demo               run the demo recipe end to end on the CPU simulator"
+	@echo "make test               run every test (unit + real Docker engine)"
+	@echo "make lint               ruff + mypy"
+	@echo "make recipe R=<name>    lock, build, fetch, launch and benchmark recipes/<name>.yaml"
+	@echo "make image R=<name>     build the pinned image of a recipe"
+	@echo "make push R=<name> REGISTRY=<host/ns>   push a recipe's image"
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+docker:
+	@scripts/ensure-docker
+
+test: setup docker
+	$(BIN)/pytest
+
+test-unit: setup
+	$(BIN)/pytest -m "not docker"
+
+test-docker: setup docker
+	$(BIN)/pytest -m docker
+
+demo: setup docker
+	$(REPRO) run demo
+
+lint: setup
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+	$(BIN)/mypy src
+
+recipe: setup docker
+	@test -n "$(R)" || { echo "usage: make recipe R=<name>   (names: ls recipes/)"; exit 2; }
+	$(REPRO) run recipes/$(R).yaml
+
+image: setup docker
+	@test -n "$(R)" || { echo "usage: make image R=<name>"; exit 2; }
+	$(REPRO) image build $(R)
+
+push: setup docker
+	@test -n "$(R)" -a -n "$(REGISTRY)" || { echo "usage: make push R=<name> REGISTRY=<host/ns>"; exit 2; }
+	$(REPRO) image push $(R) --registry $(REGISTRY)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
