@@ -1,0 +1,137 @@
+"""Write /opt/repro/manifest.json inside the image being built (standard library only).
+
+The manifest records what the image really contains: SGLang version and commit, torch, CUDA,
+sgl-kernel and flashinfer versions, compiled GPU architectures, the applied patches with their
+sha256, and the server option catalog (`ServerArgs.add_cli_args` on an argparse parser, the
+same shape as repro's catalogs/sglang-<version>.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit(directory: str) -> str | None:
+    result = subprocess.run(
+        ["git", "-C", directory, "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def action_kind(action: argparse.Action) -> str:
+    return type(action).__name__.replace("Action", "").replace("_", "").lower()
+
+
+def json_default(value: object) -> object:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [json_default(item) for item in value]
+    return str(value)
+
+
+def option_catalog() -> list[dict[str, object]]:
+    """Every server option, read from the image's own SGLang (sglang/srt/server_args.py)."""
+    from sglang.srt.server_args import ServerArgs
+
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    flags = []
+    for action in parser._actions:
+        kind = action_kind(action)
+        flags.append(
+            {
+                "options": list(action.option_strings),
+                "dest": action.dest,
+                "kind": kind,
+                "type": getattr(action.type, "__name__", None) if action.type else None,
+                "nargs": action.nargs if action.nargs is not None else (
+                    0 if kind in ("storetrue", "storefalse", "help") else None
+                ),
+                "choices": json_default(action.choices) if action.choices else None,
+                "default": json_default(action.default),
+            }
+        )
+    return flags
+
+
+def speculative_algorithms() -> list[str]:
+    try:
+        from sglang.srt.speculative import spec_info
+    except ImportError:
+        return []
+    names = getattr(spec_info, "ALGORITHM_NAMES", None) or getattr(spec_info, "NAMES", None)
+    if names:
+        return list(names)
+    enum = getattr(spec_info, "SpeculativeAlgorithm", None)
+    return [member.name for member in enum] if enum is not None else []
+
+
+def torch_facts() -> dict[str, object]:
+    try:
+        import torch
+    except ImportError:
+        return {"torch": None, "cuda": None, "compiled_archs": []}
+    # The arch flags are compiled in; they are readable without a GPU (none at build time).
+    flags = getattr(torch._C, "_cuda_getArchFlags", lambda: "")() or ""
+    archs = sorted(set(flags.split()))
+    return {"torch": torch.__version__, "cuda": torch.version.cuda, "compiled_archs": archs}
+
+
+def patches(patch_dir: Path) -> list[dict[str, str]]:
+    series = patch_dir / "series"
+    if not series.exists():
+        return []
+    names = [line.strip() for line in series.read_text().splitlines() if line.strip()]
+    return [
+        {"name": name, "sha256": hashlib.sha256((patch_dir / name).read_bytes()).hexdigest()}
+        for name in names
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sglang-dir", required=True)
+    parser.add_argument("--gpu-archs", default="", help="comma list declared by the image spec")
+    parser.add_argument("--patches", type=Path, required=True)
+    parser.add_argument("--output", type=Path, required=True)
+    args = parser.parse_args()
+
+    import sglang
+
+    facts = torch_facts()
+    declared = [arch for arch in args.gpu_archs.split(",") if arch]
+    manifest = {
+        "sglang_version": getattr(sglang, "__version__", None) or package_version("sglang"),
+        "sglang_commit": git_commit(args.sglang_dir),
+        "simulated": bool(getattr(sglang, "REPRO_SIMULATED", False)),
+        "python": sys.version.split()[0],
+        "torch": facts["torch"],
+        "cuda": facts["cuda"],
+        "sgl_kernel": package_version("sgl-kernel") or package_version("sgl_kernel"),
+        "flashinfer": package_version("flashinfer-python") or package_version("flashinfer"),
+        "gpu_archs": declared,
+        "compiled_archs": facts["compiled_archs"],
+        "patches": patches(args.patches),
+        "speculative_algorithms": speculative_algorithms(),
+        "catalog": option_catalog(),
+    }
+    args.output.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    print(f"repro: wrote {args.output} ({len(manifest['catalog'])} server options)")
+
+
+if __name__ == "__main__":
+    main()

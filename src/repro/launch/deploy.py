@@ -1,0 +1,218 @@
+"""Launch, watch and stop a deployment with Docker Compose.
+
+`launch` is health-gated: it returns once `/health_generate` answers 200, and fails fast (one
+poll interval after the container exits) with the container's exit code and last log lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from python_on_whales import Container
+from python_on_whales.exceptions import DockerException
+
+from repro.errors import ReproError
+from repro.image.engine import client, image_exists
+from repro.launch.compose import compose_client, compose_command, write_override
+from repro.launch.spec import SERVICE, LaunchSpec
+
+POLL_INTERVAL_S = 0.5
+LOG_TAIL = 30
+SPEC_NAME = "deployment.json"
+
+
+class LaunchError(ReproError):
+    """The server did not come up."""
+
+    exit_code = 5
+
+
+@dataclass
+class Progress:
+    """What the health wait reports on every poll."""
+
+    elapsed_s: float
+    state: str
+    last_log_line: str
+
+
+def state_root() -> Path:
+    return Path(os.environ.get("REPRO_STATE_DIR", ".repro")) / "deployments"
+
+
+def deployment_dir(name: str) -> Path:
+    return state_root() / name
+
+
+def plan(spec: LaunchSpec) -> tuple[Path, list[str]]:
+    """Write the override and return it with the exact `docker compose up` command."""
+    override = write_override(spec, deployment_dir(spec.name))
+    (deployment_dir(spec.name) / SPEC_NAME).write_text(spec.model_dump_json(indent=2))
+    return override, compose_command(spec.project, override, "up", "-d", "--pull", "never")
+
+
+def launch(spec: LaunchSpec, on_progress: Callable[[Progress], None] = lambda _p: None) -> str:
+    """Start the deployment and wait until it is healthy; return the server URL.
+
+    Anything started is stopped again when the wait fails or is interrupted (Ctrl-C).
+    """
+    _preflight(spec)
+    override, _command = plan(spec)
+    compose = compose_client(spec.project, override)
+    try:
+        compose.compose.up(detach=True, pull="never", quiet=True)
+    except DockerException as err:
+        compose.compose.down(quiet=True)
+        raise LaunchError(f"docker compose up failed: {_tail(err.stderr or str(err), 5)}") from err
+    try:
+        _wait_healthy(spec, on_progress)
+    except BaseException:
+        compose.compose.down(quiet=True, timeout=5)
+        raise
+    return spec.url
+
+
+def stop(name: str) -> bool:
+    """Stop and remove a deployment's containers; False when there was nothing to stop."""
+    spec = load_spec(name)
+    if spec is None:
+        return False
+    override = deployment_dir(name) / "compose.override.yaml"
+    compose_client(spec.project, override).compose.down(quiet=True, timeout=10)
+    return True
+
+
+def load_spec(name: str) -> LaunchSpec | None:
+    path = deployment_dir(name) / SPEC_NAME
+    if not path.exists():
+        return None
+    return LaunchSpec.model_validate_json(path.read_text())
+
+
+def known_deployments() -> list[str]:
+    root = state_root()
+    return sorted(p.name for p in root.iterdir() if (p / SPEC_NAME).exists()) if root.exists() else []
+
+
+def container_of(spec: LaunchSpec) -> Container | None:
+    """The deployment's server container, running or exited, if it exists."""
+    found = client().container.list(
+        all=True,
+        filters={"label": [f"com.docker.compose.project={spec.project}",
+                           f"com.docker.compose.service={SERVICE}"]},
+    )
+    return found[0] if found else None
+
+
+def status(name: str) -> dict[str, object]:
+    """Container state, health and URL of a deployment, for `repro status`."""
+    spec = load_spec(name)
+    if spec is None:
+        raise ReproError(f"no deployment named {name!r}", hint="see `repro status` for the list")
+    container = container_of(spec)
+    state = container.state if container else None
+    return {
+        "name": name,
+        "image": spec.image,
+        "url": spec.url,
+        "container": container.name if container else None,
+        "status": state.status if state else "absent",
+        "exit_code": state.exit_code if state and state.status == "exited" else None,
+        "health": state.health.status if state and state.health else None,
+        "server_healthy": _probe(spec.url) == 200,
+    }
+
+
+def last_log_lines(container: Container, count: int = LOG_TAIL) -> list[str]:
+    try:
+        text = client().container.logs(container, tail=count)
+    except DockerException:
+        return []
+    return [line for line in str(text).splitlines() if line.strip()]
+
+
+def _preflight(spec: LaunchSpec) -> None:
+    if not image_exists(spec.image):
+        raise LaunchError(
+            f"image {spec.image} is not on this machine",
+            hint="build it with `repro image build RECIPE` or pull it with `repro image pull`",
+        )
+    existing = container_of(spec)
+    if existing is not None and existing.state.running:
+        raise LaunchError(
+            f"deployment {spec.name!r} is already running ({existing.name})",
+            hint=f"stop it first: `repro stop {spec.name}`",
+        )
+    if _port_in_use(spec.host_port):
+        raise LaunchError(
+            f"port {spec.host_port} on 127.0.0.1 is already in use",
+            hint="stop what listens there, or set another server port in the recipe "
+            "(server.port) or with --port",
+        )
+
+
+def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> None:
+    start = time.monotonic()
+    container = container_of(spec)
+    while True:
+        elapsed = time.monotonic() - start
+        if container is None:
+            container = container_of(spec)
+        if container is not None:
+            container.reload()
+            state = container.state
+            if state.status in ("exited", "dead"):
+                lines = last_log_lines(container)
+                raise LaunchError(
+                    f"the server container exited with code {state.exit_code} after "
+                    f"{elapsed:.1f} s; its last log lines:\n    " + "\n    ".join(lines[-15:]),
+                    hint=f"full log: `docker logs {container.name}`",
+                )
+        if _probe(spec.url) == 200:
+            return
+        if elapsed > spec.health_timeout_s:
+            raise LaunchError(
+                f"the server was not healthy after {spec.health_timeout_s:.0f} s "
+                f"({spec.url}/health_generate)",
+                hint="weight loading may need longer: raise the health timeout, and check "
+                "`repro logs`",
+            )
+        last = last_log_lines(container, 1) if container is not None else []
+        on_progress(Progress(elapsed, container.state.status if container else "creating",
+                             last[-1] if last else ""))
+        time.sleep(POLL_INTERVAL_S)
+
+
+def _probe(url: str) -> int | None:
+    try:
+        with urllib.request.urlopen(f"{url}/health_generate", timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as err:
+        return err.code
+    except (OSError, ValueError):
+        return None
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def _tail(text: str, count: int) -> str:
+    return "\n".join(text.strip().splitlines()[-count:])
+
+
+def describe(spec: LaunchSpec) -> str:
+    return json.dumps(spec.model_dump(mode="json"), indent=2)

@@ -1,0 +1,39 @@
+"""What a launch needs, independent of where it came from (a recipe, a lock, a test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+SERVICE = "sglang"
+
+
+class LaunchSpec(BaseModel):
+    """One SGLang server deployment, ready to be written as a Compose override."""
+
+    name: str = Field(description="Deployment name; the Compose project is `repro-<name>`.")
+    image: str = Field(description="Image reference, by digest or local image ID when known.")
+    argv: list[str] = Field(description="Arguments after `python3 -m sglang.launch_server`.")
+    env: dict[str, str] = Field(default_factory=dict)
+    port: int = Field(description="Port the server listens on inside the container.")
+    host_port: int = Field(description="Port published on 127.0.0.1 of this machine.")
+    gpu_ids: list[str] | None = Field(
+        description="GPU device IDs to reserve; None means no GPU reservation (an explicit "
+        "`topology.gpu_runtime: none`, e.g. the simulator)."
+    )
+    hf_cache: Path = Field(description="Host directory mounted as the Hugging Face cache.")
+    start_period_s: int = Field(
+        default=1800, description="Healthcheck grace period: covers weight loading."
+    )
+    health_timeout_s: float = Field(
+        default=3600, description="How long `repro launch` waits for /health_generate."
+    )
+
+    @property
+    def project(self) -> str:
+        return f"repro-{self.name}"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.host_port}"
