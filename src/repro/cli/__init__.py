@@ -44,7 +44,7 @@ def main() -> None:
 
 
 # Command groups that are built; each module exposes one click command named like the module.
-_BUILT: list[str] = []
+_BUILT: list[str] = ["doctor"]
 
 
 def _register() -> None:

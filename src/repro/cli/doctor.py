@@ -1,0 +1,107 @@
+"""`repro doctor [RECIPE] [--json]`: check this machine, optionally against a recipe."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from repro.topology import DoctorReport, MachineFingerprint, run_doctor
+
+_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
+
+
+@click.command("doctor")
+@click.argument("recipe", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print fingerprint and findings as JSON.")
+@click.pass_context
+def doctor(ctx: click.Context, recipe: str | None, as_json: bool) -> None:
+    """Check this machine (GPUs, topology, engine, disk) against a recipe.
+
+    \b
+    Without RECIPE, reports the machine: GPUs, NVLink/PCIe/NUMA layout, driver and CUDA,
+    Docker's GPU runtime, free disk where the Hub cache lives. With RECIPE (a name, a recipe
+    file or a lock) also checks GPU count, model, memory, interconnect, the image's GPU
+    architectures and disk for the weights. Exits 1 when any check fails.
+    """
+    report = run_doctor(recipe)
+    if as_json:
+        payload = {"recipe": recipe, **report.model_dump(mode="json")}
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        _print(report, Console(highlight=False))
+    ctx.exit(0 if report.ok else 1)
+
+
+def _print(report: DoctorReport, console: Console) -> None:
+    fp = report.fingerprint
+    _print_inventory(fp, console)
+    table = Table(
+        title="Checks"
+        + (
+            f" against {report.requirements.source}"
+            if report.requirements and report.requirements.source
+            else ""
+        ),
+        title_justify="left",
+    )
+    for column in ("check", "status", "finding", "fix"):
+        table.add_column(column, overflow="fold")
+    for f in report.findings:
+        table.add_row(f.check, f"[{_STYLE[f.status]}]{f.status}[/]", f.message, f.fix or "")
+    console.print(table)
+    advice = report.nccl
+    if advice.env or advice.server_args or advice.notes:
+        console.print(f"[bold]NCCL / SGLang for {advice.interconnect.label}[/]")
+        for key, value in advice.env.items():
+            console.print(f"  env {key}={value}")
+        for arg in advice.server_args:
+            console.print(f"  server flag {arg}")
+        for note in advice.notes:
+            console.print(f"  - {note}")
+    failed = sum(f.status == "fail" for f in report.findings)
+    console.print(
+        "[green]all checks passed[/]" if report.ok else f"[bold red]{failed} check(s) failed[/]"
+    )
+
+
+def _print_inventory(fp: MachineFingerprint, console: Console) -> None:
+    console.print(
+        f"[bold]{fp.hostname}[/]  kernel {fp.kernel}  {fp.cpu_count} CPUs ({fp.cpu_model or '?'})"
+        f"  NUMA nodes {fp.numa_nodes or '?'}\n"
+        f"driver {fp.driver_version or '-'}  CUDA {fp.cuda_version or '-'}  "
+        f"Docker {fp.docker.server_version or 'unavailable'}  "
+        f"interconnect: {fp.interconnect.value} ({fp.interconnect.label})"
+    )
+    if not fp.gpus:
+        return
+    gpus = Table(title="GPUs", title_justify="left")
+    for column in ("#", "name", "memory", "arch", "bus id", "NUMA", "CPU affinity"):
+        gpus.add_column(column)
+    topo = fp.topology
+    for g in fp.gpus:
+        aff = topo.affinity.get(f"GPU{g.index}") if topo else None
+        cap = (g.compute_cap or "?") + ("*" if g.compute_cap_source == "name-table" else "")
+        gpus.add_row(
+            str(g.index),
+            g.short_name,
+            f"{g.memory_total_mib} MiB" if g.memory_total_mib else "?",
+            cap,
+            g.pci_bus_id or "?",
+            (aff.numa_affinity if aff else None) or "-",
+            (aff.cpu_affinity if aff else None) or "-",
+        )
+    console.print(gpus)
+    if topo is not None and len(topo.gpu_indices) > 1:
+        matrix = Table(title="GPU links (nvidia-smi topo -m)", title_justify="left")
+        names = [d for d in topo.devices if d.startswith("GPU")]
+        matrix.add_column("")
+        for name in names:
+            matrix.add_column(name)
+        for row in names:
+            matrix.add_row(row, *(topo.matrix[row][col] for col in names))
+        console.print(matrix)
+    if topo is not None and topo.nics:
+        console.print("NICs: " + ", ".join(f"{k}={v}" for k, v in topo.nics.items()))

@@ -1,0 +1,52 @@
+"""The machine check: GPU inventory and topology, the machine fingerprint, and doctor's checks.
+
+    fp = collect_fingerprint()                 # nvidia-smi, docker info, disk, host
+    report = diagnose(fp, Requirements(gpus=8, interconnect="pcie", architectures=["12.0"]))
+    report.ok, report.findings, report.nccl
+
+`REPRO_NVIDIA_SMI` / `REPRO_DOCKER` name the executables to use instead of PATH's.
+"""
+
+from __future__ import annotations
+
+from repro.topology.arch import arch_for_name
+from repro.topology.checks import Finding, NcclAdvice, check_machine, nccl_advice
+from repro.topology.doctor import DoctorReport, diagnose, load_requirements, run_doctor
+from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
+from repro.topology.host import DiskInfo, DockerInfo
+from repro.topology.interconnect import best_gpu_set, classify
+from repro.topology.models import GpuAffinity, GpuInfo, InterconnectClass, Topology
+from repro.topology.nvidia import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
+from repro.topology.requirements import Requirements, requirements_from_recipe
+from repro.topology.runner import CommandResult, Runner, run_command
+
+__all__ = [
+    "CommandResult",
+    "DiskInfo",
+    "DockerInfo",
+    "DoctorReport",
+    "Finding",
+    "GpuAffinity",
+    "GpuInfo",
+    "InterconnectClass",
+    "MachineFingerprint",
+    "NcclAdvice",
+    "NvidiaSmiParseError",
+    "Requirements",
+    "Runner",
+    "Topology",
+    "arch_for_name",
+    "best_gpu_set",
+    "check_machine",
+    "classify",
+    "collect_fingerprint",
+    "diagnose",
+    "load_requirements",
+    "nccl_advice",
+    "parse_banner",
+    "parse_query_gpu",
+    "parse_topo",
+    "requirements_from_recipe",
+    "run_command",
+    "run_doctor",
+]
