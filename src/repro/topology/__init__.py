@@ -10,12 +10,13 @@
 from __future__ import annotations
 
 from repro.topology.arch import arch_for_name
-from repro.topology.checks import Finding, NcclAdvice, check_machine, nccl_advice
+from repro.topology.checks import Finding, check_machine
 from repro.topology.doctor import DoctorReport, diagnose, load_requirements, run_doctor
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.host import DiskInfo, DockerInfo
 from repro.topology.interconnect import best_gpu_set, classify
 from repro.topology.models import GpuAffinity, GpuInfo, InterconnectClass, Topology
+from repro.topology.nccl import NcclAdvice, nccl_advice
 from repro.topology.nvidia import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
 from repro.topology.requirements import Requirements, requirements_from_recipe
 from repro.topology.runner import CommandResult, Runner, run_command

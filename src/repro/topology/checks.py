@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from repro.topology.arch import sm_name
 from repro.topology.fingerprint import MachineFingerprint
 from repro.topology.interconnect import best_gpu_set, classify
 from repro.topology.models import GpuInfo, InterconnectClass
+from repro.topology.nccl import P2P_FALLBACK, nccl_advice
 from repro.topology.requirements import Requirements
 
 Status = Literal["pass", "warn", "fail"]
@@ -24,61 +25,6 @@ class Finding(BaseModel):
     status: Status
     message: str
     fix: str | None = None
-
-
-class NcclAdvice(BaseModel):
-    """NCCL environment and server flags suggested for an interconnect class."""
-
-    interconnect: InterconnectClass
-    env: dict[str, str] = Field(default_factory=dict)
-    server_args: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-
-
-_P2P_FALLBACK = (
-    "if NCCL hangs at start-up or all-reduce is very slow (IOMMU or PCIe ACS on), "
-    "use NCCL_P2P_DISABLE=1 instead of NCCL_P2P_LEVEL"
-)
-
-
-def nccl_advice(cls: InterconnectClass) -> NcclAdvice:
-    """What to set for NCCL and SGLang on a machine (or GPU set) of class `cls`."""
-    if cls is InterconnectClass.ALL_NVLINK:
-        return NcclAdvice(
-            interconnect=cls,
-            notes=[
-                "NVLink all-to-all: NCCL's defaults are right; leave NCCL_P2P_* unset and custom "
-                "all-reduce on"
-            ],
-        )
-    if cls is InterconnectClass.PARTIAL_NVLINK:
-        return NcclAdvice(
-            interconnect=cls,
-            server_args=["--disable-custom-all-reduce"],
-            notes=[
-                "pin the deployment to GPUs that are all NVLink-connected; custom all-reduce needs "
-                "every pair linked, so turn it off when the GPU set mixes NVLink and PCIe"
-            ],
-        )
-    if cls.is_pcie:
-        notes = [
-            "PCIe only: NCCL P2P through the host bridge within a NUMA node "
-            "(NCCL_P2P_LEVEL=PHB); custom all-reduce relies on P2P and can fail or hang "
-            "on PCIe, so it is turned off",
-            _P2P_FALLBACK,
-        ]
-        if cls is InterconnectClass.PCIE_CROSS_NUMA:
-            notes.append(
-                "GPUs on different sockets talk through host memory over QPI/UPI; "
-                "keep TP/EP groups within one NUMA node where the layout allows"
-            )
-        return NcclAdvice(
-            interconnect=cls,
-            env={"NCCL_P2P_LEVEL": "PHB"},
-            server_args=["--disable-custom-all-reduce"],
-            notes=notes,
-        )
-    return NcclAdvice(interconnect=cls)
 
 
 def _gb(value: float) -> str:
@@ -325,7 +271,7 @@ def _nccl_finding(fp: MachineFingerprint, req: Requirements) -> Finding:
         check="nccl",
         status="warn",
         message=f"{cls.label}: the recipe does not set " + ", ".join(missing),
-        fix="add to the recipe: " + ", ".join(missing) + f" ({_P2P_FALLBACK})",
+        fix="add to the recipe: " + ", ".join(missing) + f" ({P2P_FALLBACK})",
     )
 
 

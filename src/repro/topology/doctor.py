@@ -8,8 +8,9 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from repro.errors import ReproError
-from repro.topology.checks import Finding, NcclAdvice, check_machine, nccl_advice
+from repro.topology.checks import Finding, check_machine
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
+from repro.topology.nccl import NcclAdvice, nccl_advice
 from repro.topology.requirements import Requirements, requirements_from_recipe
 from repro.topology.runner import Runner, run_command
 

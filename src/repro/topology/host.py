@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from repro.topology.runner import Runner
+from repro.topology.runner import CommandResult, Runner
 
 DOCKER_TIMEOUT_S = 15.0
 
@@ -39,13 +39,18 @@ def docker_info(executable: str | None, runner: Runner) -> DockerInfo:
     if executable is None:
         return DockerInfo(error="docker CLI not found on PATH")
     result = runner([executable, "info", "--format", "{{json .}}"], DOCKER_TIMEOUT_S)
+    return parse_docker_info(result, executable)
+
+
+def parse_docker_info(result: CommandResult, executable: str | None = None) -> DockerInfo:
+    """Read the output of `docker info --format '{{json .}}'` (Runtimes, CDISpecDirs, ...)."""
     info = DockerInfo(executable=executable)
     try:
         data = json.loads(result.stdout) if result.stdout.strip() else {}
     except json.JSONDecodeError:
         data = {}
-    errors = data.get("ServerErrors") or []
-    if not result.ok or errors or not data.get("ServerVersion"):
+    errors = [str(e) for e in data.get("ServerErrors") or []] if isinstance(data, dict) else []
+    if not isinstance(data, dict) or not result.ok or errors or not data.get("ServerVersion"):
         info.error = "; ".join(errors) if errors else result.describe_failure()
         return info
     runtimes = sorted((data.get("Runtimes") or {}).keys())
