@@ -150,9 +150,7 @@ class HubServer:
         authorized: Iterable[str] = (),
     ) -> HubRepo:
         repo = HubRepo(repo_id, gated=gated, authorized=set(authorized))
-        items = (
-            [HubFile(p, d) for p, d in files.items()] if isinstance(files, Mapping) else files
-        )
+        items = [HubFile(p, d) for p, d in files.items()] if isinstance(files, Mapping) else files
         repo.commit(items)
         self.repos[repo_id] = repo
         return repo
@@ -178,7 +176,9 @@ class HubServer:
         return [
             r
             for r in self.log
-            if r.method == "GET" and r.sent > 0 and "/api/" not in r.path
+            if r.method == "GET"
+            and r.sent > 0
+            and "/api/" not in r.path
             and r.path.endswith(path_suffix)
         ]
 
@@ -302,9 +302,7 @@ class HubServer:
         }
         return web.json_response(body)
 
-    def _tree(
-        self, request: web.Request, repo: HubRepo, revision: str, sub: str
-    ) -> web.Response:
+    def _tree(self, request: web.Request, repo: HubRepo, revision: str, sub: str) -> web.Response:
         sha = self._commit(repo, revision)
         recursive = request.query.get("recursive", "").lower() == "true"
         prefix = f"{sub}/" if sub else ""
@@ -312,7 +310,7 @@ class HubServer:
         for f in repo.commits[sha].values():
             if not f.path.startswith(prefix):
                 continue
-            rel = f.path[len(prefix):].split("/")
+            rel = f.path[len(prefix) :].split("/")
             for depth in range(1, len(rel)):
                 folder = prefix + "/".join(rel[:depth])
                 entries.setdefault(folder, {"type": "directory", "oid": "0" * 40, "path": folder})
@@ -334,15 +332,18 @@ class HubServer:
             self._check_access(request, repo)
         f = repo.commits[sha].get(path)
         if f is None:
-            raise _error(404, "EntryNotFound", f"{path} does not exist on {revision}",
-                         {"X-Repo-Commit": sha})
+            raise _error(
+                404, "EntryNotFound", f"{path} does not exist on {revision}", {"X-Repo-Commit": sha}
+            )
         headers = {"X-Repo-Commit": sha, "ETag": f'"{f.oid}"', "Accept-Ranges": "bytes"}
         if f.lfs:
-            headers.update({
-                "Location": f"{self.cdn}/cdn/{f.sha256}",
-                "X-Linked-Etag": f'"{f.sha256}"',
-                "X-Linked-Size": str(f.size),
-            })
+            headers.update(
+                {
+                    "Location": f"{self.cdn}/cdn/{f.sha256}",
+                    "X-Linked-Etag": f'"{f.sha256}"',
+                    "X-Linked-Size": str(f.size),
+                }
+            )
             return web.Response(status=302, headers=headers)
         return await self._send(request, f, headers, entry)
 
@@ -352,13 +353,19 @@ class HubServer:
         if token and token in repo.authorized:
             return
         if not token:
-            raise _error(401, "GatedRepo",
-                         f"Access to model {repo.repo_id} is restricted. You must have access to "
-                         "it and be authenticated to access it. Please log in.")
-        raise _error(403, "GatedRepo",
-                     f"Access to model {repo.repo_id} is restricted and you are not in the "
-                     f"authorized list. Visit https://huggingface.co/{repo.repo_id} to ask for "
-                     "access.")
+            raise _error(
+                401,
+                "GatedRepo",
+                f"Access to model {repo.repo_id} is restricted. You must have access to "
+                "it and be authenticated to access it. Please log in.",
+            )
+        raise _error(
+            403,
+            "GatedRepo",
+            f"Access to model {repo.repo_id} is restricted and you are not in the "
+            f"authorized list. Visit https://huggingface.co/{repo.repo_id} to ask for "
+            "access.",
+        )
 
     async def _serve_blob(
         self, request: web.Request, sha256: str, entry: Request
@@ -376,17 +383,19 @@ class HubServer:
         start, end, status = 0, f.size, 200
         rng = request.headers.get("Range")
         if rng and rng.startswith("bytes="):
-            first, _, last = rng[len("bytes="):].partition("-")
+            first, _, last = rng[len("bytes=") :].partition("-")
             start = int(first or 0)
             end = int(last) + 1 if last else f.size
             if start >= f.size:
                 raise web.HTTPRequestRangeNotSatisfiable(
-                    headers={"Content-Range": f"bytes */{f.size}"})
+                    headers={"Content-Range": f"bytes */{f.size}"}
+                )
             status = 206
             headers["Content-Range"] = f"bytes {start}-{end - 1}/{f.size}"
         if request.method == "HEAD":
-            return web.Response(status=status, headers={**headers,
-                                                        "Content-Length": str(end - start)})
+            return web.Response(
+                status=status, headers={**headers, "Content-Length": str(end - start)}
+            )
         if f.source is not None and not self._drops and not self._corrupt:
             resp: web.StreamResponse = web.FileResponse(f.source, headers=headers)
             entry.sent = end - start
@@ -402,7 +411,7 @@ class HubServer:
             chunk = f.read(pos, stop)
             if f.path in self._corrupt and pos <= f.size // 2 < stop:
                 i = f.size // 2 - pos
-                chunk = chunk[:i] + bytes([chunk[i] ^ 0xFF]) + chunk[i + 1:]
+                chunk = chunk[:i] + bytes([chunk[i] ^ 0xFF]) + chunk[i + 1 :]
             await resp.write(chunk)
             pos = stop
             entry.sent = pos - start
