@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from repro.topology.arch import arch_for_name
 from repro.topology.checks import Finding, check_machine
-from repro.topology.doctor import DoctorReport, diagnose, load_requirements, run_doctor
+from repro.topology.doctor import DoctorReport, diagnose, run_doctor
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.host import DiskInfo, DockerInfo
 from repro.topology.interconnect import best_gpu_set, classify
 from repro.topology.models import GpuAffinity, GpuInfo, InterconnectClass, Topology
 from repro.topology.nccl import NcclAdvice, nccl_advice
 from repro.topology.nvidia import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
-from repro.topology.requirements import Requirements, requirements_from_recipe
+from repro.topology.requirements import (
+    Requirements,
+    load_recipe_requirements,
+    requirements_from_recipe,
+)
 from repro.topology.runner import CommandResult, Runner, run_command
 
 __all__ = [
@@ -42,7 +46,7 @@ __all__ = [
     "classify",
     "collect_fingerprint",
     "diagnose",
-    "load_requirements",
+    "load_recipe_requirements",
     "nccl_advice",
     "parse_banner",
     "parse_query_gpu",

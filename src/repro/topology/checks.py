@@ -205,7 +205,9 @@ def _arch_findings(fp: MachineFingerprint, req: Requirements) -> list[Finding]:
             Finding(
                 check="architectures",
                 status="warn",
-                message=f"image {req.image} lists no GPU architectures",
+                message=req.notes[0]
+                if req.notes
+                else f"image {req.image} lists no GPU architectures",
                 fix=f"add gpu_architectures to images/{req.image}.yaml",
             )
         ]

@@ -7,14 +7,16 @@ how a recipe (and its image spec) spell these needs.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, Field, field_validator
 
 from repro.errors import ReproError
 from repro.topology.arch import normalize_arch
+
+if TYPE_CHECKING:
+    from repro.imagespec import ImageSpec
+    from repro.recipe.schema import Recipe
 
 
 class Requirements(BaseModel):
@@ -34,6 +36,9 @@ class Requirements(BaseModel):
     nodes: int = Field(default=1, ge=1)
     env: dict[str, str] = Field(default_factory=dict, description="environment the server gets")
     server_args: list[str] = Field(default_factory=list, description="extra server argv")
+    notes: list[str] = Field(
+        default_factory=list, description="what could not be read from the recipe, and why"
+    )
 
     @field_validator("architectures", mode="before")
     @classmethod
@@ -47,69 +52,52 @@ class Requirements(BaseModel):
         return self.gpu_runtime == "nvidia" and self.gpus > 0
 
 
-def _get(obj: Any, *path: str, default: Any = None) -> Any:
-    """obj.a.b (attributes or mapping keys), or `default` when any step is missing."""
-    for name in path:
-        if obj is None:
-            return default
-        obj = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-    return default if obj is None else obj
+GB = 1e9
 
 
-def requirements_from_recipe(recipe: Any, repo_root: Path | None = None) -> Requirements:
+def requirements_from_recipe(recipe: Recipe, image: ImageSpec | None = None) -> Requirements:
     """Requirements of a loaded recipe (`repro.recipe.load_recipe(ref)`).
 
-    Reads parallelism {tp, pp, dp, dp_attention}, topology {gpus, gpu_models, interconnect,
-    min_gpu_memory_gb, nodes, gpu_runtime}, env, server extra args and the image's
-    architectures from images/<image>.yaml (field `gpu_architectures` or `architectures`).
+    GPUs, models, memory, interconnect, nodes and runtime come from `topology`; architectures
+    from the image spec (`images/<image>.yaml`, or the lock's own spec); weights from
+    `model.weights_gb` or the known size of the model; env and extra server args as given.
+    A missing image spec is a note (the architecture check then warns), not an error.
     """
-    tp = int(_get(recipe, "parallelism", "tp", default=1))
-    pp = int(_get(recipe, "parallelism", "pp", default=1))
-    dp = int(_get(recipe, "parallelism", "dp", default=1))
-    dp_attention = bool(_get(recipe, "parallelism", "dp_attention", default=False))
-    gpus = _get(recipe, "topology", "gpus")
-    if gpus is None:
-        gpus = tp * pp * (1 if dp_attention else dp)
-    models = _get(recipe, "topology", "gpu_models", default=None)
-    if models is None:
-        single = _get(recipe, "topology", "gpu_model")
-        models = [single] if single else []
-    image = _get(recipe, "image")
-    image_name = image if isinstance(image, str) else _get(image, "name")
-    archs = _get(recipe, "image_spec", "gpu_architectures") or _get(image, "gpu_architectures")
-    if archs is None and image_name:
-        archs = image_architectures(image_name, repo_root)
-    extra = _get(recipe, "server", "extra_args", default=[])
-    return Requirements.model_validate(
-        {
-            "source": _get(recipe, "name"),
-            "gpus": int(gpus),
-            "gpu_models": [str(m) for m in models],
-            "min_gpu_memory_gb": _get(recipe, "topology", "min_gpu_memory_gb"),
-            "interconnect": str(_get(recipe, "topology", "interconnect", default="any")),
-            "image": image_name,
-            "architectures": list(archs or []),
-            "gpu_runtime": str(_get(recipe, "topology", "gpu_runtime", default="nvidia")),
-            "nodes": int(_get(recipe, "topology", "nodes", default=1)),
-            "env": {str(k): str(v) for k, v in dict(_get(recipe, "env", default={})).items()},
-            "server_args": [str(a) for a in extra] if isinstance(extra, list | tuple) else [],
-        }
+    from repro.recipe.context import image_for_recipe
+    from repro.recipe.hardware import MODEL_WEIGHTS_GB
+
+    notes: list[str] = []
+    if image is None:
+        try:
+            image = image_for_recipe(recipe)
+        except ReproError as err:
+            notes.append(f"image spec {recipe.image!r}: {err.message}")
+    weights_gb = recipe.model.weights_gb or MODEL_WEIGHTS_GB.get(recipe.model.repo)
+    topo = recipe.topology
+    return Requirements(
+        source=recipe.name,
+        gpus=topo.gpus,
+        gpu_models=list(topo.gpu_models),
+        min_gpu_memory_gb=topo.min_gpu_memory_gb,
+        interconnect=topo.interconnect,
+        image=recipe.image,
+        architectures=list(image.gpu_architectures) if image is not None else [],
+        gpu_runtime="none" if image is not None and image.simulated else topo.gpu_runtime,
+        weights_bytes=int(weights_gb * GB) if weights_gb else None,
+        nodes=topo.nodes,
+        env=dict(recipe.env),
+        server_args=list(recipe.server.extra_args),
+        notes=notes,
     )
 
 
-def image_architectures(image: str, repo_root: Path | None = None) -> list[str] | None:
-    """Architectures listed by images/<image>.yaml, or None when there is no such spec."""
-    root = repo_root or Path.cwd()
-    spec = root / "images" / f"{image}.yaml"
-    if not spec.is_file():
-        return None
+def load_recipe_requirements(ref: str) -> Requirements:
+    """Requirements of recipe `ref` (a name, a recipe file or a lock)."""
     try:
-        data = yaml.safe_load(spec.read_text()) or {}
-    except yaml.YAMLError as err:
-        raise ReproError(f"{spec}: not valid YAML: {err}", hint="fix the image spec") from err
-    archs = data.get("gpu_architectures", data.get("architectures"))
-    if archs is None:
-        return None
-    if not isinstance(archs, list):
-        raise ReproError(f'{spec}: gpu_architectures must be a list like ["9.0", "12.0"]')
-    return [str(a) for a in archs]
+        from repro.recipe.loader import load_recipe
+    except ImportError as err:
+        raise ReproError(
+            f"cannot check against recipe {ref!r}: the recipe module is not in this build ({err})",
+            hint="run `repro doctor` without a recipe to check the machine alone",
+        ) from err
+    return requirements_from_recipe(load_recipe(ref))
