@@ -1,0 +1,364 @@
+"""Image specs: what an SGLang image is made of, as a typed model (`images/<name>.yaml`).
+
+An image spec pins the base image by tag AND digest, optionally an SGLang commit to move the
+base's checkout to, the CUDA version, the GPU architectures the image must carry, a patch set
+(local files under `patches/<set>/`, applied in order, and remote diffs such as a pull
+request's diff at a fixed head commit, with a sha256 that the first `repro lock` records) and
+extra pip packages pinned with `==`.
+
+A patch set declares what it adds to SGLang (`provides`: speculative algorithms, server
+options, environment knobs), so that recipes using them validate before any image exists.
+`effective_catalog(spec)` is the SGLang version's shipped catalog plus those declarations;
+once an image is built, the catalog extracted from it (kept in the lock) is the truth.
+
+This module is schema + loading only; building, pushing and verifying live in `repro.image`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from repro.recipe.catalog import Catalog, CatalogOption, load_catalog
+from repro.recipe.errors import RecipeError, display_path, suggestion
+from repro.recipe.schema import ALGORITHM_PATTERN, ENV_NAME_PATTERN, NAME_PATTERN
+from repro.recipe.yamlio import PATTERN_WORDS, problem_lines, read_mapping
+
+ENV_IMAGES_DIR = "REPRO_IMAGES_DIR"
+GPU_ARCHITECTURES = ("9.0", "10.0", "10.3", "12.0")
+DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+COMMIT_PATTERN = r"^[0-9a-f]{40}$"
+REPOSITORY_PATTERN = r"^[a-z0-9][a-z0-9._/:-]{0,254}$"
+TAG_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+VERSION_PATTERN = r"^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$"
+PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+$"
+OPTION_PATTERN = r"^--[a-z0-9][a-z0-9-]{0,127}$"
+PATCH_FILE_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,199}$"
+
+PATTERN_WORDS.update(
+    {
+        DIGEST_PATTERN: "a digest sha256:<64 hex digits>",
+        SHA256_PATTERN: "64 lowercase hex digits",
+        COMMIT_PATTERN: "a full 40-character commit SHA",
+        REPOSITORY_PATTERN: "an image repository such as lmsysorg/sglang",
+        TAG_PATTERN: "an image tag",
+        VERSION_PATTERN: "a version such as 0.5.23",
+        PIN_PATTERN: "a pinned requirement such as package==1.2.3",
+        OPTION_PATTERN: "an option such as --speculative-ddtree-budget",
+        PATCH_FILE_PATTERN: "a file name in patches/<set>/ (no directories)",
+    }
+)
+
+
+class ImageSpecError(RecipeError):
+    """An image spec is invalid."""
+
+
+class ImageSpecNotFound(ImageSpecError):
+    """No image spec of that name."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class BaseImage(_Strict):
+    """The image the SGLang image is built on."""
+
+    image: str = Field(pattern=REPOSITORY_PATTERN, description="Repository, e.g. lmsysorg/sglang.")
+    tag: str | None = Field(None, pattern=TAG_PATTERN, description="Tag (required unless local).")
+    digest: str | None = Field(
+        None, pattern=DIGEST_PATTERN, description="Manifest digest (required unless local)."
+    )
+    digest_unverified: bool = Field(
+        False,
+        description="True while the digest was not read from the registry by repro; "
+        "`repro lock` / `repro image pull` re-pin it.",
+    )
+    local: bool = Field(
+        False,
+        description="Built on this machine by repro (no registry): pinned by its content "
+        "fingerprint in the lock instead of a digest.",
+    )
+
+    @model_validator(mode="after")
+    def _pinned(self) -> BaseImage:
+        if self.local:
+            if self.digest is not None:
+                raise ValueError(
+                    "@digest: a local base is pinned by content fingerprint; drop digest"
+                )
+        elif self.tag is None:
+            raise ValueError("@tag: a registry base needs a tag (and a digest)")
+        elif self.digest is None:
+            raise ValueError("@digest: a registry base is pinned by digest (sha256:...)")
+        return self
+
+    @property
+    def reference(self) -> str:
+        ref = self.image + (f":{self.tag}" if self.tag else "")
+        return ref + (f"@{self.digest}" if self.digest else "")
+
+
+class RemoteDiff(_Strict):
+    """A diff fetched by repro on the host before the build (e.g. a pull request's diff)."""
+
+    name: str = Field(pattern=NAME_PATTERN, description="File name for the fetched diff.")
+    url: str = Field(pattern=r"^https://\S{1,2000}$", description="HTTPS URL of the diff.")
+    sha256: str | None = Field(
+        None,
+        pattern=SHA256_PATTERN,
+        description="sha256 of the diff; recorded by the first `repro lock`, then enforced.",
+    )
+    pull_request: int | None = Field(None, ge=1, description="Pull request number, if any.")
+    head_commit: str | None = Field(
+        None, pattern=COMMIT_PATTERN, description="The PR head commit the URL is pinned to."
+    )
+    description: str = Field("", max_length=2000, description="What the diff does.")
+
+    @model_validator(mode="after")
+    def _pinned_url(self) -> RemoteDiff:
+        if self.head_commit and self.head_commit not in self.url:
+            raise ValueError("@url: must name head_commit, so that the diff cannot move")
+        return self
+
+
+class ProvidedOption(_Strict):
+    """A server option a patch set adds (as its argparse declaration would)."""
+
+    name: str = Field(
+        pattern=OPTION_PATTERN, description="Option, e.g. --speculative-ddtree-budget."
+    )
+    aliases: list[str] = Field(default_factory=list, description="Other spellings.")
+    type: Literal["int", "float", "str", "flag"] = Field(description="Value type; flag = no value.")
+    choices: list[str] | None = Field(None, description="Allowed values, if restricted.")
+    default: int | float | str | bool | None = Field(None, description="Default value.")
+    help: str = Field("", max_length=2000, description="What it does.")
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, value: list[str]) -> list[str]:
+        for alias in value:
+            if not re.match(OPTION_PATTERN, alias):
+                raise ValueError(f"{alias!r} is not an option such as --foo-bar")
+        return value
+
+    def to_catalog_option(self, provided_by: str) -> CatalogOption:
+        return CatalogOption(
+            options=(self.name, *self.aliases),
+            dest=self.name.lstrip("-").replace("-", "_"),
+            kind="storetrue" if self.type == "flag" else "store",
+            type=None if self.type == "flag" else self.type,
+            nargs=0 if self.type == "flag" else None,
+            choices=tuple(self.choices) if self.choices is not None else None,
+            default=self.default,
+            provided_by=provided_by,
+            help=self.help or None,
+        )
+
+
+class Provides(_Strict):
+    """What a patch set adds to SGLang."""
+
+    speculative_algorithms: list[str] = Field(
+        default_factory=list, description="Speculative algorithms it registers, e.g. DDTREE."
+    )
+    options: list[ProvidedOption] = Field(default_factory=list, description="Server options.")
+    env: list[str] = Field(default_factory=list, description="Environment knobs it reads.")
+
+    @field_validator("speculative_algorithms")
+    @classmethod
+    def _algorithms(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not re.match(ALGORITHM_PATTERN, name):
+                raise ValueError(f"{name!r} is not an upper-case algorithm name")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not re.match(ENV_NAME_PATTERN, name):
+                raise ValueError(f"{name!r} is not an environment variable name")
+        return value
+
+
+class PatchSet(_Strict):
+    """Patches applied on top of the base image's SGLang, in a thin top layer."""
+
+    name: str = Field(pattern=NAME_PATTERN, description="Directory patches/<name>/.")
+    local: list[str] = Field(
+        default_factory=list,
+        description="Patch files in patches/<name>/, applied in this order after the remote "
+        "diffs (so a local patch can fix up a pull request).",
+    )
+    remote: list[RemoteDiff] = Field(
+        default_factory=list, description="Remote diffs, applied first, in this order."
+    )
+    provides: Provides = Field(default_factory=Provides, description="What the patches add.")
+
+    @field_validator("local")
+    @classmethod
+    def _files(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not re.match(PATCH_FILE_PATTERN, name):
+                raise ValueError(f"{name!r} is not a file name in patches/<set>/")
+        return value
+
+
+def _text(value: Any) -> Any:
+    """YAML reads 13.0 and 12.0 as numbers; versions and architectures are text."""
+    if isinstance(value, float):
+        return f"{value:.1f}" if value == int(value) else repr(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value}.0"
+    return value
+
+
+class ImageSpec(_Strict):
+    """One SGLang image: pinned base, SGLang version/commit, CUDA, architectures, patches."""
+
+    name: str = Field(pattern=NAME_PATTERN, description="Spec name; defaults to the file name.")
+    description: str = Field("", max_length=10_000, description="What the image is for.")
+    base: BaseImage = Field(description="Base image, pinned by tag and digest.")
+    sglang_version: str = Field(
+        pattern=VERSION_PATTERN,
+        description="SGLang version of the image; selects the option catalog "
+        "(repro/catalogs/sglang-<version>.json).",
+    )
+    sglang_commit: str | None = Field(
+        None, pattern=COMMIT_PATTERN, description="SGLang commit to move the base checkout to."
+    )
+    cuda_version: str | None = Field(
+        None, pattern=r"^\d{1,2}\.\d{1,2}$", description="CUDA version, e.g. 13.0."
+    )
+    gpu_architectures: list[Literal["9.0", "10.0", "10.3", "12.0"]] = Field(
+        default_factory=list,
+        description="Compute capabilities the image must carry kernels for.",
+    )
+    patch_set: PatchSet | None = Field(None, description="Patches and what they provide.")
+    pip: list[str] = Field(
+        default_factory=list, description="Extra pip packages, each pinned with ==."
+    )
+    simulated: bool = Field(
+        False, description="The CPU simulator stands in for SGLang (no GPU, no CUDA)."
+    )
+
+    _source_path: Path | None = PrivateAttr(default=None)
+
+    @field_validator("cuda_version", mode="before")
+    @classmethod
+    def _cuda_text(cls, value: Any) -> Any:
+        return _text(value)
+
+    @field_validator("gpu_architectures", mode="before")
+    @classmethod
+    def _arch_text(cls, value: Any) -> Any:
+        return [_text(v) for v in value] if isinstance(value, list) else value
+
+    @field_validator("pip")
+    @classmethod
+    def _pins(cls, value: list[str]) -> list[str]:
+        for req in value:
+            if not re.match(PIN_PATTERN, req):
+                raise ValueError(f"{req!r} is not pinned as package==version")
+        return value
+
+    @model_validator(mode="after")
+    def _gpu_image(self) -> ImageSpec:
+        if not self.simulated:
+            if not self.gpu_architectures:
+                raise ValueError("@gpu_architectures: a GPU image lists at least one architecture")
+            if self.cuda_version is None:
+                raise ValueError("@cuda_version: a GPU image names its CUDA version")
+        return self
+
+    @property
+    def source_path(self) -> Path | None:
+        return self._source_path
+
+    @property
+    def provides(self) -> Provides:
+        return self.patch_set.provides if self.patch_set else Provides()
+
+    def local_patch_paths(self, patches_dir: Path) -> list[Path]:
+        """The local patch files, in application order."""
+        if self.patch_set is None:
+            return []
+        return [patches_dir / self.patch_set.name / f for f in self.patch_set.local]
+
+
+def default_images_dir(near: Path | None = None) -> Path:
+    """`$REPRO_IMAGES_DIR`, else `images/` next to `near` (a recipes dir), else `./images`."""
+    env = os.environ.get(ENV_IMAGES_DIR)
+    if env:
+        return Path(env)
+    if near is not None and (near.parent / "images").is_dir():
+        return near.parent / "images"
+    return Path.cwd() / "images"
+
+
+def list_image_specs(images_dir: Path | None = None) -> list[str]:
+    root = images_dir or default_images_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.stem for p in root.iterdir() if p.suffix in (".yaml", ".yml"))
+
+
+def load_image_spec(ref: str | Path, images_dir: Path | None = None) -> ImageSpec:
+    """Load `images/<ref>.yaml` (or the path `ref`) and check its local patch files exist."""
+    root = images_dir or default_images_dir()
+    if isinstance(ref, Path) or "/" in ref or ref.endswith((".yaml", ".yml")):
+        path = Path(ref)
+    else:
+        path = root / f"{ref}.yaml"
+    if not path.is_file():
+        known = list_image_specs(path.parent)
+        raise ImageSpecNotFound(
+            f"no image spec '{ref}' at {display_path(path)}{suggestion(str(ref), known)}",
+            hint=f"image specs there: {', '.join(known)}" if known else f"set {ENV_IMAGES_DIR}",
+        )
+    doc = read_mapping(path, "image spec")
+    data = dict(doc.data)
+    data.setdefault("name", path.stem)
+    try:
+        spec = ImageSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ImageSpecError.from_problems(problem_lines(exc, ImageSpec, [doc])) from None
+    spec._source_path = path
+    patches_dir = path.parent.parent / "patches"
+    missing = [
+        f"{display_path(path)}: patch_set.local[{i}]: no file {display_path(p)}"
+        for i, p in enumerate(spec.local_patch_paths(patches_dir))
+        if not p.is_file()
+    ]
+    if missing:
+        raise ImageSpecError.from_problems(missing)
+    return spec
+
+
+def effective_catalog(spec: ImageSpec) -> Catalog:
+    """The SGLang catalog of the spec's version plus what its patch set declares."""
+    base = load_catalog(spec.sglang_version)
+    provides = spec.provides
+    if not (provides.options or provides.speculative_algorithms or provides.env):
+        return base
+    owner = spec.patch_set.name if spec.patch_set else spec.name
+    return base.extended(
+        options=[o.to_catalog_option(owner) for o in provides.options],
+        algorithms=provides.speculative_algorithms,
+        env=provides.env,
+    )

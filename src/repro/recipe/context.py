@@ -1,0 +1,68 @@
+"""The image spec and option catalog that go with a recipe.
+
+For a recipe file, the image spec is `images/<recipe.image>.yaml` (images dir: `$REPRO_IMAGES_DIR`,
+else `images/` next to the recipe's directory, else `./images`) and the catalog is the
+spec's effective catalog (shipped catalog of its SGLang version + what its patch set declares).
+
+Lock hook: a recipe loaded from a lock uses the lock's own `image_spec` (the spec as
+resolved) and `catalog` (extracted from the built image) when the lock carries them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from repro.recipe.catalog import Catalog
+from repro.recipe.errors import RecipeError
+from repro.recipe.loader import locate
+from repro.recipe.schema import Recipe
+
+if TYPE_CHECKING:
+    from repro.imagespec import ImageSpec
+
+
+def images_dir_for(recipe: Recipe) -> Path:
+    from repro.imagespec import default_images_dir
+
+    near = recipe.source_path.parent if recipe.source_path else recipe.recipes_dir
+    return default_images_dir(near)
+
+
+def image_for_recipe(recipe: Recipe, wrap: bool = True) -> ImageSpec:
+    """The image spec the recipe names (or the one its lock carries).
+
+    A missing spec raises a `RecipeError` naming the recipe's `image` field (with
+    `wrap=False`, the `ImageSpecNotFound` itself).
+    """
+    from repro.imagespec import ImageSpec, ImageSpecNotFound, load_image_spec
+
+    lock = recipe.lock_data or {}
+    if isinstance(lock.get("image_spec"), dict):
+        try:
+            return ImageSpec.model_validate(lock["image_spec"])
+        except ValidationError as exc:
+            shown, _ = locate(recipe, ())
+            raise RecipeError(
+                f"{shown}: image_spec: not a valid image spec ({exc.error_count()} errors)"
+            ) from None
+    try:
+        return load_image_spec(recipe.image, images_dir_for(recipe))
+    except ImageSpecNotFound as err:
+        if not wrap:
+            raise
+        shown, path = locate(recipe, ("image",))
+        raise RecipeError(f"{shown}: {path}: {err.message}", hint=err.hint) from None
+
+
+def catalog_for_recipe(recipe: Recipe, image: ImageSpec | None = None) -> Catalog:
+    """The option catalog to render and check the recipe with."""
+    from repro.imagespec import effective_catalog
+
+    lock = recipe.lock_data or {}
+    if isinstance(lock.get("catalog"), dict):
+        shown, _ = locate(recipe, ())
+        return Catalog.from_dict(lock["catalog"], origin=f"{shown}: catalog")
+    return effective_catalog(image or image_for_recipe(recipe))

@@ -1,0 +1,49 @@
+"""What the recipe rules know about GPUs and model sizes.
+
+Memory is the usable HBM per GPU in GB as vendors state it for the 8-GPU systems the users
+run: RTX PRO 6000 Blackwell 96 GB; B200 180 GB (DGX B200: 1,440 GB for 8 GPUs); B300 288 GB
+(HGX/DGX B300: 288 GB HBM3e per GPU); H200 141 GB; H100 80 GB. Architectures follow DESIGN.md
+("GPUs and topology"). Names match whole words of what nvidia-smi prints, longest first, so
+"NVIDIA RTX PRO 6000 Blackwell Server Edition" is an RTX PRO 6000.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    name: str
+    memory_gb: float
+    arch: str  # CUDA compute capability, "12.0"
+
+
+GPU_MODELS: dict[str, GpuModel] = {
+    g.name: g
+    for g in (
+        GpuModel("RTX PRO 6000", 96, "12.0"),
+        GpuModel("B300", 288, "10.3"),
+        GpuModel("B200", 180, "10.0"),
+        GpuModel("H200", 141, "9.0"),
+        GpuModel("H100", 80, "9.0"),
+    )
+}
+
+_ORDERED = sorted(GPU_MODELS.values(), key=lambda g: len(g.name), reverse=True)
+
+# Approximate on-disk weight sizes (GB) of models the shipped recipes serve, used when a recipe
+# gives no `model.weights_gb`. Kimi K2.6 (INT4 MoE, 1T parameters) is 555-610 GB on disk
+# (DESIGN.md); the lock records the exact byte count.
+MODEL_WEIGHTS_GB: dict[str, float] = {
+    "moonshotai/Kimi-K2.6": 595,
+}
+
+
+def gpu_model(name: str) -> GpuModel | None:
+    """The known GPU model `name` refers to ("NVIDIA B200" -> B200), or None."""
+    for model in _ORDERED:
+        if re.search(rf"(?<![A-Za-z0-9]){re.escape(model.name)}(?![A-Za-z0-9])", name, re.I):
+            return model
+    return None

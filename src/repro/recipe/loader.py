@@ -1,0 +1,226 @@
+"""Finding and loading recipes: names, paths, `extends:` chains and lock files.
+
+`load_recipe(ref)` accepts
+- a name (`kimi26-ep4-dflash`), looked up as `<recipes dir>/<name>.yaml`; the recipes dir is
+  `recipes_dir`, else `$REPRO_RECIPES_DIR`, else `./recipes`;
+- a path to a recipe file (`recipes/kimi26-ep4-dflash.yaml`);
+- a lock file: JSON (or YAML) with a top-level `recipe` key holding the fully resolved recipe
+  (the lock stage writes it; everything else in the lock stays available as
+  `Recipe.lock_data`).
+
+`extends:` names a parent (a name looked up next to the child, then in the recipes dir, or a
+path relative to the child). The parent is merged under the child: mappings merge key by
+key, lists and scalars replace, an explicit `null` removes. `name`, `description` and
+`extends` belong to their own file and are not inherited.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from repro.recipe.errors import RecipeError, display_path, format_loc, short_repr, suggestion
+from repro.recipe.schema import Recipe
+from repro.recipe.yamlio import Document, origin, problem_lines, read_mapping
+
+ENV_RECIPES_DIR = "REPRO_RECIPES_DIR"
+RECIPE_SUFFIXES = (".yaml", ".yml")
+NOT_INHERITED = frozenset({"name", "description", "extends"})
+MAX_EXTENDS_DEPTH = 32
+
+
+def default_recipes_dir() -> Path:
+    """`$REPRO_RECIPES_DIR`, else `recipes/` under the current directory."""
+    env = os.environ.get(ENV_RECIPES_DIR)
+    return Path(env) if env else Path.cwd() / "recipes"
+
+
+def list_recipe_files(recipes_dir: Path | None = None) -> list[Path]:
+    """Every recipe file in the recipes dir, sorted by name."""
+    root = recipes_dir or default_recipes_dir()
+    if not root.is_dir():
+        raise RecipeError(
+            f"no recipes directory at {display_path(root)}",
+            hint=f"run from the project root, or set {ENV_RECIPES_DIR}",
+        )
+    files = [p for p in root.iterdir() if p.suffix in RECIPE_SUFFIXES and p.is_file()]
+    return sorted(files, key=lambda p: p.stem)
+
+
+def recipe_names(recipes_dir: Path | None = None) -> list[str]:
+    return [p.stem for p in list_recipe_files(recipes_dir)]
+
+
+def _looks_like_path(ref: str) -> bool:
+    return "/" in ref or os.sep in ref or ref.endswith((*RECIPE_SUFFIXES, ".json"))
+
+
+def resolve_recipe_path(ref: str | Path, recipes_dir: Path | None = None) -> Path:
+    """The file `ref` names: a path as given, or `<recipes dir>/<ref>.yaml`."""
+    if isinstance(ref, Path) or _looks_like_path(ref):
+        path = Path(ref)
+        if not path.is_file():
+            raise RecipeError(
+                f"{display_path(path)}: no such recipe or lock file",
+                hint="give a recipe name (see `repro recipe list`) or an existing file",
+            )
+        return path
+    root = recipes_dir or default_recipes_dir()
+    for suffix in RECIPE_SUFFIXES:
+        candidate = root / f"{ref}{suffix}"
+        if candidate.is_file():
+            return candidate
+    known = [p.stem for p in root.iterdir() if p.suffix in RECIPE_SUFFIXES] if root.is_dir() else []
+    where = display_path(root)
+    raise RecipeError(
+        f"no recipe named '{ref}' in {where}{suggestion(ref, known)}",
+        hint=(
+            f"recipes there: {', '.join(sorted(known))}"
+            if known
+            else f"run from the project root, or set {ENV_RECIPES_DIR}"
+        ),
+    )
+
+
+def _parent_path(ref: str, child: Path, recipes_dir: Path | None) -> Path:
+    if _looks_like_path(ref):
+        path = (child.parent / ref) if not Path(ref).is_absolute() else Path(ref)
+        if path.is_file():
+            return path
+        raise RecipeError(f"{display_path(child)}: extends: no recipe file {display_path(path)}")
+    dirs = [child.parent] + ([recipes_dir] if recipes_dir and recipes_dir != child.parent else [])
+    for folder in dirs:
+        for suffix in RECIPE_SUFFIXES:
+            candidate = folder / f"{ref}{suffix}"
+            if candidate.is_file():
+                return candidate
+    known = sorted(
+        {
+            p.stem
+            for folder in dirs
+            if folder.is_dir()
+            for p in folder.iterdir()
+            if p.suffix in RECIPE_SUFFIXES
+        }
+    )
+    raise RecipeError(
+        f"{display_path(child)}: extends: no parent recipe '{ref}'{suggestion(ref, known)}",
+        hint=f"recipes next to it: {', '.join(known)}" if known else None,
+    )
+
+
+def merge(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """`child` over `parent`: mappings merge key by key; lists, scalars and null replace."""
+    out = dict(parent)
+    for key, value in child.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _load_chain(
+    path: Path, recipes_dir: Path | None, seen: list[Path], doc: Document | None = None
+) -> tuple[dict[str, Any], list[Document]]:
+    """The merged data of `path` and its ancestors, and their documents (child first)."""
+    resolved = path.resolve()
+    if resolved in seen:
+        cycle = " -> ".join(display_path(p) for p in [*seen[seen.index(resolved) :], resolved])
+        raise RecipeError(
+            f"{display_path(seen[-1])}: extends: cycle {cycle}",
+            hint="a recipe cannot extend itself, directly or through its parents",
+        )
+    if len(seen) >= MAX_EXTENDS_DEPTH:
+        raise RecipeError(f"{display_path(path)}: extends: more than {MAX_EXTENDS_DEPTH} levels")
+    doc = doc or read_mapping(path, "recipe")
+    ref = doc.data.get("extends")
+    if ref is None:
+        return dict(doc.data), [doc]
+    if not isinstance(ref, str) or not ref.strip():
+        raise RecipeError(
+            f"{display_path(path)}: extends: expected a recipe name or path, got {short_repr(ref)}"
+        )
+    parent = _parent_path(ref, path, recipes_dir)
+    parent_data, docs = _load_chain(parent, recipes_dir, [*seen, resolved])
+    inherited = {k: v for k, v in parent_data.items() if k not in NOT_INHERITED}
+    return merge(inherited, doc.data), [doc, *docs]
+
+
+def _is_lock(doc: Document) -> bool:
+    return doc.path.suffix == ".json" or (
+        "recipe" in doc.data and isinstance(doc.data.get("recipe"), dict)
+    )
+
+
+def _validate(data: dict[str, Any], docs: list[Document], prefix: tuple[str, ...]) -> Recipe:
+    try:
+        return Recipe.model_validate(data)
+    except ValidationError as exc:
+        problems = problem_lines(exc, Recipe, docs, loc_prefix=prefix)
+        raise RecipeError.from_problems(
+            problems, hint="`repro recipe schema` prints every field with its description"
+        ) from None
+    except RecursionError:
+        raise RecipeError(f"{display_path(docs[0].path)}: nested too deeply") from None
+
+
+def _load_lock(doc: Document) -> Recipe:
+    shown = display_path(doc.path)
+    data = doc.data.get("recipe")
+    if not isinstance(data, dict):
+        raise RecipeError(
+            f"{shown}: recipe: a lock file holds the resolved recipe under a top-level "
+            f"'recipe' mapping, got {short_repr(data)}"
+        )
+    if data.get("extends"):
+        raise RecipeError(
+            f"{shown}: recipe.extends: a lock holds a fully resolved recipe; expected null"
+        )
+    recipe = _validate(data, [doc], ("recipe",))
+    recipe._source_path = doc.path
+    recipe._chain = [doc.path]
+    recipe._origins = {doc.path: doc.data}
+    recipe._lines = {doc.path: doc.lines}
+    recipe._lock = doc.data
+    return recipe
+
+
+def load_recipe(ref: str | Path, recipes_dir: Path | None = None) -> Recipe:
+    """Load, merge (`extends`) and validate the recipe `ref` names (a name, path or lock)."""
+    root = recipes_dir or default_recipes_dir()
+    path = resolve_recipe_path(ref, root)
+    first = read_mapping(path, "recipe")
+    if _is_lock(first):
+        recipe = _load_lock(first)
+        recipe._recipes_dir = root
+        return recipe
+    data, docs = _load_chain(path, root, [], first)
+    data.setdefault("name", path.stem)
+    recipe = _validate(data, docs, ())
+    recipe._source_path = path
+    recipe._chain = [d.path for d in docs]
+    recipe._origins = {d.path: d.data for d in docs}
+    recipe._lines = {d.path: d.lines for d in docs}
+    recipe._recipes_dir = root
+    return recipe
+
+
+def locate(recipe: Recipe, loc: tuple[str | int, ...]) -> tuple[str, str]:
+    """(file, field path) to name in a message about the field at `loc` of `recipe`.
+
+    The file is the one in the `extends` chain that supplied the value (child-most on ties);
+    for a recipe loaded from a lock, paths are under `recipe.`.
+    """
+    prefix: tuple[str, ...] = ("recipe",) if recipe.lock_data is not None else ()
+    docs = [
+        Document(path=p, data=recipe._origins.get(p, {}), lines=recipe._lines.get(p, {}))
+        for p in recipe.chain
+    ]
+    full = (*prefix, *loc)
+    doc, _line = origin(full, docs)
+    shown = display_path(doc.path) if doc else display_path(recipe.source_path)
+    return shown, format_loc(full)

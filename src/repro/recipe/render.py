@@ -1,0 +1,275 @@
+"""Rendering a recipe: the exact SGLang server argv (a list, never a shell string) and env.
+
+Every option comes from the catalog of the image the recipe uses: where SGLang renamed an
+option, the non-deprecated spelling the catalog has is chosen (e.g. CUDA graphs off is
+`--cuda-graph-backend-decode disabled --cuda-graph-backend-prefill disabled` on 0.5.23, and
+`--disable-cuda-graph` only on a catalog that has nothing newer). `server.extra_args` are read
+with the same catalog, and may not set what a structured field already sets.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from repro.recipe.catalog import Catalog, check_argv
+from repro.recipe.errors import Loc, RecipeError
+from repro.recipe.loader import locate
+from repro.recipe.schema import Recipe
+
+LAUNCH = ("python3", "-m", "sglang.launch_server")
+
+# Environment a simulated deployment passes to the simulator (it reads SGLang's argv like
+# SGLang does; its own settings come from these variables).
+SIM_ENV = {
+    "profile": "REPRO_SIM_PROFILE",
+    "load_seconds": "REPRO_SIM_LOAD_SECONDS",
+    "seed": "REPRO_SIM_SEED",
+}
+
+
+@dataclass
+class Issue:
+    """A problem found while rendering: field path, severity, message, rule name."""
+
+    loc: Loc
+    severity: str
+    message: str
+    rule: str
+
+
+@dataclass
+class Rendered:
+    argv: list[str]
+    issues: list[Issue] = field(default_factory=list)
+    # index in argv of each token's option -> the recipe field that produced it
+    origins: list[tuple[Loc, list[str]]] = field(default_factory=list)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+class _Builder:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.items: list[tuple[Loc, list[str]]] = []
+        self.issues: list[Issue] = []
+
+    def add(self, loc: Loc, names: tuple[str, ...], *values: Any) -> None:
+        """Add the first spelling in `names` that the catalog accepts, with `values`."""
+        name = self.catalog.first(*names)
+        if name is None:
+            self.issues.append(
+                Issue(
+                    loc,
+                    "error",
+                    f"the image's SGLang {self.catalog.sglang_version} catalog has no option "
+                    f"{' or '.join(names)}",
+                    "option-exists",
+                )
+            )
+            return
+        self.items.append((loc, [name, *(_value(v) for v in values)]))
+
+
+def _structured(recipe: Recipe, catalog: Catalog) -> _Builder:
+    b = _Builder(catalog)
+    m, par, srv, topo = recipe.model, recipe.parallelism, recipe.server, recipe.topology
+    b.add(("model", "repo"), ("--model-path",), m.repo)
+    b.add(("model", "revision"), ("--revision",), m.revision)
+    if m.trust_remote_code:
+        b.add(("model", "trust_remote_code"), ("--trust-remote-code",))
+    if m.served_model_name:
+        b.add(("model", "served_model_name"), ("--served-model-name",), m.served_model_name)
+    b.add(("server", "host"), ("--host",), srv.host)
+    b.add(("server", "port"), ("--port",), srv.port)
+    b.add(("parallelism", "tp"), ("--tp-size",), par.tp)
+    if par.pp != 1:
+        b.add(("parallelism", "pp"), ("--pp-size",), par.pp)
+    if par.ep != 1:
+        b.add(("parallelism", "ep"), ("--ep-size",), par.ep)
+    if par.dp_attention:
+        attn_dp = catalog.find("--attn-dp-size")
+        if attn_dp is not None and not attn_dp.deprecated:
+            b.add(("parallelism", "dp"), ("--attn-dp-size",), par.dp)
+        else:
+            b.add(("parallelism", "dp"), ("--dp-size",), par.dp)
+            b.add(("parallelism", "dp_attention"), ("--enable-dp-attention",))
+    elif par.dp != 1:
+        b.add(("parallelism", "dp"), ("--dp-size",), par.dp)
+    if topo.nodes > 1:
+        b.add(("topology", "nodes"), ("--nnodes",), topo.nodes)
+    if srv.mem_fraction_static is not None:
+        b.add(
+            ("server", "mem_fraction_static"), ("--mem-fraction-static",), srv.mem_fraction_static
+        )
+    if srv.context_length is not None:
+        b.add(("server", "context_length"), ("--context-length",), srv.context_length)
+    if srv.max_running_requests is not None:
+        b.add(
+            ("server", "max_running_requests"),
+            ("--max-running-requests",),
+            srv.max_running_requests,
+        )
+    if not srv.cuda_graph:
+        decode = catalog.first("--cuda-graph-backend-decode")
+        prefill = catalog.first("--cuda-graph-backend-prefill")
+        if decode and prefill:
+            b.add(("server", "cuda_graph"), (decode,), "disabled")
+            b.add(("server", "cuda_graph"), (prefill,), "disabled")
+        else:
+            b.add(("server", "cuda_graph"), ("--disable-cuda-graph",))
+    if srv.cuda_graph_max_bs is not None:
+        b.add(
+            ("server", "cuda_graph_max_bs"),
+            ("--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"),
+            srv.cuda_graph_max_bs,
+        )
+    if srv.tool_call_parser:
+        b.add(("server", "tool_call_parser"), ("--tool-call-parser",), srv.tool_call_parser)
+    if srv.reasoning_parser:
+        b.add(("server", "reasoning_parser"), ("--reasoning-parser",), srv.reasoning_parser)
+    if srv.enable_metrics:
+        b.add(("server", "enable_metrics"), ("--enable-metrics",))
+    spec = recipe.speculative
+    if spec is not None:
+        b.add(("speculative", "algorithm"), ("--speculative-algorithm",), spec.algorithm)
+        if recipe.drafter is not None:
+            b.add(("drafter", "repo"), ("--speculative-draft-model-path",), recipe.drafter.repo)
+            b.add(
+                ("drafter", "revision"),
+                ("--speculative-draft-model-revision",),
+                recipe.drafter.revision,
+            )
+        optional: list[tuple[str, tuple[str, ...], Any]] = [
+            ("num_draft_tokens", ("--speculative-num-draft-tokens",), spec.num_draft_tokens),
+            ("block_size", ("--speculative-dflash-block-size",), spec.block_size),
+            ("ddtree_budget", ("--speculative-ddtree-budget",), spec.ddtree_budget),
+            ("num_steps", ("--speculative-num-steps",), spec.num_steps),
+            ("eagle_topk", ("--speculative-eagle-topk",), spec.eagle_topk),
+            ("draft_window_size", ("--speculative-draft-window-size",), spec.draft_window_size),
+            (
+                "draft_attention_backend",
+                ("--speculative-draft-attention-backend",),
+                spec.draft_attention_backend,
+            ),
+        ]
+        for key, names, value in optional:
+            if value is not None:
+                b.add(("speculative", key), names, value)
+    return b
+
+
+def analyze(recipe: Recipe, catalog: Catalog) -> Rendered:
+    """The argv of `recipe` and every problem with it (errors and warnings)."""
+    b = _structured(recipe, catalog)
+    issues = list(b.issues)
+    argv = [tok for _loc, toks in b.items for tok in toks]
+
+    # Structured options are checked too: a value can be outside an option's choices.
+    _parsed, own = check_argv(argv, catalog)
+    token_loc: list[Loc] = [loc for loc, toks in b.items for _ in toks]
+    for p in own:
+        issues.append(Issue(token_loc[p.index], p.severity, p.message, "option-value"))
+
+    extra = recipe.server.extra_args
+    parsed, problems = check_argv(extra, catalog)
+    for p in problems:
+        rule = "deprecated-option" if p.severity == "warning" else "extra-args"
+        issues.append(Issue(("server", "extra_args", p.index), p.severity, p.message, rule))
+    set_by: dict[str, Loc] = {}
+    for loc, toks in b.items:
+        opt = catalog.find(toks[0])
+        if opt is not None:
+            set_by.setdefault(opt.dest, loc)
+    seen: dict[str, int] = {}
+    for arg in parsed:
+        dest = arg.option.dest
+        if dest in set_by:
+            where = ".".join(str(x) for x in set_by[dest])
+            issues.append(
+                Issue(
+                    ("server", "extra_args", arg.index),
+                    "error",
+                    f"'{arg.spelling}' is already set by {where}; change it there",
+                    "extra-args",
+                )
+            )
+        elif dest in seen:
+            issues.append(
+                Issue(
+                    ("server", "extra_args", arg.index),
+                    "error",
+                    f"'{arg.spelling}' repeats server.extra_args[{seen[dest]}]",
+                    "extra-args",
+                )
+            )
+        seen.setdefault(dest, arg.index)
+    return Rendered(argv=[*argv, *extra], issues=issues, origins=b.items)
+
+
+def render_server_argv(recipe: Recipe, catalog: Catalog) -> list[str]:
+    """The argv after `python3 -m sglang.launch_server`; raises `RecipeError` on any error."""
+    rendered = analyze(recipe, catalog)
+    errors = [i for i in rendered.issues if i.severity == "error"]
+    if errors:
+        lines = []
+        for issue in errors:
+            shown, path = locate(recipe, issue.loc)
+            lines.append(f"{shown}: {path}: {issue.message}")
+        raise RecipeError.from_problems(lines, hint="`repro recipe check` lists every problem")
+    return rendered.argv
+
+
+def render_env(recipe: Recipe) -> dict[str, str]:
+    """The server's environment: `env`, plus the simulator's settings for simulated recipes."""
+    env = dict(recipe.env)
+    if recipe.simulator is not None:
+        sim = recipe.simulator
+        env[SIM_ENV["profile"]] = sim.profile
+        env[SIM_ENV["load_seconds"]] = _value(sim.load_seconds)
+        env[SIM_ENV["seed"]] = str(sim.seed)
+    return env
+
+
+def render_command(recipe: Recipe, catalog: Catalog) -> list[str]:
+    """The whole server command as a list: `python3 -m sglang.launch_server` + argv."""
+    return [*LAUNCH, *render_server_argv(recipe, catalog)]
+
+
+def render_shell(recipe: Recipe, catalog: Catalog) -> str:
+    """A command a user can paste into a shell: env prefix, one option per line, quoted."""
+    argv = render_server_argv(recipe, catalog)
+    env = render_env(recipe)
+    groups: list[list[str]] = []
+    for token in argv:
+        if (token.startswith("-") and not _is_number(token)) or not groups:
+            groups.append([token])
+        else:
+            groups[-1].append(token)
+    head = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    first = " ".join(shlex.quote(t) for t in LAUNCH)
+    lines = [f"{head} {first}" if head else first]
+    lines += ["  " + " ".join(shlex.quote(t) for t in group) for group in groups]
+    return " \\\n".join(lines)
+
+
+def render_compose(recipe: Recipe, catalog: Catalog) -> dict[str, Any]:
+    """The server service's command and environment for a compose file (command as a list)."""
+    return {
+        "command": render_command(recipe, catalog),
+        "environment": render_env(recipe),
+        "x-repro": {"recipe": recipe.name, "image_spec": recipe.image},
+    }
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
