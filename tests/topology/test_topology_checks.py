@@ -185,3 +185,21 @@ def test_cpu_only_recipe_passes_without_gpus(gpu_less: Path) -> None:
     report = diagnose(fp, Requirements(gpus=0, gpu_runtime="none"))
     assert report.ok
     assert by_check(report, "gpus")[0].status == "pass"
+
+
+def test_weights_already_in_the_hub_cache_need_no_new_space(fake_nvidia_smi, tmp_path) -> None:
+    fake_nvidia_smi("b200x8")
+    blobs = tmp_path / "hub" / "models--org--model" / "blobs"
+    blobs.mkdir(parents=True)
+    (blobs / "a").write_bytes(b"\0" * 3000)
+    (blobs / "b.incomplete").write_bytes(b"\0" * 1000)
+    fp = collect_fingerprint(repos=["org/model", "org/other"])
+    assert fp.disk.cached_bytes == {"org/model": 4000, "org/other": 0}
+    free = fp.disk.free_bytes
+    # Too big for the free space with headroom, unless the cached 4000 bytes count.
+    weights = int(free / 1.05) + 4000
+    req = Requirements(gpus=8, model_repo="org/model", weights_bytes=weights)
+    (disk,) = by_check(diagnose(fp, req), "disk")
+    assert disk.status == "pass" and "already cached" in disk.message
+    req = req.model_copy(update={"model_repo": "org/other"})
+    assert by_check(diagnose(fp, req), "disk")[0].status == "fail"

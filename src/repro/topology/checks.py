@@ -332,17 +332,18 @@ def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> Finding:
     where = f"{_gb(disk.free_bytes)} free at {disk.hub_cache}"
     used = 1 - disk.free_bytes / disk.total_bytes if disk.total_bytes else 0.0
     if req is not None and req.weights_bytes is not None:
-        need = req.weights_bytes * DISK_HEADROOM
+        cached = disk.cached_bytes.get(req.model_repo or "", 0)
+        missing = max(0, req.weights_bytes - cached)
+        need = missing * DISK_HEADROOM
+        what = f"{where}; the weights need {_gb(req.weights_bytes)}"
+        if cached:
+            what += f", {_gb(cached)} of them already cached"
         if disk.free_bytes >= need:
-            return Finding(
-                check="disk",
-                status="pass",
-                message=f"{where}; the weights need {_gb(req.weights_bytes)}",
-            )
+            return Finding(check="disk", status="pass", message=what)
         return Finding(
             check="disk",
             status="fail",
-            message=f"{where}; the weights need {_gb(req.weights_bytes)}",
+            message=what,
             fix="free space, or point HF_HUB_CACHE at a disk with "
             f"{_gb(need - disk.free_bytes)} more",
         )
@@ -353,5 +354,5 @@ def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> Finding:
             message=f"{where} ({used:.0%} used)",
             fix="free space before downloading weights",
         )
-    note = "; weights size unknown until the recipe is locked" if req is not None else ""
+    note = "; weights size unknown (set model.weights_gb or lock the recipe)" if req else ""
     return Finding(check="disk", status="pass", message=where + note)

@@ -44,4 +44,5 @@ def run_doctor(
 ) -> DoctorReport:
     """Load `ref`'s requirements (when given), fingerprint this machine and check it."""
     requirements = load_recipe_requirements(ref) if ref is not None else None
-    return diagnose(collect_fingerprint(runner, env), requirements)
+    repos = [requirements.model_repo] if requirements and requirements.model_repo else []
+    return diagnose(collect_fingerprint(runner, env, repos), requirements)

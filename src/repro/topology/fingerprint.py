@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
@@ -65,12 +65,15 @@ class MachineFingerprint(BaseModel):
 
 
 def collect_fingerprint(
-    runner: Runner = run_command, env: Mapping[str, str] | None = None
+    runner: Runner = run_command,
+    env: Mapping[str, str] | None = None,
+    repos: Sequence[str] = (),
 ) -> MachineFingerprint:
     """Inspect this machine. Never raises for a missing tool: absences are data.
 
     `env` (default `os.environ`) supplies PATH, REPRO_NVIDIA_SMI / REPRO_DOCKER (the executables
-    to use instead of PATH's) and the Hub cache variables.
+    to use instead of PATH's) and the Hub cache variables; `repos` are model repos whose bytes
+    already in the Hub cache are recorded (`disk.cached_bytes`).
     """
     environ = dict(os.environ if env is None else env)
     nvidia = collect_nvidia(find_executable("nvidia-smi", NVIDIA_SMI_ENV, environ), runner)
@@ -106,6 +109,6 @@ def collect_fingerprint(
         topology=nvidia.topology,
         interconnect=classify(nvidia.topology, gpu_count),
         docker=docker,
-        disk=disk_info(environ),
+        disk=disk_info(environ, repos),
         problems=nvidia.problems,
     )

@@ -6,7 +6,7 @@ import json
 import os
 import platform
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -87,6 +87,9 @@ class DiskInfo(BaseModel):
     measured_at: str = Field(description="the nearest existing directory, whose filesystem counts")
     free_bytes: int
     total_bytes: int
+    cached_bytes: dict[str, int] = Field(
+        default_factory=dict, description="repo id -> bytes of it already in the Hub cache"
+    )
 
 
 def hub_cache_dir(env: Mapping[str, str]) -> Path:
@@ -101,14 +104,32 @@ def hub_cache_dir(env: Mapping[str, str]) -> Path:
     return base / "huggingface" / "hub"
 
 
-def disk_info(env: Mapping[str, str]) -> DiskInfo:
+def cached_repo_bytes(cache: Path, repo: str) -> int:
+    """Bytes of model `repo` already in a Hub cache (blobs, including partial downloads)."""
+    blobs = cache / ("models--" + repo.replace("/", "--")) / "blobs"
+    total = 0
+    try:
+        for blob in blobs.iterdir():
+            if blob.is_file():
+                total += blob.stat().st_size
+    except OSError:
+        return 0
+    return total
+
+
+def disk_info(env: Mapping[str, str], repos: Sequence[str] = ()) -> DiskInfo:
+    """Free space at the Hub cache, and how much of each of `repos` is already there."""
     cache = hub_cache_dir(env)
     probe = cache
     while not probe.exists() and probe.parent != probe:
         probe = probe.parent
     usage = shutil.disk_usage(probe)
     return DiskInfo(
-        hub_cache=str(cache), measured_at=str(probe), free_bytes=usage.free, total_bytes=usage.total
+        hub_cache=str(cache),
+        measured_at=str(probe),
+        free_bytes=usage.free,
+        total_bytes=usage.total,
+        cached_bytes={repo: cached_repo_bytes(cache, repo) for repo in repos},
     )
 
 

@@ -32,7 +32,8 @@ class Requirements(BaseModel):
         default_factory=list, description='compute capabilities the image carries, e.g. ["12.0"]'
     )
     gpu_runtime: Literal["nvidia", "none"] = "nvidia"
-    weights_bytes: int | None = Field(default=None, description="model + drafter bytes to download")
+    weights_bytes: int | None = Field(default=None, description="bytes of the model's weights")
+    model_repo: str | None = Field(default=None, description="Hub repo of the weights")
     nodes: int = Field(default=1, ge=1)
     env: dict[str, str] = Field(default_factory=dict, description="environment the server gets")
     server_args: list[str] = Field(default_factory=list, description="extra server argv")
@@ -84,6 +85,7 @@ def requirements_from_recipe(recipe: Recipe, image: ImageSpec | None = None) -> 
         architectures=list(image.gpu_architectures) if image is not None else [],
         gpu_runtime="none" if image is not None and image.simulated else topo.gpu_runtime,
         weights_bytes=int(weights_gb * GB) if weights_gb else None,
+        model_repo=recipe.model.repo,
         nodes=topo.nodes,
         env=dict(recipe.env),
         server_args=list(recipe.server.extra_args),
