@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 REPRO := $(BIN)/repro
 
-.PHONY: help setup docker test test-unit test-docker demo lint recipe image push clean
+.PHONY: help setup docker test-tools test test-unit test-docker demo lint recipe image push clean
 
 help:
 	@echo "make demo               run the demo recipe end to end on the CPU simulator"
@@ -26,13 +26,16 @@ $(STAMP): pyproject.toml
 docker:
 	@scripts/ensure-docker
 
-test: setup docker
+test-tools:
+	@scripts/ensure-test-tools
+
+test: setup docker test-tools
 	$(BIN)/pytest
 
 test-unit: setup
 	$(BIN)/pytest -m "not docker"
 
-test-docker: setup docker
+test-docker: setup docker test-tools
 	$(BIN)/pytest -m docker
 
 demo: setup docker

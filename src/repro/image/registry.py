@@ -1,0 +1,146 @@
+"""Push, pull and verify pinned images; export them for air-gapped and Slurm clusters.
+
+Credentials come only from the Docker credential store (`docker login` beforehand): repro
+never takes a password, so none can land in a lock, a log or an image.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from pydantic import BaseModel
+from python_on_whales.exceptions import DockerException
+
+from repro.errors import ReproError
+from repro.image.engine import client, image_exists
+from repro.image.fingerprint import content_fingerprint
+
+
+class RegistryError(ReproError):
+    exit_code = 7
+
+
+class PushedImage(BaseModel):
+    """Where an image now lives in a registry, as the lock records it."""
+
+    reference: str  # host/ns/name:version
+    digest: str  # sha256 of the registry manifest
+    pinned: str  # host/ns/name@sha256:..., what other clusters pull
+
+
+def remote_reference(local_tag: str, registry: str) -> str:
+    """`repro/sim:0.5.23-abc` pushed to `127.0.0.1:5000/team` -> `127.0.0.1:5000/team/sim:...`."""
+    repository, version = local_tag.rsplit(":", 1)
+    name = repository.split("/")[-1]
+    return f"{registry.rstrip('/')}/{name}:{version}"
+
+
+def remote_config_digest(reference: str) -> str | None:
+    """The config digest (= image ID) behind a remote tag, or None when the tag is absent."""
+    result = subprocess.run(
+        ["docker", "manifest", "inspect", "--insecure", reference], capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        message = (result.stderr or result.stdout).strip()
+        if "no such manifest" in message or "manifest unknown" in message:
+            return None
+        raise _registry_error(reference, message)
+    manifest = json.loads(result.stdout)
+    config = manifest.get("config") or {}
+    return str(config.get("digest")) if config.get("digest") else None
+
+
+def push(local_tag: str, registry: str) -> PushedImage:
+    """Push an image; refuse to move an existing version tag to different content."""
+    if not image_exists(local_tag):
+        raise RegistryError(f"image {local_tag} is not on this machine", hint="build it first")
+    reference = remote_reference(local_tag, registry)
+    local_id = client().image.inspect(local_tag).id
+    remote_id = remote_config_digest(reference)
+    if remote_id is not None and remote_id != local_id:
+        raise RegistryError(
+            f"{reference} already exists with different content ({remote_id[:19]}, local "
+            f"{local_id[:19]}); repro never moves a version tag",
+            hint="rebuild with a change in its inputs (that gives a new tag), or push to "
+            "another namespace",
+        )
+    client().image.tag(local_tag, reference)
+    try:
+        client().image.push(reference, quiet=True)
+    except DockerException as err:
+        raise _registry_error(reference, err.stderr or str(err)) from err
+    digest = _repo_digest(reference)
+    repository = reference.rsplit(":", 1)[0]
+    return PushedImage(reference=reference, digest=digest, pinned=f"{repository}@{digest}")
+
+
+def pull(pinned: str) -> str:
+    """Pull `repository@sha256:...` and return the local image ID."""
+    if "@sha256:" not in pinned:
+        raise RegistryError(f"{pinned!r} is not pinned by digest", hint="use repository@sha256:...")
+    try:
+        client().image.pull(pinned, quiet=True)
+    except DockerException as err:
+        raise _registry_error(pinned, err.stderr or str(err)) from err
+    return str(client().image.inspect(pinned).id)
+
+
+def verify(image: str, expected_fingerprint: str) -> str:
+    """Check that a local image has the locked content; return its fingerprint."""
+    if not image_exists(image):
+        raise RegistryError(f"image {image} is not on this machine", hint="`repro image pull`")
+    actual = content_fingerprint(image)
+    if actual != expected_fingerprint:
+        raise RegistryError(
+            f"image {image} does not match the lock: content fingerprint {actual} != locked "
+            f"{expected_fingerprint}",
+            hint="this is not the image that was locked; pull it by digest from the lock",
+        )
+    return actual
+
+
+def export_archive(image: str, output: Path) -> Path:
+    """`docker save` to a tar for machines without registry access (atomic write)."""
+    partial = output.with_name(output.name + ".partial")
+    client().image.save(image, output=partial)
+    partial.replace(output)
+    return output
+
+
+def enroot_import_command(image: str, output: Path) -> list[str]:
+    """The enroot command that turns a local image into a squashfs for pyxis."""
+    return ["enroot", "import", "--output", str(output), f"dockerd://{image}"]
+
+
+def export_enroot(image: str, output: Path) -> tuple[list[str], bool]:
+    """Run enroot when it is installed; otherwise return the command for the user to run."""
+    command = enroot_import_command(image, output)
+    if shutil.which("enroot") is None:
+        return command, False
+    subprocess.run(command, check=True)
+    return command, True
+
+
+def _repo_digest(reference: str) -> str:
+    repository = reference.rsplit(":", 1)[0]
+    for repo_digest in client().image.inspect(reference).repo_digests:
+        name, _, digest = repo_digest.partition("@")
+        if name == repository:
+            return digest
+    raise RegistryError(f"the engine reported no digest for {reference} after the push")
+
+
+def _registry_error(reference: str, message: str) -> RegistryError:
+    text = message.strip().splitlines()[-1] if message.strip() else "unknown error"
+    if "unauthorized" in text or "authentication required" in text or "401" in text:
+        return RegistryError(
+            f"the registry refused {reference}: {text}",
+            hint=f"log in with `docker login {reference.split('/')[0]}` (repro uses the "
+            "Docker credential store only)",
+        )
+    if "not found" in text or "manifest unknown" in text:
+        return RegistryError(f"{reference} is not in the registry: {text}")
+    return RegistryError(f"registry operation on {reference} failed: {text}")
