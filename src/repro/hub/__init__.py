@@ -1,0 +1,43 @@
+"""The hub stage: pin Hub repositories to commits, and download them safely.
+
+Public API:
+
+    resolve_repo(repo, revision, endpoint=None) -> RepoPin     # commit SHA + selected files
+    fetch_pins(pins, cache_dir=None, margin=SpaceMargin(), verify_all=False, ...) -> FetchReport
+    verify_pin(cache, pin, hash_paths=None) -> (mismatches, hashed)
+    select_files(paths) -> list[str]                          # SELECT_PATTERNS, one list
+    check_space(needed, cache, margin, what) -> free bytes     # raises InsufficientSpace
+
+huggingface_hub reads HF_ENDPOINT, HF_HUB_CACHE, HF_HUB_OFFLINE and HF_TOKEN from the
+environment; repro never stores or prints the token.
+"""
+
+from repro.hub.cache import SpaceMargin, cache_root, check_space, human_bytes, parse_bytes
+from repro.hub.errors import GatedRepoAccess, HubError, InsufficientSpace, VerificationFailed
+from repro.hub.fetch import fetch_pins, is_offline
+from repro.hub.models import FetchReport, FileEntry, RepoFetch, RepoPin
+from repro.hub.resolve import resolve_repo
+from repro.hub.select import SELECT_PATTERNS, select_files
+from repro.hub.verify import verify_pin
+
+__all__ = [
+    "SELECT_PATTERNS",
+    "FetchReport",
+    "FileEntry",
+    "GatedRepoAccess",
+    "HubError",
+    "InsufficientSpace",
+    "RepoFetch",
+    "RepoPin",
+    "SpaceMargin",
+    "VerificationFailed",
+    "cache_root",
+    "check_space",
+    "fetch_pins",
+    "human_bytes",
+    "is_offline",
+    "parse_bytes",
+    "resolve_repo",
+    "select_files",
+    "verify_pin",
+]

@@ -1,0 +1,154 @@
+"""Hub failures as `ReproError`s that say what to do (and never contain a token)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx2
+from huggingface_hub import constants
+from huggingface_hub.errors import (
+    GatedRepoError,
+    HfHubHTTPError,
+    LocalEntryNotFoundError,
+    OfflineModeIsEnabled,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+
+from repro.errors import ReproError
+
+TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+
+class HubError(ReproError):
+    """The Hub refused or could not be reached."""
+
+
+class GatedRepoAccess(HubError):
+    """A gated repository this token (or no token) may not download."""
+
+
+class InsufficientSpace(ReproError):
+    """Not enough free disk space for the download."""
+
+    exit_code = 2
+
+
+class VerificationFailed(ReproError):
+    """Files in the cache do not match the lock."""
+
+
+def scrub(text: str) -> str:
+    """`text` with any token value from the environment replaced by `***`."""
+    for name in TOKEN_ENV:
+        value = os.environ.get(name, "").strip()
+        if len(value) >= 4:
+            text = text.replace(value, "***")
+    return text
+
+
+def endpoint_url(endpoint: str | None = None) -> str:
+    return (endpoint or constants.ENDPOINT).rstrip("/")
+
+
+def repo_url(repo: str, endpoint: str | None = None) -> str:
+    return f"{endpoint_url(endpoint)}/{repo}"
+
+
+def _token_set() -> bool:
+    return any(os.environ.get(name, "").strip() for name in TOKEN_ENV)
+
+
+def _server_says(err: HfHubHTTPError) -> str:
+    message = err.response.headers.get("X-Error-Message") if err.response is not None else None
+    return f" (the Hub says: {scrub(message)})" if message else ""
+
+
+def gated_error(repo: str, status: int | None, endpoint: str | None, detail: str = "") -> HubError:
+    url = repo_url(repo, endpoint)
+    if status == 403 or (status is None and _token_set()):
+        what = f"{repo} is gated and the account of HF_TOKEN has not been granted access"
+    else:
+        what = f"{repo} is gated: downloading it needs a token of an account with access"
+    return GatedRepoAccess(
+        f"{what}{detail}",
+        hint=f"request access at {url} (log in, accept the conditions), then set HF_TOKEN to a "
+        "read token of that account and re-run; repro never stores the token",
+    )
+
+
+def translate(err: BaseException, repo: str, revision: str, endpoint: str | None) -> ReproError:
+    """The `ReproError` to raise for a huggingface_hub / network failure about `repo`."""
+    where = endpoint_url(endpoint)
+    if isinstance(err, GatedRepoError):
+        status = err.response.status_code if err.response is not None else None
+        return gated_error(repo, status, endpoint, _server_says(err))
+    if isinstance(err, RevisionNotFoundError):
+        return HubError(
+            f"{repo} has no revision '{revision}'{_server_says(err)}",
+            hint=f"check the branch, tag or commit SHA at {repo_url(repo, endpoint)}",
+        )
+    if isinstance(err, RepositoryNotFoundError):
+        return HubError(
+            f"repository {repo} not found at {where}, or it is private{_server_says(err)}",
+            hint="check the repository id; for a private repository set HF_TOKEN to a token "
+            "with read access",
+        )
+    if isinstance(err, HfHubHTTPError):
+        status = err.response.status_code if err.response is not None else None
+        if status == 401:
+            return HubError(
+                f"the Hub rejected the token for {repo} (401){_server_says(err)}",
+                hint="HF_TOKEN is invalid or expired: create a new read token and set HF_TOKEN",
+            )
+        if status == 403:
+            return HubError(
+                f"access to {repo} is forbidden (403){_server_says(err)}",
+                hint=f"check your access at {repo_url(repo, endpoint)} and the token's permissions",
+            )
+        return HubError(
+            f"the Hub answered {status} for {repo}@{revision}{_server_says(err)}",
+            hint="retry later; `repro fetch` resumes where it stopped",
+        )
+    if isinstance(err, OfflineModeIsEnabled):
+        return HubError(
+            f"HF_HUB_OFFLINE is set, so {repo}@{revision} cannot be resolved on the Hub",
+            hint="unset HF_HUB_OFFLINE (or run where the Hub is reachable)",
+        )
+    if isinstance(err, httpx2.HTTPError | LocalEntryNotFoundError | ConnectionError):
+        return HubError(
+            f"cannot reach the Hub at {where} for {repo}: {scrub(str(err)).splitlines()[0]}",
+            hint="check the network (or HF_ENDPOINT); files already downloaded stay in the "
+            "cache and `repro fetch` resumes; HF_HUB_OFFLINE=1 works from the cache alone",
+        )
+    if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+        return InsufficientSpace(
+            f"the disk filled up while downloading {repo}",
+            hint="free space or point HF_HUB_CACHE (or --cache-dir) at a larger disk, then "
+            "re-run `repro fetch`",
+        )
+    if isinstance(err, PermissionError):
+        return ReproError(
+            f"no permission to write {err.filename or 'the Hub cache'} while fetching {repo}",
+            hint="use a writable cache: set HF_HUB_CACHE or pass --cache-dir",
+        )
+    if isinstance(err, OSError) and "Consistency check failed" in str(err):
+        return HubError(
+            f"a file of {repo} arrived with the wrong size: {scrub(str(err)).splitlines()[0]}",
+            hint="re-run `repro fetch` (the damaged download is discarded)",
+        )
+    raise err
+
+
+@contextmanager
+def hub_errors(repo: str, revision: str, endpoint: str | None = None) -> Iterator[None]:
+    """Turn huggingface_hub and network errors inside the block into `ReproError`s."""
+    try:
+        yield
+    except ReproError:
+        raise
+    except (HfHubHTTPError, httpx2.HTTPError, LocalEntryNotFoundError, OSError) as err:
+        raise translate(err, repo, revision, endpoint) from None
