@@ -85,6 +85,28 @@ def test_gpu_recipe_on_a_gpu_less_machine_fails_the_gpu_check(gpu_less, project:
     assert statuses(payload)["nvidia-smi"] == {"warn"}
 
 
+def test_shipped_kimi_recipe_by_name_on_a_gpu_less_machine(
+    gpu_less, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    result = run("kimi26-ep4-dflash", "--json")
+    assert result.exit_code == 1
+    payload = json.loads(result.output)
+    assert payload["requirements"]["source"] == "kimi26-ep4-dflash"
+    assert "12.0" in payload["requirements"]["architectures"]
+    assert statuses(payload)["gpus"] == {"fail"}
+
+
+def test_simulator_recipe_passes_without_gpus(
+    gpu_less, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    payload = json.loads(run("demo", "--json").output)
+    assert payload["requirements"]["gpu_runtime"] == "none"
+    assert statuses(payload)["gpus"] == {"pass"}
+    assert "gpu-runtime" not in statuses(payload)
+
+
 def test_gpu_recipe_table_on_a_gpu_less_machine(gpu_less, project: Path) -> None:
     result = run(str(project / "recipes" / "kimi-all-archs.yaml"))
     assert result.exit_code == 1

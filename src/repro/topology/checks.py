@@ -354,5 +354,6 @@ def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> Finding:
             message=f"{where} ({used:.0%} used)",
             fix="free space before downloading weights",
         )
-    note = "; weights size unknown (set model.weights_gb or lock the recipe)" if req else ""
+    unknown = req is not None and req.needs_gpus
+    note = "; weights size unknown (set model.weights_gb or lock the recipe)" if unknown else ""
     return Finding(check="disk", status="pass", message=where + note)
