@@ -30,25 +30,31 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_registry(workdir: Path, user: str = "tester", password: str = "s3cret-pw") -> Iterator[Registry]:
+def running_registry(
+    workdir: Path, user: str = "tester", password: str = "s3cret-pw"
+) -> Iterator[Registry]:
     binary = shutil.which("docker-registry")
     assert binary, "docker-registry is missing: `make test` installs it (scripts/ensure-test-tools)"
     port = free_port()
     htpasswd = workdir / "htpasswd"
-    subprocess.run(["htpasswd", "-Bbc", str(htpasswd), user, password], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["htpasswd", "-Bbc", str(htpasswd), user, password], check=True, capture_output=True
+    )
     config = {
         "version": 0.1,
         "log": {"level": "error"},
-        "storage": {"filesystem": {"rootdirectory": str(workdir / "data")},
-                    "delete": {"enabled": True}},
+        "storage": {
+            "filesystem": {"rootdirectory": str(workdir / "data")},
+            "delete": {"enabled": True},
+        },
         "http": {"addr": f"127.0.0.1:{port}"},
         "auth": {"htpasswd": {"realm": "repro-test", "path": str(htpasswd)}},
     }
     config_path = workdir / "config.yml"
     config_path.write_text(yaml.safe_dump(config))
-    process = subprocess.Popen([binary, "serve", str(config_path)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [binary, "serve", str(config_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         _wait_answering(f"http://127.0.0.1:{port}/v2/")
         yield Registry(host=f"127.0.0.1:{port}", user=user, password=password)

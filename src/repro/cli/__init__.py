@@ -43,8 +43,9 @@ def main() -> None:
     """
 
 
-# Command groups that are built; each module exposes one click command named like the module.
-_BUILT: list[str] = ["doctor"]
+# Command modules that are built; each exposes a click command named like the module, or a
+# list `COMMANDS` when it holds several (launch: launch, status, logs, stop).
+_BUILT: list[str] = ["doctor", "recipe", "image", "launch"]
 
 
 def _register() -> None:
@@ -54,7 +55,8 @@ def _register() -> None:
 
     for module_name in _BUILT:
         module = importlib.import_module(f"repro.cli.{module_name}")
-        main.add_command(getattr(module, module_name))
+        for command in getattr(module, "COMMANDS", None) or [getattr(module, module_name)]:
+            main.add_command(command)
     for command in planned.COMMANDS:
         if command.name not in main.commands:
             main.add_command(command)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+
 from python_on_whales import Image
 
 from repro.image.engine import client

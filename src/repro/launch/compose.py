@@ -73,5 +73,13 @@ def compose_client(project: str, override: Path) -> DockerClient:
 def compose_command(project: str, override: Path, *args: str) -> list[str]:
     """The equivalent `docker compose` command line, for --dry-run and messages."""
     return [
-        "docker", "compose", "-p", project, "-f", str(BASE_COMPOSE), "-f", str(override), *args,
+        "docker",
+        "compose",
+        "-p",
+        project,
+        "-f",
+        str(BASE_COMPOSE),
+        "-f",
+        str(override),
+        *args,
     ]

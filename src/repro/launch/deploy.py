@@ -99,15 +99,21 @@ def load_spec(name: str) -> LaunchSpec | None:
 
 def known_deployments() -> list[str]:
     root = state_root()
-    return sorted(p.name for p in root.iterdir() if (p / SPEC_NAME).exists()) if root.exists() else []
+    return (
+        sorted(p.name for p in root.iterdir() if (p / SPEC_NAME).exists()) if root.exists() else []
+    )
 
 
 def container_of(spec: LaunchSpec) -> Container | None:
     """The deployment's server container, running or exited, if it exists."""
     found = client().container.list(
         all=True,
-        filters={"label": [f"com.docker.compose.project={spec.project}",
-                           f"com.docker.compose.service={SERVICE}"]},
+        filters={
+            "label": [
+                f"com.docker.compose.project={spec.project}",
+                f"com.docker.compose.service={SERVICE}",
+            ]
+        },
     )
     return found[0] if found else None
 
@@ -186,8 +192,13 @@ def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> 
                 "`repro logs`",
             )
         last = last_log_lines(container, 1) if container is not None else []
-        on_progress(Progress(elapsed, container.state.status if container else "creating",
-                             last[-1] if last else ""))
+        on_progress(
+            Progress(
+                elapsed,
+                container.state.status if container else "creating",
+                last[-1] if last else "",
+            )
+        )
         time.sleep(POLL_INTERVAL_S)
 
 

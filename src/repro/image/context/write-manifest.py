@@ -58,9 +58,9 @@ def option_catalog() -> list[dict[str, object]]:
                 "dest": action.dest,
                 "kind": kind,
                 "type": getattr(action.type, "__name__", None) if action.type else None,
-                "nargs": action.nargs if action.nargs is not None else (
-                    0 if kind in ("storetrue", "storefalse", "help") else None
-                ),
+                "nargs": action.nargs
+                if action.nargs is not None
+                else (0 if kind in ("storetrue", "storefalse", "help") else None),
                 "choices": json_default(action.choices) if action.choices else None,
                 "default": json_default(action.default),
             }

@@ -1,0 +1,119 @@
+"""`repro launch | status | logs | stop`: a recipe's server under Docker Compose."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import click
+from rich.console import Console
+
+from repro.errors import ReproError
+from repro.image.plan import plan_for_spec
+from repro.launch import LaunchSpec, load_spec, plan
+from repro.launch import launch as launch_server
+from repro.launch import status as status_of
+from repro.launch import stop as stop_deployment
+from repro.launch.compose import compose_client, compose_command
+from repro.launch.deploy import Progress, deployment_dir, known_deployments
+from repro.launch.from_recipe import launch_spec_for
+from repro.recipe import image_for_recipe, load_recipe
+
+_console = Console(stderr=True, highlight=False)
+
+
+def spec_for_recipe(ref: str, port: int | None) -> LaunchSpec:
+    """The launch spec of a recipe, with the image its spec builds (tag by content hash)."""
+    recipe = load_recipe(ref)
+    image_tag = plan_for_spec(image_for_recipe(recipe)).tag
+    return launch_spec_for(recipe, image_tag, host_port=port)
+
+
+@click.command("launch")
+@click.argument("recipe")
+@click.option("--port", type=int, help="Host port on 127.0.0.1 (default: the server port).")
+@click.option("--dry-run", is_flag=True, help="Print the compose override and command only.")
+def launch(recipe: str, port: int | None, dry_run: bool) -> None:
+    """Start RECIPE's server with Docker Compose and wait until /health_generate is 200.
+
+    Fails fast when the container exits during start-up, printing its last log lines and exit
+    code; Ctrl-C during the wait stops what was started. The compose override is written to
+    .repro/deployments/<name>/ so the same deployment can be run by hand.
+    """
+    spec = spec_for_recipe(recipe, port)
+    override, command = plan(spec)
+    if dry_run:
+        click.echo(override.read_text())
+        click.echo(shlex.join(command))
+        return
+    with _console.status(f"starting {spec.name}") as status:
+
+        def show(progress: Progress) -> None:
+            status.update(
+                f"{spec.name}: {progress.state}, {progress.elapsed_s:.0f} s "
+                f"[dim]{progress.last_log_line[-100:]}[/]"
+            )
+
+        try:
+            url = launch_server(spec, show)
+        except KeyboardInterrupt:
+            raise ReproError(f"interrupted: {spec.name} was stopped") from None
+    _console.print(f"[green]healthy[/] {spec.name} at {url}")
+    click.echo(url)
+
+
+@click.command("status")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(name: str | None, as_json: bool) -> None:
+    """Show the state of one deployment, or of all that repro knows."""
+    names = [name] if name else known_deployments()
+    rows = [status_of(n) for n in names]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("no deployments")
+    for row in rows:
+        health = "healthy" if row["server_healthy"] else "not answering"
+        click.echo(f"{row['name']:<28} {row['status']:<10} {health:<14} {row['url']}")
+
+
+@click.command("logs")
+@click.argument("name")
+@click.option("--follow", "-f", is_flag=True, help="Keep printing new lines.")
+@click.option("--tail", default="200", show_default=True, help="Lines from the end, or 'all'.")
+def logs(name: str, follow: bool, tail: str) -> None:
+    """Print a deployment's server log."""
+    spec = _known(name)
+    compose = compose_client(spec.project, deployment_dir(name) / "compose.override.yaml")
+    if not follow:
+        click.echo(compose.compose.logs(tail=tail, no_log_prefix=True), nl=False)
+        return
+    for _source, chunk in compose.compose.logs(
+        tail=tail, follow=True, stream=True, no_log_prefix=True
+    ):
+        click.echo(chunk.decode(errors="replace"), nl=False)
+
+
+@click.command("stop")
+@click.argument("name")
+def stop(name: str) -> None:
+    """Stop and remove a deployment's containers."""
+    spec = _known(name)
+    stop_deployment(name)
+    click.echo(f"stopped {name}")
+    _console.print(
+        f"[dim]{shlex.join(compose_command(spec.project, deployment_dir(name) / 'compose.override.yaml', 'down'))}[/]"
+    )
+
+
+def _known(name: str) -> LaunchSpec:
+    spec = load_spec(name)
+    if spec is None:
+        known = ", ".join(known_deployments()) or "none"
+        raise ReproError(f"no deployment named {name!r} (known: {known})")
+    return spec
+
+
+COMMANDS = [launch, status, logs, stop]

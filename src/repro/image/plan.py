@@ -1,0 +1,89 @@
+"""From an image spec (images/<name>.yaml) to a concrete build plan on this machine."""
+
+from __future__ import annotations
+
+import hashlib
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from repro.errors import ReproError
+from repro.image.base import Progress
+from repro.image.build import BuildPlan, PatchFile
+from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
+from repro.imagespec import ImageSpec, RemoteDiff, list_image_specs, load_image_spec
+
+PATCH_CACHE = Path.home() / ".cache" / "repro" / "patches"
+
+
+def resolve_image_spec(ref: str) -> ImageSpec:
+    """An image spec by name/path, or the image spec a recipe (name, path or lock) names."""
+    if ref in list_image_specs() or (ref.endswith((".yaml", ".yml")) and "images" in ref):
+        return load_image_spec(ref)
+    from repro.recipe import load_recipe
+    from repro.recipe.context import image_for_recipe
+
+    return image_for_recipe(load_recipe(ref))
+
+
+def plan_for_spec(spec: ImageSpec, progress: Progress = lambda _msg: None) -> BuildPlan:
+    """Resolve the base reference and read every patch, so the build needs no network."""
+    if spec.base.local:
+        if spec.base.image != SIM_BASE_REPOSITORY:
+            raise ReproError(
+                f"image spec {spec.name}: base.local is only known for {SIM_BASE_REPOSITORY}",
+                hint="pin a registry base with image, tag and digest",
+            )
+        base_ref = ensure_sim_base_image(progress)
+    else:
+        base_ref = spec.base.reference
+    patches: list[PatchFile] = []
+    if spec.patch_set is not None:
+        for index, diff in enumerate(spec.patch_set.remote):
+            content = fetch_remote_diff(diff, progress)
+            patches.append(PatchFile(name=f"{index:02d}-{diff.name}.diff", content=content))
+        patches_dir = _patches_dir(spec)
+        offset = len(patches)
+        for index, path in enumerate(spec.local_patch_paths(patches_dir), start=offset):
+            patches.append(PatchFile(name=f"{index:02d}-{path.name}", content=path.read_bytes()))
+    return BuildPlan(
+        name=spec.name,
+        sglang_version=spec.sglang_version,
+        base_ref=base_ref,
+        sglang_commit=spec.sglang_commit,
+        pip_packages=list(spec.pip),
+        gpu_archs=list(spec.gpu_architectures),
+        patches=patches,
+    )
+
+
+def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:
+    """Download a remote diff on the host (cached by URL); refuse one whose sha256 changed."""
+    cached = PATCH_CACHE / hashlib.sha256(diff.url.encode()).hexdigest()
+    if cached.exists():
+        content = cached.read_bytes()
+    else:
+        progress(f"fetching {diff.url}")
+        try:
+            with urllib.request.urlopen(diff.url, timeout=60) as response:
+                content = response.read()
+        except (urllib.error.URLError, OSError) as err:
+            raise ReproError(
+                f"cannot fetch patch {diff.name} from {diff.url}: {err}",
+                hint="the build needs each remote diff once; fetch it on a machine with "
+                f"access and copy it to {cached}",
+            ) from err
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_bytes(content)
+    actual = hashlib.sha256(content).hexdigest()
+    if diff.sha256 is not None and actual != diff.sha256:
+        raise ReproError(
+            f"patch {diff.name} changed: sha256 {actual} != pinned {diff.sha256} ({diff.url})",
+            hint="a pinned diff must not move: check the URL names a fixed head commit",
+        )
+    return content
+
+
+def _patches_dir(spec: ImageSpec) -> Path:
+    source = spec.source_path
+    return source.parent.parent / "patches" if source else Path.cwd() / "patches"

@@ -1,0 +1,40 @@
+"""A recipe (plus the image built for it) as a LaunchSpec."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from repro.launch.spec import LaunchSpec
+from repro.recipe import Recipe, catalog_for_recipe, render_env, render_server_argv
+
+# A simulated server loads in seconds; a 600 GB model takes tens of minutes.
+SIMULATED_HEALTH_TIMEOUT_S = 120
+GPU_HEALTH_TIMEOUT_S = 3600
+
+
+def hub_cache_dir() -> Path:
+    """The host's Hugging Face cache root, mounted at /root/.cache/huggingface."""
+    home = os.environ.get("HF_HOME")
+    return Path(home) if home else Path.home() / ".cache" / "huggingface"
+
+
+def launch_spec_for(recipe: Recipe, image: str, host_port: int | None = None) -> LaunchSpec:
+    """Render the recipe's argv and environment for `image` (a tag, ID or digest reference)."""
+    argv = render_server_argv(recipe, catalog_for_recipe(recipe))
+    gpus_needed = recipe.topology.gpus
+    simulated = recipe.simulator is not None
+    return LaunchSpec(
+        name=recipe.name,
+        image=image,
+        argv=argv,
+        env=render_env(recipe),
+        port=recipe.server.port,
+        host_port=host_port or recipe.server.port,
+        gpu_ids=None
+        if recipe.topology.gpu_runtime == "none"
+        else [str(index) for index in range(gpus_needed)],
+        hf_cache=hub_cache_dir(),
+        start_period_s=60 if simulated else 1800,
+        health_timeout_s=SIMULATED_HEALTH_TIMEOUT_S if simulated else GPU_HEALTH_TIMEOUT_S,
+    )
