@@ -259,6 +259,11 @@ class ImageSpec(_Strict):
 
     _source_path: Path | None = PrivateAttr(default=None)
 
+    @field_validator("description", mode="before")
+    @classmethod
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
     @field_validator("cuda_version", mode="before")
     @classmethod
     def _cuda_text(cls, value: Any) -> Any:

@@ -377,6 +377,11 @@ class Recipe(StrictModel):
     _recipes_dir: Path | None = PrivateAttr(default=None)
     _lock: dict[str, Any] | None = PrivateAttr(default=None)
 
+    @field_validator("description", mode="before")
+    @classmethod
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
     @field_validator("env", mode="before")
     @classmethod
     def _numbers_as_text(cls, value: Any) -> Any:

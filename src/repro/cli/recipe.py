@@ -1,0 +1,225 @@
+"""`repro recipe`: list, show, render and check recipes; print the JSON Schema."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from repro.recipe import (
+    Recipe,
+    RecipeError,
+    catalog_for_recipe,
+    check_recipe,
+    list_recipe_files,
+    load_recipe,
+    render_compose,
+    render_env,
+    render_server_argv,
+    render_shell,
+)
+from repro.recipe.errors import display_path
+from repro.recipe.render import LAUNCH
+
+
+def _dir(ctx: click.Context) -> Path | None:
+    value = ctx.obj.get("recipes_dir") if ctx.obj else None
+    return Path(value) if value else None
+
+
+def _dump_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2))
+
+
+@click.group("recipe")
+@click.option(
+    "--recipes-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="REPRO_RECIPES_DIR",
+    help="Directory of recipes (default: ./recipes or $REPRO_RECIPES_DIR).",
+)
+@click.pass_context
+def recipe(ctx: click.Context, recipes_dir: Path | None) -> None:
+    """Recipes: list, show, render and check deployments."""
+    ctx.obj = {"recipes_dir": recipes_dir}
+
+
+@recipe.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Every recipe in the recipes directory, with what it deploys."""
+    rows: list[dict[str, Any]] = []
+    for path in list_recipe_files(_dir(ctx)):
+        try:
+            r = load_recipe(path, _dir(ctx))
+        except RecipeError as err:
+            rows.append(
+                {"name": path.stem, "file": str(path), "valid": False, "error": err.problems[0]}
+            )
+            continue
+        par = r.parallelism
+        rows.append(
+            {
+                "name": r.name,
+                "file": str(path),
+                "valid": True,
+                "extends": r.extends,
+                "image": r.image,
+                "model": r.model.repo,
+                "drafter": r.drafter.repo if r.drafter else None,
+                "algorithm": r.speculative.algorithm if r.speculative else None,
+                "parallelism": {"tp": par.tp, "ep": par.ep, "pp": par.pp, "dp": par.dp},
+                "gpus": r.topology.gpus,
+                "gpu_models": r.topology.gpu_models,
+                "description": r.description.strip(),
+            }
+        )
+    if as_json:
+        _dump_json(rows)
+        return
+    table = Table(title="recipes")
+    for column in ("name", "model", "speculative", "tp/ep/pp/dp", "GPUs", "image"):
+        table.add_column(column)
+    for row in rows:
+        if not row["valid"]:
+            table.add_row(row["name"], f"[red]invalid[/red]: {row['error']}", "", "", "", "")
+            continue
+        par = row["parallelism"]
+        spec = f"{row['algorithm']} ({row['drafter']})" if row["algorithm"] else "-"
+        gpus = f"{row['gpus']} x {'/'.join(row['gpu_models']) or 'any'}" if row["gpus"] else "none"
+        table.add_row(
+            row["name"],
+            row["model"],
+            spec,
+            f"{par['tp']}/{par['ep']}/{par['pp']}/{par['dp']}",
+            gpus,
+            row["image"],
+        )
+    Console(width=200).print(table)
+
+
+@recipe.command("show")
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
+@click.pass_context
+def show_cmd(ctx: click.Context, ref: str, as_json: bool) -> None:
+    """The fully resolved recipe REF (name, file or lock), extends merged."""
+    r = load_recipe(ref, _dir(ctx))
+    data = r.resolved()
+    if as_json:
+        _dump_json(data)
+        return
+    chain = " <- ".join(display_path(p) for p in r.chain)
+    click.echo(f"# {r.name}: resolved from {chain}")
+    click.echo(yaml.safe_dump(data, sort_keys=False, width=100).rstrip())
+
+
+@recipe.command("render")
+@click.argument("ref")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["shell", "json", "compose"]),
+    default="shell",
+    show_default=True,
+    help="shell: a command to paste; json: argv and env; compose: the service's command and env.",
+)
+@click.pass_context
+def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
+    """The exact SGLang server command of recipe REF."""
+    r = load_recipe(ref, _dir(ctx))
+    catalog = catalog_for_recipe(r)
+    if fmt == "shell":
+        click.echo(render_shell(r, catalog))
+    elif fmt == "json":
+        argv = render_server_argv(r, catalog)
+        _dump_json(
+            {
+                "recipe": r.name,
+                "image_spec": r.image,
+                "sglang_version": catalog.sglang_version,
+                "command": [*LAUNCH, *argv],
+                "argv": argv,
+                "env": render_env(r),
+            }
+        )
+    else:
+        fragment = {"services": {"sglang": render_compose(r, catalog)}}
+        click.echo(yaml.safe_dump(fragment, sort_keys=False, width=100).rstrip())
+
+
+def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, Any]:
+    try:
+        r: Recipe = load_recipe(path_or_ref, recipes_dir)
+    except RecipeError as err:
+        name = Path(path_or_ref).stem if isinstance(path_or_ref, Path) else str(path_or_ref)
+        return {
+            "recipe": name,
+            "ok": False,
+            "findings": [
+                {"severity": "error", "message": line, "rule": "load"} for line in err.problems
+            ],
+            "lines": list(err.problems),
+        }
+    findings = check_recipe(r)
+    return {
+        "recipe": r.name,
+        "file": str(r.source_path),
+        "ok": not any(f.severity == "error" for f in findings),
+        "findings": [f.to_dict() for f in findings],
+        "lines": [f"{f.severity}: {f}" for f in findings],
+    }
+
+
+@recipe.command("check")
+@click.argument("refs", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+@click.pass_context
+def check_cmd(ctx: click.Context, refs: tuple[str, ...], as_json: bool, strict: bool) -> None:
+    """Check recipes REFS (default: every recipe in the recipes directory).
+
+    Exits non-zero when any recipe has an error (or, with --strict, a warning).
+    """
+    targets: list[str | Path] = list(refs) or list(list_recipe_files(_dir(ctx)))
+    results = [_check_one(t, _dir(ctx)) for t in targets]
+    failed = [
+        r
+        for r in results
+        if not r["ok"] or (strict and any(f["severity"] == "warning" for f in r["findings"]))
+    ]
+    if as_json:
+        _dump_json([{k: v for k, v in r.items() if k != "lines"} for r in results])
+    else:
+        for r in results:
+            mark = click.style("ok", fg="green") if r["ok"] else click.style("FAIL", fg="red")
+            click.echo(f"{mark:>4} {r['recipe']}")
+            for line in r["lines"]:
+                color = "red" if line.startswith("error") or not r["ok"] else "yellow"
+                click.secho(f"     {line}", fg=color)
+        click.echo(f"{len(results) - len(failed)}/{len(results)} recipes pass")
+    if failed:
+        sys.exit(1)
+
+
+@recipe.command("schema")
+@click.option("--image", is_flag=True, help="The schema of image specs instead of recipes.")
+def schema_cmd(image: bool) -> None:
+    """The JSON Schema of recipes (for editor completion), or of image specs."""
+    if image:
+        from repro.imagespec import ImageSpec
+
+        schema = ImageSpec.model_json_schema()
+        schema["title"] = "repro image spec"
+    else:
+        schema = Recipe.model_json_schema()
+        schema["title"] = "repro recipe"
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    _dump_json(schema)
