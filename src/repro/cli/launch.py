@@ -103,9 +103,8 @@ def stop(name: str) -> None:
     spec = _known(name)
     stop_deployment(name)
     click.echo(f"stopped {name}")
-    _console.print(
-        f"[dim]{shlex.join(compose_command(spec.project, deployment_dir(name) / 'compose.override.yaml', 'down'))}[/]"
-    )
+    override = deployment_dir(name) / "compose.override.yaml"
+    _console.print(f"[dim]{shlex.join(compose_command(spec.project, override, 'down'))}[/]")
 
 
 def _known(name: str) -> LaunchSpec:
