@@ -87,8 +87,11 @@ def fetch_pins(
             f"{human_bytes(needed)} to download into {cache} "
             f"({human_bytes(report.free_bytes)} free)"
         )
+    simulated = [
+        RepoFetch(repo=p.repo, sha=None, snapshot=None, simulated=True) for p in pins if p.simulated
+    ]
     if dry_run:
-        report.repos = [_planned(cache, p, todo[p.repo]) for p in real]
+        report.repos = [_planned(cache, p, todo[p.repo]) for p in real] + simulated
         return report
     for pin in real:
         if todo[pin.repo]:
@@ -97,9 +100,7 @@ def fetch_pins(
         report.repos.append(
             _fetch_one(cache, pin, todo[pin.repo], verify_all, endpoint, max_workers, on_event)
         )
-    report.repos += [
-        RepoFetch(repo=p.repo, sha=None, snapshot=None, simulated=True) for p in pins if p.simulated
-    ]
+    report.repos += simulated
     return report
 
 

@@ -1,0 +1,76 @@
+"""`repro lock RECIPE [--check] [-o FILE] [--json]`: pin a recipe into its lock file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from repro.hub import human_bytes
+from repro.lock import LockResult, lock_recipe
+
+
+@click.command("lock")
+@click.argument("recipe")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Compare the existing lock with what the recipe resolves to now; list the drift and "
+    "exit 1 if there is any. Writes nothing.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Lock file to write or check (default: locks/<recipe>.lock.json).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_json: bool) -> None:
+    """Pin a recipe's model and drafter revisions, image spec and patches into a lock file.
+
+    \b
+    RECIPE is a name (kimi26-ep4-dflash), a recipe file or a lock file. The model and drafter
+    revisions become commit SHAs with their file lists and sizes (HF_TOKEN is used, never
+    stored). Re-locking an unchanged recipe leaves the file byte-identical. The image stage
+    later adds the image digest, fingerprint and catalog to the same file.
+    """
+    result = lock_recipe(recipe, check=check, output=output)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, sort_keys=True))
+    else:
+        _print(result, Console(highlight=False))
+    ctx.exit(1 if result.drift else 0)
+
+
+def _print(result: LockResult, console: Console) -> None:
+    table = Table(title=f"Lock of {result.lock.name}", title_justify="left")
+    for column in ("role", "repository", "revision", "commit", "files", "size"):
+        table.add_column(column, overflow="fold")
+    for role, pin in (("model", result.lock.model), ("drafter", result.lock.drafter)):
+        if pin is None:
+            continue
+        if pin.simulated:
+            table.add_row(role, pin.repo, pin.revision, "simulated", "-", "-")
+        else:
+            sha = (pin.sha or "")[:12]
+            size = human_bytes(pin.total_bytes)
+            table.add_row(role, pin.repo, pin.revision, sha, str(len(pin.files)), size)
+    console.print(table)
+    if result.checked:
+        if result.drift:
+            console.print(f"[bold red]{result.path} has drifted:[/]")
+            for line in result.drift:
+                console.print(f"  - {line}")
+            console.print(f"re-lock with `repro lock {result.path}` to accept the changes")
+        else:
+            console.print(f"[green]{result.path} is up to date[/]")
+    elif result.created:
+        console.print(f"[green]wrote {result.path}[/]")
+    elif result.written:
+        console.print(f"[yellow]updated {result.path}[/]")
+    else:
+        console.print(f"{result.path} unchanged")

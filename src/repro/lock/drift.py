@@ -1,0 +1,78 @@
+"""What changed between a lock on disk and what the recipe resolves to now."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.hub.cache import human_bytes
+from repro.hub.models import RepoPin
+from repro.lock.model import Lock
+
+
+def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where two JSON values differ (mappings are compared key by key)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            out += changed_paths(old.get(key), new.get(key), f"{prefix}.{key}" if prefix else key)
+        return out
+    return [] if old == new else [prefix or "(all)"]
+
+
+def _paths_line(what: str, old: Any, new: Any) -> list[str]:
+    paths = changed_paths(old, new)
+    if not paths:
+        return []
+    more = f" (+{len(paths) - 6} more)" if len(paths) > 6 else ""
+    return [f"{what} changed since the lock: {', '.join(paths[:6])}{more}"]
+
+
+def diff_pins(role: str, old: RepoPin | None, new: RepoPin | None) -> list[str]:
+    if old is None and new is None:
+        return []
+    if old is None or new is None:
+        now = f"{new.repo}@{new.revision}" if new else "none"
+        locked = f"{old.repo}@{old.revision}" if old else "none"
+        return [f"{role}: the recipe now has {now}, the lock has {locked}"]
+    if (old.repo, old.revision, old.simulated) != (new.repo, new.revision, new.simulated):
+        return [
+            f"{role}: the recipe now asks for {new.repo}@{new.revision}, "
+            f"the lock has {old.repo}@{old.revision}"
+        ]
+    out: list[str] = []
+    label = f"{role} {new.repo}"
+    if old.sha != new.sha:
+        was, now = (old.sha or "-")[:12], (new.sha or "-")[:12]
+        out.append(f"{label}: '{new.revision}' moved from {was} to {now}")
+    before = {f.path: f for f in old.files}
+    after = {f.path: f for f in new.files}
+    for path in sorted(set(after) - set(before)):
+        out.append(f"{label}: file added: {path} ({human_bytes(after[path].size)})")
+    for path in sorted(set(before) - set(after)):
+        out.append(f"{label}: file removed: {path}")
+    for path in sorted(set(before) & set(after)):
+        a, b = before[path], after[path]
+        if a.size != b.size:
+            out.append(f"{label}: {path} changed size: {a.size} -> {b.size} bytes")
+        elif a.sha256 != b.sha256:
+            out.append(f"{label}: {path} changed content (sha256)")
+    if old.total_bytes != new.total_bytes:
+        out.append(
+            f"{label}: total {human_bytes(old.total_bytes)} -> {human_bytes(new.total_bytes)}"
+        )
+    return out
+
+
+def diff_locks(old: Lock, new: Lock) -> list[str]:
+    """One line per difference that matters for reproducing the deployment."""
+    out = _paths_line("recipe", old.recipe, new.recipe)
+    out += _paths_line("image spec", old.image_spec, new.image_spec)
+    out += diff_pins("model", old.model, new.model)
+    out += diff_pins("drafter", old.drafter, new.drafter)
+    before = {(p.source, p.name): p.sha256 for p in old.patches}
+    after = {(p.source, p.name): p.sha256 for p in new.patches}
+    for key in sorted(set(before) | set(after)):
+        if before.get(key) != after.get(key):
+            state = "added" if key not in before else "removed" if key not in after else "changed"
+            out.append(f"patch {key[1]} ({key[0]}): {state}")
+    return out

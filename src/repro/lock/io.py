@@ -1,0 +1,131 @@
+"""Reading and writing lock files: canonical JSON, atomic replace, one writer at a time."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from repro.errors import ReproError
+from repro.lock.model import LOCK_SUFFIX, Lock, dump_json
+
+ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
+
+
+class LockError(ReproError):
+    """A lock file is missing, unreadable or stale."""
+
+
+def default_locks_dir(recipes_dir: Path | None = None) -> Path:
+    """`$REPRO_LOCKS_DIR`, else `locks/` next to the recipes dir, else `./locks`."""
+    env = os.environ.get(ENV_LOCKS_DIR)
+    if env:
+        return Path(env)
+    if recipes_dir is not None:
+        return recipes_dir.parent / "locks"
+    return Path.cwd() / "locks"
+
+
+def lock_path_for(name: str, recipes_dir: Path | None = None) -> Path:
+    return default_locks_dir(recipes_dir) / f"{name}{LOCK_SUFFIX}"
+
+
+def is_lock_path(ref: str | Path) -> bool:
+    return str(ref).endswith(".json")
+
+
+def read_lock_data(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LockError(
+            f"no lock file at {path}", hint="create it with `repro lock RECIPE`"
+        ) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise LockError(f"{path}: not a readable JSON lock file ({err})") from None
+    if not isinstance(data, dict):
+        raise LockError(f"{path}: a lock file holds a JSON object")
+    return data
+
+
+def read_lock(path: Path) -> Lock:
+    data = read_lock_data(path)
+    try:
+        return Lock.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise LockError(
+            f"{path}: {where}: {first['msg']} ({exc.error_count()} problem(s))",
+            hint="re-create it with `repro lock RECIPE`",
+        ) from None
+
+
+@contextmanager
+def _dir_lock(directory: Path) -> Iterator[None]:
+    """Exclusive flock on the locks directory: one lock-file writer at a time."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_if_changed(path: Path, text: str) -> bool:
+    """Atomically replace `path` with `text` unless it already holds exactly that."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _dir_lock(path.parent):
+        try:
+            if path.read_text(encoding="utf-8") == text:
+                return False
+        except FileNotFoundError:
+            pass
+        _atomic_write(path, text)
+        return True
+
+
+def write_lock(path: Path, lock: Lock) -> bool:
+    """Write `lock` to `path` (atomic, canonical); False when the file was already identical."""
+    return write_text_if_changed(path, lock.to_json())
+
+
+def update_lock_image(
+    lock_path: str | Path,
+    image_section: dict[str, Any],
+    catalog: dict[str, Any] | None = None,
+) -> None:
+    """Replace the lock's `image` key (and `catalog`, when given); nothing else changes.
+
+    For the image stage: call it after a build or pull with the reference, digest, content
+    fingerprint and manifest summary, and with the catalog extracted from the image.
+    """
+    path = Path(lock_path)
+    with _dir_lock(path.parent):
+        data = read_lock_data(path)
+        data["image"] = image_section
+        if catalog is not None:
+            data["catalog"] = catalog
+        _atomic_write(path, dump_json(data))

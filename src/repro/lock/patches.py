@@ -1,0 +1,81 @@
+"""Pin the image's patch set: sha256 of each local patch file and of each remote diff.
+
+A remote diff (e.g. a pull request's diff at a fixed head commit) is downloaded at every lock.
+Its sha256 is recorded the first time; afterwards a different diff is refused: the pinned one
+(from the image spec, else from the previous lock) is the truth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro import __version__
+from repro.errors import ReproError
+from repro.lock.model import PatchPin
+
+MAX_DIFF_BYTES = 64 << 20
+
+
+@dataclass
+class PatchResolution:
+    pins: list[PatchPin] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # remote diffs that differ from their pin
+
+
+def download_diff(url: str, timeout: float = 60) -> bytes:
+    request = urllib.request.Request(url, headers={"User-Agent": f"repro/{__version__}"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            data: bytes = response.read(MAX_DIFF_BYTES + 1)
+    except (urllib.error.URLError, OSError) as err:
+        raise ReproError(
+            f"cannot download the patch {url}: {err}",
+            hint="check the network; the image build needs this diff too",
+        ) from None
+    if len(data) > MAX_DIFF_BYTES:
+        raise ReproError(f"the patch {url} is larger than {MAX_DIFF_BYTES >> 20} MiB")
+    return data
+
+
+def resolve_patches(
+    spec: Any, spec_data: dict[str, Any], patches_dir: Path, previous: list[PatchPin]
+) -> PatchResolution:
+    """Pins for the spec's patch set; fills each remote diff's sha256 into `spec_data`.
+
+    `spec` is a `repro.imagespec.ImageSpec`, `spec_data` its JSON dump (edited in place).
+    """
+    result = PatchResolution()
+    patch_set = spec.patch_set
+    if patch_set is None:
+        return result
+    before = {(p.source, p.name): p for p in previous}
+    for name in patch_set.local:
+        path = patches_dir / patch_set.name / name
+        rel = f"patches/{patch_set.name}/{name}"
+        if path.is_file():
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        elif ("local", name) in before:
+            digest = before[("local", name)].sha256  # the lock travelled without patches/
+        else:
+            raise ReproError(
+                f"patch file {path} is missing",
+                hint=f"image spec {spec.name} lists it in patch_set.local",
+            )
+        result.pins.append(PatchPin(name=name, source="local", path=rel, sha256=digest))
+    for i, diff in enumerate(patch_set.remote):
+        digest = hashlib.sha256(download_diff(diff.url)).hexdigest()
+        old = before.get(("remote", diff.name))
+        pinned = diff.sha256 or (old.sha256 if old and old.url == diff.url else None)
+        if pinned and pinned != digest:
+            result.changed.append(
+                f"remote patch {diff.name} ({diff.url}) changed: sha256 {digest} != pinned {pinned}"
+            )
+            digest = pinned
+        result.pins.append(PatchPin(name=diff.name, source="remote", url=diff.url, sha256=digest))
+        spec_data["patch_set"]["remote"][i]["sha256"] = digest
+    return result

@@ -1,0 +1,130 @@
+"""`repro lock`: resolve a recipe into its lock file, or check the lock for drift."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro import __version__
+from repro.errors import ReproError
+from repro.hub import RepoPin, resolve_repo
+from repro.lock.drift import diff_locks
+from repro.lock.io import LockError, lock_path_for, read_lock, write_lock
+from repro.lock.model import Lock
+from repro.lock.patches import resolve_patches
+
+
+@dataclass
+class LockResult:
+    path: Path
+    lock: Lock
+    written: bool = False  # the file was created or changed
+    created: bool = False
+    checked: bool = False  # --check: nothing was written
+    drift: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "written": self.written,
+            "created": self.created,
+            "checked": self.checked,
+            "drift": self.drift,
+            "model": self.lock.model.model_dump(exclude={"files"}),
+            "drafter": self.lock.drafter.model_dump(exclude={"files"})
+            if self.lock.drafter
+            else None,
+        }
+
+
+def _pin(repo: str, revision: str, simulated: bool, endpoint: str | None) -> RepoPin:
+    if simulated:
+        return RepoPin.placeholder(repo, revision)
+    return resolve_repo(repo, revision, endpoint=endpoint)
+
+
+def build_lock(
+    recipe: Any, previous: Lock | None = None, *, endpoint: str | None = None
+) -> tuple[Lock, list[str]]:
+    """The lock `recipe` resolves to now, and remote patches whose content changed.
+
+    `recipe` is a `repro.recipe.Recipe`. The image section, the catalog and keys other stages
+    added are carried over from `previous` while the image spec is unchanged.
+    """
+    from repro.recipe import RecipeError, check_recipe
+    from repro.recipe.context import catalog_for_recipe, image_for_recipe, images_dir_for
+
+    spec = image_for_recipe(recipe)
+    spec_data = spec.model_dump(mode="json")
+    catalog = catalog_for_recipe(recipe, spec)
+    errors = [f for f in check_recipe(recipe, catalog, spec) if f.severity == "error"]
+    if errors:
+        raise RecipeError.from_problems(
+            [str(f) for f in errors], hint="fix the recipe before locking it (`repro recipe check`)"
+        )
+    root = spec.source_path.parent.parent if spec.source_path else images_dir_for(recipe).parent
+    patches = resolve_patches(
+        spec, spec_data, root / "patches", previous.patches if previous else []
+    )
+    simulated = recipe.simulator is not None or bool(getattr(spec, "simulated", False))
+    model = _pin(recipe.model.repo, recipe.model.revision, simulated, endpoint)
+    drafter = (
+        _pin(recipe.drafter.repo, recipe.drafter.revision, simulated, endpoint)
+        if recipe.drafter is not None
+        else None
+    )
+    carried: dict[str, Any] = {"image": None, "catalog": catalog.to_dict()}
+    if previous is not None and previous.image_spec == spec_data:
+        carried = {"image": previous.image, "catalog": previous.catalog or carried["catalog"]}
+        carried.update(previous.model_extra or {})
+    lock = Lock(
+        repro_version=__version__,
+        recipe=recipe.resolved(),
+        image_spec=spec_data,
+        model=model,
+        drafter=drafter,
+        patches=patches.pins,
+        **carried,
+    )
+    return lock, patches.changed
+
+
+def lock_recipe(
+    ref: str | Path,
+    *,
+    check: bool = False,
+    output: Path | None = None,
+    endpoint: str | None = None,
+) -> LockResult:
+    """Resolve recipe `ref` (name, path or lock) into its lock file.
+
+    With `check`, nothing is written: the result's `drift` lists what changed since the lock
+    (a branch moved, a file added/removed/resized, the recipe or image spec edited).
+    """
+    from repro.recipe import load_recipe
+
+    recipe = load_recipe(ref)
+    if output is not None:
+        path = output
+    elif recipe.lock_data is not None and recipe.source_path is not None:
+        path = recipe.source_path
+    else:
+        path = lock_path_for(recipe.name, recipe.recipes_dir)
+    previous = read_lock(path) if path.is_file() else None
+    if check and previous is None:
+        raise LockError(f"no lock to check at {path}", hint=f"create it with `repro lock {ref}`")
+    lock, patch_changes = build_lock(recipe, previous, endpoint=endpoint)
+    if check:
+        assert previous is not None
+        return LockResult(
+            path, lock, checked=True, drift=patch_changes + diff_locks(previous, lock)
+        )
+    if patch_changes:
+        raise ReproError(
+            "refusing to lock: " + "; ".join(patch_changes),
+            hint="the diff at that URL is not the one that was pinned; pin the URL to a fixed "
+            "commit, or remove its sha256 from the image spec and the lock to accept the new one",
+        )
+    written = write_lock(path, lock)
+    return LockResult(path, lock, written=written, created=previous is None)
