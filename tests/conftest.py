@@ -27,3 +27,21 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def sim_image() -> str:
+    """The simulator image of the `sim` image spec, built for real (cached by content tag)."""
+    from repro.image.build import build_image
+    from repro.image.plan import plan_for_spec
+    from repro.imagespec import load_image_spec
+
+    spec = load_image_spec(REPO_ROOT / "images" / "sim.yaml")
+    return build_image(plan_for_spec(spec)).tag
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Deployment state of this test only (compose overrides under .repro/)."""
+    monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path / "state"

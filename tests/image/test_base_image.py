@@ -34,8 +34,12 @@ def test_base_image_runs_python_with_aiohttp_and_git() -> None:
     assert tag in (base_tag("slim"), base_tag("mmdebstrap"))
     output = client().run(
         tag,
-        ["python3", "-c", "import aiohttp, subprocess; "
-         "print(subprocess.run(['git', '--version'], capture_output=True, text=True).stdout)"],
+        [
+            "python3",
+            "-c",
+            "import aiohttp, subprocess; "
+            "print(subprocess.run(['git', '--version'], capture_output=True, text=True).stdout)",
+        ],
         remove=True,
     )
     assert "git version" in str(output)

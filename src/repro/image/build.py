@@ -12,10 +12,10 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 from python_on_whales.exceptions import DockerException
@@ -135,7 +135,7 @@ def _run_build(plan: BuildPlan, on_log: Callable[[str], None]) -> None:
         _assemble_context(plan, context)
         lines: list[str] = []
         try:
-            for line in client().build(
+            stream = client().build(
                 context,
                 file=context / "Dockerfile",
                 tags=[plan.tag],
@@ -144,7 +144,8 @@ def _run_build(plan: BuildPlan, on_log: Callable[[str], None]) -> None:
                 load=True,
                 progress="plain",
                 stream_logs=True,
-            ):
+            )
+            for line in cast(Iterator[str], stream):
                 lines.append(line.rstrip())
                 on_log(line.rstrip())
         except DockerException as err:

@@ -195,7 +195,7 @@ def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> 
         on_progress(
             Progress(
                 elapsed,
-                container.state.status if container else "creating",
+                (container.state.status if container else None) or "creating",
                 last[-1] if last else "",
             )
         )

@@ -130,7 +130,7 @@ def main() -> None:
         "catalog": option_catalog(),
     }
     args.output.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    print(f"repro: wrote {args.output} ({len(manifest['catalog'])} server options)")
+    print(f"repro: wrote {args.output} ({len(manifest['catalog'])} server options)")  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,145 @@
+"""The stage runner behind `repro run`.
+
+lock -> doctor -> image -> fetch -> launch -> accept -> bench -> report -> stop. Doctor runs
+before the image and the weights, so a GPU recipe on a machine without GPUs stops at once,
+never after a long pull or download. A plan is
+printed first; each stage reports its duration; `stages.json` in the run directory records
+what finished, so `--resume RUN` skips it. The exit code names the stage that failed
+(10 + its index), and a Ctrl-C stops whatever repro started while keeping every result.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from repro.errors import ReproError
+from repro.run.stages import STAGE_FUNCTIONS, RunContext
+
+STAGES = ["lock", "doctor", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
+STAGES_FILE = "stages.json"
+
+
+class StageFailed(ReproError):
+    """A stage failed; the exit code is 10 + the stage's index."""
+
+    def __init__(self, stage: str, cause: ReproError) -> None:
+        super().__init__(f"stage {stage} failed: {cause.message}", hint=cause.hint)
+        self.exit_code = 10 + STAGES.index(stage)
+        self.stage = stage
+
+
+@dataclass
+class RunOptions:
+    ref: str
+    runs_dir: Path = Path("runs")
+    dry_run: bool = False
+    keep: bool = False
+    from_stage: str | None = None
+    resume: Path | None = None
+    port: int | None = None
+
+
+@dataclass
+class StageRecord:
+    name: str
+    status: str = "pending"  # pending | done | skipped | failed
+    seconds: float | None = None
+    summary: str = ""
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    stages: list[StageRecord] = field(default_factory=list)
+
+
+def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResult:
+    """Run (or plan, with dry_run) every stage for a recipe; see the module docstring."""
+    console = console or Console(stderr=True, highlight=False)
+    ctx = RunContext.create(options.ref, options.resume, options.runs_dir, options.port)
+    records = _load_records(ctx.run_dir) if options.resume else [StageRecord(s) for s in STAGES]
+    start_index = STAGES.index(options.from_stage) if options.from_stage else 0
+    _print_plan(ctx, records, start_index, console)
+    if options.dry_run:
+        for line in ctx.dry_run_commands():
+            console.print(f"  [dim]$[/] {line}")
+        return RunResult(ctx.run_dir, records)
+    ctx.keep = options.keep
+    try:
+        for index, record in enumerate(records):
+            if index < start_index or record.status in ("done", "skipped"):
+                continue
+            if record.name == "stop" and options.keep:
+                record.status, record.summary = "skipped", "--keep: the server stays up"
+                continue
+            _run_stage(ctx, record, STAGE_FUNCTIONS[record.name], console)
+            _save_records(ctx.run_dir, records)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]: stopping what repro started; results are kept")
+        ctx.stop_server()
+        _save_records(ctx.run_dir, records)
+        hint = f"continue with `repro run --resume {ctx.run_dir}`"
+        raise ReproError("interrupted", hint=hint) from None
+    except StageFailed:
+        if not options.keep:
+            ctx.stop_server()
+        _save_records(ctx.run_dir, records)
+        raise
+    return RunResult(ctx.run_dir, records)
+
+
+def _run_stage(
+    ctx: RunContext,
+    record: StageRecord,
+    function: Callable[[RunContext, Console], str],
+    console: Console,
+) -> None:
+    console.rule(f"[bold]{record.name}")
+    started = time.monotonic()
+    try:
+        summary = function(ctx, console)
+    except ReproError as err:
+        record.status, record.seconds = "failed", time.monotonic() - started
+        record.summary = err.message.splitlines()[0]
+        raise StageFailed(record.name, err) from err
+    record.status, record.summary = "done", summary
+    record.seconds = time.monotonic() - started
+    console.print(f"[green]✓[/] {record.name} ({record.seconds:.1f} s) {summary}")
+
+
+def _print_plan(
+    ctx: RunContext, records: list[StageRecord], start_index: int, console: Console
+) -> None:
+    console.print(f"[bold]repro run[/] {ctx.recipe.name} -> {ctx.run_dir}")
+    for index, record in enumerate(records):
+        if index < start_index or record.status in ("done", "skipped"):
+            mark = f"skip ({record.status})" if record.status != "pending" else "skip (--from)"
+        else:
+            mark = ctx.describe(record.name)
+        console.print(f"  {index + 1}. {record.name:<7} {mark}")
+
+
+def _load_records(run_dir: Path) -> list[StageRecord]:
+    path = run_dir / STAGES_FILE
+    if not path.exists():
+        raise ReproError(f"{run_dir} is not a repro run (no {STAGES_FILE})")
+    saved = {item["name"]: item for item in json.loads(path.read_text())["stages"]}
+    return [StageRecord(**saved[name]) if name in saved else StageRecord(name) for name in STAGES]
+
+
+def _save_records(run_dir: Path, records: list[StageRecord]) -> None:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "stages": [record.__dict__ for record in records],
+    }
+    tmp = run_dir / (STAGES_FILE + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2) + "\n")
+    tmp.replace(run_dir / STAGES_FILE)

@@ -1,0 +1,183 @@
+"""One function per stage of `repro run`, each a thin call into that stage's module.
+
+A stage takes the shared RunContext, does its work, stores what later stages need on the
+context (and in the run directory, so `--resume` can pick it up) and returns a one-line
+summary. User-fixable failures are ReproErrors; the runner turns them into a stage exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from repro.errors import ReproError
+from repro.recipe import Recipe, image_for_recipe, load_recipe
+
+CONTEXT_FILE = "context.json"
+
+
+@dataclass
+class RunContext:
+    """What the stages of one run share."""
+
+    ref: str
+    recipe: Recipe
+    run_dir: Path
+    port: int | None = None
+    keep: bool = False
+    lock_path: Path | None = None
+    image_tag: str | None = None
+    url: str | None = None
+    deployment: str | None = None
+
+    @classmethod
+    def create(cls, ref: str, resume: Path | None, runs_dir: Path, port: int | None) -> RunContext:
+        if resume is not None:
+            saved = json.loads((resume / CONTEXT_FILE).read_text())
+            ctx = cls(ref=saved["ref"], recipe=load_recipe(saved["ref"]), run_dir=resume)
+            for key in ("lock_path", "image_tag", "url", "deployment", "port"):
+                value = saved.get(key)
+                setattr(ctx, key, Path(value) if key == "lock_path" and value else value)
+            return ctx
+        recipe = load_recipe(ref)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        return cls(ref=ref, recipe=recipe, run_dir=runs_dir / f"{stamp}-{recipe.name}", port=port)
+
+    def save(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        data = {
+            "ref": self.ref,
+            "lock_path": str(self.lock_path) if self.lock_path else None,
+            "image_tag": self.image_tag,
+            "url": self.url,
+            "deployment": self.deployment,
+            "port": self.port,
+        }
+        tmp = self.run_dir / (CONTEXT_FILE + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        tmp.replace(self.run_dir / CONTEXT_FILE)
+
+    @property
+    def simulated(self) -> bool:
+        return self.recipe.simulator is not None
+
+    def describe(self, stage: str) -> str:
+        return STAGE_DESCRIPTIONS[stage](self)
+
+    def dry_run_commands(self) -> list[str]:
+        from repro.cli.launch import spec_for_recipe
+        from repro.launch import plan
+
+        spec = spec_for_recipe(self.ref, self.port)
+        _override, command = plan(spec)
+        return [f"repro image build {self.ref}", shlex.join(command)]
+
+    def stop_server(self) -> None:
+        """Stop the deployment this run started (no-op when it started none)."""
+        if self.deployment is not None and not self.keep:
+            from repro.launch import stop
+
+            stop(self.deployment)
+            self.deployment = None
+            self.save()
+
+
+def stage_image(ctx: RunContext, console: Console) -> str:
+    from repro.image.build import build_image
+    from repro.image.plan import plan_for_spec
+
+    plan = plan_for_spec(image_for_recipe(ctx.recipe), lambda msg: console.print(f"  {msg}"))
+    with console.status(f"building {plan.tag}") as status:
+        built = build_image(plan, lambda line: status.update(f"[dim]{line[:110]}[/]"))
+    ctx.image_tag = built.tag
+    ctx.save()
+    return f"{built.tag} ({built.fingerprint[:19]})"
+
+
+def stage_doctor(ctx: RunContext, console: Console) -> str:
+    from repro.topology import run_doctor
+
+    report = run_doctor(ctx.ref)
+    failed = [f for f in report.findings if f.status == "fail"]
+    (ctx.run_dir / "machine.json").write_text(report.fingerprint.model_dump_json(indent=2))
+    if failed:
+        lines = "; ".join(f"{f.check}: {f.message}" for f in failed)
+        raise ReproError(
+            f"this machine cannot run {ctx.recipe.name}: {lines}",
+            hint="`repro doctor " + ctx.ref + "` shows every check; `make demo` runs the "
+            "pipeline on the CPU simulator",
+        )
+    return f"{len(report.findings)} checks passed"
+
+
+def stage_launch(ctx: RunContext, console: Console) -> str:
+    from repro.launch import launch
+    from repro.launch.from_recipe import launch_spec_for
+
+    if ctx.image_tag is None:
+        raise ReproError("no image for this run", hint="run the image stage first")
+    spec = launch_spec_for(ctx.recipe, ctx.image_tag, host_port=ctx.port)
+    ctx.deployment = spec.name
+    ctx.save()
+    with console.status(f"starting {spec.name}") as status:
+        ctx.url = launch(
+            spec,
+            lambda p: status.update(
+                f"{spec.name}: {p.state}, {p.elapsed_s:.0f} s [dim]{p.last_log_line[-90:]}[/]"
+            ),
+        )
+    ctx.save()
+    return f"healthy at {ctx.url}"
+
+
+def stage_stop(ctx: RunContext, console: Console) -> str:
+    if ctx.deployment is None:
+        return "nothing to stop"
+    name = ctx.deployment
+    _save_server_log(ctx)
+    ctx.stop_server()
+    return f"stopped {name}"
+
+
+def _save_server_log(ctx: RunContext) -> None:
+    from repro.launch.deploy import container_of, last_log_lines, load_spec
+
+    spec = load_spec(ctx.deployment or "")
+    container = container_of(spec) if spec else None
+    if container is not None:
+        lines = last_log_lines(container, 2000)
+        (ctx.run_dir / "server.log").write_text("\n".join(lines) + "\n")
+
+
+STAGE_FUNCTIONS: dict[str, Callable[[RunContext, Console], str]] = {
+    "image": stage_image,
+    "doctor": stage_doctor,
+    "launch": stage_launch,
+    "stop": stage_stop,
+}
+
+STAGE_DESCRIPTIONS: dict[str, Callable[[RunContext], str]] = {
+    "lock": lambda ctx: "pin model, drafter, image and patches",
+    "image": lambda ctx: f"build or find the image of spec {ctx.recipe.image}",
+    "fetch": lambda ctx: (
+        "nothing to download (simulated)"
+        if ctx.simulated
+        else f"download {ctx.recipe.model.repo} and drafter, after a disk check"
+    ),
+    "doctor": lambda ctx: "check GPUs, topology, engine and disk against the recipe",
+    "launch": lambda ctx: "start the server with Docker Compose, wait for /health_generate",
+    "accept": lambda ctx: (
+        "acceptance length per prompt set"
+        if ctx.recipe.drafter is not None
+        else "skipped: no drafter"
+    ),
+    "bench": lambda ctx: f"concurrency sweep {ctx.recipe.bench.concurrencies}",
+    "report": lambda ctx: "table, HTML and plots",
+    "stop": lambda ctx: "stop the server (kept with --keep)",
+}
