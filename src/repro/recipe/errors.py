@@ -108,6 +108,8 @@ def did_you_mean(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> s
     matches = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
     if not matches and word.lower() != word:
         matches = difflib.get_close_matches(word.lower(), pool, n=1, cutoff=cutoff)
+    if not matches and len(word) >= 3:  # an abbreviation: "cuda" for "cuda_version"
+        matches = sorted((c for c in pool if c.startswith(word)), key=len)[:1]
     return matches[0] if matches else None
 
 

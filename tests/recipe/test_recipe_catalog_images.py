@@ -1,0 +1,232 @@
+"""The option catalog (shipped as package data) and image specs with patch-set declarations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repro.imagespec import (
+    ImageSpec,
+    ImageSpecError,
+    ImageSpecNotFound,
+    effective_catalog,
+    list_image_specs,
+    load_image_spec,
+)
+from repro.recipe import RecipeError, check_argv, load_catalog
+from repro.recipe.catalog import Catalog, CatalogOption, available_catalog_versions
+
+from .conftest import REPO_ROOT, Project
+
+FIXTURE = REPO_ROOT.parent / "shared" / "fixtures" / "sglang" / "server-args-0.5.23.json"
+
+
+# --- catalog --------------------------------------------------------------------------------
+def test_shipped_catalog_is_the_fixture() -> None:
+    catalog = load_catalog("0.5.23")
+    assert "0.5.23" in available_catalog_versions()
+    fixture = json.loads(
+        (REPO_ROOT / "tests" / "fixtures" / "sglang" / "server-args-0.5.23.json").read_text()
+    )
+    assert len(catalog.options) == len(fixture["flags"]) == 532
+    assert catalog.speculative_algorithms == fixture["builtin_speculative_algorithms"]
+    assert catalog.find("--tp") is None and catalog.find("--tensor-parallel-size") is catalog.find(
+        "--tp-size"
+    )
+    if FIXTURE.exists():
+        assert json.loads(FIXTURE.read_text()) == fixture
+
+
+def test_unknown_catalog_version() -> None:
+    with pytest.raises(RecipeError) as info:
+        load_catalog("0.5.2")
+    assert "no SGLang option catalog for version '0.5.2'" in info.value.message
+    assert "0.5.23" in (info.value.hint or "")
+
+
+def test_deprecated_options_name_their_replacement() -> None:
+    catalog = load_catalog("0.5.23")
+    deprecated = {o.name: o.replacement for o in catalog.options if o.deprecated}
+    assert set(deprecated) == {
+        "--disable-cuda-graph",
+        "--enable-dp-attention",
+        "--monokernel-backend",
+    }
+    assert all(deprecated.values())
+
+
+def test_check_argv_arity_and_choices() -> None:
+    catalog = load_catalog("0.5.23")
+    parsed, problems = check_argv(
+        ["--cuda-graph-bs-decode", "1", "2", "--disable-radix-cache", "--port", "-1"], catalog
+    )
+    assert problems == []
+    assert [p.values for p in parsed] == [("1", "2"), (), ("-1",)]
+    _, problems = check_argv(["--cuda-graph-bs-decode", "--port"], catalog)
+    assert [p.message for p in problems] == [
+        "'--cuda-graph-bs-decode' needs a value",
+        "'--port' needs a value",
+    ]
+    _, problems = check_argv(
+        ["--context-length", "128k", "--default-chat-template-kwargs", "{bad"], catalog
+    )
+    assert [p.message for p in problems] == [
+        "--default-chat-template-kwargs expects a JSON value, got '{bad'"
+    ]
+
+
+def test_catalog_round_trips_and_extends() -> None:
+    catalog = load_catalog("0.5.23")
+    again = Catalog.from_dict(json.loads(json.dumps(catalog.to_dict())))
+    assert [o.options for o in again.options] == [o.options for o in catalog.options]
+    extra = CatalogOption(options=("--x-new",), dest="x_new", kind="store", type="int")
+    bigger = catalog.extended([extra], ["NEWALGO"], ["NEW_ENV"])
+    assert bigger.has("--x-new") and bigger.has_algorithm("NEWALGO") and "NEW_ENV" in bigger.env
+    assert not catalog.has("--x-new")
+    with pytest.raises(RecipeError, match="already has: --tp-size"):
+        catalog.extended([CatalogOption(options=("--tp-size",), dest="t", kind="store")])
+
+
+def test_not_a_catalog() -> None:
+    with pytest.raises(RecipeError, match="not an SGLang option catalog"):
+        Catalog.from_dict({"flags": [{"options": []}]})
+
+
+# --- image specs ----------------------------------------------------------------------------
+def test_shipped_image_specs_load(project: Project) -> None:
+    assert list_image_specs(project.images) == [
+        "sglang-nightly-cu13",
+        "sglang-nightly-cu13-ddtree",
+        "sim",
+    ]
+    nightly = load_image_spec("sglang-nightly-cu13", project.images)
+    assert nightly.base.reference.startswith("lmsysorg/sglang:nightly-dev-cu13-")
+    assert nightly.base.digest and nightly.base.digest_unverified
+    assert nightly.gpu_architectures == ["9.0", "10.0", "10.3", "12.0"]
+    assert effective_catalog(nightly) is load_catalog("0.5.23")
+    sim = load_image_spec("sim", project.images)
+    assert (
+        sim.simulated
+        and sim.base.local
+        and sim.base.digest is None
+        and sim.base.image == "repro-sim-base"
+    )
+
+
+def test_ddtree_spec_provides_the_algorithm_and_option(project: Project) -> None:
+    spec = load_image_spec("sglang-nightly-cu13-ddtree", project.images)
+    assert spec.patch_set is not None and spec.patch_set.local == []
+    [diff] = spec.patch_set.remote
+    assert diff.pull_request == 29907 and diff.head_commit and diff.head_commit in diff.url
+    assert diff.sha256 is None  # recorded by the first `repro lock`
+    catalog = effective_catalog(spec)
+    assert catalog.has_algorithm("DDTREE")
+    budget = catalog.find("--speculative-ddtree-budget")
+    assert budget is not None and budget.provided_by == "ddtree" and budget.type == "int"
+    assert "SGLANG_DDTREE_MAX_TOPK" in catalog.env
+    assert not load_catalog("0.5.23").has_algorithm("DDTREE")
+
+
+def spec_text(**changes: str) -> str:
+    text = (REPO_ROOT / "images" / "sglang-nightly-cu13.yaml").read_text()
+    for old, new in changes.items():
+        text = text.replace(old.replace("_", " ") if old.startswith("x") else old, new)
+    return text
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("  digest: sha256:", "  #", "base.digest: a registry base is pinned by digest"),
+        ("  tag: nightly", "  #", "base.tag: a registry base needs a tag"),
+        ("sha256:fa87", "sha256:FA87", "base.digest: expected a digest sha256:<64 hex digits>"),
+        ('["9.0", "10.0", "10.3", "12.0"]', '["8.0"]', "gpu_architectures[0]: expected one of"),
+        ('["9.0", "10.0", "10.3", "12.0"]', "[]", "gpu_architectures: a GPU image lists"),
+        ("pip: []", "pip: [torch]", "pip: 'torch' is not pinned as package==version"),
+        (
+            'sglang_version: "0.5.23"',
+            "sglang_version: latest",
+            "sglang_version: expected a version",
+        ),
+        ("cuda_version:", "cuda:", "cuda: unknown key 'cuda' (did you mean 'cuda_version'?)"),
+    ],
+)
+def test_bad_image_specs(project: Project, old: str, new: str, expected: str) -> None:
+    text = (project.images / "sglang-nightly-cu13.yaml").read_text()
+    assert old in text
+    project.write("bad.yaml", text.replace(old, new), folder="images")
+    with pytest.raises(ImageSpecError) as info:
+        load_image_spec("bad", project.images)
+    assert any(
+        line.startswith("images/bad.yaml: ") and expected in line for line in info.value.problems
+    ), info.value.problems
+
+
+def test_numbers_in_yaml_become_versions(project: Project) -> None:
+    text = (project.images / "sglang-nightly-cu13.yaml").read_text()
+    text = text.replace('cuda_version: "13.0"', "cuda_version: 13.0").replace(
+        '["9.0", "10.0", "10.3", "12.0"]', "[9.0, 10.0, 10.3, 12]"
+    )
+    project.write("num.yaml", text, folder="images")
+    spec = load_image_spec("num", project.images)
+    assert spec.cuda_version == "13.0"
+    assert spec.gpu_architectures == ["9.0", "10.0", "10.3", "12.0"]
+
+
+def test_remote_diff_must_name_its_head_commit(project: Project) -> None:
+    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    project.write(
+        "moving.yaml", text.replace("main...93e9850e", "main...pull-head-"), folder="images"
+    )
+    with pytest.raises(ImageSpecError, match=r"patch_set.remote\[0\].url: must name head_commit"):
+        load_image_spec("moving", project.images)
+
+
+def test_local_patch_files_must_exist(project: Project) -> None:
+    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    project.write(
+        "local.yaml", text.replace("  local: []", "  local: [0001-fix.patch]"), folder="images"
+    )
+    with pytest.raises(
+        ImageSpecError, match=r"patch_set.local\[0\]: no file patches/ddtree/0001-fix.patch"
+    ):
+        load_image_spec("local", project.images)
+    project.write("ddtree/0001-fix.patch", "--- a\n+++ b\n", folder="patches")
+    spec = load_image_spec("local", project.images)
+    assert spec.local_patch_paths(project.root / "patches") == [
+        project.root / "patches" / "ddtree" / "0001-fix.patch"
+    ]
+
+
+def test_provided_option_clashing_with_sglang(project: Project) -> None:
+    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    project.write(
+        "clash.yaml",
+        text.replace("--speculative-ddtree-budget", "--speculative-num-steps"),
+        folder="images",
+    )
+    spec = load_image_spec("clash", project.images)
+    with pytest.raises(RecipeError, match="already has: --speculative-num-steps"):
+        effective_catalog(spec)
+
+
+def test_missing_image_spec(project: Project) -> None:
+    with pytest.raises(ImageSpecNotFound) as info:
+        load_image_spec("sglang-nightly-cu31", project.images)
+    assert "did you mean 'sglang-nightly-cu13'" in info.value.message
+
+
+def test_image_spec_json_schema_has_descriptions() -> None:
+    schema = ImageSpec.model_json_schema()
+    assert "description" in schema["properties"]["sglang_version"]
+
+
+def test_images_dir_env(project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from repro.recipe import check_recipe, load_recipe
+
+    monkeypatch.setenv("REPRO_IMAGES_DIR", str(tmp_path / "none"))
+    findings = check_recipe(load_recipe("demo"))
+    assert [(f.path, f.rule) for f in findings] == [("image", "image")]
+    assert "no image spec 'sim'" in findings[0].message
