@@ -1,0 +1,119 @@
+"""`repro report RUN...` and `repro compare A B`: tables, plots and pages from run records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from repro.report import (
+    METRICS,
+    build_report,
+    compare_runs,
+    comparison_to_json,
+    load_run,
+    load_runs,
+    render_comparison,
+    render_html,
+    render_markdown,
+    render_rich,
+    report_to_json,
+    write_plots,
+)
+from repro.report.compare import DEFAULT_METRICS
+
+_METRIC = click.Choice(sorted(METRICS))
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_name(output.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(output)
+    click.echo(f"wrote {output}", err=True)
+
+
+@click.command("report")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--baseline", type=click.Path(path_type=Path), help="Run to compute speedups vs.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "markdown", "json", "html"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--metric",
+    "metrics",
+    type=_METRIC,
+    multiple=True,
+    help="Metric per table (repeatable; default output_throughput).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path),
+    help="Write to this file (html: report.html).",
+)
+@click.option("--plots", type=click.Path(path_type=Path), help="Also write the PNG plots here.")
+def report(
+    runs: tuple[Path, ...],
+    baseline: Path | None,
+    fmt: str,
+    metrics: tuple[str, ...],
+    output: Path | None,
+    plots: Path | None,
+) -> None:
+    """One row per run, one column per concurrency; best per column marked (*).
+
+    With --baseline RUN each cell also shows the speedup vs that run (e.g. kimi26-ep4-dflash
+    vs kimi26-ep4). Runs from the simulator are marked SIMULATED in every format.
+    """
+    records = load_runs(list(runs))
+    base = load_run(baseline) if baseline is not None else None
+    chosen = list(metrics) or ["output_throughput"]
+    if plots is not None:
+        shown = records if base is None else [base, *records]
+        for path in write_plots(shown, plots):
+            click.echo(f"wrote {path}", err=True)
+    if fmt == "html":
+        _write(render_html(records, base, chosen), output or Path("report.html"))
+        return
+    reports = [build_report(records, m, base) for m in chosen]
+    if fmt == "json":
+        data = [report_to_json(r) for r in reports]
+        _write(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n", output)
+    elif fmt == "markdown":
+        _write("\n".join(render_markdown(r) for r in reports), output)
+    else:
+        console = Console(record=output is not None, width=200 if output else None)
+        for r in reports:
+            console.print(render_rich(r))
+        if output is not None:
+            _write(console.export_text(), output)
+
+
+@click.command("compare")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option("--metric", "metrics", type=_METRIC, multiple=True, help="Default: all four.")
+@click.option("--force", is_flag=True, help="Compare even when the workloads differ.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def compare(a: Path, b: Path, metrics: tuple[str, ...], force: bool, as_json: bool) -> None:
+    """B relative to A on matched concurrency levels: delta, direction, and whether it is
+    within the runs' own spread (repeats) or a real change; machines side by side."""
+    run_a, run_b = load_runs([a, b])
+    result = compare_runs(run_a, run_b, metrics or DEFAULT_METRICS, force=force)
+    if as_json:
+        click.echo(json.dumps(comparison_to_json(result), indent=2))
+    else:
+        Console().print(render_comparison(result))
+
+
+COMMANDS = [report, compare]

@@ -1,0 +1,265 @@
+"""Compare two runs point by point: matched concurrencies only, deltas, spread and machines.
+
+cmp = compare_runs(a, b)                       # refuses different workloads unless force
+cmp.points[i].delta, .direction ("better"|"worse"|"same"), .verdict
+cmp.machines                                   # fingerprint fields side by side
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from repro.errors import ReproError
+from repro.report.records import METRICS, MetricInfo, RunRecord
+from repro.report.table import SIMULATED
+
+Direction = Literal["better", "worse", "same"]
+Verdict = Literal["real change", "within spread", "no spread (1 repeat)"]
+
+DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "accept_length")
+
+
+class PointDelta(BaseModel):
+    metric: str
+    concurrency: int
+    a: float
+    b: float
+    a_range: tuple[float, float]
+    b_range: tuple[float, float]
+    a_repeats: int
+    b_repeats: int
+    delta: float  # b - a
+    percent: float | None
+    direction: Direction  # of B relative to A
+    verdict: Verdict
+
+
+class FingerprintRow(BaseModel):
+    field: str
+    a: str
+    b: str
+
+    @property
+    def differs(self) -> bool:
+        return self.a != self.b
+
+
+class Comparison(BaseModel):
+    a_label: str
+    b_label: str
+    a_simulated: bool
+    b_simulated: bool
+    matched: list[int]
+    only_a: list[int]
+    only_b: list[int]
+    warnings: list[str]
+    points: list[PointDelta]
+    machines: list[FingerprintRow]
+    same_machine: bool
+
+
+def _direction(info: MetricInfo, a: float, b: float, rel_tol: float = 1e-9) -> Direction:
+    if abs(b - a) <= rel_tol * max(abs(a), abs(b), 1.0):
+        return "same"
+    return "better" if (b > a) == info.higher_is_better else "worse"
+
+
+def _verdict(a_vals: list[float], b_vals: list[float]) -> Verdict:
+    """A real change when the repeats' ranges do not overlap; needs 2+ repeats on both sides."""
+    if len(a_vals) < 2 or len(b_vals) < 2:
+        return "no spread (1 repeat)"
+    if max(a_vals) < min(b_vals) or max(b_vals) < min(a_vals):
+        return "real change"
+    return "within spread"
+
+
+def _model_of(run: RunRecord) -> str:
+    model = run.recipe.get("model") or {}
+    return f"{model.get('repo', '?')}@{model.get('revision', '?')}"
+
+
+def _drafter_of(run: RunRecord) -> str:
+    drafter = run.recipe.get("drafter") or {}
+    return f"{drafter.get('repo')}@{drafter.get('revision')}" if drafter else "none"
+
+
+def _fingerprint(run: RunRecord) -> dict[str, str]:
+    m = run.machine or {}
+    gpus = m.get("gpus") or []
+    names = sorted({str(g.get("name", "?")) for g in gpus})
+    caps = sorted({str(g.get("compute_cap")) for g in gpus if g.get("compute_cap")})
+    docker = m.get("docker") or {}
+    server = run.server_info or {}
+    par = run.recipe.get("parallelism") or {}
+    spec = run.recipe.get("speculative") or {}
+    return {
+        "hostname": str(m.get("hostname", "-")),
+        "machine class": run.machine_class,
+        "GPUs": f"{len(gpus)}x {', '.join(names)}" if gpus else "none",
+        "compute capability": ", ".join(caps) or "-",
+        "interconnect": str(m.get("interconnect", "-")),
+        "NUMA nodes": str(m.get("numa_nodes", "-")),
+        "driver": str(m.get("driver_version") or "-"),
+        "CUDA (driver)": str(m.get("cuda_version") or "-"),
+        "CPU": f"{m.get('cpu_model') or '-'} ({m.get('cpu_count', '?')} cores)",
+        "kernel": str(m.get("kernel", "-")),
+        "docker": str(docker.get("server_version") or docker.get("version") or "-"),
+        "image digest": run.image_digest or "-",
+        "SGLang version": str(server.get("version") or "-"),
+        "simulated": "yes" if run.simulated else "no",
+        "model": _model_of(run),
+        "drafter": _drafter_of(run),
+        "speculative": str(spec.get("algorithm") or "none"),
+        "parallelism": " ".join(f"{k}={v}" for k, v in sorted(par.items())) or "-",
+        "endpoint": str(run.run.endpoint or "-"),
+    }
+
+
+def compare_runs(
+    a: RunRecord,
+    b: RunRecord,
+    metrics: tuple[str, ...] | list[str] = DEFAULT_METRICS,
+    force: bool = False,
+) -> Comparison:
+    """B relative to A on the concurrencies both measured with the same workload.
+
+    Different workloads (input/output lengths, dataset, request rate) are refused unless
+    `force`, then they become warnings; a different model is always a warning.
+    """
+    warnings: list[str] = []
+    wa, wb = a.run.workload.identity(), b.run.workload.identity()
+    diffs = [f"{k}: {wa[k]} vs {wb[k]}" for k in wa if wa[k] != wb[k]]
+    if a.run.endpoint != b.run.endpoint:
+        diffs.append(f"endpoint: {a.run.endpoint} vs {b.run.endpoint}")
+    if diffs:
+        message = f"the workloads differ ({'; '.join(diffs)})"
+        if not force:
+            raise ReproError(
+                f"{a.path} and {b.path}: {message}: their points are not comparable",
+                hint="bench both with the same workload, or pass --force to compare anyway",
+            )
+        warnings.append(message + ": deltas mix workload and configuration")
+    if _model_of(a) != _model_of(b):
+        warnings.append(f"different models: {_model_of(a)} vs {_model_of(b)}")
+    if a.simulated != b.simulated:
+        warnings.append("one run is SIMULATED and the other is not")
+    for run in (a, b):
+        if run.run.status != "complete":
+            warnings.append(f"{run.label}: run status is {run.run.status}")
+    ca, cb = set(a.concurrencies), set(b.concurrencies)
+    matched = sorted(ca & cb)
+    if not matched:
+        raise ReproError(
+            f"{a.path} and {b.path} share no concurrency level ({sorted(ca)} vs {sorted(cb)})",
+            hint="bench both with overlapping concurrencies",
+        )
+    points: list[PointDelta] = []
+    for metric in metrics:
+        info = METRICS[metric]
+        pa, pb = a.points(metric), b.points(metric)
+        for c in matched:
+            if c not in pa or c not in pb:
+                continue
+            x, y = pa[c], pb[c]
+            points.append(
+                PointDelta(
+                    metric=metric,
+                    concurrency=c,
+                    a=x.mean,
+                    b=y.mean,
+                    a_range=(x.low, x.high),
+                    b_range=(y.low, y.high),
+                    a_repeats=x.repeats,
+                    b_repeats=y.repeats,
+                    delta=y.mean - x.mean,
+                    percent=(y.mean - x.mean) / x.mean * 100 if x.mean else None,
+                    direction=_direction(info, x.mean, y.mean),
+                    verdict=_verdict(x.values, y.values),
+                )
+            )
+    fa, fb = _fingerprint(a), _fingerprint(b)
+    machines = [FingerprintRow(field=k, a=fa[k], b=fb[k]) for k in fa]
+    label_a, label_b = a.label, b.label
+    if label_a == label_b:
+        label_a, label_b = f"{a.label} ({a.run_id})", f"{b.label} ({b.run_id})"
+    return Comparison(
+        a_label=label_a,
+        b_label=label_b,
+        a_simulated=a.simulated,
+        b_simulated=b.simulated,
+        matched=matched,
+        only_a=sorted(ca - cb),
+        only_b=sorted(cb - ca),
+        warnings=warnings,
+        points=points,
+        machines=machines,
+        same_machine=fa["hostname"] == fb["hostname"] and fa["GPUs"] == fb["GPUs"],
+    )
+
+
+def _arrow(p: PointDelta) -> str:
+    return {"better": "▲ better", "worse": "▼ worse", "same": "= same"}[p.direction]
+
+
+def render_comparison(cmp: Comparison) -> Group:
+    """Rich renderables: deltas table, then the fingerprints side by side."""
+    parts: list[Any] = []
+    for w in cmp.warnings:
+        parts.append(Text(f"warning: {w}", style="yellow"))
+    a_name = cmp.a_label + (f" {SIMULATED}" if cmp.a_simulated else "")
+    b_name = cmp.b_label + (f" {SIMULATED}" if cmp.b_simulated else "")
+    table = Table(title=f"B = {b_name}  vs  A = {a_name}")
+    for col, justify in [
+        ("metric", "left"),
+        ("c", "right"),
+        ("A", "right"),
+        ("B", "right"),
+        ("delta", "right"),
+        ("%", "right"),
+        ("direction", "left"),
+        ("verdict", "left"),
+    ]:
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for p in cmp.points:
+        info = METRICS[p.metric]
+        style = {"better": "green", "worse": "red", "same": ""}[p.direction]
+        verdict_style = "bold" if p.verdict == "real change" else "dim"
+        table.add_row(
+            f"{info.label} ({info.unit})",
+            str(p.concurrency),
+            f"{p.a:.2f}",
+            f"{p.b:.2f}",
+            f"{p.delta:+.2f}",
+            "-" if p.percent is None else f"{p.percent:+.1f}%",
+            Text(_arrow(p), style=style),
+            Text(p.verdict, style=verdict_style),
+        )
+    parts.append(table)
+    if cmp.only_a or cmp.only_b:
+        parts.append(
+            Text(f"unmatched levels left out: only A {cmp.only_a}, only B {cmp.only_b}", "dim")
+        )
+    machines = Table(
+        title="machines" + (" (same machine)" if cmp.same_machine else " (different machines)")
+    )
+    machines.add_column("field")
+    machines.add_column("A")
+    machines.add_column("B")
+    for row in cmp.machines:
+        style = "bold yellow" if row.differs else ""
+        machines.add_row(row.field, Text(row.a, style), Text(row.b, style))
+    parts.append(machines)
+    return Group(*parts)
+
+
+def comparison_to_json(cmp: Comparison) -> dict[str, Any]:
+    data = cmp.model_dump(mode="json")
+    for row, model in zip(data["machines"], cmp.machines, strict=True):
+        row["differs"] = model.differs
+    data["simulated"] = cmp.a_simulated or cmp.b_simulated
+    return data

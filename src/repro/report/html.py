@@ -1,0 +1,53 @@
+"""One self-contained HTML page: the tables plus the plots embedded as base64 PNGs.
+
+page = render_html(runs, baseline=base, metrics=["output_throughput", "ttft"])
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from pathlib import Path
+
+import jinja2
+
+from repro.report.plots import all_plots
+from repro.report.records import RunRecord
+from repro.report.table import build_report, caption, fmt_value
+
+_TITLES = {
+    "throughput": "Throughput vs concurrency",
+    "pareto": "Per-user vs total throughput",
+    "acceptance": "Acceptance length per prompt set per drafter",
+}
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def render_html(
+    runs: list[RunRecord],
+    baseline: RunRecord | None = None,
+    metrics: list[str] | tuple[str, ...] = ("output_throughput",),
+) -> str:
+    """The page as a string; it references no file or URL outside itself."""
+    tables = [build_report(runs, metric, baseline) for metric in metrics]
+    shown = list(runs)
+    if baseline is not None and all(r.path.resolve() != baseline.path.resolve() for r in runs):
+        shown.insert(0, baseline)
+    images = [
+        (name, _TITLES[name], base64.b64encode(png).decode("ascii"))
+        for name, png in all_plots(shown).items()
+    ]
+    return _ENV.get_template("report.html.jinja").render(
+        tables=tables,
+        images=images,
+        runs=shown,
+        simulated=any(r.simulated for r in shown),
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        fmt=fmt_value,
+        caption=caption,
+    )

@@ -1,0 +1,158 @@
+"""PNG plots of run records (matplotlib, Agg backend; no display needed).
+
+png = plot_throughput(runs)        # output tok/s vs concurrency, one line per run
+png = plot_pareto(runs)            # per-user tok/s vs total tok/s, points labelled by c
+png = plot_acceptance(runs)        # acceptance length per prompt set per drafter, or None
+write_plots(runs, out_dir)         # all of them as files; returns the paths
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from repro.report.records import RunRecord
+from repro.report.table import SIMULATED
+
+
+def _name(run: RunRecord) -> str:
+    return run.label + (f" ({SIMULATED})" if run.simulated else "")
+
+
+def _figure() -> Figure:
+    fig = Figure(figsize=(8, 5), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig: Figure, runs: list[RunRecord]) -> bytes:
+    if any(r.simulated for r in runs):
+        fig.text(
+            0.99,
+            0.01,
+            SIMULATED,
+            ha="right",
+            va="bottom",
+            color="red",
+            fontsize=12,
+            fontweight="bold",
+            alpha=0.8,
+        )
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def plot_throughput(runs: list[RunRecord]) -> bytes:
+    """Output tok/s vs concurrency (log2 x axis), one line per run, min-max band from repeats."""
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    for run in runs:
+        points = run.points("output_throughput")
+        if not points:
+            continue
+        cs = sorted(points)
+        (line,) = ax.plot(cs, [points[c].mean for c in cs], marker="o", label=_name(run))
+        if any(points[c].repeats > 1 for c in cs):
+            ax.fill_between(
+                cs,
+                [points[c].low for c in cs],
+                [points[c].high for c in cs],
+                color=line.get_color(),
+                alpha=0.2,
+            )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("concurrency")
+    ax.set_ylabel("output throughput (tok/s)")
+    ax.set_title("Throughput vs concurrency")
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    return _png(fig, runs)
+
+
+def plot_pareto(runs: list[RunRecord]) -> bytes:
+    """Per-user tok/s (y) vs total output tok/s (x): each run's front, points labelled c=N."""
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    for run in runs:
+        total = run.points("output_throughput")
+        per_user = run.points("output_throughput_per_user")
+        cs = sorted(set(total) & set(per_user))
+        if not cs:
+            continue
+        xs = [total[c].mean for c in cs]
+        ys = [per_user[c].mean for c in cs]
+        ax.plot(xs, ys, marker="o", label=_name(run))
+        for c, x, y in zip(cs, xs, ys, strict=True):
+            ax.annotate(f"c={c}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set_xlabel("total output throughput (tok/s)")
+    ax.set_ylabel("per-user output throughput (tok/s)")
+    ax.set_title("Per-user vs total throughput (up and right is better)")
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    return _png(fig, runs)
+
+
+def drafter_label(run: RunRecord) -> str:
+    drafter = run.recipe.get("drafter") or {}
+    return str(drafter.get("repo") or run.label)
+
+
+def plot_acceptance(runs: list[RunRecord]) -> bytes | None:
+    """Grouped bars: acceptance length per prompt set, one bar per run's drafter; None if none."""
+    with_accept = [r for r in runs if r.accept is not None and r.accept.sets]
+    if not with_accept:
+        return None
+    sets = sorted({s.prompt_set for r in with_accept for s in r.accept.sets})  # type: ignore[union-attr]
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / len(with_accept)
+    for i, run in enumerate(with_accept):
+        assert run.accept is not None
+        by_set = {s.prompt_set: s.accept_length for s in run.accept.sets}
+        xs = [j + i * width - 0.4 + width / 2 for j in range(len(sets))]
+        heights = [by_set.get(s) or 0.0 for s in sets]
+        label = drafter_label(run)
+        if label != run.label:
+            label = f"{label} [{run.label}]"
+        bars = ax.bar(xs, heights, width=width, label=label + (" (SIM)" if run.simulated else ""))
+        ax.bar_label(bars, fmt="%.2f", fontsize=7)
+    ax.set_xticks(range(len(sets)))
+    ax.set_xticklabels(sets)
+    ax.set_ylabel("acceptance length (tokens per verify step)")
+    ax.set_title("Acceptance length per prompt set per drafter")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig, runs)
+
+
+def all_plots(runs: list[RunRecord]) -> dict[str, bytes]:
+    """name -> PNG bytes for every plot that has data."""
+    plots = {"throughput": plot_throughput(runs), "pareto": plot_pareto(runs)}
+    accept = plot_acceptance(runs)
+    if accept is not None:
+        plots["acceptance"] = accept
+    return plots
+
+
+def write_plots(runs: list[RunRecord], out_dir: str | Path) -> list[Path]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, png in all_plots(runs).items():
+        path = out / f"{name}.png"
+        tmp = path.with_suffix(".png.tmp")
+        tmp.write_bytes(png)
+        tmp.replace(path)
+        paths.append(path)
+    return paths

@@ -1,0 +1,255 @@
+"""The summary table: one row per run, one column per concurrency, best marked, vs baseline.
+
+report = build_report(runs, metric="output_throughput", baseline=base_run)
+render_markdown(report) / render_rich(report) / report_to_json(report)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+from rich.table import Table
+from rich.text import Text
+
+from repro.errors import ReproError
+from repro.report.records import METRICS, MetricInfo, RunRecord
+
+SIMULATED = "SIMULATED"
+
+
+class Cell(BaseModel):
+    """One run at one concurrency."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    repeats: int = 0
+    best: bool = False
+    speedup: float | None = Field(default=None, description="vs the baseline; >1 is better")
+
+
+class ReportRow(BaseModel):
+    label: str
+    run_id: str
+    recipe: str
+    machine_class: str
+    image_digest: str
+    simulated: bool
+    status: str
+    is_baseline: bool = False
+    cells: dict[int, Cell]
+    peak: float | None = None
+    peak_concurrency: int | None = None
+    peak_speedup: float | None = None
+
+
+class Report(BaseModel):
+    metric: MetricInfo
+    concurrencies: list[int]
+    rows: list[ReportRow]
+    baseline: str | None = None  # label of the baseline row
+
+    @property
+    def any_simulated(self) -> bool:
+        return any(r.simulated for r in self.rows)
+
+
+def _better(metric: MetricInfo, a: float, b: float) -> bool:
+    return a > b if metric.higher_is_better else a < b
+
+
+def _speedup(metric: MetricInfo, value: float | None, base: float | None) -> float | None:
+    """Ratio where >1 means better than the baseline, for either direction of metric."""
+    if value is None or base is None or value == 0 or base == 0:
+        return None
+    return value / base if metric.higher_is_better else base / value
+
+
+def build_report(
+    runs: list[RunRecord], metric: str = "output_throughput", baseline: RunRecord | None = None
+) -> Report:
+    """The table model. `baseline` is one of `runs` or an extra run shown as the first row."""
+    if metric not in METRICS:
+        raise ReproError(
+            f"unknown metric {metric!r}", hint=f"choose one of {', '.join(sorted(METRICS))}"
+        )
+    if not runs and baseline is None:
+        raise ReproError("no runs to report", hint="pass one or more run record folders")
+    info = METRICS[metric]
+    all_runs = list(runs)
+    if baseline is not None and all(r.path.resolve() != baseline.path.resolve() for r in runs):
+        all_runs.insert(0, baseline)
+    concurrencies = sorted({c for r in all_runs for c in r.concurrencies})
+    rows: list[ReportRow] = []
+    base_points = baseline.points(metric) if baseline is not None else {}
+    for run in all_runs:
+        points = run.points(metric)
+        cells: dict[int, Cell] = {}
+        for c in concurrencies:
+            p = points.get(c)
+            cell = (
+                Cell()
+                if p is None
+                else Cell(value=p.mean, low=p.low, high=p.high, repeats=p.repeats)
+            )
+            if baseline is not None and p is not None and c in base_points:
+                cell.speedup = _speedup(info, p.mean, base_points[c].mean)
+            cells[c] = cell
+        peak_c: int | None = None
+        for c, cell in cells.items():
+            if cell.value is not None and (
+                peak_c is None or _better(info, cell.value, cells[peak_c].value or 0.0)
+            ):
+                peak_c = c
+        is_base = baseline is not None and run.path.resolve() == baseline.path.resolve()
+        rows.append(
+            ReportRow(
+                label=run.label,
+                run_id=run.run_id,
+                recipe=run.recipe_name,
+                machine_class=run.machine_class,
+                image_digest=run.image_digest_short,
+                simulated=run.simulated,
+                status=run.run.status,
+                is_baseline=is_base,
+                cells=cells,
+                peak=cells[peak_c].value if peak_c is not None else None,
+                peak_concurrency=peak_c,
+            )
+        )
+    if baseline is not None:
+        base_row = next(r for r in rows if r.is_baseline)
+        for row in rows:
+            row.peak_speedup = _speedup(info, row.peak, base_row.peak)
+    for c in concurrencies:
+        values = [r.cells[c].value for r in rows if r.cells[c].value is not None]
+        if len(values) < 2:
+            continue
+        best = max(values) if info.higher_is_better else min(values)  # type: ignore[type-var]
+        for row in rows:
+            if row.cells[c].value == best:
+                row.cells[c].best = True
+    return Report(
+        metric=info,
+        concurrencies=concurrencies,
+        rows=rows,
+        baseline=next((r.label for r in rows if r.is_baseline), None),
+    )
+
+
+def fmt_value(value: float | None, metric: MetricInfo) -> str:
+    if value is None:
+        return "-"
+    if metric.name == "accept_length":
+        return f"{value:.2f}"
+    return f"{value:.1f}" if value < 1000 else f"{value:.0f}"
+
+
+def fmt_speedup(speedup: float | None) -> str:
+    return "" if speedup is None else f"{speedup:.2f}x"
+
+
+def row_title(row: ReportRow) -> str:
+    tags = []
+    if row.simulated:
+        tags.append(SIMULATED)
+    if row.is_baseline:
+        tags.append("baseline")
+    if row.status != "complete":
+        tags.append(row.status)
+    return row.label + (f" [{', '.join(tags)}]" if tags else "")
+
+
+def cell_text(cell: Cell, metric: MetricInfo, with_speedup: bool) -> str:
+    text = fmt_value(cell.value, metric)
+    if cell.best:
+        text += " *"
+    if with_speedup and cell.speedup is not None:
+        text += f" ({fmt_speedup(cell.speedup)})"
+    return text
+
+
+def caption(report: Report) -> str:
+    m = report.metric
+    better = "higher" if m.higher_is_better else "lower"
+    parts = [f"{m.label} ({m.unit}, {better} is better) by concurrency; * best per column"]
+    if report.baseline:
+        parts.append(f"(Nx) speedup vs baseline {report.baseline}")
+    if report.any_simulated:
+        parts.append(f"{SIMULATED}: numbers come from the CPU simulator, not a GPU server")
+    return "; ".join(parts)
+
+
+def render_markdown(report: Report) -> str:
+    with_speedup = report.baseline is not None
+    head = ["run", "machine", "image", *[f"c={c}" for c in report.concurrencies], "peak"]
+    lines = [
+        f"**{report.metric.label}** ({report.metric.unit})"
+        + (f" — **{SIMULATED}**" if report.any_simulated else ""),
+        "",
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join(["---"] * 3 + ["---:"] * (len(head) - 3)) + " |",
+    ]
+    for row in report.rows:
+        cells = []
+        for c in report.concurrencies:
+            text = cell_text(row.cells[c], report.metric, with_speedup)
+            cells.append(f"**{text}**" if row.cells[c].best else text)
+        peak = fmt_value(row.peak, report.metric)
+        if row.peak is not None:
+            peak += f" @c={row.peak_concurrency}"
+            if with_speedup and row.peak_speedup is not None:
+                peak += f" ({fmt_speedup(row.peak_speedup)})"
+        title = row_title(row).replace("|", "\\|")
+        lines.append(
+            "| "
+            + " | ".join([title, row.machine_class, f"`{row.image_digest}`", *cells, peak])
+            + " |"
+        )
+    lines += ["", f"_{caption(report)}_", ""]
+    return "\n".join(lines)
+
+
+def render_rich(report: Report) -> Table:
+    with_speedup = report.baseline is not None
+    title = f"{report.metric.label} ({report.metric.unit})"
+    if report.any_simulated:
+        title += f"  [bold red]{SIMULATED}[/]"
+    table = Table(title=title, caption=caption(report), caption_justify="left")
+    table.add_column("run", no_wrap=True)
+    table.add_column("machine")
+    table.add_column("image")
+    for c in report.concurrencies:
+        table.add_column(f"c={c}", justify="right")
+    table.add_column("peak", justify="right")
+    for row in report.rows:
+        cells: list[Text | str] = []
+        for c in report.concurrencies:
+            text = cell_text(row.cells[c], report.metric, with_speedup)
+            cells.append(Text(text, style="bold green") if row.cells[c].best else text)
+        peak = fmt_value(row.peak, report.metric)
+        if row.peak is not None:
+            peak += f" @c={row.peak_concurrency}"
+            if with_speedup and row.peak_speedup is not None:
+                peak += f" ({fmt_speedup(row.peak_speedup)})"
+        name = Text(row.label)
+        if row.simulated:
+            name.append(f" {SIMULATED}", style="bold red")
+        if row.is_baseline:
+            name.append(" baseline", style="cyan")
+        if row.status != "complete":
+            name.append(f" {row.status}", style="yellow")
+        table.add_row(name, row.machine_class, row.image_digest, *cells, peak)
+    return table
+
+
+def report_to_json(report: Report) -> dict[str, Any]:
+    data = report.model_dump(mode="json")
+    data["simulated"] = report.any_simulated
+    data["caption"] = caption(report)
+    for row in data["rows"]:
+        row["cells"] = {str(c): cell for c, cell in row["cells"].items()}
+        if row["simulated"]:
+            row["marker"] = SIMULATED
+    return data
