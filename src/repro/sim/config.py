@@ -1,0 +1,235 @@
+"""From argv + environment + profile to the simulator's settings.
+
+The command line is SGLang's (see catalog.py); simulator-only knobs come from the environment
+so that a rendered argv stays valid for real SGLang:
+
+  REPRO_SIM_PROFILE             profile name or path (default: demo)
+  REPRO_SIM_SEED                seed of generated text and acceptance draws
+                                (default: --random-seed, else 0)
+  REPRO_SIM_TIME_SCALE          multiplies every simulated duration (0 = no waiting at all)
+  REPRO_SIM_LOAD_SECONDS        imitated weight loading: /health* answer 503 meanwhile
+  REPRO_SIM_FAIL_AT_START       non-empty: fail during start-up (exit 1) with a log line
+  REPRO_SIM_EXIT_AFTER_SECONDS  crash this many seconds after start
+  REPRO_SIM_EXIT_CODE           exit code of that crash (default 1)
+  REPRO_SIM_TRACE_FILE          append one JSON line per finished request: chunk send times
+  REPRO_SIM_CATALOG             another option catalog JSON (default: SGLang 0.5.23's)
+
+Speculative settings are resolved as SGLang's hooks do (sglang/srt/arg_groups/
+speculative_hook.py: DFLASH forces num_steps/topk to 1, takes `--speculative-dflash-block-size`
+as the draft tokens and refuses a disagreeing `--speculative-num-draft-tokens`, needs a draft
+model and pp_size 1; DDTREE (PR #29907) reuses the DFlash drafter and verifies budget + 1
+tokens per step, budget defaulting to block_size - 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from repro.sim.catalog import build_parser, load_catalog
+from repro.sim.profile import CATEGORIES, Profile, SpecProfile, accept_cdf, load_profile
+from repro.sim.registry import Registry, load_registry
+
+EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE", "FROZEN_KV_MTP")
+DFLASH_FAMILY = ("DFLASH", "DDTREE")
+_SECRET_DESTS = ("api_key", "admin_api_key")
+
+
+class StartupError(ValueError):
+    """A configuration SGLang refuses at start-up (it raises ValueError: exit code 1)."""
+
+
+@dataclass
+class SimConfig:
+    args: argparse.Namespace
+    argv: list[str]
+    profile: Profile
+    registry: Registry
+    catalog_path: str
+    algorithm: str | None = None
+    spec: SpecProfile | None = None
+    draft_tokens: int = 0  # speculative_num_draft_tokens
+    verify_tokens: int = 1  # tokens the target verifies per request and step
+    accept_cap: int = 0  # most drafts one step can accept
+    accept_cdfs: dict[str, list[float]] = field(default_factory=dict)
+    served_model_name: str = ""
+    context_length: int = 32768
+    max_running_requests: int = 256  # per DP rank
+    kv_tokens: int = 1_000_000  # per DP rank
+    dp_size: int = 1
+    cuda_graph: bool = True
+    seed: int = 0
+    time_scale: float = 1.0
+    load_seconds: float = 0.0
+    fail_at_start: str = ""
+    exit_after: float | None = None
+    exit_code: int = 1
+    trace_file: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def eos_token_id(self) -> int:
+        return int(self.profile.model.get("eos_token_id", 2))
+
+    def server_args(self) -> dict[str, Any]:
+        """The resolved arguments, as /server_info reports them (secrets redacted)."""
+        values = {k: _jsonable(v) for k, v in vars(self.args).items()}
+        for dest in _SECRET_DESTS:
+            if values.get(dest):
+                values[dest] = "<redacted>"
+        values.update(
+            served_model_name=self.served_model_name,
+            tokenizer_path=self.args.tokenizer_path or self.args.model_path,
+            context_length=self.context_length,
+            max_running_requests=self.max_running_requests * self.dp_size,
+            max_total_tokens=self.kv_tokens,
+            random_seed=self.seed,
+            speculative_algorithm=self.algorithm,
+        )
+        if self.algorithm:
+            values["speculative_num_draft_tokens"] = self.draft_tokens
+            if self.algorithm in DFLASH_FAMILY:
+                values.update(speculative_num_steps=1, speculative_eagle_topk=1)
+            if self.algorithm == "DDTREE":
+                values["speculative_ddtree_budget"] = self.verify_tokens - 1
+        return values
+
+    def launch_command(self) -> str:
+        redacted, hide = [], False
+        for arg in self.argv:
+            redacted.append("<redacted>" if hide else arg)
+            hide = arg in ("--api-key", "--admin-api-key")
+        return shlex.join(["python3", "-m", "sglang.launch_server", *redacted])
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except TypeError:
+        return str(value)
+
+
+def _env_float(name: str, default: float | None) -> float | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise StartupError(f"{name}={raw!r} is not a number") from None
+
+
+def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
+    args = cfg.args
+    name = args.speculative_algorithm
+    if name is None:
+        return
+    algorithm = cfg.registry.resolve(name)
+    if algorithm is None:
+        # real 0.5.23 raises "Unknown speculative algorithm name" from SpeculativeAlgorithm
+        # .from_string (spec_info.py); reported argparse-style here, exit code 2
+        parser.error(
+            f"argument --speculative-algorithm: invalid choice: {name!r} (Unknown speculative "
+            f"algorithm name: {name}; registered: {', '.join(cfg.registry.accepted())})"
+        )
+    if algorithm == "NONE":
+        return
+    cfg.algorithm = algorithm
+    spec = cfg.spec = cfg.profile.spec(algorithm)
+    num_draft = args.speculative_num_draft_tokens
+    if algorithm in DFLASH_FAMILY:
+        if args.pp_size != 1:
+            raise StartupError("Currently DFLASH speculative decoding only supports pp_size == 1.")
+        if args.speculative_draft_model_path is None:
+            raise StartupError(
+                "DFLASH speculative decoding requires setting --speculative-draft-model-path."
+            )
+        block = args.speculative_dflash_block_size
+        if block is not None:
+            if block <= 0:
+                raise StartupError(
+                    f"DFLASH requires --speculative-dflash-block-size to be positive, got {block}."
+                )
+            if num_draft is not None and num_draft != block:
+                raise StartupError(
+                    "Both --speculative-num-draft-tokens and --speculative-dflash-block-size "
+                    "are set but they differ. For DFLASH they must match. "
+                    f"speculative_num_draft_tokens={num_draft}, "
+                    f"speculative_dflash_block_size={block}."
+                )
+            num_draft = block
+        if num_draft is None:
+            num_draft = spec.default_draft_tokens
+            cfg.warnings.append(
+                f"speculative_num_draft_tokens is not set; using the drafter's block_size "
+                f"{num_draft} (simulator profile {cfg.profile.name})."
+            )
+    elif num_draft is None:
+        num_draft = spec.default_draft_tokens
+    cfg.draft_tokens = max(1, int(num_draft))
+    cfg.accept_cap = cfg.draft_tokens - 1
+    cfg.verify_tokens = cfg.draft_tokens
+    if algorithm in EAGLE_FAMILY and args.speculative_num_steps:
+        cfg.accept_cap = min(cfg.accept_cap, int(args.speculative_num_steps))
+    if algorithm == "DDTREE":
+        budget = getattr(args, "speculative_ddtree_budget", None)
+        budget = cfg.draft_tokens - 1 if budget is None else int(budget)
+        if budget < 0:
+            raise StartupError(f"DDTree tree_budget must be non-negative, got {budget}")
+        cfg.verify_tokens = budget + 1
+        cfg.accept_cap = min(cfg.accept_cap, budget)
+    cfg.accept_cdfs = {
+        c: accept_cdf(spec, c, cfg.accept_cap, cfg.verify_tokens) for c in CATEGORIES
+    }
+
+
+def resolve(argv: list[str]) -> SimConfig:
+    """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation."""
+    catalog = load_catalog()
+    builtin = list(catalog.get("builtin_speculative_algorithms") or [])
+    registry = load_registry(builtin, f"SGLang {catalog.get('sglang_version', '?')} catalog")
+    parser = build_parser(catalog, registry.names)
+    args = parser.parse_args(argv)
+    if not args.model_path:
+        parser.error("the following arguments are required: --model-path/--model")
+    profile = load_profile()
+    cfg = SimConfig(
+        args=args,
+        argv=list(argv),
+        profile=profile,
+        registry=registry,
+        catalog_path=str(catalog.get("_path")),
+    )
+    timing = profile.timing
+    cfg.served_model_name = args.served_model_name or args.model_path
+    cfg.context_length = int(args.context_length or profile.model.get("context_length") or 32768)
+    cfg.dp_size = max(1, int(args.dp_size or 1))
+    if args.max_running_requests:
+        cfg.max_running_requests = max(1, int(args.max_running_requests) // cfg.dp_size)
+    else:
+        cfg.max_running_requests = timing.max_running_requests
+    if args.max_total_tokens:
+        cfg.kv_tokens = int(args.max_total_tokens)
+    else:
+        fraction = args.mem_fraction_static or timing.mem_fraction_static
+        cfg.kv_tokens = int(timing.kv_tokens * fraction / timing.mem_fraction_static)
+    cfg.cuda_graph = not (
+        args.disable_cuda_graph
+        or args.disable_decode_cuda_graph
+        or args.cuda_graph_backend_decode == "disabled"
+    )
+    seed = _env_float("REPRO_SIM_SEED", None)
+    cfg.seed = int(seed) if seed is not None else int(args.random_seed or 0)
+    cfg.time_scale = max(0.0, _env_float("REPRO_SIM_TIME_SCALE", 1.0) or 0.0)
+    cfg.load_seconds = max(0.0, _env_float("REPRO_SIM_LOAD_SECONDS", 0.0) or 0.0)
+    cfg.fail_at_start = os.environ.get("REPRO_SIM_FAIL_AT_START", "").strip()
+    cfg.exit_after = _env_float("REPRO_SIM_EXIT_AFTER_SECONDS", None)
+    cfg.exit_code = int(_env_float("REPRO_SIM_EXIT_CODE", 1) or 0)
+    cfg.trace_file = os.environ.get("REPRO_SIM_TRACE_FILE") or None
+    _speculative(cfg, parser)
+    return cfg

@@ -1,0 +1,290 @@
+"""The simulated engine: tokenizer-manager duties in front of one scheduler per DP rank.
+
+It turns validated inputs into requests (with SGLang's length checks, tokenizer_manager.py
+`_validate_one_request`), dispatches them round-robin over the DP ranks, reports the state
+/server_info and /metrics read, and remembers per-request chunk send times for
+REPRO_SIM_TRACE_FILE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from repro.sim.config import SimConfig
+from repro.sim.metrics import Exposition, TokenizerMetrics
+from repro.sim.request import Req
+from repro.sim.scheduler import Scheduler
+from repro.sim.textgen import Tokenizer, classify, classify_ids, request_rng, vocabulary
+
+
+@dataclass
+class Prompt:
+    ids: list[int]
+    text: str | None  # the text it came from, for classification
+
+
+class Engine:
+    def __init__(self, cfg: SimConfig) -> None:
+        self.cfg = cfg
+        model = cfg.profile.model
+        self.tokenizer = Tokenizer(int(model.get("vocab_size", 151_936)), (cfg.eos_token_id,))
+        self.metrics = TokenizerMetrics()
+        self.schedulers = [Scheduler(cfg, rank, self.metrics) for rank in range(cfg.dp_size)]
+        self._next_rank = 0
+        self.ready = False  # ServerStatus.Up after "weight loading" and warmup
+        self.startup_time = time.time()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.active: dict[str, Req] = {}
+        self._trace = open(cfg.trace_file, "a", encoding="utf-8") if cfg.trace_file else None  # noqa: SIM115
+
+    def start(self) -> None:
+        self._tasks = [asyncio.ensure_future(s.run()) for s in self.schedulers]
+
+    def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        if self._trace:
+            self._trace.close()
+
+    # ---- inputs -----------------------------------------------------------------------------
+    def prompt_from_text(self, text: str) -> Prompt:
+        return Prompt(self.tokenizer.encode(text), text)
+
+    def prompt_from_ids(self, ids: list[int]) -> Prompt:
+        return Prompt(list(ids), None)
+
+    def new_request(
+        self,
+        prompt: Prompt,
+        params: dict[str, Any],
+        *,
+        stream: bool,
+        event: asyncio.Event,
+        rid: str | None = None,
+        index: int = 0,
+        log_metrics: bool = True,
+        classify_text: str | None = None,
+    ) -> Req:
+        """One request; raises ValueError with SGLang's message for a request it refuses."""
+        cfg = self.cfg
+        ids = prompt.ids
+        if not ids:
+            raise ValueError("input_ids cannot be empty.")
+        context = cfg.context_length
+        if len(ids) >= context:
+            if not cfg.args.allow_auto_truncate:
+                raise ValueError(
+                    f"The input ({len(ids)} tokens) is longer than the model's context "
+                    f"length ({context} tokens)."
+                )
+            ids = ids[: context - 1]
+        max_new = params.get("max_new_tokens", 128)
+        if max_new is None:
+            max_new = context - len(ids)
+        max_new = int(max_new)
+        if max_new < 0:
+            raise ValueError(f"max_new_tokens must be at least 0, got {max_new}.")
+        if len(ids) + max_new > context:
+            if not cfg.args.allow_auto_truncate:
+                raise ValueError(
+                    "Requested token count exceeds the model's maximum context length of "
+                    f"{context} tokens. You requested a total of {len(ids) + max_new} tokens: "
+                    f"{len(ids)} tokens from the input messages and {max_new} tokens for the "
+                    "completion. Please reduce the number of tokens in the input messages or "
+                    "the completion to fit within the limit."
+                )
+            max_new = context - len(ids)
+        if len(ids) >= cfg.kv_tokens:
+            raise ValueError(
+                f"Input length ({len(ids)} tokens) exceeds the maximum allowed length "
+                f"({cfg.kv_tokens} tokens)."
+            )
+        text = classify_text if classify_text is not None else prompt.text
+        category = classify(text) if text is not None else classify_ids(self.tokenizer, ids)
+        stop = params.get("stop") or []
+        stop_strs = [stop] if isinstance(stop, str) else [s for s in stop if s]
+        return Req(
+            rid=rid or uuid.uuid4().hex,
+            index=index,
+            prompt_ids=ids,
+            category=category,
+            max_new_tokens=max(1, max_new),
+            min_new_tokens=int(params.get("min_new_tokens") or 0),
+            ignore_eos=bool(params.get("ignore_eos")),
+            stop_strs=stop_strs,
+            stop_ids=set(params.get("stop_token_ids") or ()),
+            stream=stream,
+            rng=request_rng(cfg.seed, ids, params.get("sampling_seed"), index),
+            vocab=vocabulary(category),
+            tokenizer=self.tokenizer,
+            eos_id=cfg.eos_token_id,
+            mean_output_tokens=cfg.profile.mean_output_tokens,
+            accept_cdf=cfg.accept_cdfs.get(category) if cfg.algorithm else None,
+            event=event,
+            log_metrics=log_metrics,
+        )
+
+    def submit(self, req: Req) -> None:
+        scheduler = self.schedulers[self._next_rank % len(self.schedulers)]
+        self._next_rank += 1
+        self.active[req.rid] = req
+        scheduler.submit(req)
+
+    def abort(self, req: Req) -> None:
+        self.schedulers[req.dp_rank].abort(req)
+
+    def forget(self, req: Req) -> None:
+        if self.active.get(req.rid) is req:
+            del self.active[req.rid]
+
+    def abort_rid(self, rid: str, abort_all: bool) -> None:
+        """/abort_request: the request finishes with an abort reason (a graceful abort)."""
+        targets = list(self.active.values()) if abort_all else [self.active.get(rid)]
+        for req in targets:
+            if req is None or req.finished or req.aborted:
+                continue
+            where = "waiting queue" if req.first_token_at == 0.0 else "running"
+            self.abort(req)
+            req.finish_reason = {
+                "type": "abort",
+                "message": f"Abort in {where}",
+                "status_code": None,
+                "err_type": None,
+            }
+            req.finished = True
+            req.finished_at = time.perf_counter()
+            req.event.set()
+
+    # ---- outputs ----------------------------------------------------------------------------
+    def meta_info(self, req: Req, finished: bool) -> dict[str, Any]:
+        return req.meta_info(
+            finished=finished,
+            weight_version=str(self.cfg.args.weight_version or "default"),
+            draft_tokens=self.cfg.draft_tokens,
+            speculative=self.cfg.algorithm is not None,
+            enable_metrics=bool(self.cfg.args.enable_metrics),
+        )
+
+    def trace(self, req: Req, endpoint: str, sends: list[tuple[float, int]]) -> None:
+        if self._trace is None or not req.log_metrics:
+            return
+        record = {
+            "rid": req.rid,
+            "endpoint": endpoint,
+            "stream": req.stream,
+            "received": req.created_wall,
+            "prompt_tokens": len(req.prompt_ids),
+            "completion_tokens": len(req.output_ids),
+            "finish_reason": req.finish_reason,
+            "aborted": req.aborted,
+            "chunks": [{"t": t, "tokens": n} for t, n in sends],
+        }
+        self._trace.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._trace.flush()
+
+    # ---- state --------------------------------------------------------------------------
+    def num_running(self) -> int:
+        return sum(len(s.running) for s in self.schedulers)
+
+    def num_waiting(self) -> int:
+        return sum(len(s.waiting) for s in self.schedulers)
+
+    def flush_cache(self) -> bool:
+        if any(not s.is_idle() for s in self.schedulers):
+            for s in self.schedulers:
+                s.flush()  # logs why
+            return False
+        return all(s.flush() for s in self.schedulers)
+
+    def internal_states(self) -> list[dict[str, Any]]:
+        """One dict per DP rank, as scheduler_components/internal_state.py builds it."""
+        cfg = self.cfg
+        base = cfg.server_args()
+        states = []
+        for s in self.schedulers:
+            state = dict(base)
+            state["world_size"] = cfg.args.tp_size * cfg.args.pp_size * cfg.dp_size
+            state["startup_time"] = self.startup_time
+            state["effective_max_running_requests_per_dp"] = cfg.max_running_requests
+            state["last_gen_throughput"] = s.last_gen_throughput
+            state["memory_usage"] = {
+                "weight": 0.0,
+                "kvcache": 0.0,
+                "startup_available": 0.0,
+                "token_capacity": s.kv_total,
+                "token_capacity_swa": None,
+                "graph": {},
+            }
+            accept = s.avg_spec_accept_length()
+            if accept is not None:
+                state["avg_spec_accept_length"] = accept
+            states.append(state)
+        return states
+
+    def render_metrics(self) -> str:
+        cfg = self.cfg
+        out = Exposition()
+        model = {"model_name": cfg.served_model_name, "engine_type": "unified"}
+        extra = (
+            cfg.args.extra_metric_labels if isinstance(cfg.args.extra_metric_labels, dict) else {}
+        )
+        model.update({str(k): v for k, v in extra.items()})
+
+        def rank_labels(s: Scheduler) -> dict[str, Any]:
+            labels = {**model, "tp_rank": 0, "pp_rank": 0, "moe_ep_rank": 0}
+            if cfg.dp_size > 1:
+                labels["dp_rank"] = s.dp_rank
+            return labels
+
+        def gauge(name: str, doc: str, value: Any) -> None:
+            out.gauge(name, doc, [(rank_labels(s), float(value(s))) for s in self.schedulers])
+
+        gauge(
+            "sglang:num_running_reqs", "The number of running requests.", lambda s: len(s.running)
+        )
+        gauge(
+            "sglang:num_queue_reqs",
+            "The number of requests in the waiting queue.",
+            lambda s: len(s.waiting),
+        )
+        gauge(
+            "sglang:gen_throughput",
+            "The generation throughput (token/s).",
+            lambda s: s.last_gen_throughput,
+        )
+        gauge("sglang:cache_hit_rate", "The prefix cache hit rate.", lambda s: s.cache_hit_rate)
+        gauge("sglang:token_usage", "The token usage.", lambda s: s.kv_used / s.kv_total)
+        gauge("sglang:num_used_tokens", "The number of used tokens.", lambda s: s.kv_used)
+        gauge(
+            "sglang:spec_accept_length",
+            "The average acceptance length of speculative decoding.",
+            lambda s: s.last_accept_length,
+        )
+        gauge(
+            "sglang:spec_accept_rate",
+            "The average acceptance rate of speculative decoding "
+            "(`accepted tokens / total draft tokens` in batch).",
+            lambda s: s.last_accept_rate,
+        )
+        gauge(
+            "sglang:spec_num_draft_tokens",
+            "The number of draft tokens per speculative step.",
+            lambda s: cfg.draft_tokens,
+        )
+        out.histogram(
+            "sglang:queue_time_seconds",
+            "Histogram of queueing time in seconds.",
+            [(rank_labels(self.schedulers[0]), self.metrics.queue)],
+        )
+        self.metrics.render(out, model)
+        out.gauge(
+            "repro_sim_info",
+            "This server is repro's SGLang simulator; every number here is simulated.",
+            [({"profile": cfg.profile.name, "simulated": "true"}, 1.0)],
+        )
+        return out.text()

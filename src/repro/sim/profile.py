@@ -1,0 +1,206 @@
+"""Simulation profiles: the numbers behind the timing and acceptance model.
+
+A profile is a small JSON file in `profiles/` (or any path given as the profile name). Every
+number in it is an assumption, and its `assumptions` text says where each one comes from, so
+a report built on the simulator can say what it stands for. Fields (times in milliseconds):
+
+- `model`: what /model_info and /v1/models report (`model_type`, `architectures`,
+  `context_length`, `eos_token_id`, `vocab_size`).
+- `timing`: `prefill_fixed_ms`, `prefill_per_token_ms` (per uncached prompt token),
+  `decode_fixed_ms`, `decode_per_req_ms` (per running request), `decode_per_1k_ctx_ms` (per
+  1000 tokens held in the KV cache), `no_cuda_graph_fixed_factor` (applied to the fixed
+  decode cost with `--disable-cuda-graph`), `max_running_requests`, `kv_tokens` (KV budget at
+  `mem_fraction_static`), `mem_fraction_static`.
+- `generation.mean_output_tokens`: mean length before the simulated EOS (when not ignored).
+- `speculative`: per algorithm (`"*"` is the fallback): `default_draft_tokens`, `draft_ms`
+  (drafter cost per step), `verify_ms_per_token` (per request, per verified token beyond the
+  first), `accept_length` per prompt category (mean tokens per verify step, bonus token
+  included, at `reference_draft_tokens`), optional `accept_scale` ([[verified, factor], ...]:
+  multiplies the mean accepted drafts, piecewise linear in the verified tokens per step).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
+CATEGORIES = ("chat", "code", "math", "random")
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be found or read; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    prefill_fixed_ms: float = 0.0
+    prefill_per_token_ms: float = 0.0
+    decode_fixed_ms: float = 0.0
+    decode_per_req_ms: float = 0.0
+    decode_per_1k_ctx_ms: float = 0.0
+    no_cuda_graph_fixed_factor: float = 1.0
+    max_running_requests: int = 256
+    kv_tokens: int = 1_000_000
+    mem_fraction_static: float = 0.88
+
+
+@dataclass(frozen=True)
+class SpecProfile:
+    default_draft_tokens: int = 4
+    draft_ms: float = 0.0
+    verify_ms_per_token: float = 0.0
+    reference_draft_tokens: int = 4
+    accept_length: dict[str, float] = field(default_factory=lambda: {"chat": 2.0})
+    accept_scale: tuple[tuple[float, float], ...] = ()
+
+    def mean_accept_length(self, category: str) -> float:
+        table = self.accept_length
+        value = table.get(category, table.get("chat", next(iter(table.values()), 1.0)))
+        return max(1.0, float(value))
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    assumptions: str
+    path: str
+    model: dict[str, Any]
+    timing: Timing
+    mean_output_tokens: int
+    speculative: dict[str, SpecProfile]
+
+    def spec(self, algorithm: str) -> SpecProfile:
+        return self.speculative.get(algorithm) or self.speculative.get("*") or SpecProfile()
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "assumptions": self.assumptions,
+            "path": self.path,
+        }
+
+
+def _spec(data: dict[str, Any]) -> SpecProfile:
+    scale = tuple((float(a), float(b)) for a, b in data.get("accept_scale", []))
+    return SpecProfile(
+        default_draft_tokens=int(data.get("default_draft_tokens", 4)),
+        draft_ms=float(data.get("draft_ms", 0.0)),
+        verify_ms_per_token=float(data.get("verify_ms_per_token", 0.0)),
+        reference_draft_tokens=int(
+            data.get("reference_draft_tokens", data.get("default_draft_tokens", 4))
+        ),
+        accept_length={str(k): float(v) for k, v in data.get("accept_length", {}).items()}
+        or {"chat": 2.0},
+        accept_scale=tuple(sorted(scale)),
+    )
+
+
+def profile_path(name: str) -> Path:
+    candidate = Path(name)
+    if candidate.suffix == ".json" and candidate.exists():
+        return candidate
+    path = PROFILE_DIR / f"{name}.json"
+    if not path.exists():
+        known = ", ".join(p.stem for p in sorted(PROFILE_DIR.glob("*.json")))
+        raise ProfileError(f"unknown simulator profile {name!r} (known: {known})")
+    return path
+
+
+def load_profile(name: str | None = None) -> Profile:
+    name = name or os.environ.get("REPRO_SIM_PROFILE") or "demo"
+    path = profile_path(name)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ProfileError(f"cannot read simulator profile {path}: {e}") from None
+    if not isinstance(data, dict):
+        raise ProfileError(f"{path}: a profile is a JSON object")
+    timing_fields = set(Timing.__dataclass_fields__)
+    unknown = set(data.get("timing", {})) - timing_fields
+    if unknown:
+        raise ProfileError(f"{path}: unknown timing field(s) {sorted(unknown)}")
+    return Profile(
+        name=str(data.get("name") or path.stem),
+        description=str(data.get("description", "")),
+        assumptions=str(data.get("assumptions", "")),
+        path=str(path),
+        model=dict(data.get("model", {})),
+        timing=Timing(**data.get("timing", {})),
+        mean_output_tokens=int(data.get("generation", {}).get("mean_output_tokens", 256)),
+        speculative={k.upper(): _spec(v) for k, v in data.get("speculative", {}).items()},
+    )
+
+
+def list_profiles() -> list[Profile]:
+    return [load_profile(str(path)) for path in sorted(PROFILE_DIR.glob("*.json"))]
+
+
+# ---- acceptance model ---------------------------------------------------------------------
+# Drafts are accepted as a chain: draft i+1 only counts when draft i did, each with the same
+# probability p. With `cap` drafts per step the number accepted is a truncated geometric
+# variable with mean sum_{i=1..cap} p^i. p is solved so that the profile's mean holds at its
+# reference draft tokens; the same p then gives the mean at other draft-token counts, scaled
+# by `accept_scale` where a profile states one (e.g. DDTree budgets that hurt acceptance).
+
+
+def _chain_mean(p: float, cap: int) -> float:
+    if cap <= 0:
+        return 0.0
+    if p >= 1.0:
+        return float(cap)
+    return p * (1.0 - p**cap) / (1.0 - p)
+
+
+def _solve_p(mean: float, cap: int) -> float:
+    if cap <= 0 or mean <= 0.0:
+        return 0.0
+    if mean >= cap:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if _chain_mean(mid, cap) < mean:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _interpolate(points: tuple[tuple[float, float], ...], x: float) -> float:
+    if not points:
+        return 1.0
+    xs = [p[0] for p in points]
+    i = bisect.bisect_left(xs, x)
+    if i == 0:
+        return points[0][1]
+    if i >= len(points):
+        return points[-1][1]
+    (x0, y0), (x1, y1) = points[i - 1], points[i]
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0) if x1 != x0 else y1
+
+
+def accept_cdf(spec: SpecProfile, category: str, cap: int, verified: int) -> list[float]:
+    """CDF over k = 0..cap accepted drafts per verify step (last entry 1.0)."""
+    reference_cap = max(1, spec.reference_draft_tokens - 1)
+    p_ref = _solve_p(spec.mean_accept_length(category) - 1.0, reference_cap)
+    mean = _chain_mean(p_ref, cap) * _interpolate(spec.accept_scale, float(verified))
+    p = _solve_p(min(mean, float(cap)), cap)
+    if cap <= 0:
+        return [1.0]
+    # P(k) = p^k (1-p) for k < cap, P(cap) = p^cap
+    probs = [(p**k) * (1.0 - p) for k in range(cap)] + [p**cap]
+    total = math.fsum(probs)
+    cdf, running = [], 0.0
+    for prob in probs:
+        running += prob / total
+        cdf.append(running)
+    cdf[-1] = 1.0
+    return cdf

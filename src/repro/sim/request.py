@@ -1,0 +1,248 @@
+"""One generation request: its tokens, its accounting, and the outputs SGLang sends for it.
+
+The output dicts mirror sglang/srt/managers/tokenizer_manager.py (`_handle_batch_output`):
+`{"text", "output_ids", "meta_info"}` with meta_info keys `id`, `finish_reason`,
+`prompt_tokens`, `weight_version`, `num_retractions`, [`queue_time` with --enable-metrics],
+`reasoning_tokens`, `completion_tokens`, `cached_tokens`; on the finished output only:
+`e2e_latency` and, when speculative decoding is on and the request had a verify step,
+`spec_accept_rate`, `spec_accept_length` (completion_tokens / spec_verify_ct),
+`spec_num_correct_drafts`, `spec_num_proposed_drafts` (spec_verify_ct x (draft tokens - 1)),
+`spec_verify_ct`, `spec_correct_drafts_histogram` (_calculate_spec_decoding_metrics).
+Streams carry cumulative `text`/`output_ids` by default and deltas with
+--incremental-streaming-output. Finish reasons are `{"type": "length", "length": n}` and
+`{"type": "stop", "matched": <token id or string>}` (schedule_batch.py FINISH_*).
+The simulator adds `"simulated": true` to meta_info (a free-form dict; clients ignore it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import random
+import time
+from typing import Any
+
+from repro.sim.textgen import Tokenizer
+
+CLIP_MAX_NEW_TOKENS = 4096  # mirrors SGLang's reservation clip (CLIP_MAX_NEW_TOKENS)
+NEW_TOKEN_RATIO = 0.5  # share of the remaining max_new_tokens reserved at admission
+
+
+class Req:
+    __slots__ = (
+        "aborted",
+        "accept_cdf",
+        "admitted_at",
+        "cached_tokens",
+        "category",
+        "correct_drafts",
+        "created",
+        "created_wall",
+        "dp_rank",
+        "eos_at",
+        "eos_id",
+        "event",
+        "finish_reason",
+        "finished",
+        "finished_at",
+        "first_token_at",
+        "histogram",
+        "ignore_eos",
+        "index",
+        "last_token_at",
+        "log_metrics",
+        "max_new_tokens",
+        "num_retractions",
+        "output_ids",
+        "pieces",
+        "prompt_ids",
+        "rid",
+        "rng",
+        "steps",
+        "stop_ids",
+        "stop_strs",
+        "stream",
+        "text_len",
+        "tokenizer",
+        "verify_ct",
+        "vocab",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        rid: str,
+        index: int,
+        prompt_ids: list[int],
+        category: str,
+        max_new_tokens: int,
+        min_new_tokens: int,
+        ignore_eos: bool,
+        stop_strs: list[str],
+        stop_ids: set[int],
+        stream: bool,
+        rng: random.Random,
+        vocab: list[int],
+        tokenizer: Tokenizer,
+        eos_id: int,
+        mean_output_tokens: int,
+        accept_cdf: list[float] | None,
+        event: asyncio.Event,
+        log_metrics: bool = True,
+    ) -> None:
+        self.rid = rid
+        self.index = index
+        self.prompt_ids = prompt_ids
+        self.category = category
+        self.max_new_tokens = max_new_tokens
+        self.ignore_eos = ignore_eos
+        self.stop_strs = stop_strs
+        self.stop_ids = stop_ids
+        self.stream = stream
+        self.rng = rng
+        self.vocab = vocab
+        self.tokenizer = tokenizer
+        self.eos_id = eos_id
+        self.accept_cdf = accept_cdf
+        self.event = event
+        self.log_metrics = log_metrics
+        # natural length: content tokens before the EOS token (which counts as a token)
+        natural = int(rng.expovariate(1.0 / max(1, mean_output_tokens))) + 1
+        self.eos_at = max(natural, min_new_tokens)
+        self.output_ids: list[int] = []
+        self.pieces: list[str] = []
+        self.text_len = 0
+        self.finish_reason: dict[str, Any] | None = None
+        self.finished = False
+        self.aborted = False
+        self.created = time.perf_counter()
+        self.created_wall = time.time()
+        self.admitted_at = 0.0
+        self.first_token_at = 0.0
+        self.last_token_at = 0.0
+        self.finished_at = 0.0
+        self.cached_tokens = 0
+        self.num_retractions = 0
+        self.verify_ct = 0
+        self.correct_drafts = 0
+        self.histogram: list[int] = []
+        self.steps = 0
+        self.dp_rank = 0
+
+    # ---- scheduler side -------------------------------------------------------------------
+    def seq_len(self) -> int:
+        return len(self.prompt_ids) + len(self.output_ids)
+
+    def reserve_left(self) -> int:
+        left = min(self.max_new_tokens - len(self.output_ids), CLIP_MAX_NEW_TOKENS)
+        return int(max(0, left) * NEW_TOKEN_RATIO)
+
+    def draw_accepted(self) -> int:
+        cdf = self.accept_cdf
+        if not cdf:
+            return 0
+        return min(bisect.bisect_right(cdf, self.rng.random()), len(cdf) - 1)
+
+    def advance(self, n: int) -> int:
+        """Generate up to `n` tokens; returns how many were produced (finishing may cut it)."""
+        produced = 0
+        new_pieces = []
+        for _ in range(n):
+            position = len(self.output_ids)
+            if not self.ignore_eos and position >= self.eos_at:
+                token = self.eos_id
+            else:
+                token = self.vocab[int(self.rng.random() * len(self.vocab))]
+            self.output_ids.append(token)
+            produced += 1
+            if (token == self.eos_id and not self.ignore_eos) or token in self.stop_ids:
+                self.finish_reason = {"type": "stop", "matched": token}
+            else:
+                new_pieces.append(self.tokenizer.decode_one(token))
+            if self.finish_reason is None and len(self.output_ids) >= self.max_new_tokens:
+                self.finish_reason = {"type": "length", "length": self.max_new_tokens}
+            if self.finish_reason is not None:
+                break
+        if new_pieces:
+            delta = "".join(new_pieces)
+            if self.stop_strs:
+                self._check_stop_strings(delta)
+            else:
+                self.pieces.append(delta)
+                self.text_len += len(delta)
+        if self.finish_reason is not None:
+            self.finished = True
+        return produced
+
+    def _check_stop_strings(self, delta: str) -> None:
+        text = "".join(self.pieces)
+        window_start = max(0, len(text) - max(len(s) for s in self.stop_strs))
+        combined = text[window_start:] + delta
+        for stop in self.stop_strs:
+            at = combined.find(stop)
+            if at >= 0:
+                keep = text[:window_start] + combined[:at]
+                self.pieces = [keep]
+                self.text_len = len(keep)
+                self.finish_reason = {"type": "stop", "matched": stop}
+                return
+        self.pieces.append(delta)
+        self.text_len += len(delta)
+
+    def record_verify(self, produced: int) -> None:
+        accepted = max(0, produced - 1)
+        self.verify_ct += 1
+        self.correct_drafts += accepted
+        if len(self.histogram) <= accepted:
+            self.histogram.extend([0] * (accepted + 1 - len(self.histogram)))
+        self.histogram[accepted] += 1
+
+    # ---- output side (tokenizer manager) ----------------------------------------------------
+    def text(self) -> str:
+        if len(self.pieces) > 1:
+            self.pieces = ["".join(self.pieces)]
+        return self.pieces[0] if self.pieces else ""
+
+    def meta_info(
+        self,
+        *,
+        finished: bool,
+        weight_version: str,
+        draft_tokens: int,
+        speculative: bool,
+        enable_metrics: bool,
+    ) -> dict[str, Any]:
+        completion = len(self.output_ids)
+        meta: dict[str, Any] = {
+            "id": self.rid,
+            "finish_reason": self.finish_reason if finished else None,
+            "prompt_tokens": len(self.prompt_ids),
+            "weight_version": weight_version,
+            "num_retractions": self.num_retractions,
+        }
+        if enable_metrics and self.admitted_at:
+            meta["queue_time"] = self.admitted_at - self.created
+        meta["reasoning_tokens"] = 0
+        meta["completion_tokens"] = completion
+        meta["cached_tokens"] = self.cached_tokens
+        if finished:
+            meta["e2e_latency"] = (self.finished_at or time.perf_counter()) - self.created
+            if speculative and self.verify_ct > 0:
+                proposed = self.verify_ct * (draft_tokens - 1)
+                if proposed > 0:
+                    meta["spec_accept_rate"] = self.correct_drafts / proposed
+                    meta["spec_accept_length"] = completion / self.verify_ct
+                    meta["spec_num_correct_drafts"] = self.correct_drafts
+                    meta["spec_num_proposed_drafts"] = proposed
+                    meta["spec_verify_ct"] = self.verify_ct
+                if self.histogram:
+                    meta["spec_correct_drafts_histogram"] = list(self.histogram)
+            if enable_metrics:
+                meta["request_received_ts"] = self.created_wall
+                if self.first_token_at:
+                    meta["first_token_latency"] = self.first_token_at - self.created
+                meta["request_finished_ts"] = self.created_wall + (
+                    (self.finished_at or time.perf_counter()) - self.created
+                )
+        meta["simulated"] = True
+        return meta
