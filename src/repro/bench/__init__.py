@@ -1,0 +1,33 @@
+"""Bench and accept: a streaming load generator for SGLang, per-level metrics, run records.
+
+Public API:
+
+    run_bench(recipe, BenchOptions(...), progress=None) -> BenchResult   # `repro bench`
+    run_accept(recipes, AcceptOptions(...)) -> list[AcceptResult]       # `repro accept`
+    StreamClient(url, endpoint).run(bodies, concurrency, ...) -> LevelRun
+    summarize_level(results, concurrency=, repeat=, duration=, gpus=, slos=) -> dict
+    load_prompt_set(ref) -> PromptSet; chat_template_for(repo, revision) -> ChatTemplate
+"""
+
+from repro.bench.client import LevelRun, RequestResult, StreamClient
+from repro.bench.metrics import accept_length, spread, summarize_level
+from repro.bench.prompts import ChatTemplate, PromptSet, chat_template_for, load_prompt_set
+from repro.bench.record import RunRecord
+from repro.bench.sweep import BenchOptions, BenchResult, run_bench
+
+__all__ = [
+    "BenchOptions",
+    "BenchResult",
+    "ChatTemplate",
+    "LevelRun",
+    "PromptSet",
+    "RequestResult",
+    "RunRecord",
+    "StreamClient",
+    "accept_length",
+    "chat_template_for",
+    "load_prompt_set",
+    "run_bench",
+    "spread",
+    "summarize_level",
+]

@@ -1,0 +1,280 @@
+"""The streaming load generator: one aiohttp session, closed-loop concurrency or Poisson
+arrivals, and per-event arrival times taken as the bytes come off the socket.
+
+What it measures mirrors python/sglang/bench_serving.py (`async_request_sglang_generate`,
+`async_request_openai_chat_completions`): TTFT = first chunk carrying tokens, E2E = end of
+stream, TPOT = (E2E - TTFT) / (completion_tokens - 1). Unlike bench_serving, ITL is the raw
+gap between token-carrying events: several events in one socket read get the same time (a
+gap of 0), and a chunk carrying k tokens is one gap, not k smoothed ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import aiohttp
+import msgspec
+import numpy as np
+
+from repro.bench.wire import CHAT_DECODER, DONE, GEN_DECODER, SSEParser, finish_type
+
+Endpoint = Literal["generate", "chat"]
+PATHS: dict[str, str] = {"generate": "/generate", "chat": "/v1/chat/completions"}
+_HEADERS = {"Content-Type": "application/json"}
+
+
+@dataclass(slots=True)
+class RequestResult:
+    """One request as the client saw it (a line of `levels/c<C>-r<R>.jsonl`)."""
+
+    concurrency: int
+    repeat: int
+    index: int
+    ok: bool = False
+    error_kind: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    spec_verify_ct: int | None = None
+    ttft_s: float | None = None
+    itl_s: list[float] = field(default_factory=list)
+    e2e_s: float | None = None
+    start_s: float = 0.0
+    finish_reason: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class LevelRun:
+    """The results of one batch of requests and its wall time (first start to last end)."""
+
+    results: list[RequestResult]
+    duration: float
+
+
+def _describe(exc: BaseException) -> tuple[str, str]:
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return "connect", str(exc)
+    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
+        return "timeout", f"no data for the read timeout ({type(exc).__name__})"
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+        return "disconnected", str(exc) or type(exc).__name__
+    if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
+        return "disconnected", str(exc) or type(exc).__name__
+    if isinstance(exc, msgspec.DecodeError | msgspec.ValidationError):
+        return "protocol", f"undecodable stream chunk: {exc}"
+    if isinstance(exc, aiohttp.ClientError):
+        return "client", str(exc) or type(exc).__name__
+    raise exc
+
+
+class StreamClient:
+    """Async context manager holding one `ClientSession` (`TCPConnector(limit=0)`)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        endpoint: Endpoint = "generate",
+        *,
+        read_timeout: float = 300.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.endpoint: Endpoint = endpoint
+        self.url = self.base_url + PATHS[endpoint]
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=connect_timeout, sock_read=read_timeout
+        )
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> StreamClient:
+        connector = aiohttp.TCPConnector(limit=0, force_close=False)
+        self._session = aiohttp.ClientSession(
+            connector=connector, timeout=self._timeout, auto_decompress=False
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("StreamClient used outside `async with`")
+        return self._session
+
+    async def request(self, body: bytes, result: RequestResult, t0: float) -> RequestResult:
+        """Send one streaming request and fill `result` (never raises for a failed request)."""
+        start = time.perf_counter()
+        result.start_s = start - t0
+        try:
+            async with self.session.post(self.url, data=body, headers=_HEADERS) as resp:
+                if resp.status != 200:
+                    text = (await resp.text(errors="replace"))[:500]
+                    result.error_kind = f"http_{resp.status}"
+                    result.error = text
+                    return result
+                if self.endpoint == "generate":
+                    await self._read_generate(resp, result, start)
+                else:
+                    await self._read_chat(resp, result, start)
+        except (TimeoutError, aiohttp.ClientError, OSError, msgspec.MsgspecError) as exc:
+            result.error_kind, result.error = _describe(exc)
+            result.ok = False
+        return result
+
+    async def _read_generate(
+        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float
+    ) -> None:
+        parser = SSEParser()
+        decode = GEN_DECODER.decode
+        last_tokens = 0
+        last_t = 0.0
+        itl = result.itl_s
+        done = False
+        async for data in resp.content.iter_any():
+            now = time.perf_counter()
+            for payload in parser.feed(data):
+                if payload == DONE:
+                    done = True
+                    continue
+                chunk = decode(payload)
+                if chunk.error is not None:
+                    result.error_kind = "server_error"
+                    err = chunk.error
+                    result.error = str(err.get("message", err) if isinstance(err, dict) else err)
+                    return
+                meta = chunk.meta_info
+                if meta is None:
+                    continue
+                if meta.completion_tokens > last_tokens:
+                    if result.ttft_s is None:
+                        result.ttft_s = now - start
+                    else:
+                        itl.append(now - last_t)
+                    last_t = now
+                    last_tokens = meta.completion_tokens
+                result.prompt_tokens = meta.prompt_tokens
+                result.completion_tokens = meta.completion_tokens
+                result.cached_tokens = meta.cached_tokens
+                if meta.finish_reason is not None:
+                    result.finish_reason = finish_type(meta.finish_reason)
+                if meta.spec_verify_ct is not None:
+                    result.spec_verify_ct = meta.spec_verify_ct
+            result.e2e_s = now - start
+        self._finish(result, done)
+
+    async def _read_chat(
+        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float
+    ) -> None:
+        parser = SSEParser()
+        decode = CHAT_DECODER.decode
+        last_t = 0.0
+        events = 0
+        itl = result.itl_s
+        done = False
+        async for data in resp.content.iter_any():
+            now = time.perf_counter()
+            for payload in parser.feed(data):
+                if payload == DONE:
+                    done = True
+                    continue
+                chunk = decode(payload)
+                if chunk.error is not None or chunk.object == "error":
+                    result.error_kind = "server_error"
+                    result.error = str(chunk.message or chunk.error)
+                    return
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta is not None and (delta.content or delta.reasoning_content):
+                        events += 1
+                        if result.ttft_s is None:
+                            result.ttft_s = now - start
+                        else:
+                            itl.append(now - last_t)
+                        last_t = now
+                    if choice.finish_reason is not None:
+                        result.finish_reason = choice.finish_reason
+                usage = chunk.usage
+                if usage is not None:
+                    result.prompt_tokens = usage.prompt_tokens
+                    result.completion_tokens = usage.completion_tokens
+                    details = usage.prompt_tokens_details
+                    result.cached_tokens = (details.cached_tokens or 0) if details else 0
+                    result.spec_verify_ct = usage.spec_verify_ct
+            result.e2e_s = now - start
+        if result.completion_tokens == 0:
+            result.completion_tokens = events
+        self._finish(result, done)
+
+    @staticmethod
+    def _finish(result: RequestResult, done: bool) -> None:
+        if not done:
+            result.error_kind = "incomplete"
+            result.error = "the stream ended before `data: [DONE]`"
+        elif result.ttft_s is None and result.completion_tokens > 0:
+            result.error_kind = "protocol"
+            result.error = "no chunk carried tokens"
+        else:
+            result.ok = True
+
+    async def run(
+        self,
+        bodies: Sequence[bytes],
+        concurrency: int,
+        *,
+        repeat: int = 0,
+        request_rate: float | None = None,
+        seed: int = 0,
+        on_done: Callable[[RequestResult], None] | None = None,
+    ) -> LevelRun:
+        """Send every body with at most `concurrency` in flight.
+
+        Closed loop (no `request_rate`): a new request starts as soon as one finishes. Open
+        loop: requests arrive as a Poisson process of `request_rate` per second (still capped
+        at `concurrency` in flight, as bench_serving's --max-concurrency).
+        """
+        sem = asyncio.Semaphore(concurrency)
+        results = [RequestResult(concurrency, repeat, i) for i in range(len(bodies))]
+        tasks: list[asyncio.Task[None]] = []
+        t0 = time.perf_counter()
+
+        async def one(i: int) -> None:
+            try:
+                await self.request(bodies[i], results[i], t0)
+            finally:
+                sem.release()
+            if on_done is not None:
+                on_done(results[i])
+
+        async def gated(i: int) -> None:
+            await sem.acquire()
+            await one(i)
+
+        if request_rate is None:
+            for i in range(len(bodies)):
+                await sem.acquire()
+                tasks.append(asyncio.ensure_future(one(i)))
+        else:
+            gaps = np.random.default_rng(seed).exponential(1.0 / request_rate, len(bodies))
+            due = t0
+            for i, gap in enumerate(gaps):
+                due += float(gap) if i else 0.0
+                delay = due - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                tasks.append(asyncio.ensure_future(gated(i)))
+        if tasks:
+            await asyncio.gather(*tasks)
+        ends = [r.start_s + r.e2e_s for r in results if r.e2e_s is not None]
+        duration = max(ends) if ends else time.perf_counter() - t0
+        return LevelRun(results, duration)

@@ -1,0 +1,130 @@
+"""Per-level statistics (numpy), with the keys of `sglang.bench_serving`'s result dict.
+
+Definitions follow python/sglang/bench_serving.py `calculate_metrics`: throughputs are totals
+over the level's duration (first request start to last request end, warmup excluded), TPOT
+per request is (E2E - TTFT) / (completion_tokens - 1) for requests with more than one token,
+percentiles are numpy's linear ones. Additions: `output_throughput_per_gpu`,
+`output_throughput_per_user` (mean over requests of completion_tokens / E2E: the speed one
+user sees), `errors` by kind, `goodput` under SLOs, and `accept_length` =
+sum(completion_tokens) / sum(spec_verify_ct) over the level (never the server's cumulative
+average, which counts everything since boot and is wrong under DP).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from repro.bench.client import RequestResult
+
+SPREAD_KEYS = (
+    "output_throughput",
+    "request_throughput",
+    "median_ttft_ms",
+    "median_itl_ms",
+    "median_tpot_ms",
+    "median_e2e_latency_ms",
+    "accept_length",
+)
+
+
+def _stats(name: str, values_s: Iterable[float]) -> dict[str, float | None]:
+    arr = np.fromiter(values_s, dtype=np.float64) * 1000.0
+    if arr.size == 0:
+        return {f"{k}_{name}_ms": None for k in ("mean", "median", "p90", "p99")}
+    p50, p90, p99 = np.percentile(arr, [50, 90, 99])
+    return {
+        f"mean_{name}_ms": float(arr.mean()),
+        f"median_{name}_ms": float(p50),
+        f"p90_{name}_ms": float(p90),
+        f"p99_{name}_ms": float(p99),
+    }
+
+
+def accept_length(results: Iterable[RequestResult]) -> float | None:
+    """sum(completion_tokens) / sum(spec_verify_ct) over the requests that report it."""
+    tokens = verify = 0
+    for r in results:
+        if r.ok and r.spec_verify_ct:
+            tokens += r.completion_tokens
+            verify += r.spec_verify_ct
+    return tokens / verify if verify else None
+
+
+def _tpot(r: RequestResult) -> float | None:
+    if r.e2e_s is None or r.ttft_s is None or r.completion_tokens <= 1:
+        return None
+    return (r.e2e_s - r.ttft_s) / (r.completion_tokens - 1)
+
+
+def _meets(r: RequestResult, slos: Mapping[str, float]) -> bool:
+    """SLOs in ms, keys ttft / tpot / e2e (bench_serving's --goodput uses ttft/tpot/e2el)."""
+    checks = {"ttft": r.ttft_s, "tpot": _tpot(r), "e2e": r.e2e_s}
+    for key, limit_ms in slos.items():
+        value = checks.get(key)
+        if value is None or value * 1000.0 > limit_ms:
+            return False
+    return True
+
+
+def summarize_level(
+    results: Sequence[RequestResult],
+    *,
+    concurrency: int,
+    repeat: int,
+    duration: float,
+    gpus: int = 0,
+    slos: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """The summary of one level (one entry of `summary.json` `levels`)."""
+    ok = [r for r in results if r.ok]
+    errors = Counter(r.error_kind or "unknown" for r in results if not r.ok)
+    total_in = sum(r.prompt_tokens for r in ok)
+    total_out = sum(r.completion_tokens for r in ok)
+    dur = duration if duration > 0 else float("nan")
+    out_tp = total_out / dur if ok else 0.0
+    per_user = [r.completion_tokens / r.e2e_s for r in ok if r.e2e_s]
+    level: dict[str, Any] = {
+        "concurrency": concurrency,
+        "repeat": repeat,
+        "completed": len(ok),
+        "failed": len(results) - len(ok),
+        "errors": dict(sorted(errors.items())),
+        "duration": duration,
+        "request_throughput": len(ok) / dur if ok else 0.0,
+        "input_throughput": total_in / dur if ok else 0.0,
+        "output_throughput": out_tp,
+        "output_throughput_per_gpu": out_tp / gpus if gpus > 0 else None,
+        "output_throughput_per_user": float(np.mean(per_user)) if per_user else None,
+        "total_input_tokens": total_in,
+        "total_output_tokens": total_out,
+    }
+    level.update(_stats("ttft", (r.ttft_s for r in ok if r.ttft_s is not None)))
+    level.update(_stats("itl", (gap for r in ok for gap in r.itl_s)))
+    level.update(_stats("tpot", (t for r in ok if (t := _tpot(r)) is not None)))
+    level.update(_stats("e2e_latency", (r.e2e_s for r in ok if r.e2e_s is not None)))
+    level["accept_length"] = accept_length(ok)
+    level["goodput"] = sum(1 for r in ok if _meets(r, slos)) / dur if slos and ok else None
+    return level
+
+
+def spread(levels: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """min / median / max over the repeats of each concurrency, for the SPREAD_KEYS."""
+    by_c: dict[int, list[Mapping[str, Any]]] = {}
+    for level in levels:
+        by_c.setdefault(int(level["concurrency"]), []).append(level)
+    out = []
+    for c, group in sorted(by_c.items()):
+        entry: dict[str, Any] = {"concurrency": c, "repeats": len(group)}
+        for key in SPREAD_KEYS:
+            vals = [float(g[key]) for g in group if g.get(key) is not None]
+            entry[key] = (
+                {"min": min(vals), "median": float(np.median(vals)), "max": max(vals)}
+                if vals
+                else None
+            )
+        out.append(entry)
+    return out

@@ -1,0 +1,98 @@
+"""Talking to the server outside the measured requests: is it there, is it SGLang, what does
+it report about itself, flush its cache.
+
+Endpoints (srt/entrypoints/http_server.py): `/server_info` (newer) or `/get_server_info`
+(older) returns the server args plus `internal_states`; `/flush_cache` (GET or POST) empties
+the radix cache and fails while requests are running; `/v1/models` lists the served model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+
+from repro.errors import ReproError
+
+_TIMEOUT = aiohttp.ClientTimeout(total=30)
+
+
+def _unreachable(url: str, exc: BaseException) -> ReproError:
+    return ReproError(
+        f"cannot reach the server at {url}: {exc or type(exc).__name__}",
+        hint="start it first (`repro launch RECIPE`) or point at a running one with --url",
+    )
+
+
+async def fetch_server_info(url: str) -> dict[str, Any]:
+    """`/server_info`, else `/get_server_info`; raises ReproError when there is no SGLang."""
+    base = url.rstrip("/")
+    statuses: list[str] = []
+    try:
+        async with aiohttp.ClientSession(timeout=_TIMEOUT) as session:
+            for path in ("/server_info", "/get_server_info"):
+                async with session.get(base + path) as resp:
+                    if resp.status == 200:
+                        try:
+                            info = await resp.json(content_type=None)
+                        except ValueError:
+                            info = None
+                        if isinstance(info, dict):
+                            return info
+                        statuses.append(f"{path}: not a JSON object")
+                    else:
+                        statuses.append(f"{path}: HTTP {resp.status}")
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        raise _unreachable(base, exc) from None
+    raise ReproError(
+        f"{base} does not look like an SGLang server ({'; '.join(statuses)})",
+        hint="check the port: SGLang answers /server_info or /get_server_info; pass the right "
+        "--url",
+    )
+
+
+def served_model(info: dict[str, Any]) -> str:
+    for key in ("served_model_name", "model_path"):
+        value = info.get(key)
+        if isinstance(value, str) and value:
+            return value
+    states = info.get("internal_states")
+    if isinstance(states, list) and states and isinstance(states[0], dict):
+        value = states[0].get("served_model_name")
+        if isinstance(value, str):
+            return value
+    return "default"
+
+
+def is_simulated(info: dict[str, Any]) -> bool:
+    if info.get("simulated"):
+        return True
+    states = info.get("internal_states")
+    return bool(
+        isinstance(states, list)
+        and states
+        and isinstance(states[0], dict)
+        and states[0].get("simulated")
+    )
+
+
+def speculative_algorithm(info: dict[str, Any]) -> str | None:
+    value = info.get("speculative_algorithm")
+    return str(value) if value not in (None, "", "NONE") else None
+
+
+async def flush_cache(url: str) -> None:
+    base = url.rstrip("/")
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=_TIMEOUT) as session,
+            session.post(base + "/flush_cache") as resp,
+        ):
+            if resp.status != 200:
+                body = (await resp.text(errors="replace"))[:200]
+                raise ReproError(
+                    f"{base}/flush_cache failed: HTTP {resp.status} {body}",
+                    hint="the cache can only be flushed while no request is running",
+                )
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        raise _unreachable(base, exc) from None

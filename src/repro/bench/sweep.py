@@ -1,0 +1,243 @@
+"""`repro bench`: a concurrency sweep against a running server, written as a run record.
+
+Each (concurrency, repeat) level runs its warmup requests (not recorded), then
+`prompts_per_level` measured requests; its per-request JSONL and the updated summary.json are
+written as soon as it finishes. `resume` skips the levels a run already finished. A level in
+which no request succeeded ends the run as failed (with the server's last log lines when
+repro launched it), keeping the finished levels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from repro.bench.client import Endpoint, RequestResult, StreamClient
+from repro.bench.metrics import summarize_level
+from repro.bench.prompts import bench_prompts, chat_template_for
+from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now
+from repro.bench.server import fetch_server_info, is_simulated, served_model
+from repro.bench.wire import chat_body, generate_body
+from repro.errors import ReproError
+
+
+class Progress(Protocol):
+    def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
+    def request_done(self, result: RequestResult) -> None: ...
+    def level_done(self, summary: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class BenchOptions:
+    url: str | None = None
+    concurrencies: list[int] | None = None
+    input_len: int | None = None
+    output_len: int | None = None
+    prompts: int | None = None
+    endpoint: Endpoint = "generate"
+    output: Path | None = None
+    resume: Path | None = None
+    runs_dir: Path = Path("runs")
+    read_timeout: float = 300.0
+    slos: dict[str, float] | None = None
+    collect_machine: bool = True
+    server_log: Callable[[], list[str]] | None = None
+
+
+@dataclass
+class BenchResult:
+    run_dir: Path
+    status: str
+    levels: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+def default_url(recipe: Any) -> str:
+    return f"http://127.0.0.1:{recipe.server.port}"
+
+
+def _workload(bench: dict[str, Any]) -> dict[str, Any]:
+    keys = ("input_len", "output_len", "dataset", "prompts_per_level", "warmup", "repeats")
+    return {**{k: bench[k] for k in keys}, "request_rate": bench.get("request_rate")}
+
+
+def _start(recipe: Any, opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str]:
+    """A new run record (recipe.json holds the bench plan after CLI overrides)."""
+    bench = recipe.bench.model_dump(mode="json")
+    overrides = {
+        "concurrencies": opts.concurrencies,
+        "input_len": opts.input_len,
+        "output_len": opts.output_len,
+        "prompts_per_level": opts.prompts,
+    }
+    bench.update({k: v for k, v in overrides.items() if v is not None})
+    if bench["prompts_per_level"] < 1 or not bench["concurrencies"]:
+        raise ReproError(
+            "the dataset is empty: nothing to send",
+            hint="give --prompts >= 1 and at least one --concurrency level",
+        )
+    resolved = recipe.model_dump(mode="json")
+    resolved["bench"] = bench
+    url = (opts.url or default_url(recipe)).rstrip("/")
+    info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
+    simulated = recipe.simulator is not None or is_simulated(info)
+    info = {**info, "simulated": simulated}
+    run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
+    record = RunRecord.create(
+        run_dir,
+        {
+            "run_id": run_dir.name,
+            "recipe_name": recipe.name,
+            "kind": "bench",
+            "status": "running",
+            "simulated": simulated,
+            "started_at": utc_now(),
+            "finished_at": None,
+            "server_url": url,
+            "endpoint": opts.endpoint,
+            "workload": _workload(bench),
+            "error": None,
+        },
+    )
+    record.write("recipe.json", resolved)
+    if recipe.lock_data is not None:
+        record.write("lock.json", recipe.lock_data)
+    record.write("server_info.json", info)
+    if opts.collect_machine:
+        from repro.topology import collect_fingerprint
+
+        record.write("machine.json", collect_fingerprint().model_dump(mode="json"))
+    return record, resolved, served_model(info)
+
+
+def _resume(opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str]:
+    assert opts.resume is not None
+    record = RunRecord.open(opts.resume)
+    resolved = read_json(opts.resume / "recipe.json")
+    if opts.url:
+        record.run["server_url"] = opts.url.rstrip("/")
+    info = asyncio.run(fetch_server_info(record.run["server_url"]))
+    record.run.update(status="running", finished_at=None, error=None)
+    record.save_run()
+    return record, resolved, served_model(info)
+
+
+def _bodies(
+    bench: dict[str, Any], endpoint: str, model: str, n: int, seed: int, template: Any
+) -> list[bytes]:
+    raw = endpoint == "chat"  # the server applies its own template to chat messages
+    prompts = bench_prompts(
+        bench["dataset"], n, bench["input_len"], seed=seed, template=None if raw else template
+    )
+    out_len = bench["output_len"]
+    if raw:
+        return [
+            chat_body(model, [{"role": "user", "content": p}], out_len, temperature=0.0,
+                      ignore_eos=True)
+            for p in prompts
+        ]  # fmt: skip
+    return [generate_body(p, out_len, temperature=0.0, ignore_eos=True) for p in prompts]
+
+
+def run_bench(recipe: Any, opts: BenchOptions, progress: Progress | None = None) -> BenchResult:
+    """Run (or resume) a sweep; returns the run folder and its status."""
+    record, resolved, model = _resume(opts) if opts.resume else _start(recipe, opts)
+    bench = resolved["bench"]
+    gpus = int(resolved.get("topology", {}).get("gpus") or 0)
+    endpoint = record.run["endpoint"]
+    url = record.run["server_url"]
+    template = chat_template_for(
+        (resolved.get("model") or {}).get("repo"), (resolved.get("model") or {}).get("revision")
+    )
+    done = record.finished()
+    todo = [
+        (c, r)
+        for r in range(bench["repeats"])
+        for c in bench["concurrencies"]
+        if (c, r) not in done
+    ]
+    try:
+        error = asyncio.run(
+            _sweep(record, bench, todo, url, endpoint, model, template, gpus, opts, progress)
+        )
+    except BaseException as exc:  # Ctrl-C or a bug: the finished levels stay, resumable
+        record.finish("failed", f"{type(exc).__name__}: {exc}")
+        raise
+    if error:
+        _save_server_log(record, opts)
+        record.finish("failed", error)
+    else:
+        record.finish("complete")
+    return BenchResult(record.dir, record.run["status"], record.levels, error)
+
+
+async def _sweep(
+    record: RunRecord,
+    bench: dict[str, Any],
+    todo: list[tuple[int, int]],
+    url: str,
+    endpoint: Endpoint,
+    model: str,
+    template: Any,
+    gpus: int,
+    opts: BenchOptions,
+    progress: Progress | None,
+) -> str | None:
+    async with StreamClient(url, endpoint, read_timeout=opts.read_timeout) as client:
+        for concurrency, repeat in todo:
+            seed = concurrency * 1009 + repeat
+            if bench["warmup"]:
+                warm = _bodies(bench, endpoint, model, bench["warmup"], seed + 7_000_000, template)
+                await client.run(warm, min(concurrency, len(warm)), repeat=repeat)
+            bodies = _bodies(bench, endpoint, model, bench["prompts_per_level"], seed, template)
+            if progress:
+                progress.level_started(concurrency, repeat, len(bodies))
+            run = await client.run(
+                bodies,
+                concurrency,
+                repeat=repeat,
+                request_rate=bench.get("request_rate"),
+                seed=seed,
+                on_done=progress.request_done if progress else None,
+            )
+            summary = summarize_level(
+                run.results,
+                concurrency=concurrency,
+                repeat=repeat,
+                duration=run.duration,
+                gpus=gpus,
+                slos=opts.slos,
+            )
+            if summary["completed"] == 0:
+                kinds = ", ".join(f"{k}: {v}" for k, v in summary["errors"].items())
+                sample = next((r.error for r in run.results if r.error), "")
+                return (
+                    f"every request of level c{concurrency}-r{repeat} failed ({kinds}); "
+                    f"first error: {sample}"
+                )
+            record.add_level(summary, (r.to_json() for r in run.results))
+            if progress:
+                progress.level_done(summary)
+    return None
+
+
+def _save_server_log(record: RunRecord, opts: BenchOptions) -> None:
+    lines: list[str] = []
+    try:
+        if opts.server_log is not None:
+            lines = opts.server_log()
+        else:
+            from repro.launch.deploy import container_of, last_log_lines, load_spec
+
+            spec = load_spec(str(record.run["recipe_name"]))
+            container = container_of(spec) if spec else None
+            lines = last_log_lines(container) if container else []
+    except Exception:  # the log is a courtesy: never mask the run's own error
+        lines = []
+    if lines:
+        from repro.bench.record import write_atomic
+
+        write_atomic(record.dir / "server.log", "\n".join(lines) + "\n")

@@ -1,0 +1,170 @@
+"""The wire format of SGLang's streaming endpoints: request bodies, an incremental SSE parser
+and narrow msgspec structs that decode only the fields the benchmark needs.
+
+Sources (SGLang 0.5.x):
+- request body of `/generate`: GenerateReqInput (srt/managers/io_struct.py), as
+  python/sglang/bench_serving.py `async_request_sglang_generate` sends it:
+  `{"text" | "input_ids", "sampling_params": {"max_new_tokens", "temperature", "ignore_eos"},
+  "stream": true}`.
+- stream: srt/entrypoints/http_server.py `generate_request` writes `data: {json}\\n\\n` per
+  output and `data: [DONE]\\n\\n` at the end; an error mid-stream is `data: {"error": {...}}`.
+- `meta_info`: srt/managers/tokenizer_manager.py (`prompt_tokens`, `completion_tokens`,
+  `cached_tokens`, `finish_reason`; `e2e_latency` and the `spec_*` fields such as
+  `spec_verify_ct` only on the finished output). `text`/`output_ids` are cumulative unless the
+  server runs with `--incremental-streaming-output`; the structs below never decode them, so
+  a growing text costs a scan, not an allocation.
+- `/v1/chat/completions`: srt/entrypoints/openai/protocol.py ChatCompletionStreamResponse
+  (`choices[].delta.content`, `choices[].finish_reason`, `usage` on the last chunk when
+  `stream_options.include_usage` is set).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+# ---- narrow decoders ----------------------------------------------------------------------
+
+
+class GenMeta(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    finish_reason: dict[str, Any] | str | None = None
+    spec_verify_ct: int | None = None
+    e2e_latency: float | None = None
+
+
+class GenChunk(msgspec.Struct):
+    meta_info: GenMeta | None = None
+    error: dict[str, Any] | str | None = None
+
+
+class ChatDelta(msgspec.Struct):
+    content: str | None = None
+    reasoning_content: str | None = None
+
+
+class ChatChoice(msgspec.Struct):
+    delta: ChatDelta | None = None
+    finish_reason: str | None = None
+
+
+class PromptDetails(msgspec.Struct):
+    cached_tokens: int | None = 0
+
+
+class ChatUsage(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    prompt_tokens_details: PromptDetails | None = None
+    spec_verify_ct: int | None = None
+
+
+class ChatChunk(msgspec.Struct):
+    choices: list[ChatChoice] = []
+    usage: ChatUsage | None = None
+    error: dict[str, Any] | str | None = None
+    object: str | None = None
+    message: str | None = None
+
+
+GEN_DECODER = msgspec.json.Decoder(GenChunk)
+CHAT_DECODER = msgspec.json.Decoder(ChatChunk)
+_ENCODER = msgspec.json.Encoder()
+
+DONE = b"[DONE]"
+
+
+def finish_type(reason: dict[str, Any] | str | None) -> str | None:
+    """SGLang's finish_reason is `{"type": "length"|"stop"|"abort", ...}`; OpenAI's a string."""
+    if reason is None:
+        return None
+    if isinstance(reason, str):
+        return reason
+    kind = reason.get("type")
+    return str(kind) if kind is not None else None
+
+
+# ---- request bodies -----------------------------------------------------------------------
+
+
+def generate_body(
+    prompt: str | list[int], max_new_tokens: int, *, temperature: float, ignore_eos: bool
+) -> bytes:
+    key = "text" if isinstance(prompt, str) else "input_ids"
+    return _ENCODER.encode(
+        {
+            key: prompt,
+            "sampling_params": {
+                "max_new_tokens": max_new_tokens,
+                "temperature": temperature,
+                "ignore_eos": ignore_eos,
+            },
+            "stream": True,
+        }
+    )
+
+
+def chat_body(
+    model: str,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+    *,
+    temperature: float,
+    ignore_eos: bool,
+) -> bytes:
+    # ignore_eos is an SGLang extension of ChatCompletionRequest (openai/protocol.py)
+    return _ENCODER.encode(
+        {
+            "model": model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "ignore_eos": ignore_eos,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+    )
+
+
+# ---- SSE ----------------------------------------------------------------------------------
+
+
+class SSEParser:
+    """Incremental Server-Sent-Events parser: feed raw bytes, get the complete `data:` payloads.
+
+    Events are separated by a blank line (`\\n\\n`, or `\\r\\n\\r\\n`); only `data:` fields are
+    kept (SGLang sends nothing else). Several events in one read come back together, so the
+    caller can stamp them all with the read's arrival time.
+    """
+
+    __slots__ = ("_buf",)
+
+    def __init__(self) -> None:
+        self._buf = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        buf = self._buf + data if self._buf else data
+        if b"\r" in buf:
+            buf = buf.replace(b"\r\n", b"\n")
+        parts = buf.split(b"\n\n")
+        self._buf = parts.pop()
+        out: list[bytes] = []
+        for event in parts:
+            if not event:
+                continue
+            if event.startswith(b"data:") and b"\ndata:" not in event:
+                out.append(event[5:].lstrip(b" "))
+                continue
+            lines = [
+                line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:")
+            ]
+            if lines:
+                out.append(b"\n".join(lines))
+        return out
+
+    @property
+    def pending(self) -> bytes:
+        return self._buf

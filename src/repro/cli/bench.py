@@ -1,0 +1,156 @@
+"""`repro bench RECIPE`: a concurrency sweep against a running server, as a run record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from repro.bench import BenchOptions, RequestResult, run_bench
+from repro.errors import ReproError
+from repro.recipe import load_recipe
+
+_console = Console(stderr=True, highlight=False)
+
+
+def _levels(value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        levels = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise ReproError(
+            f"--concurrency {value!r} is not a comma-separated list of integers",
+            hint="e.g. --concurrency 1,2,4,8",
+        ) from None
+    if not levels or min(levels) < 1:
+        raise ReproError("--concurrency needs levels >= 1", hint="e.g. --concurrency 1,4,16")
+    return list(dict.fromkeys(levels))
+
+
+class _RichProgress:
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task: Any = None
+        self.failed = 0
+
+    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+        self.failed = 0
+        self.task = self.progress.add_task(f"c={concurrency} r={repeat}", total=total)
+
+    def request_done(self, result: RequestResult) -> None:
+        self.failed += not result.ok
+        self.progress.update(self.task, advance=1)
+
+    def level_done(self, summary: dict[str, Any]) -> None:
+        self.progress.update(
+            self.task,
+            description=f"c={summary['concurrency']} r={summary['repeat']} "
+            f"{summary['output_throughput']:.0f} tok/s, {summary['failed']} failed",
+        )
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def summary_table(levels: list[dict[str, Any]]) -> Table:
+    table = Table(title="bench")
+    for col in ("conc", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
+                "TTFT p50 ms", "ITL p50 ms", "TPOT p50 ms", "E2E p99 ms", "accept"):  # fmt: skip
+        table.add_column(col, justify="right")
+    for lv in levels:
+        table.add_row(
+            str(lv["concurrency"]),
+            str(lv["repeat"]),
+            str(lv["completed"]),
+            str(lv["failed"]),
+            _fmt(lv["request_throughput"], 2),
+            _fmt(lv["output_throughput"]),
+            _fmt(lv["output_throughput_per_user"]),
+            _fmt(lv["median_ttft_ms"]),
+            _fmt(lv["median_itl_ms"], 2),
+            _fmt(lv["median_tpot_ms"], 2),
+            _fmt(lv["p99_e2e_latency_ms"]),
+            _fmt(lv["accept_length"], 2),
+        )
+    return table
+
+
+@click.command("bench")
+@click.argument("recipe", required=False)
+@click.option("--url", help="Server URL (default: http://127.0.0.1:<recipe server.port>).")
+@click.option("--concurrency", "concurrency", help="Comma-separated levels, e.g. 1,2,4,8.")
+@click.option("--input-len", type=click.IntRange(min=1), help="Prompt length (tokens).")
+@click.option("--output-len", type=click.IntRange(min=1), help="Output length (tokens).")
+@click.option("--prompts", type=int, help="Measured requests per level.")
+@click.option(
+    "--endpoint",
+    type=click.Choice(["generate", "chat"]),
+    default="generate",
+    show_default=True,
+    help="SGLang's native /generate (carries speculative stats) or /v1/chat/completions.",
+)
+@click.option("--output", type=click.Path(path_type=Path), help="Run folder (default: runs/...).")
+@click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
+@click.option("--read-timeout", type=float, default=300.0, show_default=True,
+              help="Seconds without data before a request counts as stalled.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
+def bench(
+    recipe: str | None,
+    url: str | None,
+    concurrency: str | None,
+    input_len: int | None,
+    output_len: int | None,
+    prompts: int | None,
+    endpoint: str,
+    output: Path | None,
+    resume: Path | None,
+    read_timeout: float,
+    as_json: bool,
+) -> None:
+    """Sweep concurrency levels against RECIPE's server and write a run record.
+
+    Prints a summary table on stderr and the run folder on stdout (or, with --json, the
+    summary). With --resume RUN, finished levels are kept and only the rest run.
+    """
+    if recipe is None and resume is None:
+        raise ReproError("give a RECIPE, or --resume RUN", hint="e.g. repro bench demo")
+    loaded = load_recipe(recipe) if recipe is not None else None
+    opts = BenchOptions(
+        url=url,
+        concurrencies=_levels(concurrency),
+        input_len=input_len,
+        output_len=output_len,
+        prompts=prompts,
+        endpoint="chat" if endpoint == "chat" else "generate",
+        output=output,
+        resume=resume,
+        read_timeout=read_timeout,
+    )
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_console,
+        transient=False,
+    ) as progress:
+        result = run_bench(loaded, opts, _RichProgress(progress))
+    _console.print(summary_table(result.levels))
+    if as_json:
+        doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
+        click.echo(json.dumps({**doc, "levels": result.levels}, indent=2))
+    else:
+        click.echo(str(result.run_dir))
+    if result.error:
+        raise ReproError(
+            f"the run failed: {result.error}",
+            hint=f"finished levels are kept in {result.run_dir}; fix the server, then "
+            f"`repro bench --resume {result.run_dir}`",
+        )
