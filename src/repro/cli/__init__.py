@@ -45,7 +45,18 @@ def main() -> None:
 
 # Command modules that are built; each exposes a click command named like the module, or a
 # list `COMMANDS` when it holds several (launch: launch, status, logs, stop).
-_BUILT: list[str] = ["doctor", "recipe", "image", "launch", "lock", "fetch", "run", "report"]
+_BUILT: list[str] = [
+    "doctor",
+    "recipe",
+    "image",
+    "launch",
+    "lock",
+    "fetch",
+    "run",
+    "report",
+    "bench",
+    "accept",
+]
 
 
 def _register() -> None:
