@@ -1,0 +1,30 @@
+"""Reading run records directly (json), independent of repro.report, to check its numbers."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+
+def raw_levels(run: Path) -> list[dict[str, Any]]:
+    return list(json.loads((run / "summary.json").read_text())["levels"])
+
+
+def raw_values(run: Path, key: str) -> dict[int, list[float]]:
+    """Per concurrency, the summary's value of `key` in each repeat."""
+    out: dict[int, list[float]] = {}
+    for level in sorted(raw_levels(run), key=lambda lv: (lv["concurrency"], lv["repeat"])):
+        if level.get(key) is not None:
+            out.setdefault(level["concurrency"], []).append(float(level[key]))
+    return out
+
+
+def raw_means(run: Path, key: str) -> dict[int, float]:
+    return {c: statistics.fmean(v) for c, v in raw_values(run, key).items()}
+
+
+def jsonl_rows(run: Path, concurrency: int, repeat: int) -> list[dict[str, Any]]:
+    text = (run / "levels" / f"c{concurrency}-r{repeat}.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

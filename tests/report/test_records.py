@@ -1,0 +1,97 @@
+"""Loading run records written by `repro bench` against the simulator."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+from repro.report import RunRecordError, load_run
+from tests.report.conftest import Runs
+from tests.report.helpers import jsonl_rows, raw_levels
+
+
+def test_loads_real_bench_record(runs: Runs) -> None:
+    run = load_run(runs.dflash)
+    raw = raw_levels(runs.dflash)
+    assert run.recipe_name == "demo-dflash"
+    assert run.run.status == "complete"
+    assert run.simulated  # the simulator says so in server_info and run.json
+    assert run.concurrencies == [1, 4]
+    assert len(run.levels) == len(raw) == 4  # 2 concurrencies x 2 repeats
+    assert run.machine_class == "no GPUs"
+    assert run.accept is not None and {s.prompt_set for s in run.accept.sets} == {"chat", "code"}
+
+
+def test_summary_agrees_with_per_request_rows(runs: Runs) -> None:
+    run = load_run(runs.dflash)
+    for level in run.levels:
+        rows = run.requests(level.concurrency, level.repeat)
+        assert rows == run.requests(level.concurrency, level.repeat)
+        assert len(rows) == len(jsonl_rows(runs.dflash, level.concurrency, level.repeat))
+        ok = [r for r in rows if r.ok]
+        assert level.completed == len(ok)
+        assert level.total_output_tokens == sum(r.completion_tokens or 0 for r in ok)
+        verify = sum(r.spec_verify_ct or 0 for r in ok)
+        assert level.accept_length == pytest.approx(level.total_output_tokens / verify)
+
+
+def test_autoregressive_run_has_no_acceptance(runs: Runs) -> None:
+    run = load_run(runs.ar)
+    assert run.accept is None
+    assert run.points("accept_length") == {}
+
+
+def _copy(src: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / src.name
+    shutil.copytree(src, dest)
+    return dest
+
+
+def test_missing_summary_names_the_file(runs: Runs, tmp_path: Path) -> None:
+    run = _copy(runs.ar, tmp_path)
+    (run / "summary.json").unlink()
+    with pytest.raises(RunRecordError) as err:
+        load_run(run)
+    assert str(run / "summary.json") in err.value.message and "missing" in err.value.message
+
+
+def test_corrupt_json_names_the_file(runs: Runs, tmp_path: Path) -> None:
+    run = _copy(runs.ar, tmp_path)
+    text = (run / "run.json").read_text()
+    (run / "run.json").write_text(text[: len(text) // 2])
+    with pytest.raises(RunRecordError) as err:
+        load_run(run)
+    assert str(run / "run.json") in err.value.message and "corrupt JSON" in err.value.message
+
+
+def test_wrong_field_names_file_and_field(runs: Runs, tmp_path: Path) -> None:
+    run = _copy(runs.ar, tmp_path)
+    data = json.loads((run / "summary.json").read_text())
+    data["levels"][1]["output_throughput"] = "fast"
+    (run / "summary.json").write_text(json.dumps(data))
+    with pytest.raises(RunRecordError) as err:
+        load_run(run)
+    assert str(run / "summary.json") in err.value.message
+    assert "levels[1].output_throughput" in err.value.message
+
+
+def test_corrupt_jsonl_line_names_file_and_line(runs: Runs, tmp_path: Path) -> None:
+    run_dir = _copy(runs.ar, tmp_path)
+    path = run_dir / "levels" / "c1-r0.jsonl"
+    path.write_text(path.read_text() + '{"concurrency": 1}\n')
+    run = load_run(run_dir)
+    with pytest.raises(RunRecordError) as err:
+        run.requests(1, 0)
+    assert f"{path}:" in err.value.message
+
+
+def test_cli_reports_a_missing_run_without_traceback(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    assert "no such run record folder" in result.output
+    assert "Traceback" not in result.output
