@@ -88,6 +88,26 @@ class BuiltImage(BaseModel):
     fingerprint: str
     manifest: dict[str, Any]
 
+    def lock_section(self) -> dict[str, Any]:
+        """The lock's `image` key: identity plus a manifest summary (not the catalog)."""
+        summary = {key: value for key, value in self.manifest.items() if key != "catalog"}
+        return {
+            "reference": self.tag,
+            "image_id": self.image_id,
+            "fingerprint": self.fingerprint,
+            "digest": None,
+            "manifest": summary,
+        }
+
+    def catalog(self) -> dict[str, Any]:
+        """The image's own option catalog, in the shape of repro's catalogs/*.json."""
+        return {
+            "sglang_version": self.manifest.get("sglang_version"),
+            "source": f"ServerArgs.add_cli_args in image {self.tag}",
+            "flags": self.manifest.get("catalog") or [],
+            "builtin_speculative_algorithms": self.manifest.get("speculative_algorithms") or [],
+        }
+
 
 def build_image(plan: BuildPlan, on_log: Callable[[str], None] = lambda _line: None) -> BuiltImage:
     """Build (or find, when the tag exists) the image of a plan and read its manifest."""

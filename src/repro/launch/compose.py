@@ -36,6 +36,9 @@ def render_override(spec: LaunchSpec) -> dict[str, Any]:
         },
         "labels": {"dev.repro.deployment": spec.name},
     }
+    if spec.memlock_bytes is not None:
+        limit = spec.memlock_bytes
+        service["ulimits"] = {"memlock": {"soft": limit, "hard": limit}}
     if spec.env:
         service["environment"] = dict(sorted(spec.env.items()))
     if spec.gpu_ids is not None:

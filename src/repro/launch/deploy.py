@@ -108,12 +108,10 @@ def container_of(spec: LaunchSpec) -> Container | None:
     """The deployment's server container, running or exited, if it exists."""
     found = client().container.list(
         all=True,
-        filters={
-            "label": [
-                f"com.docker.compose.project={spec.project}",
-                f"com.docker.compose.service={SERVICE}",
-            ]
-        },
+        filters=[
+            ("label", f"com.docker.compose.project={spec.project}"),
+            ("label", f"com.docker.compose.service={SERVICE}"),
+        ],
     )
     return found[0] if found else None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 from pathlib import Path
 
 from repro.launch.spec import LaunchSpec
@@ -17,6 +18,13 @@ def hub_cache_dir() -> Path:
     """The host's Hugging Face cache root, mounted at /root/.cache/huggingface."""
     home = os.environ.get("HF_HOME")
     return Path(home) if home else Path.home() / ".cache" / "huggingface"
+
+
+def simulator_memlock_bytes() -> int | None:
+    """The simulator pins no memory; sandboxes and rootless engines cap memlock below the
+    base file's unlimited, so simulated deployments ask only for this machine's own limit."""
+    hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+    return None if hard == resource.RLIM_INFINITY else hard
 
 
 def launch_spec_for(recipe: Recipe, image: str, host_port: int | None = None) -> LaunchSpec:
@@ -35,6 +43,7 @@ def launch_spec_for(recipe: Recipe, image: str, host_port: int | None = None) ->
         if recipe.topology.gpu_runtime == "none"
         else [str(index) for index in range(gpus_needed)],
         hf_cache=hub_cache_dir(),
+        memlock_bytes=simulator_memlock_bytes() if simulated else None,
         start_period_s=60 if simulated else 1800,
         health_timeout_s=SIMULATED_HEALTH_TIMEOUT_S if simulated else GPU_HEALTH_TIMEOUT_S,
     )

@@ -23,6 +23,11 @@ class LaunchSpec(BaseModel):
         "`topology.gpu_runtime: none`, e.g. the simulator)."
     )
     hf_cache: Path = Field(description="Host directory mounted as the Hugging Face cache.")
+    memlock_bytes: int | None = Field(
+        default=None,
+        description="Locked-memory limit; None keeps the base file's unlimited (SGLang's "
+        "practice for GPU servers: pinned host buffers).",
+    )
     start_period_s: int = Field(
         default=1800, description="Healthcheck grace period: covers weight loading."
     )

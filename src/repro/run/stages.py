@@ -88,16 +88,39 @@ class RunContext:
             self.save()
 
 
+def stage_lock(ctx: RunContext, console: Console) -> str:
+    from repro.lock import lock_recipe
+
+    result = lock_recipe(ctx.ref)
+    ctx.lock_path = result.path
+    ctx.save()
+    return f"{result.path} ({'written' if result.written else 'unchanged'})"
+
+
 def stage_image(ctx: RunContext, console: Console) -> str:
     from repro.image.build import build_image
     from repro.image.plan import plan_for_spec
+    from repro.lock.io import update_lock_image
 
     plan = plan_for_spec(image_for_recipe(ctx.recipe), lambda msg: console.print(f"  {msg}"))
     with console.status(f"building {plan.tag}") as status:
         built = build_image(plan, lambda line: status.update(f"[dim]{line[:110]}[/]"))
     ctx.image_tag = built.tag
     ctx.save()
+    if ctx.lock_path is not None:
+        update_lock_image(ctx.lock_path, built.lock_section(), built.catalog())
     return f"{built.tag} ({built.fingerprint[:19]})"
+
+
+def stage_fetch(ctx: RunContext, console: Console) -> str:
+    if ctx.simulated:
+        return "nothing to download: the simulator needs no weights"
+    from repro.lock import fetch_recipe
+
+    from repro.hub.cache import human_bytes
+
+    report = fetch_recipe(ctx.lock_path or ctx.ref, on_event=lambda m: console.print(f"  {m}"))
+    return f"{human_bytes(report.needed_bytes)} downloaded into {report.cache_dir}"
 
 
 def stage_doctor(ctx: RunContext, console: Console) -> str:
@@ -156,7 +179,9 @@ def _save_server_log(ctx: RunContext) -> None:
 
 
 STAGE_FUNCTIONS: dict[str, Callable[[RunContext, Console], str]] = {
+    "lock": stage_lock,
     "image": stage_image,
+    "fetch": stage_fetch,
     "doctor": stage_doctor,
     "launch": stage_launch,
     "stop": stage_stop,
