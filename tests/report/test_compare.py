@@ -1,0 +1,95 @@
+"""`repro compare A B`: matched points, deltas with direction, spread, machines side by side."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+from repro.errors import ReproError
+from repro.report import compare_runs, load_run
+from tests.report.conftest import Runs
+from tests.report.helpers import raw_values
+
+
+def test_deltas_direction_and_verdict_follow_the_records(runs: Runs) -> None:
+    cmp = compare_runs(load_run(runs.ar), load_run(runs.dflash))
+    assert cmp.matched == [1, 4] and cmp.only_a == [] and cmp.only_b == []
+    assert "different models" not in " ".join(cmp.warnings)
+    tput = [p for p in cmp.points if p.metric == "output_throughput"]
+    assert [p.concurrency for p in tput] == [1, 4]
+    a_vals = raw_values(runs.ar, "output_throughput")
+    b_vals = raw_values(runs.dflash, "output_throughput")
+    for p in tput:
+        a, b = a_vals[p.concurrency], b_vals[p.concurrency]
+        assert p.a == pytest.approx(sum(a) / len(a)) and p.b == pytest.approx(sum(b) / len(b))
+        assert p.delta == pytest.approx(p.b - p.a)
+        assert p.direction == ("better" if p.b > p.a else "worse")
+        disjoint = max(a) < min(b) or max(b) < min(a)
+        assert p.verdict == ("real change" if disjoint else "within spread")
+    ttft = [p for p in cmp.points if p.metric == "ttft"]
+    for p in ttft:  # lower is better
+        assert p.direction == ("better" if p.b < p.a else "worse")
+    # the baseline has no drafter: acceptance length is only on one side, so not compared
+    assert not [p for p in cmp.points if p.metric == "accept_length"]
+
+
+def test_only_matched_points_and_no_spread_without_repeats(runs: Runs) -> None:
+    cmp = compare_runs(load_run(runs.dflash), load_run(runs.dflash_c48))
+    assert cmp.matched == [4] and cmp.only_a == [1] and cmp.only_b == [8]
+    assert {p.concurrency for p in cmp.points} == {4}
+    assert {p.verdict for p in cmp.points} == {"no spread (1 repeat)"}
+    assert cmp.same_machine
+
+
+def _copy(src: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / src.name
+    shutil.copytree(src, dest)
+    return dest
+
+
+def test_different_workloads_are_refused_unless_forced(runs: Runs, tmp_path: Path) -> None:
+    other = _copy(runs.dflash, tmp_path)
+    meta = json.loads((other / "run.json").read_text())
+    meta["workload"]["output_len"] = 1024
+    (other / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(ReproError) as err:
+        compare_runs(load_run(runs.ar), load_run(other))
+    assert "output_len: 16 vs 1024" in err.value.message
+    cmp = compare_runs(load_run(runs.ar), load_run(other), force=True)
+    assert any("workloads differ" in w for w in cmp.warnings)
+    result = CliRunner().invoke(main, ["compare", str(runs.ar), str(other)])
+    assert result.exit_code == 1 and "--force" in result.output
+
+
+def test_fingerprints_side_by_side_across_machines(runs: Runs, tmp_path: Path) -> None:
+    other = _copy(runs.dflash, tmp_path)
+    machine = json.loads((other / "machine.json").read_text())
+    machine["hostname"] = "b200-box"
+    machine["interconnect"] = "all-nvlink"
+    machine["gpus"] = [{"index": i, "name": "NVIDIA B200", "compute_cap": "10.0"} for i in range(8)]
+    (other / "machine.json").write_text(json.dumps(machine))
+    cmp = compare_runs(load_run(runs.dflash), load_run(other))
+    assert not cmp.same_machine
+    rows = {r.field: r for r in cmp.machines}
+    assert rows["GPUs"].b == "8x NVIDIA B200" and rows["GPUs"].a == "none"
+    assert rows["interconnect"].differs and rows["interconnect"].b == "all-nvlink"
+    assert rows["machine class"].b == "8x B200, all-nvlink"
+    assert not rows["model"].differs
+    result = CliRunner().invoke(main, ["compare", str(runs.dflash), str(other)])
+    assert result.exit_code == 0, result.output
+    assert "different machines" in result.stdout and "all-nvlink" in result.stdout
+
+
+def test_cli_json(runs: Runs) -> None:
+    result = CliRunner().invoke(
+        main, ["compare", str(runs.ar), str(runs.dflash), "--json", "--metric", "itl"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["simulated"] is True and data["matched"] == [1, 4]
+    assert {p["metric"] for p in data["points"]} == {"itl"}
