@@ -29,12 +29,12 @@ SHIPPED_SETS = ("math", "code", "chat")
 _PROMPT_KEYS = ("prompt", "text", "question", "instruction")
 
 BUILTIN_CHAT_TEMPLATE = (
-    "{%- for message in messages -%}"
+    "{% for message in messages %}"
     "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}<|im_start|>assistant\n"
-    "{%- if enable_thinking is defined and not enable_thinking -%}<think>\n\n</think>\n\n"
-    "{%- endif -%}{%- endif -%}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n"
+    "{% endif %}{% endif %}"
 )
 
 

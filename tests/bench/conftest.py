@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from repro.recipe import load_recipe
+from tests.bench.simserver import DFLASH, SimServer
+
+
+@pytest.fixture(scope="session")
+def sim_spec(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimServer]:
+    """A DFLASH simulator (demo profile, time scaled down)."""
+    server = SimServer(
+        tmp_path_factory.mktemp("sim") / "spec.log", *DFLASH, REPRO_SIM_TIME_SCALE="0.3"
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def sim_plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimServer]:
+    """A simulator without speculative decoding."""
+    server = SimServer(tmp_path_factory.mktemp("sim") / "plain.log", REPRO_SIM_TIME_SCALE="0.3")
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def demo() -> object:
+    return load_recipe("demo")
+
+
+@pytest.fixture()
+def runs(tmp_path: Path) -> Path:
+    return tmp_path / "runs"

@@ -1,0 +1,72 @@
+"""`repro accept` against the simulator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from repro.bench.accept import AcceptOptions, run_accept
+from repro.bench.prompts import BUILTIN_CHAT_TEMPLATE, ChatTemplate, load_prompt_set
+from repro.cli import main
+from repro.errors import ReproError
+from tests.bench.simserver import SimServer
+
+
+def test_shipped_prompt_sets_and_template() -> None:
+    for name in ("math", "code", "chat"):
+        assert len(load_prompt_set(name).prompts) >= 30
+    text = ChatTemplate(BUILTIN_CHAT_TEMPLATE).render("hi", thinking=False)
+    assert text.startswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_accept_per_prompt_set(sim_spec: SimServer, demo: Any, runs: Path) -> None:
+    opts = AcceptOptions(
+        urls=[sim_spec.url], prompt_sets=["math", "code"], prompts=6, max_new_tokens=24,
+        runs_dir=runs, collect_machine=False,
+    )  # fmt: skip
+    (result,) = run_accept([demo], opts)
+    doc = json.loads((result.run_dir / "accept.json").read_text())
+    assert doc["simulated"] is True
+    assert [s["prompt_set"] for s in doc["sets"]] == ["math", "code"]
+    for s in doc["sets"]:
+        assert s["prompts"] == 6 and len(s["accept_length_per_prompt"]) == 6
+        assert s["accept_length"] == pytest.approx(s["completion_tokens"] / s["spec_verify_ct"])
+        assert 1.0 < s["accept_length"] <= 8.0
+    run = json.loads((result.run_dir / "run.json").read_text())
+    assert run["kind"] == "accept" and run["status"] == "complete"
+
+
+def test_accept_refuses_a_non_speculative_server(
+    sim_plain: SimServer, demo: Any, runs: Path
+) -> None:
+    opts = AcceptOptions(urls=[sim_plain.url], prompts=2, max_new_tokens=8, runs_dir=runs)
+    with pytest.raises(ReproError, match="speculative"):
+        run_accept([demo], opts)
+
+
+def test_accept_refuses_an_empty_prompt_file(
+    sim_spec: SimServer, demo: Any, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    opts = AcceptOptions(urls=[sim_spec.url], prompt_sets=[str(empty)])
+    with pytest.raises(ReproError, match="empty"):
+        run_accept([demo], opts)
+
+
+def test_cli_side_by_side(sim_spec: SimServer, tmp_path: Path) -> None:
+    prompts = tmp_path / "mine.jsonl"
+    prompts.write_text('{"prompt": "Solve 3x + 1 = 10."}\n"Write a python function."\n')
+    res = CliRunner().invoke(
+        main,
+        ["accept", "demo", "demo", "--url", sim_spec.url, "--url", sim_spec.url,
+         "--prompts", f"chat,{prompts}", "-n", "2", "--max-new-tokens", "8", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout[res.stdout.index("[") :])
+    assert len(doc) == 2 and [s["prompt_set"] for s in doc[0]["sets"]] == ["chat", "mine"]
+    assert doc[0]["sets"] == doc[1]["sets"]  # temperature 0, same seed: same drafts accepted

@@ -1,0 +1,195 @@
+"""`repro bench` against the simulator: run records, resume, a dying server, bad servers."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from repro.bench import BenchOptions, RequestResult, run_bench
+from repro.cli import main
+from repro.errors import ReproError
+from tests.bench.simserver import SimServer, free_port
+
+LEVEL_KEYS = {
+    "concurrency", "repeat", "completed", "failed", "errors", "duration", "request_throughput",
+    "input_throughput", "output_throughput", "output_throughput_per_gpu",
+    "output_throughput_per_user", "total_input_tokens", "total_output_tokens",
+    *(f"{s}_{m}_ms" for s in ("mean", "median", "p90", "p99")
+      for m in ("ttft", "itl", "tpot", "e2e_latency")),
+    "accept_length", "goodput",
+}  # fmt: skip
+ROW_KEYS = {
+    "concurrency", "repeat", "index", "ok", "error_kind", "prompt_tokens", "completion_tokens",
+    "cached_tokens", "spec_verify_ct", "ttft_s", "itl_s", "e2e_s", "start_s", "finish_reason",
+}  # fmt: skip
+
+
+def _opts(url: str, runs: Path, **kw: Any) -> BenchOptions:
+    base: dict[str, Any] = dict(
+        url=url, concurrencies=[1, 4], input_len=32, output_len=16, prompts=8, runs_dir=runs,
+        collect_machine=False,
+    )  # fmt: skip
+    base.update(kw)
+    return BenchOptions(**base)
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -> None:
+    result = run_bench(demo, _opts(sim_spec.url, runs))
+    run_dir = result.run_dir
+    assert run_dir.parent == runs and run_dir.name.endswith("-demo")
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "complete" and run["simulated"] is True
+    assert run["kind"] == "bench" and run["endpoint"] == "generate"
+    assert run["workload"]["prompts_per_level"] == 8 and run["workload"]["output_len"] == 16
+    assert json.loads((run_dir / "recipe.json").read_text())["bench"]["concurrencies"] == [1, 4]
+    assert json.loads((run_dir / "server_info.json").read_text())["simulated"] is True
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert [(lv["concurrency"], lv["repeat"]) for lv in summary["levels"]] == [(1, 0), (4, 0)]
+    for level in summary["levels"]:
+        assert set(level) >= LEVEL_KEYS
+        assert level["completed"] == 8 and level["total_output_tokens"] == 8 * 16
+        assert 1.0 < level["accept_length"] < 8.0
+        assert level["mean_itl_ms"] > 0 and level["median_ttft_ms"] > 0
+    rows = _rows(run_dir / "levels" / "c4-r0.jsonl")
+    assert len(rows) == 8 and set(rows[0]) >= ROW_KEYS  # plus "error": its message
+    assert all(r["ok"] and r["completion_tokens"] == 16 and r["spec_verify_ct"] for r in rows)
+    # speculative chunks carry several tokens: fewer gaps than tokens
+    assert all(len(r["itl_s"]) < 15 for r in rows)
+    level4 = summary["levels"][1]
+    tokens = sum(r["completion_tokens"] for r in rows)
+    assert level4["accept_length"] == pytest.approx(tokens / sum(r["spec_verify_ct"] for r in rows))
+    assert not list(run_dir.rglob("*.tmp"))
+
+
+def test_chat_endpoint_and_poisson_arrivals(sim_plain: SimServer, demo: Any, runs: Path) -> None:
+    demo.bench.request_rate = 50.0
+    result = run_bench(demo, _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]))
+    (level,) = result.levels
+    assert level["completed"] == 8 and level["accept_length"] is None
+    assert level["total_output_tokens"] == 8 * 16
+    run = json.loads((result.run_dir / "run.json").read_text())
+    assert run["endpoint"] == "chat" and run["workload"]["request_rate"] == 50.0
+    starts = sorted(r["start_s"] for r in _rows(result.run_dir / "levels" / "c2-r0.jsonl"))
+    assert starts[-1] > 0.02  # arrivals spread out, not all at t=0
+
+
+def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, runs: Path) -> None:
+    first = run_bench(demo, _opts(sim_spec.url, runs, concurrencies=[1, 2, 4]))
+    run_dir = first.run_dir
+    # imitate a crash during level c4: its JSONL and summary entry never got written
+    (run_dir / "levels" / "c4-r0.jsonl").unlink()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary["levels"] = summary["levels"][:2]
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    before = (run_dir / "levels" / "c1-r0.jsonl").read_bytes()
+    seen: list[int] = []
+
+    class Seen:
+        def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+            seen.append(concurrency)
+
+        def request_done(self, result: RequestResult) -> None:
+            pass
+
+        def level_done(self, summary: dict[str, Any]) -> None:
+            pass
+
+    resumed = run_bench(None, BenchOptions(resume=run_dir, collect_machine=False), Seen())
+    assert seen == [4]
+    assert resumed.status == "complete"
+    assert [lv["concurrency"] for lv in resumed.levels] == [1, 2, 4]
+    assert (run_dir / "levels" / "c1-r0.jsonl").read_bytes() == before
+
+
+def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
+    tmp_path: Path, demo: Any, runs: Path
+) -> None:
+    server = SimServer(tmp_path / "dying.log", REPRO_SIM_TIME_SCALE="0.3")
+    try:
+
+        class KillAfterFirst:
+            def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+                pass
+
+            def request_done(self, result: RequestResult) -> None:
+                pass
+
+            def level_done(self, summary: dict[str, Any]) -> None:
+                server.kill()
+
+        opts = _opts(
+            server.url, runs, concurrencies=[1, 2], read_timeout=5,
+            server_log=lambda: ["last words of the server"],
+        )  # fmt: skip
+        result = run_bench(demo, opts, KillAfterFirst())
+    finally:
+        server.stop()
+    assert result.status == "failed"
+    run = json.loads((result.run_dir / "run.json").read_text())
+    assert run["status"] == "failed" and "c2-r0" in run["error"]
+    assert [lv["concurrency"] for lv in result.levels] == [1]
+    assert (result.run_dir / "levels" / "c1-r0.jsonl").exists()
+    assert not (result.run_dir / "levels" / "c2-r0.jsonl").exists()
+    assert "last words" in (result.run_dir / "server.log").read_text()
+
+
+def test_unreachable_server_is_a_clear_error(demo: Any, runs: Path) -> None:
+    with pytest.raises(ReproError, match="cannot reach the server") as err:
+        run_bench(demo, _opts(f"http://127.0.0.1:{free_port()}", runs))
+    assert err.value.hint and "--url" in err.value.hint
+    assert not runs.exists()
+
+
+@pytest.fixture()
+def not_sglang() -> Iterator[str]:
+    class NotFound(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), NotFound)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_server_that_is_not_sglang(not_sglang: str, demo: Any, runs: Path) -> None:
+    with pytest.raises(ReproError, match="does not look like an SGLang server"):
+        run_bench(demo, _opts(not_sglang, runs))
+
+
+def test_empty_level_is_refused(sim_plain: SimServer, demo: Any, runs: Path) -> None:
+    with pytest.raises(ReproError, match="empty"):
+        run_bench(demo, _opts(sim_plain.url, runs, prompts=0))
+
+
+def test_cli_prints_run_dir_and_json(sim_spec: SimServer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "cli-run"
+    args = ["bench", "demo", "--url", sim_spec.url, "--concurrency", "2", "--prompts", "4",
+            "--input-len", "16", "--output-len", "8", "--output", str(out)]  # fmt: skip
+    res = runner.invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip().splitlines()[-1] == str(out)
+    res = runner.invoke(main, [*args[:-1], str(tmp_path / "cli-json"), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout[res.stdout.index("{") :])
+    assert doc["status"] == "complete" and doc["levels"][0]["completed"] == 4
+    res = runner.invoke(main, ["bench", "demo", "--url", f"http://127.0.0.1:{free_port()}"])
+    assert res.exit_code == 1 and "cannot reach" in res.output and "Traceback" not in res.output

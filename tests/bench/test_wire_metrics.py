@@ -1,0 +1,64 @@
+"""The SSE parser and the level statistics on hand-built inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.bench.client import RequestResult
+from repro.bench.metrics import summarize_level
+from repro.bench.wire import GEN_DECODER, SSEParser, finish_type
+
+
+def test_sse_events_split_across_reads_and_batched_in_one_read() -> None:
+    parser = SSEParser()
+    assert parser.feed(b'data: {"a"') == []
+    assert parser.feed(b': 1}\n\ndata: {"b": 2}\n\ndata: [DO') == [b'{"a": 1}', b'{"b": 2}']
+    assert parser.feed(b"NE]\n\n") == [b"[DONE]"]
+    assert parser.feed(b'data: {"c": 3}\r\n\r\n: comment\n\n') == [b'{"c": 3}']
+
+
+def test_narrow_decoder_skips_cumulative_text() -> None:
+    chunk = GEN_DECODER.decode(
+        b'{"text": "' + b"x" * 10_000 + b'", "output_ids": [1, 2], "meta_info": {"id": "r",'
+        b' "finish_reason": {"type": "length", "length": 2}, "prompt_tokens": 5,'
+        b' "completion_tokens": 2, "cached_tokens": 1, "spec_verify_ct": 1, "e2e_latency": 0.1}}'
+    )
+    assert chunk.meta_info is not None
+    assert (chunk.meta_info.completion_tokens, chunk.meta_info.spec_verify_ct) == (2, 1)
+    assert finish_type(chunk.meta_info.finish_reason) == "length"
+
+
+def _req(i: int, ttft: float, itl: list[float], tokens: int, verify: int | None) -> RequestResult:
+    e2e = ttft + sum(itl)
+    return RequestResult(
+        1, 0, i, ok=True, prompt_tokens=10, completion_tokens=tokens, spec_verify_ct=verify,
+        ttft_s=ttft, itl_s=itl, e2e_s=e2e,
+    )  # fmt: skip
+
+
+def test_level_summary_keys_and_values() -> None:
+    results = [
+        _req(0, 0.1, [0.01] * 9, 10, 4),
+        _req(1, 0.3, [0.03] * 9, 10, 1),
+        RequestResult(1, 0, 2, error_kind="timeout"),
+    ]
+    level = summarize_level(results, concurrency=1, repeat=0, duration=2.0, gpus=4)
+    assert level["completed"] == 2 and level["failed"] == 1
+    assert level["errors"] == {"timeout": 1}
+    assert level["output_throughput"] == pytest.approx(10.0)
+    assert level["output_throughput_per_gpu"] == pytest.approx(2.5)
+    assert level["median_ttft_ms"] == pytest.approx(200.0)
+    assert level["mean_itl_ms"] == pytest.approx(20.0)
+    assert level["median_tpot_ms"] == pytest.approx(20.0)
+    assert level["accept_length"] == pytest.approx(20 / 5)  # never the mean of per-request ratios
+    assert level["goodput"] is None
+    slo = summarize_level(results, concurrency=1, repeat=0, duration=2.0, slos={"ttft": 200})
+    assert slo["goodput"] == pytest.approx(0.5)
+
+
+def test_summary_without_spec_or_success() -> None:
+    level = summarize_level(
+        [RequestResult(1, 0, 0, error_kind="connect")], concurrency=1, repeat=0, duration=1.0
+    )
+    assert level["completed"] == 0 and level["accept_length"] is None
+    assert level["median_ttft_ms"] is None
