@@ -7,6 +7,7 @@ result is a mapping or a `RecipeError` naming the file: never a traceback.
 
 from __future__ import annotations
 
+import copy
 import json
 import typing
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,12 @@ from repro.recipe.errors import Loc, RecipeError, display_path, format_loc, shor
 
 MAX_DEPTH = 40
 MAX_BYTES = 4 * 1024 * 1024
+# libyaml's parser when PyYAML has it (about 10x faster), else the pure-Python one.
+_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Parsed documents by file content: a recipe's parents and image spec are read many times
+# (checking a directory, `repro run`), and parsing dominates. Keyed by the bytes, never stale.
+_PARSED: dict[tuple[bool, bytes], tuple[dict[str, Any], dict[Loc, int]]] = {}
+_PARSED_MAX = 256
 
 
 @dataclass
@@ -51,11 +58,15 @@ def read_mapping(path: Path, what: str = "recipe") -> Document:
             f"{shown}: not UTF-8 text: byte 0x{raw[err.start]:02x} at line {line}",
             hint="save the file as UTF-8",
         ) from None
+    is_json = path.suffix == ".json"
+    cached = _PARSED.get((is_json, raw))
+    if cached is not None:
+        return Document(path=path, data=copy.deepcopy(cached[0]), lines=cached[1])
     text = text.removeprefix("\ufeff")
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise RecipeError(f"{shown}: NUL byte at line {line}; a {what} file is text")
-    if path.suffix == ".json":
+    if is_json:
         data, lines = _parse_json(text, shown), dict[Loc, int]()
     else:
         data, lines = _parse_yaml(text, shown)
@@ -70,6 +81,9 @@ def read_mapping(path: Path, what: str = "recipe") -> Document:
     problems = check_plain(data, shown)
     if problems:
         raise RecipeError.from_problems(problems)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[(is_json, raw)] = (copy.deepcopy(data), lines)
     return Document(path=path, data=data, lines=lines)
 
 
@@ -83,7 +97,7 @@ def _parse_json(text: str, shown: str) -> Any:
 
 
 def _parse_yaml(text: str, shown: str) -> tuple[Any, dict[Loc, int]]:
-    loader = yaml.SafeLoader(text)
+    loader = _YAML_LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:
