@@ -21,6 +21,10 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))
     with running_registry(tmp_path) as running:
         yield running
+    for image in client().image.list():
+        for tag in image.repo_tags:
+            if tag.startswith(running.host):
+                client().image.remove(tag)
 
 
 def _login(registry: Registry, password: str) -> subprocess.CompletedProcess[str]:

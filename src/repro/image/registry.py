@@ -135,7 +135,8 @@ def _repo_digest(reference: str) -> str:
 
 def _registry_error(reference: str, message: str) -> RegistryError:
     text = message.strip().splitlines()[-1] if message.strip() else "unknown error"
-    if "unauthorized" in text or "authentication required" in text or "401" in text:
+    auth_words = ("unauthorized", "authentication required", "no basic auth credentials", "401")
+    if any(word in text for word in auth_words):
         return RegistryError(
             f"the registry refused {reference}: {text}",
             hint=f"log in with `docker login {reference.split('/')[0]}` (repro uses the "

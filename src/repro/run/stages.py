@@ -115,9 +115,8 @@ def stage_image(ctx: RunContext, console: Console) -> str:
 def stage_fetch(ctx: RunContext, console: Console) -> str:
     if ctx.simulated:
         return "nothing to download: the simulator needs no weights"
-    from repro.lock import fetch_recipe
-
     from repro.hub.cache import human_bytes
+    from repro.lock import fetch_recipe
 
     report = fetch_recipe(ctx.lock_path or ctx.ref, on_event=lambda m: console.print(f"  {m}"))
     return f"{human_bytes(report.needed_bytes)} downloaded into {report.cache_dir}"

@@ -1,0 +1,123 @@
+"""Dockerfile.sglang builds on the simulator base: patches, manifest, caching, failures."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from repro.image.build import BuildPlan, ImageBuildError, PatchFile, build_image
+from repro.image.engine import client
+from repro.image.plan import plan_for_spec
+from repro.imagespec import load_image_spec
+
+pytestmark = pytest.mark.docker
+
+SPEC_INFO = Path("python/sglang/srt/speculative/spec_info.py")
+
+
+def _ddtree_patch(repo_root: Path, tmp_path: Path, member: str = "DDTREE") -> bytes:
+    """A real unified diff against the image's spec_info.py that registers one algorithm."""
+    shim = repo_root / "src/repro/sim/shim/sglang/srt/speculative/spec_info.py"
+    original = shim.read_text()
+    patched = original.replace("    NONE = auto()\n", f"    {member} = auto()\n    NONE = auto()\n")
+    assert patched != original
+    for side, text in (("a", original), ("b", patched)):
+        (tmp_path / side / SPEC_INFO).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / side / SPEC_INFO).write_text(text)
+    diff = subprocess.run(
+        ["git", "diff", "--no-index", "--no-prefix", "a", "b"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert f"--- a/{SPEC_INFO}" in diff  # the directories a/ and b/ are the -p1 prefixes
+    return diff.encode()
+
+
+def _sim_plan(repo_root: Path, patches: list[PatchFile]) -> BuildPlan:
+    plan = plan_for_spec(load_image_spec(repo_root / "images" / "sim.yaml"))
+    return plan.model_copy(update={"name": "sim-test", "patches": patches})
+
+
+def _run_sim(image: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "-e",
+            "REPRO_SIM_FAIL_AT_START=checked-argv",
+            "-e",
+            "REPRO_SIM_LOAD_SECONDS=0",
+            image,
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "m",
+            *argv,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_manifest_records_what_the_image_contains(sim_image: str) -> None:
+    built = build_image(plan_for_spec(load_image_spec("images/sim.yaml")))
+    assert built.tag == sim_image
+    manifest = built.manifest
+    assert manifest["sglang_version"] == "0.5.23" and manifest["simulated"] is True
+    assert len(manifest["sglang_commit"]) == 40
+    names = {option for flag in manifest["catalog"] for option in flag["options"]}
+    assert {"--speculative-algorithm", "--tp-size", "--port"} <= names
+    labels = client().image.inspect(sim_image).config.labels or {}
+    assert labels["dev.repro.content-hash"].startswith(sim_image.rsplit("-", 1)[1])
+    assert "org.opencontainers.image.revision" in labels
+
+
+def test_a_patch_changes_what_the_server_accepts(repo_root: Path, tmp_path: Path) -> None:
+    patch = PatchFile(name="00-ddtree.diff", content=_ddtree_patch(repo_root, tmp_path))
+    patched = build_image(_sim_plan(repo_root, [patch]))
+    assert "DDTREE" in patched.manifest["speculative_algorithms"]
+    assert patched.manifest["patches"] == [{"name": patch.name, "sha256": patch.sha256}]
+
+    unpatched = build_image(_sim_plan(repo_root, []))
+    args = ("--speculative-algorithm", "DDTREE", "--speculative-draft-model-path", "d")
+    refused = _run_sim(unpatched.tag, *args)
+    assert refused.returncode == 2, refused.stderr
+    accepted = _run_sim(patched.tag, *args, "--speculative-ddtree-budget", "15")
+    assert accepted.returncode != 2, accepted.stderr
+
+
+def test_same_inputs_same_tag_and_a_patch_change_rebuilds_only_the_top(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    first_patch = PatchFile(name="00-ddtree.diff", content=_ddtree_patch(repo_root, tmp_path))
+    first = _sim_plan(repo_root, [first_patch])
+    assert first.tag == _sim_plan(repo_root, [first_patch]).tag
+    second_patch = PatchFile(
+        name="00-ddtree.diff", content=_ddtree_patch(repo_root, tmp_path / "2", "DDTREE2")
+    )
+    second = _sim_plan(repo_root, [second_patch])
+    assert second.tag != first.tag
+    layers_first = client().image.inspect(build_image(first).tag).root_fs.layers
+    layers_second = client().image.inspect(build_image(second).tag).root_fs.layers
+    shared = sum(1 for a, b in zip(layers_first, layers_second, strict=False) if a == b)
+    assert shared == len(layers_first) - 2, "only the patch and manifest layers may differ"
+
+
+def test_a_patch_that_does_not_apply_names_the_patch_and_file(repo_root: Path) -> None:
+    bad = PatchFile(
+        name="00-stale.diff",
+        content=(
+            f"--- a/{SPEC_INFO}\n+++ b/{SPEC_INFO}\n@@ -1,2 +1,2 @@\n"
+            "-this line is not in the file\n+nor is this one\n context\n"
+        ).encode(),
+    )
+    with pytest.raises(ImageBuildError) as caught:
+        build_image(_sim_plan(repo_root, [bad]))
+    assert "00-stale.diff" in caught.value.message
+    assert str(SPEC_INFO) in caught.value.message
