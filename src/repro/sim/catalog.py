@@ -191,7 +191,11 @@ def _add_flag(parser: argparse.ArgumentParser, flag: dict[str, Any]) -> None:
         )
     elif kind == "lorapath":
         parser.add_argument(
-            *options, dest=dest, action=LoRAPathAction, nargs=flag.get("nargs") or "*"
+            *options,
+            dest=dest,
+            action=LoRAPathAction,
+            type=_TYPES.get(str(flag.get("type")), str),
+            nargs=flag.get("nargs") or "*",
         )
     else:  # "store" and anything unknown: take a value, converted when the type is known
         kwargs: dict[str, Any] = {"dest": dest, "default": default}
