@@ -124,6 +124,7 @@ class Request:
     authorization: bool
     status: int = 0
     sent: int = 0
+    file: str | None = None  # the repo file whose bytes were served
 
 
 class HubServer:
@@ -171,15 +172,12 @@ class HubServer:
     def cdn(self) -> str:
         return f"http://{self.cdn_host}:{self.cdn_port}"
 
-    def downloads(self, path_suffix: str = "") -> list[Request]:
-        """GET requests that carried file bytes (resolve or CDN), optionally for one file."""
+    def downloads(self, path: str | None = None) -> list[Request]:
+        """GET requests that carried file bytes (resolve or CDN), optionally of one repo file."""
         return [
             r
             for r in self.log
-            if r.method == "GET"
-            and r.sent > 0
-            and "/api/" not in r.path
-            and r.path.endswith(path_suffix)
+            if r.method == "GET" and r.sent > 0 and r.file and (path is None or r.file == path)
         ]
 
     # ----- lifecycle ----------------------------------------------------------------------
@@ -235,7 +233,7 @@ class HubServer:
         try:
             response = await self._route(request, origin, parts, entry)
         except web.HTTPException as err:
-            response = err
+            response = web.Response(status=err.status, headers=err.headers, body=err.body)
         entry.status = response.status
         return response
 
@@ -381,6 +379,7 @@ class HubServer:
         self, request: web.Request, f: HubFile, headers: dict[str, str], entry: Request
     ) -> web.StreamResponse:
         start, end, status = 0, f.size, 200
+        entry.file = f.path
         rng = request.headers.get("Range")
         if rng and rng.startswith("bytes="):
             first, _, last = rng[len("bytes=") :].partition("-")

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from repro.hub import FetchReport, SpaceMargin, human_bytes, parse_bytes
-from repro.lock import fetch_recipe
+if TYPE_CHECKING:  # the stage modules load when the command runs: `repro --help` stays fast
+    from repro.hub import FetchReport
 
 
 def _size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+    from repro.hub.cache import parse_bytes
+
     try:
         return parse_bytes(value)
     except ValueError as err:
@@ -66,6 +69,9 @@ def fetch(
     HF_TOKEN is read from the environment for gated repositories; HF_HUB_OFFLINE=1 checks
     the cache without touching the network.
     """
+    from repro.hub import SpaceMargin
+    from repro.lock import fetch_recipe
+
     err = Console(stderr=True, highlight=False)
     margin = SpaceMargin(fraction=margin_percent / 100, keep_free=keep_free)
     report = fetch_recipe(
@@ -83,6 +89,8 @@ def fetch(
 
 
 def _print(report: FetchReport, console: Console, dry_run: bool) -> None:
+    from repro.hub import human_bytes
+
     title = "Would fetch" if dry_run else "Fetched"
     table = Table(title=f"{title} into {report.cache_dir}", title_justify="left")
     for column in ("repository", "commit", "files", "size", "downloaded", "sha256 checked"):

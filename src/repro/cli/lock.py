@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from repro.hub import human_bytes
-from repro.lock import LockResult, lock_recipe
+if TYPE_CHECKING:  # the stage modules load when the command runs: `repro --help` stays fast
+    from repro.lock import LockResult
 
 
 @click.command("lock")
@@ -38,6 +39,8 @@ def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_j
     stored). Re-locking an unchanged recipe leaves the file byte-identical. The image stage
     later adds the image digest, fingerprint and catalog to the same file.
     """
+    from repro.lock import lock_recipe
+
     result = lock_recipe(recipe, check=check, output=output)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, sort_keys=True))
@@ -47,6 +50,8 @@ def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_j
 
 
 def _print(result: LockResult, console: Console) -> None:
+    from repro.hub import human_bytes
+
     table = Table(title=f"Lock of {result.lock.name}", title_justify="left")
     for column in ("role", "repository", "revision", "commit", "files", "size"):
         table.add_column(column, overflow="fold")

@@ -20,7 +20,7 @@ def lock_for(ref: str | Path) -> tuple[Lock, Path]:
     from repro.recipe import load_recipe
 
     recipe = load_recipe(ref)
-    path = lock_path_for(recipe.name, recipe.recipes_dir)
+    path = lock_path_for(recipe.name, recipe.source_path)
     if not path.is_file():
         raise LockError(
             f"recipe {recipe.name} is not locked yet (no {path})",

@@ -23,18 +23,21 @@ class LockError(ReproError):
     """A lock file is missing, unreadable or stale."""
 
 
-def default_locks_dir(recipes_dir: Path | None = None) -> Path:
-    """`$REPRO_LOCKS_DIR`, else `locks/` next to the recipes dir, else `./locks`."""
+def default_locks_dir(recipe_file: Path | None = None) -> Path:
+    """`$REPRO_LOCKS_DIR`, else `locks/` next to the recipe file's directory, else `./locks`.
+
+    For `recipes/x.yaml` that is `locks/` at the project root, beside `recipes/` and `images/`.
+    """
     env = os.environ.get(ENV_LOCKS_DIR)
     if env:
         return Path(env)
-    if recipes_dir is not None:
-        return recipes_dir.parent / "locks"
+    if recipe_file is not None:
+        return recipe_file.absolute().parent.parent / "locks"
     return Path.cwd() / "locks"
 
 
-def lock_path_for(name: str, recipes_dir: Path | None = None) -> Path:
-    return default_locks_dir(recipes_dir) / f"{name}{LOCK_SUFFIX}"
+def lock_path_for(name: str, recipe_file: Path | None = None) -> Path:
+    return default_locks_dir(recipe_file) / f"{name}{LOCK_SUFFIX}"
 
 
 def is_lock_path(ref: str | Path) -> bool:

@@ -50,7 +50,9 @@ def build_lock(
     """The lock `recipe` resolves to now, and remote patches whose content changed.
 
     `recipe` is a `repro.recipe.Recipe`. The image section, the catalog and keys other stages
-    added are carried over from `previous` while the image spec is unchanged.
+    added are carried over from `previous` while the image spec and patches are unchanged
+    (otherwise the image they describe is stale: `image` becomes null and `catalog` the spec's
+    effective catalog again).
     """
     from repro.recipe import RecipeError, check_recipe
     from repro.recipe.context import catalog_for_recipe, image_for_recipe, images_dir_for
@@ -75,7 +77,11 @@ def build_lock(
         else None
     )
     carried: dict[str, Any] = {"image": None, "catalog": catalog.to_dict()}
-    if previous is not None and previous.image_spec == spec_data:
+    same_inputs = previous is not None and (previous.image_spec, previous.patches) == (
+        spec_data,
+        patches.pins,
+    )
+    if previous is not None and same_inputs:
         carried = {"image": previous.image, "catalog": previous.catalog or carried["catalog"]}
         carried.update(previous.model_extra or {})
     lock = Lock(
@@ -110,7 +116,7 @@ def lock_recipe(
     elif recipe.lock_data is not None and recipe.source_path is not None:
         path = recipe.source_path
     else:
-        path = lock_path_for(recipe.name, recipe.recipes_dir)
+        path = lock_path_for(recipe.name, recipe.source_path)
     previous = read_lock(path) if path.is_file() else None
     if check and previous is None:
         raise LockError(f"no lock to check at {path}", hint=f"create it with `repro lock {ref}`")
