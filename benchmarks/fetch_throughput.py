@@ -1,0 +1,124 @@
+"""Download throughput of `repro fetch` vs a plain `snapshot_download`, against the local Hub.
+
+Serves a snapshot of N files (default 8 x 128 MiB = 1 GiB of random bytes, from disk, via the
+test Hub server in tests/hubserver: LFS files redirect to a CDN origin, like the Hub), then
+alternately downloads it into fresh caches with
+
+- `repro fetch bench` (space check, access check, snapshot_download, sha256 verification),
+- `python -c "snapshot_download(repo, revision=sha, cache_dir=...)"` (the same files),
+
+and prints MB/s, both for the whole process (start-up included) and for the download call
+alone (repro: the `seconds` of its JSON report, which include the sha256 verification).
+
+    .venv/bin/python benchmarks/fetch_throughput.py [--files 8] [--file-mib 128] [--runs 2]
+
+Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from hubserver.fixtures import IMAGE_SPEC  # noqa: E402
+from hubserver.server import HubFile, HubServer  # noqa: E402
+
+REPO = "org/bench-1g"
+BIN = Path(sys.executable).parent
+PLAIN = """
+import sys, time
+from huggingface_hub import snapshot_download
+t = time.monotonic()
+snapshot_download(sys.argv[1], revision=sys.argv[2], cache_dir=sys.argv[3])
+print(time.monotonic() - t)
+"""
+
+
+def make_files(folder: Path, count: int, mib: int) -> list[HubFile]:
+    folder.mkdir(parents=True, exist_ok=True)
+    files = [HubFile("config.json", b'{"model_type": "bench"}')]
+    for i in range(count):
+        path = folder / f"model-{i + 1:05d}-of-{count:05d}.safetensors"
+        if not path.exists() or path.stat().st_size != mib << 20:
+            with path.open("wb") as f:
+                for _ in range(mib):
+                    f.write(os.urandom(1 << 20))
+        files.append(HubFile(path.name, source=path))
+    return files
+
+
+def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
+    start = time.monotonic()
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return wall, proc.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--file-mib", type=int, default=128)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "repro-bench")
+    args = parser.parse_args()
+
+    work: Path = args.workdir
+    print(f"preparing {args.files} x {args.file_mib} MiB in {work} ...", flush=True)
+    files = make_files(work / "source", args.files, args.file_mib)
+    total = sum(f.size for f in files)
+    project = work / "project"
+    for sub in ("recipes", "images", "patches/fix"):
+        (project / sub).mkdir(parents=True, exist_ok=True)
+    (project / "images/gpu.yaml").write_text(IMAGE_SPEC)
+    (project / "patches/fix/fix.patch").write_text("--- a/x\n+++ b/x\n")
+    (project / "recipes/bench.yaml").write_text(
+        f"image: gpu\nmodel: {{repo: {REPO}}}\nparallelism: {{tp: 1}}\ntopology: {{gpus: 1}}\n"
+    )
+
+    with HubServer() as hub:
+        sha = hub.add_repo(REPO, files).refs["main"]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+        env.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_PROGRESS_BARS="1", HF_HOME=str(work))
+        run([str(BIN / "repro"), "lock", "bench"], env, project)
+        results: dict[str, list[tuple[float, float]]] = {"repro fetch": [], "snapshot_download": []}
+        for i in range(args.runs):
+            for name in results:
+                cache = work / f"cache-{name.replace(' ', '-')}-{i}"
+                shutil.rmtree(cache, ignore_errors=True)
+                if name == "repro fetch":
+                    cmd = [str(BIN / "repro"), "fetch", "bench", "--json",
+                           "--cache-dir", str(cache), "--keep-free", "0",
+                           "--margin-percent", "0"]  # fmt: skip
+                    wall, out = run(cmd, env, project)
+                    inner = json.loads(out)["repos"][0]["seconds"]
+                else:
+                    cmd = [sys.executable, "-c", PLAIN, REPO, sha, str(cache)]
+                    wall, out = run(cmd, env, project)
+                    inner = float(out.strip().splitlines()[-1])
+                results[name].append((wall, inner))
+                print(f"  run {i + 1} {name:18s} {total / wall / 1e6:7.1f} MB/s process, "
+                      f"{total / inner / 1e6:7.1f} MB/s download call", flush=True)  # fmt: skip
+                shutil.rmtree(cache, ignore_errors=True)
+
+    print(f"\n{total / 1e9:.2f} GB in {len(files)} files, best of {args.runs} runs:")
+    for name, rows in results.items():
+        wall = min(r[0] for r in rows)
+        inner = min(r[1] for r in rows)
+        print(f"  {name:18s} {total / wall / 1e6:7.1f} MB/s (process, {wall:.1f} s)   "
+              f"{total / inner / 1e6:7.1f} MB/s (download call, {inner:.1f} s)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
