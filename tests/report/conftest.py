@@ -1,20 +1,21 @@
 """Real run records for the report tests: `repro bench` against the SGLang simulator.
 
-Three runs, benched once per session (about 25 s):
+Three runs, benched once per session, each against its own simulator process:
 - `demo-ar`: the demo model without a drafter (autoregressive baseline), c=1,4, 2 repeats;
-- `demo-dflash`: the demo recipe (DFLASH drafter), c=1,4, 2 repeats, plus accept.json;
+- `demo-dflash`: the demo recipe (DFLASH drafter), c=1,4, 2 repeats, plus `repro accept`;
 - `demo-dflash-c48`: the same deployment at c=4,8, 1 repeat (unmatched points, no spread).
 """
 
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.report.simbench import REPO, run_bench, start_simulator, write_accept
+from tests.report.simbench import REPO, run_accept, run_bench, start_simulator
 
 AR_ARGS = ["--model-path", "repro-sim/tiny-chat"]
 DFLASH_ARGS = [
@@ -51,14 +52,19 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     root = tmp_path_factory.mktemp("runs")
     recipes = root / "recipes"
     recipes.mkdir()
-    with start_simulator(AR_ARGS, log=root / "sim-ar.log") as sim:
-        ar = run_bench(_recipe(recipes, "demo-ar", 2, False), sim.url, root / "ar", "1,4")
-    with start_simulator(DFLASH_ARGS, log=root / "sim-dflash.log") as sim:
-        dflash = run_bench(
-            _recipe(recipes, "demo-dflash", 2, True), sim.url, root / "dflash", "1,4"
-        )
-        write_accept(sim.url, dflash)
-        c48 = run_bench(
-            _recipe(recipes, "demo-dflash-c48", 1, True), sim.url, root / "dflash-c48", "4,8"
-        )
+    plan = [  # (name, simulator args, repeats, drafter, concurrencies)
+        ("demo-ar", AR_ARGS, 2, False, "1,4"),
+        ("demo-dflash", DFLASH_ARGS, 2, True, "1,4"),
+        ("demo-dflash-c48", DFLASH_ARGS, 1, True, "4,8"),
+    ]
+    with ExitStack() as stack:
+        sims = [stack.enter_context(start_simulator(p[1], log=root / f"{p[0]}.log")) for p in plan]
+
+        paths = []
+        for (name, _, repeats, drafter, conc), sim in zip(plan, sims, strict=True):
+            recipe = _recipe(recipes, name, repeats, drafter)
+            paths.append(run_bench(recipe, sim.url, root / name, conc))
+            if drafter and repeats > 1:
+                run_accept(recipe, sim.url, root / name)
+        ar, dflash, c48 = paths
     return Runs(ar=ar, dflash=dflash, dflash_c48=c48)

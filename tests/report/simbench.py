@@ -1,14 +1,11 @@
 """Real run records for the report tests, measured against the SGLang simulator.
 
-`start_simulator` runs `python -m repro.sim` on a free 127.0.0.1 port; `run_bench` runs the real
-`repro bench` against it. `repro accept` is not built yet, so `write_accept` measures the
-acceptance results with a small streaming client and writes `accept.json` in the documented
-format (docs/run-record.md).
+`start_simulator` runs `python -m repro.sim` on a free 127.0.0.1 port; `run_bench` and
+`run_accept` run the real `repro bench` / `repro accept` commands against it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -19,13 +16,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from click.testing import CliRunner
+
+from repro.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-PROMPTS = {
-    "chat": "<|user|>Explain how a hash map handles collisions, briefly.<|assistant|>",
-    "code": "<|user|>Write a Python function that reverses a linked list.<|assistant|>",
-}
 
 
 def free_port() -> int:
@@ -80,11 +76,17 @@ def start_simulator(
             out.close()  # type: ignore[union-attr]
 
 
+def _repro(args: list[str]) -> None:
+    """Run a `repro` command in this process (the real CLI, without another interpreter start)."""
+    result = CliRunner().invoke(main, args)
+    if result.exit_code != 0:
+        raise RuntimeError(f"repro {' '.join(args)} failed ({result.exit_code}):\n{result.output}")
+
+
 def run_bench(recipe: Path, url: str, out: Path, concurrency: str, prompts: int = 6) -> Path:
     """`repro bench RECIPE --url URL --output OUT` with a tiny sweep; returns the run folder."""
-    result = subprocess.run(
+    _repro(
         [
-            str(REPO / ".venv/bin/repro"),
             "bench",
             str(recipe),
             "--url",
@@ -99,70 +101,26 @@ def run_bench(recipe: Path, url: str, out: Path, concurrency: str, prompts: int 
             "16",
             "--output",
             str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+        ]
     )
-    if result.returncode != 0:
-        raise RuntimeError(f"repro bench failed ({result.returncode}):\n{result.stderr[-2000:]}")
     return out
 
 
-def _get_json(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return dict(json.loads(resp.read()))
-
-
-def one_request(url: str, prompt: str, max_new_tokens: int) -> dict[str, Any]:
-    """A streamed /generate; token counts from the final chunk's meta_info.
-
-    mirrors sglang/srt/managers/tokenizer_manager.py: spec_verify_ct is on the finished output.
-    """
-    body = json.dumps(
-        {
-            "text": prompt,
-            "sampling_params": {"max_new_tokens": max_new_tokens, "ignore_eos": True},
-            "stream": True,
-        }
-    ).encode()
-    req = urllib.request.Request(url + "/generate", body, {"Content-Type": "application/json"})
-    meta: dict[str, Any] = {}
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        for raw in resp:
-            line = raw.decode().strip()
-            if line.startswith("data:") and line != "data: [DONE]":
-                meta = json.loads(line[5:]).get("meta_info") or meta
-    return meta
-
-
-def write_accept(
-    url: str, run_dir: Path, sets: tuple[str, ...] = ("chat", "code"), prompts: int = 3
-) -> None:
-    """`accept.json` (docs/run-record.md) from real requests to the simulator at `url`.
-
-    `repro accept` is not built yet; this measures what it will: per prompt set,
-    sum(completion_tokens) / sum(spec_verify_ct) from /generate's final meta_info.
-    """
-    info = _get_json(url + "/server_info")
-    out = []
-    for name in sets:
-        res = [one_request(url, PROMPTS[name], 32) for _ in range(prompts)]
-        comp = sum(r["completion_tokens"] for r in res)
-        ver = sum(r["spec_verify_ct"] for r in res)
-        out.append(
-            {
-                "prompt_set": name,
-                "prompts": len(res),
-                "completion_tokens": comp,
-                "spec_verify_ct": ver,
-                "accept_length": comp / ver,
-                "accept_length_per_prompt": [
-                    r["completion_tokens"] / r["spec_verify_ct"] for r in res
-                ],
-            }
-        )
-    data = {"simulated": bool(info.get("simulated")), "sets": out}
-    tmp = run_dir / "accept.json.tmp"
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    tmp.replace(run_dir / "accept.json")
+def run_accept(recipe: Path, url: str, out: Path) -> None:
+    """`repro accept RECIPE --url URL --output OUT`: accept.json into the bench run `out`."""
+    _repro(
+        [
+            "accept",
+            str(recipe),
+            "--url",
+            url,
+            "--prompts",
+            "chat,code",
+            "-n",
+            "3",
+            "--max-new-tokens",
+            "32",
+            "--output",
+            str(out),
+        ]
+    )

@@ -1,0 +1,108 @@
+"""Plots and the self-contained HTML page, opened in headless Chromium."""
+
+from __future__ import annotations
+
+import base64
+import io
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from matplotlib.image import imread
+
+from repro.cli import main
+from repro.report import load_runs, plot_acceptance, write_plots
+from tests.report.conftest import Runs
+from tests.report.helpers import raw_means
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    assert png.startswith(PNG_MAGIC)
+    return np.asarray(imread(io.BytesIO(png), format="png"))
+
+
+def _not_blank(pixels: np.ndarray) -> bool:
+    rgb = pixels[..., :3]
+    return bool(rgb.std() > 0.01 and (rgb < 0.5).any())
+
+
+def test_plots_are_real_pngs(runs: Runs, tmp_path: Path) -> None:
+    records = load_runs([runs.ar, runs.dflash, runs.dflash_c48])
+    paths = write_plots(records, tmp_path)
+    assert sorted(p.name for p in paths) == ["acceptance.png", "pareto.png", "throughput.png"]
+    for path in paths:
+        pixels = _pixels(path.read_bytes())
+        assert pixels.shape[0] > 300 and pixels.shape[1] > 500 and _not_blank(pixels)
+    assert plot_acceptance(load_runs([runs.ar])) is None  # no drafter, no accept.json
+
+
+class _Images(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.srcs: list[str] = []
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("src", "href") and value is not None:
+                (self.srcs if tag == "img" else self.external).append(value)
+
+
+def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    result = CliRunner().invoke(
+        main,
+        [
+            *("report", str(runs.dflash), "--baseline", str(runs.ar), "--format", "html"),
+            *("--metric", "output_throughput", "--metric", "ttft", "-o", str(page)),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert "SIMULATED" in html
+    for c, value in raw_means(runs.dflash, "output_throughput").items():
+        assert f"{value:.1f}" in html, c
+    parser = _Images()
+    parser.feed(html)
+    assert len(parser.srcs) == 3 and not parser.external
+    for src in parser.srcs:
+        prefix = "data:image/png;base64,"
+        assert src.startswith(prefix)
+        assert _not_blank(_pixels(base64.b64decode(src[len(prefix) :], validate=True)))
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.fail("chromium is missing: run scripts/ensure-test-tools (Debian package chromium)")
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1200,1600",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=90,
+        check=True,
+    )
+    pixels = _pixels(shot.read_bytes())
+    assert pixels.shape[:2] == (1600, 1200)
+    assert _not_blank(pixels)
+    # the plots render: some rows of the screenshot hold colored (non-grey) plot lines
+    rgb = pixels[..., :3]
+    assert (np.ptp(rgb, axis=2) > 0.3).sum() > 200
