@@ -197,6 +197,12 @@ def test_secret_in_env_is_refused(project: Project) -> None:
         (b"a: 2024-13-45\n", "invalid YAML value"),
         (b"a: \x00\n", "NUL byte at line 1"),
         (b"\t- x\n", "invalid YAML"),
+        (
+            b"a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+            b"e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n",
+            "more than 100000 values",
+        ),
     ],
 )
 def test_bad_files_give_one_clean_error(project: Project, content: bytes, expected: str) -> None:
@@ -222,6 +228,16 @@ def test_lock_file_holds_the_resolved_recipe(project: Project) -> None:
     assert again.lock_data is not None and again.lock_data["other"] == {"x": 1}
     assert again.source_path == path
     assert load_recipe("locks/kimi26-ep4-dflash.lock.json").resolved() == again.resolved()
+
+
+def test_yaml_lock_file(project: Project) -> None:
+    import yaml
+
+    data = {"lock_version": 1, "recipe": load_recipe("demo").resolved()}
+    path = project.write("demo.lock.yaml", yaml.safe_dump(data), folder="locks")
+    assert load_recipe(path).resolved() == load_recipe("demo").resolved()
+    project.recipe("notalock", BASE_RECIPE + "recipe: {a: 1}\n")
+    assert "unknown key 'recipe'" in error_of("notalock").message
 
 
 def test_lock_errors_name_the_recipe_key(project: Project) -> None:

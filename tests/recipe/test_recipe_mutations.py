@@ -163,7 +163,8 @@ def attempt(root: Path, content: bytes) -> Recipe | None:
 
 
 def dump(data: Any) -> bytes:
-    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False).encode("utf-8")
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=False).encode("utf-8")
 
 
 def must_fail(root: Path, data: Any) -> RecipeError:
@@ -195,7 +196,7 @@ def mutated(draw: st.DrawFn) -> Any:
     return data
 
 
-@profile(500)
+@profile(400)
 @given(data=mutated())
 def test_mutations_end_in_recipe_error_or_a_valid_recipe(proj: Path, data: Any) -> None:
     try:
@@ -217,7 +218,7 @@ def with_unknown_key(draw: st.DrawFn) -> tuple[Any, str]:
     return data, key
 
 
-@profile(150)
+@profile(120)
 @given(case=with_unknown_key())
 def test_unknown_keys_are_refused_by_name(proj: Path, case: tuple[Any, str]) -> None:
     data, key = case
@@ -240,7 +241,7 @@ def with_wrong_type(draw: st.DrawFn) -> Any:
     return put(data, loc, value)
 
 
-@profile(200)
+@profile(150)
 @given(data=with_wrong_type())
 def test_wrong_types_are_refused(proj: Path, data: Any) -> None:
     must_fail(proj, data)
@@ -259,7 +260,7 @@ def with_missing_field(draw: st.DrawFn) -> tuple[Any, str]:
     return data, ".".join(str(p) for p in loc)
 
 
-@profile(60)
+@profile(50)
 @given(case=with_missing_field())
 def test_missing_required_fields_are_named(proj: Path, case: tuple[Any, str]) -> None:
     data, path = case
@@ -275,7 +276,7 @@ def with_bad_nesting(draw: st.DrawFn) -> Any:
     return put(data, loc, draw(st.sampled_from([[wrapped], "text", 7, [[wrapped]]])))
 
 
-@profile(150)
+@profile(120)
 @given(data=with_bad_nesting())
 def test_bad_nesting_is_refused(proj: Path, data: Any) -> None:
     must_fail(proj, data)
@@ -305,7 +306,7 @@ def with_huge_number(draw: st.DrawFn) -> Any:
     return put(data, loc, value)
 
 
-@profile(150)
+@profile(120)
 @given(data=with_huge_number())
 def test_huge_numbers_are_refused(proj: Path, data: Any) -> None:
     must_fail(proj, data)
@@ -316,7 +317,7 @@ INVALID_UTF8 = st.sampled_from(
 )
 
 
-@profile(120)
+@profile(100)
 @given(
     name=st.sampled_from(SHIPPED_RECIPES),
     position=st.floats(min_value=0, max_value=1),

@@ -151,8 +151,12 @@ def _load_chain(
 
 
 def _is_lock(doc: Document) -> bool:
-    return doc.path.suffix == ".json" or (
-        "recipe" in doc.data and isinstance(doc.data.get("recipe"), dict)
+    """JSON files, `*.lock.yaml` files and documents with a `lock_version` are locks."""
+    name = doc.path.name
+    return (
+        doc.path.suffix == ".json"
+        or name.endswith((".lock.yaml", ".lock.yml"))
+        or "lock_version" in doc.data
     )
 
 

@@ -174,7 +174,8 @@ def analyze(recipe: Recipe, catalog: Catalog) -> Rendered:
     _parsed, own = check_argv(argv, catalog)
     token_loc: list[Loc] = [loc for loc, toks in b.items for _ in toks]
     for p in own:
-        issues.append(Issue(token_loc[p.index], p.severity, p.message, "option-value"))
+        rule = "deprecated-option" if p.severity == "warning" else "option-value"
+        issues.append(Issue(token_loc[p.index], p.severity, p.message, rule))
 
     extra = recipe.server.extra_args
     parsed, problems = check_argv(extra, catalog)

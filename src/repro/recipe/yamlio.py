@@ -22,6 +22,7 @@ from repro.recipe.errors import Loc, RecipeError, display_path, format_loc, shor
 
 MAX_DEPTH = 40
 MAX_BYTES = 4 * 1024 * 1024
+MAX_VALUES = 100_000
 # libyaml's parser when PyYAML has it (about 10x faster), else the pure-Python one.
 _YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Parsed documents by file content: a recipe's parents and image spec are read many times
@@ -151,9 +152,15 @@ def check_plain(data: Any, shown: str) -> list[str]:
     """Problems that make data unfit for validation: non-string keys, cycles, deep nesting."""
     problems: list[str] = []
     stack: set[int] = set()
+    visits = [0]
 
     def walk(value: Any, loc: Loc, depth: int) -> None:
         if len(problems) >= 20:
+            return
+        visits[0] += 1
+        if visits[0] > MAX_VALUES:
+            if visits[0] == MAX_VALUES + 1:
+                problems.append(f"{shown}: more than {MAX_VALUES} values (YAML aliases expand)")
             return
         if depth > MAX_DEPTH:
             problems.append(f"{shown}: {format_loc(loc) or '<top>'}: nested too deeply")
