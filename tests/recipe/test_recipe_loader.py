@@ -198,8 +198,10 @@ def test_secret_in_env_is_refused(project: Project) -> None:
         (b"a: \x00\n", "NUL byte at line 1"),
         (b"\t- x\n", "invalid YAML"),
         (
-            b"a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-            b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+            b"a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            b"b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+            b"d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
             b"e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n",
             "more than 100000 values",
         ),
