@@ -38,11 +38,11 @@ def run(
     port: int | None,
     runs_dir: Path,
 ) -> None:
-    """Lock, check, build, fetch, launch, measure and report RECIPE, then stop the server.
+    """Check, lock, build, fetch, launch, measure and report RECIPE, then stop the server.
 
     \b
-    Stages: lock, doctor, image, fetch, launch, accept, bench, report, stop. The exit code
-    names the stage that failed: 10 + its position (lock 10 ... stop 18). Ctrl-C stops what
+    Stages: doctor, lock, image, fetch, launch, accept, bench, report, stop. The exit code
+    names the stage that failed: 10 + its position (doctor 10 ... stop 18). Ctrl-C stops what
     repro started and keeps every finished result; `--resume RUN_DIR` continues.
     """
     if recipe is None and resume is None:

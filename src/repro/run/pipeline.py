@@ -1,8 +1,8 @@
 """The stage runner behind `repro run`.
 
-lock -> doctor -> image -> fetch -> launch -> accept -> bench -> report -> stop. Doctor runs
-before the image and the weights, so a GPU recipe on a machine without GPUs stops at once,
-never after a long pull or download. A plan is
+doctor -> lock -> image -> fetch -> launch -> accept -> bench -> report -> stop. Doctor runs
+first, so a GPU recipe on a machine without GPUs stops at once, never after a Hub query, a
+long pull or a download. A plan is
 printed first; each stage reports its duration; `stages.json` in the run directory records
 what finished, so `--resume RUN` skips it. The exit code names the stage that failed
 (10 + its index), and a Ctrl-C stops whatever repro started while keeping every result.
@@ -22,7 +22,7 @@ from rich.console import Console
 from repro.errors import ReproError
 from repro.run.stages import STAGE_FUNCTIONS, RunContext
 
-STAGES = ["lock", "doctor", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
+STAGES = ["doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
 STAGES_FILE = "stages.json"
 
 
@@ -72,6 +72,7 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
             console.print(f"  [dim]$[/] {line}")
         return RunResult(ctx.run_dir, records)
     ctx.keep = options.keep
+    ctx.save()
     try:
         for index, record in enumerate(records):
             if index < start_index or record.status in ("done", "skipped"):

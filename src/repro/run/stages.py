@@ -78,6 +78,14 @@ class RunContext:
         _override, command = plan(spec)
         return [f"repro image build {self.ref}", shlex.join(command)]
 
+    def server_log(self) -> list[str]:
+        """The server's last log lines (saved into a run record when the server dies)."""
+        from repro.launch.deploy import container_of, last_log_lines, load_spec
+
+        spec = load_spec(self.deployment or "")
+        container = container_of(spec) if spec else None
+        return last_log_lines(container, 200) if container else []
+
     def stop_server(self) -> None:
         """Stop the deployment this run started (no-op when it started none)."""
         if self.deployment is not None and not self.keep:
@@ -158,6 +166,84 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
     return f"healthy at {ctx.url}"
 
 
+def stage_accept(ctx: RunContext, console: Console) -> str:
+    if ctx.recipe.drafter is None or ctx.recipe.accept is None:
+        return "skipped: no drafter"
+    from repro.bench.accept import AcceptOptions, run_accept
+
+    [result] = run_accept(
+        [ctx.recipe],
+        AcceptOptions(urls=[_url(ctx)], output=ctx.run_dir / "accept", collect_machine=False),
+    )
+    lengths = ", ".join(f"{s['prompt_set']} {s['accept_length']:.2f}" for s in result.sets)
+    return f"acceptance length: {lengths}"
+
+
+def stage_bench(ctx: RunContext, console: Console) -> str:
+    from repro.bench.sweep import BenchOptions, run_bench
+
+    result = run_bench(
+        ctx.recipe,
+        BenchOptions(url=_url(ctx), output=ctx.run_dir / "bench", server_log=ctx.server_log),
+        _LevelPrinter(console),
+    )
+    if result.status != "complete":
+        raise ReproError(f"the sweep ended {result.status}: {result.error}")
+    peak = max((level.get("output_throughput") or 0.0) for level in result.levels)
+    return f"{len(result.levels)} levels, peak {peak:.1f} output tok/s"
+
+
+class _LevelPrinter:
+    """bench's Progress protocol: a line per finished level (requests are too many to print)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+        self.console.print(f"  concurrency {concurrency} (repeat {repeat}): {total} requests")
+
+    def request_done(self, result: object) -> None:
+        return None
+
+    def level_done(self, summary: dict[str, object]) -> None:
+        self.console.print(
+            f"    {summary.get('output_throughput', 0):.1f} output tok/s, "
+            f"median TTFT {summary.get('median_ttft_ms', 0):.1f} ms, "
+            f"accept length {summary.get('accept_length')}"
+        )
+
+
+def stage_report(ctx: RunContext, console: Console) -> str:
+    from repro.report import load_runs, render_html, render_markdown, render_rich, write_plots
+    from repro.report.table import build_report
+
+    runs = load_runs([p for p in (ctx.run_dir / "bench", ctx.run_dir / "accept") if p.is_dir()])
+    out = ctx.run_dir / "report"
+    out.mkdir(exist_ok=True)
+    bench_runs = [r for r in runs if r.run.kind == "bench"]
+    table = build_report(bench_runs, "output_throughput", None)
+    console.print(render_rich(table))
+    _write(out / "report.md", render_markdown(table))
+    html = out / "report.html"
+    _write(html, render_html(runs, None, ("output_throughput", "ttft")))
+    console.print(f"  report: {html}")
+    for png in write_plots(runs, out):
+        console.print(f"  plot:   {png}")
+    return str(html)
+
+
+def _url(ctx: RunContext) -> str:
+    if ctx.url is None:
+        raise ReproError("no server for this run", hint="run the launch stage first")
+    return ctx.url
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
 def stage_stop(ctx: RunContext, console: Console) -> str:
     if ctx.deployment is None:
         return "nothing to stop"
@@ -183,6 +269,9 @@ STAGE_FUNCTIONS: dict[str, Callable[[RunContext, Console], str]] = {
     "fetch": stage_fetch,
     "doctor": stage_doctor,
     "launch": stage_launch,
+    "accept": stage_accept,
+    "bench": stage_bench,
+    "report": stage_report,
     "stop": stage_stop,
 }
 

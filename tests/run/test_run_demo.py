@@ -1,0 +1,77 @@
+"""`repro run demo` end to end: real engine, Compose, simulator, bench and report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repro.image.engine import client
+from tests.support.registry import free_port
+
+pytestmark = pytest.mark.docker
+
+
+def _repro(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "repro"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
+    result = _repro(
+        "run",
+        "demo",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--port",
+        str(free_port()),
+        cwd=repo_root,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = Path(result.stdout.strip().splitlines()[-1])
+    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    assert [s["status"] for s in stages] == ["done"] * 9
+
+    summary = json.loads((run_dir / "bench" / "summary.json").read_text())
+    levels = {level["concurrency"]: level for level in summary["levels"]}
+    assert sorted(levels) == [1, 4, 16, 64]
+    for concurrency, level in levels.items():
+        rows = [
+            json.loads(line)
+            for line in (run_dir / "bench" / "levels" / f"c{concurrency}-r0.jsonl")
+            .read_text()
+            .splitlines()
+        ]
+        measured = [r for r in rows if r["ok"]]
+        tokens = sum(r["completion_tokens"] for r in measured)
+        verify_steps = sum(r["spec_verify_ct"] for r in measured)
+        assert level["accept_length"] == pytest.approx(tokens / verify_steps)
+    assert levels[64]["output_throughput"] > levels[1]["output_throughput"]
+    assert json.loads((run_dir / "bench" / "run.json").read_text())["simulated"] is True
+
+    accept = json.loads((run_dir / "accept" / "accept.json").read_text())
+    assert {s["prompt_set"] for s in accept["sets"]} == {"chat", "code"}
+    html = (run_dir / "report" / "report.html").read_text()
+    assert "SIMULATED" in html and "data:image/png;base64," in html
+    assert "SIMULATED" in (run_dir / "report" / "report.md").read_text()
+    assert not client().container.list(all=True, filters=[("label", "dev.repro.deployment")])
+
+
+def test_a_gpu_recipe_stops_at_doctor_and_points_to_the_demo(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    result = _repro("run", "kimi26-ep4-dflash", "--runs-dir", str(tmp_path / "runs"), cwd=repo_root)
+    assert result.returncode == 10  # 10 + index of doctor, the first stage
+    assert "stage doctor failed" in result.stderr and "make demo" in result.stderr
+    assert "Traceback" not in result.stderr
