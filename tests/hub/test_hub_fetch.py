@@ -38,6 +38,9 @@ def _blob(cache: Path, pin: RepoPin, path: str) -> Path:
 
 def test_fetch_verifies_and_a_second_fetch_downloads_nothing(project: Project) -> None:
     project.lock()
+    plan = project.fetch(dry_run=True)
+    assert plan.needed_bytes == sum(r.total_bytes for r in plan.repos) > 0
+    assert project.hub.downloads() == [] and not project.cache.exists()
     report = project.fetch()
     model, drafter = report.repos
     assert (model.files, drafter.files) == (8, 2)

@@ -121,8 +121,8 @@ def translate(err: BaseException, repo: str, revision: str, endpoint: str | None
     if isinstance(err, httpx2.HTTPError | LocalEntryNotFoundError | ConnectionError):
         return HubError(
             f"cannot reach the Hub at {where} for {repo}: {scrub(str(err)).splitlines()[0]}",
-            hint="check the network (or HF_ENDPOINT); files already downloaded stay in the "
-            "cache and `repro fetch` resumes; HF_HUB_OFFLINE=1 works from the cache alone",
+            hint="check the network (or HF_ENDPOINT) and retry: files already downloaded stay "
+            "in the cache; with HF_HUB_OFFLINE=1, `repro fetch` works from the cache alone",
         )
     if isinstance(err, OSError) and err.errno == errno.ENOSPC:
         return InsufficientSpace(
