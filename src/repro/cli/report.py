@@ -13,7 +13,6 @@ from repro.report import (
     build_report,
     compare_runs,
     comparison_to_json,
-    load_run,
     load_runs,
     render_comparison,
     render_html,
@@ -75,8 +74,10 @@ def report(
     With --baseline RUN each cell also shows the speedup vs that run (e.g. kimi26-ep4-dflash
     vs kimi26-ep4). Runs from the simulator are marked SIMULATED in every format.
     """
-    records = load_runs(list(runs))
-    base = load_run(baseline) if baseline is not None else None
+    # loaded together so that labels are unique across the runs and the baseline
+    loaded = load_runs([*runs, *([baseline] if baseline is not None else [])])
+    records = loaded[: len(runs)]
+    base = loaded[-1] if baseline is not None else None
     chosen = list(metrics) or ["output_throughput"]
     if plots is not None:
         shown = records if base is None else [base, *records]

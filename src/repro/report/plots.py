@@ -70,6 +70,10 @@ def plot_throughput(runs: list[RunRecord]) -> bytes:
                 alpha=0.2,
             )
     ax.set_xscale("log", base=2)
+    ticks = sorted({c for run in runs for c in run.concurrencies})
+    if ticks:
+        ax.set_xticks(ticks, [str(c) for c in ticks])
+        ax.minorticks_off()
     ax.set_xlabel("concurrency")
     ax.set_ylabel("output throughput (tok/s)")
     ax.set_title("Throughput vs concurrency")
