@@ -29,8 +29,13 @@ def sim_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         return sim.wait_ready() if wait else sim
 
     yield start
+    for sim in started:  # SIGTERM them all first: they shut down in parallel
+        if sim.proc.poll() is None:
+            sim.proc.terminate()
     for sim in started:
         sim.stop()
+    broken = [sim.log_path for sim in started if "Traceback" in sim.log()]
+    assert not broken, f"simulator logs with a traceback: {broken}"
 
 
 @pytest.fixture(scope="module")

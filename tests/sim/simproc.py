@@ -25,6 +25,9 @@ SHIM = SRC / "repro" / "sim" / "shim"
 MODEL = "Qwen/Qwen3-0.6B"
 # fast but shaped like the real thing: every simulated duration x 0.05
 FAST = {"REPRO_SIM_TIME_SCALE": "0.05"}
+# The interpreter servers run with: set REPRO_SIM_TEST_PYTHON to e.g. a Python 3.11 with
+# aiohttp 3.8.4 (Debian 12's, what the simulator image carries) to test against it.
+PYTHON = os.environ.get("REPRO_SIM_TEST_PYTHON") or sys.executable
 
 
 def free_port() -> int:
@@ -51,7 +54,7 @@ class Sim:
         self.argv = [*args, "--host", "127.0.0.1", "--port", str(self.port)]
         self._log = open(log, "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, *module, *self.argv],
+            [PYTHON, *module, *self.argv],
             env=full_env,
             stdout=self._log,
             stderr=subprocess.STDOUT,

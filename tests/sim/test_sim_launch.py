@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from repro.sim.catalog import build_parser, load_catalog
 
-from .simproc import MODEL, SHIM, SRC, get_json, post_json, request
+from .simproc import MODEL, PYTHON, SHIM, SRC, get_json, post_json, request
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sglang"
 DFLASH = ["--speculative-draft-model-path", "z-lab/Qwen3-DFlash"]
@@ -25,7 +24,7 @@ def launch_all(runs: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, A
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("REPRO_SIM_")}
         full_env.update(PYTHONPATH=f"{SHIM}{os.pathsep}{SRC}", **env)
         procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "sglang.launch_server", "--model-path", MODEL, *args],
+            [PYTHON, "-m", "sglang.launch_server", "--model-path", MODEL, *args],
             env=full_env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -117,13 +116,13 @@ def test_shim_dumps_the_catalog_it_parses(patched_shim: Path) -> None:
         "  'algorithms': [m.name for m in SpeculativeAlgorithm], 'flags': flags}))\n"
     )
     env = {**os.environ, "PYTHONPATH": f"{SHIM}{os.pathsep}{SRC}"}
-    plain = json.loads(subprocess.check_output([sys.executable, "-c", script], env=env))
+    plain = json.loads(subprocess.check_output([PYTHON, "-c", script], env=env))
     assert plain["version"] == "0.5.23" and plain["simulated"] is True
     fixture = json.loads((SHARED / "server-args-0.5.23.json").read_text())
     assert plain["algorithms"] == fixture["builtin_speculative_algorithms"]
     assert plain["flags"] == [{k: f[k] for k in plain["flags"][0]} for f in fixture["flags"]]
     env["PYTHONPATH"] = f"{patched_shim}{os.pathsep}{SRC}"
-    patched = json.loads(subprocess.check_output([sys.executable, "-c", script], env=env))
+    patched = json.loads(subprocess.check_output([PYTHON, "-c", script], env=env))
     assert "DDTREE" in patched["algorithms"]
     assert ["--speculative-ddtree-budget"] in [f["options"] for f in patched["flags"]]
 

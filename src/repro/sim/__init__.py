@@ -7,9 +7,14 @@ exercise launch, health gating, benchmarks and acceptance measurement without a 
 labelled as simulated wherever SGLang's responses leave room for it.
 
 It needs only the standard library and aiohttp (3.8 and newer), because it is copied into
-images that carry nothing else: `python3 -m sglang.launch_server <argv>` reaches it through the
-`sglang` shim in `shim/` (see shim/README.md). Entry points: `python -m repro.sim <argv>` and
-`repro sim serve`.
+images that carry nothing else. In such an image `shim/sglang/` becomes
+`/sgl-workspace/sglang/python/sglang/` (SGLang's source layout, so patches apply as on a GPU
+image) and `repro/__init__.py` + `repro/sim/` go to another directory; with both on PYTHONPATH
+(`/sgl-workspace/sglang/python:<that directory>`), `python3 -m sglang.launch_server <argv>`
+runs this simulator. The shim holds `sglang/__init__.py` (`REPRO_SIMULATED = True`),
+`version.py` (0.5.23), `launch_server.py`, `srt/server_args.py` (`ServerArgs.add_cli_args`
+from the option catalog) and `srt/speculative/spec_info.py` (the algorithm registry the
+simulator reads). Entry points: `python -m repro.sim <argv>` and `repro sim serve`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,104 @@
+"""Many clients: disconnects leave nothing behind, and 1,000 concurrent streams are served."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from typing import Any
+
+import aiohttp
+import pytest
+
+from .simproc import MODEL, metric_value, post_json
+
+
+def _wait_idle(url: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (
+            metric_value(url, "sglang:num_running_reqs") == 0
+            and metric_value(url, "sglang:num_queue_reqs") == 0
+        ):
+            return
+        time.sleep(0.05)
+    raise AssertionError("requests still running after their clients left")
+
+
+def test_client_disconnect_mid_stream(sim: Any) -> None:
+    aborted = metric_value(sim.url, "sglang:num_aborted_requests_total")
+    body = {
+        "text": "go on forever",
+        "stream": True,
+        "sampling_params": {"max_new_tokens": 30000, "ignore_eos": True},
+    }
+    payload = json.dumps(body).encode()
+    socks = []
+    for _ in range(20):
+        s = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
+        s.sendall(
+            b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+            + payload
+        )
+        socks.append(s)
+    for s in socks:  # streaming has started on every one
+        seen = b""
+        while b"data: {" not in seen:
+            chunk = s.recv(65536)
+            assert chunk, seen
+            seen += chunk
+    # and one plain request whose client gives up while it waits
+    plain = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
+    body["stream"] = False
+    payload = json.dumps(body).encode()
+    plain.sendall(
+        b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+        + payload
+    )
+    time.sleep(0.2)
+    assert metric_value(sim.url, "sglang:num_running_reqs") >= 21
+    for s in [*socks, plain]:
+        s.close()
+    _wait_idle(sim.url)
+    assert metric_value(sim.url, "sglang:num_aborted_requests_total") == aborted + 21
+    status, out = post_json(sim.url + "/generate", {"text": "still here?"})
+    assert status == 200 and out["meta_info"]["finish_reason"] is not None
+
+
+@pytest.fixture(scope="module")
+def instant(sim_factory: Any) -> Any:
+    return sim_factory(
+        ["--model-path", MODEL, "--enable-metrics"], {"REPRO_SIM_PROFILE": "instant"}
+    )
+
+
+async def _streams(url: str, n: int, tokens: int) -> list[int]:
+    body = {"stream": True, "sampling_params": {"max_new_tokens": tokens, "ignore_eos": True}}
+    connector = aiohttp.TCPConnector(limit=0)
+    timeout = aiohttp.ClientTimeout(total=120)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+
+        async def one(i: int) -> int:
+            async with session.post(url + "/generate", json={**body, "text": f"stream {i}"}) as r:
+                last = None
+                async for line in r.content:
+                    if line.startswith(b"data: {"):
+                        last = line
+                    elif line.startswith(b"data: [DONE]"):
+                        break
+                assert last is not None
+                return len(json.loads(last[6:])["output_ids"])
+
+        return await asyncio.gather(*(one(i) for i in range(n)))
+
+
+def test_a_thousand_concurrent_streams(instant: Any) -> None:
+    start = time.perf_counter()
+    counts = asyncio.run(_streams(instant.url, 1000, 16))
+    elapsed = time.perf_counter() - start
+    assert counts == [16] * 1000
+    assert elapsed < 60, elapsed
+    _wait_idle(instant.url)
