@@ -46,7 +46,8 @@ def test_show_resolves_extends(project: Project) -> None:
     assert "gpu_models:\n  - B300" in out
     code, out, _ = run("show", "kimi26-tp8-dflash-b300", "--json")
     data = json.loads(out)
-    assert data["topology"]["min_gpu_memory_gb"] == 288 and data["extends"] is None
+    assert data["topology"]["gpu_models"] == ["B300"] and data["extends"] is None
+    assert data["drafter"]["repo"] == "z-lab/Kimi-K2.6-DFlash"  # from kimi26-tp8-dflash-b200
 
 
 def test_render_shell_is_a_pasteable_command(project: Project) -> None:
