@@ -121,7 +121,7 @@ def test_schema_is_json_schema_with_descriptions(project: Project) -> None:
     assert json.loads(out)["title"] == "repro image spec"
 
 
-def test_recipes_dir_option(project: Project, tmp_path_factory: object) -> None:
+def test_recipes_dir_option(project: Project) -> None:
     moved = project.root / "elsewhere"
     project.recipes.rename(moved)
     assert run("list")[0] != 0

@@ -26,6 +26,7 @@ def test_name_path_and_env_dir(project: Project, monkeypatch: pytest.MonkeyPatch
     by_name = load_recipe("kimi26-ep4")
     by_path = load_recipe("recipes/kimi26-ep4.yaml")
     by_pathobj = load_recipe(project.recipes / "kimi26-ep4.yaml")
+    assert load_recipe("kimi26-ep4.yaml").resolved() == by_name.resolved()
     assert by_name.resolved() == by_path.resolved() == by_pathobj.resolved()
     assert by_name.source_path == project.recipes / "kimi26-ep4.yaml"
     elsewhere = project.root / "elsewhere"

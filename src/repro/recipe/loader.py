@@ -62,6 +62,9 @@ def resolve_recipe_path(ref: str | Path, recipes_dir: Path | None = None) -> Pat
     """The file `ref` names: a path as given, or `<recipes dir>/<ref>.yaml`."""
     if isinstance(ref, Path) or _looks_like_path(ref):
         path = Path(ref)
+        bare = not isinstance(ref, Path) and "/" not in ref and os.sep not in ref
+        if not path.is_file() and bare and recipes_dir is not None:
+            path = recipes_dir / ref  # "demo.yaml": a file name in the recipes dir
         if not path.is_file():
             raise RecipeError(
                 f"{display_path(path)}: no such recipe or lock file",
