@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from hubserver.fixtures import IMAGE_SPEC  # noqa: E402
-from hubserver.server import HubFile, HubServer  # noqa: E402
+from hubserver.repos import HubFile  # noqa: E402
+from hubserver.server import HubServer  # noqa: E402
 
 REPO = "org/bench-1g"
 BIN = Path(sys.executable).parent

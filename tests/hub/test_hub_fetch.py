@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from hubserver.fixtures import MODEL_WEIGHTS, Project
-from hubserver.server import HubServer, random_bytes
+from hubserver.repos import random_bytes
+from hubserver.server import HubServer
 from repro.hub import (
     GatedRepoAccess,
     HubError,

@@ -16,6 +16,7 @@ not on the repo's authorized list). Faults for tests: drop the connection after 
 file, serve a corrupted byte, and a request log to assert on.
 """
 
-from hubserver.server import HubFile, HubRepo, HubServer, Request
+from hubserver.repos import HubFile, HubRepo
+from hubserver.server import HubServer, Request
 
 __all__ = ["HubFile", "HubRepo", "HubServer", "Request"]

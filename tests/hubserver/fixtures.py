@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from hubserver.server import HubFile, HubRepo, HubServer, random_bytes
+from hubserver.repos import HubFile, HubRepo, random_bytes
+from hubserver.server import HubServer
 from repro.hub import FetchReport, SpaceMargin
 from repro.lock import LockResult, fetch_recipe, lock_recipe
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from hubserver.fixtures import DRAFTER_WEIGHTS, MODEL_WEIGHTS, Project
-from hubserver.server import random_bytes
+from hubserver.repos import random_bytes
 
 MODEL_SELECTED = [
     "chat_template.jinja",
