@@ -65,7 +65,7 @@ def test_image_section_survives_relock_until_spec_or_patches_change(project: Pro
     patch.write_text(patch.read_text() + "+c\n")  # an image built from the old patch is stale
     check = project.lock(check=True)
     assert "patch fix.patch (local): changed" in check.drift
-    project.lock()
+    project.lock(str(path))  # re-locking the lock itself: its image catalog is stale too
     relocked = read_lock(path)
     assert relocked.image is None
     assert relocked.catalog is not None

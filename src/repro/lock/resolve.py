@@ -54,21 +54,30 @@ def build_lock(
     (otherwise the image they describe is stale: `image` becomes null and `catalog` the spec's
     effective catalog again).
     """
-    from repro.recipe import RecipeError, check_recipe
-    from repro.recipe.context import catalog_for_recipe, image_for_recipe, images_dir_for
+    from repro.imagespec import effective_catalog
+    from repro.recipe import Catalog, RecipeError, check_recipe
+    from repro.recipe.context import image_for_recipe, images_dir_for
 
     spec = image_for_recipe(recipe)
     spec_data = spec.model_dump(mode="json")
-    catalog = catalog_for_recipe(recipe, spec)
+    root = spec.source_path.parent.parent if spec.source_path else images_dir_for(recipe).parent
+    before = previous.patches if previous else []
+    patches = resolve_patches(spec, spec_data, root / "patches", before)
+    # The image (and the catalog extracted from it) still describe this spec and patch set?
+    same = previous is not None and (previous.image_spec, previous.patches) == (
+        spec_data,
+        patches.pins,
+    )
+    carried: dict[str, Any] = {"image": None, "catalog": effective_catalog(spec).to_dict()}
+    if previous is not None and same:
+        carried = {"image": previous.image, "catalog": previous.catalog or carried["catalog"]}
+        carried.update(previous.model_extra or {})
+    catalog = Catalog.from_dict(carried["catalog"], origin="catalog")
     errors = [f for f in check_recipe(recipe, catalog, spec) if f.severity == "error"]
     if errors:
         raise RecipeError.from_problems(
             [str(f) for f in errors], hint="fix the recipe before locking it (`repro recipe check`)"
         )
-    root = spec.source_path.parent.parent if spec.source_path else images_dir_for(recipe).parent
-    patches = resolve_patches(
-        spec, spec_data, root / "patches", previous.patches if previous else []
-    )
     simulated = recipe.simulator is not None or bool(getattr(spec, "simulated", False))
     model = _pin(recipe.model.repo, recipe.model.revision, simulated, endpoint)
     drafter = (
@@ -76,14 +85,6 @@ def build_lock(
         if recipe.drafter is not None
         else None
     )
-    carried: dict[str, Any] = {"image": None, "catalog": catalog.to_dict()}
-    same_inputs = previous is not None and (previous.image_spec, previous.patches) == (
-        spec_data,
-        patches.pins,
-    )
-    if previous is not None and same_inputs:
-        carried = {"image": previous.image, "catalog": previous.catalog or carried["catalog"]}
-        carried.update(previous.model_extra or {})
     lock = Lock(
         repro_version=__version__,
         recipe=recipe.resolved(),
