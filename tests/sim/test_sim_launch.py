@@ -145,7 +145,8 @@ def test_ddtree_with_the_patched_registry(sim_factory: Any, patched_shim: Path) 
 
 
 def test_load_delay_crash_and_sigterm(sim_factory: Any) -> None:
-    slow = sim_factory(["--model-path", MODEL], {"REPRO_SIM_LOAD_SECONDS": "2"}, wait=False)
+    args = ["--model-path", MODEL, "--api-key", "sekret"]
+    slow = sim_factory(args, {"REPRO_SIM_LOAD_SECONDS": "2"}, wait=False)
     failing = sim_factory(
         ["--model-path", MODEL], {"REPRO_SIM_FAIL_AT_START": "CUDA out of memory"}, wait=False
     )
@@ -159,14 +160,19 @@ def test_load_delay_crash_and_sigterm(sim_factory: Any) -> None:
     while "Load weight begin" not in slow.log() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert request(slow.url + "/health_generate")[0] == 503
-    assert request(slow.url + "/health")[0] == 503
-    status, out = post_json(
-        slow.url + "/generate", {"text": "hi", "sampling_params": {"max_new_tokens": 2}}
-    )
-    assert status == 200 and out["meta_info"]["completion_tokens"] <= 2
+    assert request(slow.url + "/health")[0] == 503  # health needs no API key
+    body = {"text": "hi", "sampling_params": {"max_new_tokens": 2}}
+    status, _, raw = request(slow.url + "/generate", body)
+    assert (status, json.loads(raw)) == (401, {"error": "Unauthorized"})
+    key = {"Authorization": "Bearer sekret"}
+    status, _, raw = request(slow.url + "/generate", body, headers=key)
+    assert status == 200 and json.loads(raw)["meta_info"]["completion_tokens"] <= 2
     slow.wait_ready()
     log = slow.log()
     assert log.index("Load weight end") < log.index("The server is fired up and ready to roll!")
+    _, _, raw = request(slow.url + "/server_info", headers=key)
+    info = json.loads(raw)
+    assert info["api_key"] == "<redacted>" and "sekret" not in info["launch_command"]
     assert failing.wait_exit(30) == 1
     assert "Scheduler hit an exception: RuntimeError: CUDA out of memory" in failing.log()
     assert "fired up" not in failing.log()
@@ -174,3 +180,4 @@ def test_load_delay_crash_and_sigterm(sim_factory: Any) -> None:
     assert "fired up" in crashing.log() and "simulated crash" in crashing.log()
     slow.proc.terminate()
     assert slow.wait_exit(30) == 0 and "Shutting down" in slow.log()
+    assert "sekret" not in slow.log()

@@ -219,12 +219,20 @@ def resolve(argv: list[str]) -> SimConfig:
         fraction = args.mem_fraction_static or timing.mem_fraction_static
         cfg.kv_tokens = int(timing.kv_tokens * fraction / timing.mem_fraction_static)
     cfg.cuda_graph = not (
-        args.disable_cuda_graph
-        or args.disable_decode_cuda_graph
-        or args.cuda_graph_backend_decode == "disabled"
+        getattr(args, "disable_cuda_graph", False)
+        or getattr(args, "disable_decode_cuda_graph", False)
+        or getattr(args, "cuda_graph_backend_decode", None) == "disabled"
     )
+    for size, stated in profile.deployment.items():
+        if size.endswith("_size") and getattr(args, size, stated) != stated:
+            cfg.warnings.append(
+                f"simulator profile {profile.name} states {size}={stated}; this server has "
+                f"{size}={getattr(args, size)}, and its timing still follows the profile."
+            )
+    if getattr(args, "config", None):
+        cfg.warnings.append("--config is not read by the simulator; pass the options instead.")
     seed = _env_float("REPRO_SIM_SEED", None)
-    cfg.seed = int(seed) if seed is not None else int(args.random_seed or 0)
+    cfg.seed = int(seed) if seed is not None else int(getattr(args, "random_seed", 0) or 0)
     cfg.time_scale = max(0.0, _env_float("REPRO_SIM_TIME_SCALE", 1.0) or 0.0)
     cfg.load_seconds = max(0.0, _env_float("REPRO_SIM_LOAD_SECONDS", 0.0) or 0.0)
     cfg.fail_at_start = os.environ.get("REPRO_SIM_FAIL_AT_START", "").strip()

@@ -12,6 +12,9 @@ a report built on the simulator can say what it stands for. Fields (times in mil
   decode cost with `--disable-cuda-graph`), `max_running_requests`, `kv_tokens` (KV budget at
   `mem_fraction_static`), `mem_fraction_static`.
 - `generation.mean_output_tokens`: mean length before the simulated EOS (when not ignored).
+- `deployment`: what the numbers were stated for (gpus, gpu, interconnect, tp/ep size); a
+  server started with other parallel sizes logs a warning and still follows the profile. A
+  profile describes one DP rank: `--dp-size N` runs N such schedulers.
 - `speculative`: per algorithm (`"*"` is the fallback): `default_draft_tokens`, `draft_ms`
   (drafter cost per step), `verify_ms_per_token` (per request, per verified token beyond the
   first), `accept_length` per prompt category (mean tokens per verify step, bonus token
@@ -75,6 +78,7 @@ class Profile:
     timing: Timing
     mean_output_tokens: int
     speculative: dict[str, SpecProfile]
+    deployment: dict[str, Any] = field(default_factory=dict)
 
     def spec(self, algorithm: str) -> SpecProfile:
         return self.speculative.get(algorithm) or self.speculative.get("*") or SpecProfile()
@@ -136,6 +140,7 @@ def load_profile(name: str | None = None) -> Profile:
         timing=Timing(**data.get("timing", {})),
         mean_output_tokens=int(data.get("generation", {}).get("mean_output_tokens", 256)),
         speculative={k.upper(): _spec(v) for k, v in data.get("speculative", {}).items()},
+        deployment=dict(data.get("deployment", {})),
     )
 
 

@@ -1,0 +1,116 @@
+"""Profiles: each loads, states its assumptions, and reproduces the numbers it cites."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+from repro.sim.config import resolve
+from repro.sim.profile import accept_cdf, list_profiles, load_profile
+from repro.sim.registry import Registry
+from repro.sim.scheduler import Scheduler
+
+from .simproc import SRC, free_port, get_json
+
+
+def _mean_accepted(cdf: list[float]) -> float:
+    probs = [cdf[0], *(b - a for a, b in itertools.pairwise(cdf))]
+    return sum(k * p for k, p in enumerate(probs))
+
+
+def _tokens_per_second(
+    monkeypatch: pytest.MonkeyPatch, profile: str, argv: list[str], n: int, ctx: int = 0
+) -> float:
+    """Steady-state decode throughput the timing model gives for n running requests."""
+    monkeypatch.setenv("REPRO_SIM_PROFILE", profile)
+    cfg = resolve(["--model-path", "m", *argv])
+    scheduler = Scheduler.__new__(Scheduler)
+    scheduler.cfg, scheduler.kv_used = cfg, ctx
+    per_step = 1.0
+    if cfg.algorithm:
+        per_step += _mean_accepted(cfg.accept_cdfs["chat"])
+    return n * per_step / (Scheduler.decode_ms(scheduler, n) / 1000.0)
+
+
+def test_every_profile_loads_with_assumptions() -> None:
+    names = {p.name for p in list_profiles()}
+    assert {"demo", "instant", "kimi26-ep4-rtx6000", "kimi26-tp8-b200"} <= names
+    assert "qwen36-27b-ddtree-rtx6000" in names
+    for profile in list_profiles():
+        assert len(profile.assumptions) > 40, profile.name
+        assert profile.timing.max_running_requests > 0 and profile.timing.kv_tokens > 0
+
+
+def test_acceptance_model_hits_the_stated_mean() -> None:
+    spec = load_profile("demo").spec("DFLASH")
+    for category, mean in spec.accept_length.items():
+        cdf = accept_cdf(spec, category, 15, 16)
+        assert abs(1 + _mean_accepted(cdf) - mean) < 1e-6
+    # fewer draft tokens, same per-draft acceptance: a lower mean, capped by the drafts
+    short = accept_cdf(spec, "math", 3, 4)
+    assert len(short) == 4 and 1 + _mean_accepted(short) < spec.accept_length["math"]
+
+
+def test_profiles_reproduce_the_measurements_they_cite(monkeypatch: pytest.MonkeyPatch) -> None:
+    ddtree = ["--speculative-algorithm", "DDTREE", "--speculative-draft-model-path", "d"]
+    patched = Registry(("DFLASH", "DDTREE", "NONE"), "a registry with DDTREE")
+    monkeypatch.setattr("repro.sim.config.load_registry", lambda builtin, name: patched)
+    qwen = "qwen36-27b-ddtree-rtx6000"
+    budget15 = _tokens_per_second(
+        monkeypatch, qwen, [*ddtree, "--speculative-ddtree-budget", "15"], 1
+    )
+    budget64 = _tokens_per_second(
+        monkeypatch, qwen, [*ddtree, "--speculative-ddtree-budget", "64"], 1
+    )
+    plain = _tokens_per_second(monkeypatch, qwen, [], 1)
+    assert budget15 == pytest.approx(173.4, rel=0.02)
+    assert budget64 == pytest.approx(64.3, rel=0.03)
+    assert budget15 / plain == pytest.approx(6.5, rel=0.03)
+    ep4 = _tokens_per_second(monkeypatch, "kimi26-ep4-rtx6000", [], 256, ctx=256 * 2000)
+    assert ep4 == pytest.approx(1530, rel=0.05)
+    tp8 = _tokens_per_second(monkeypatch, "kimi26-tp8-rtx6000", [], 1)
+    assert tp8 == pytest.approx(97.9, rel=0.01)
+    no_graph = _tokens_per_second(monkeypatch, "kimi26-tp8-rtx6000", ["--disable-cuda-graph"], 1)
+    assert no_graph < tp8 / 2
+
+
+def test_cli_profiles_and_serve(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["sim", "profiles", "--json"])
+    assert result.exit_code == 0
+    listed = {p["name"]: p for p in json.loads(result.output)}
+    assert "measured" in listed["kimi26-ep4-rtx6000"]["assumptions"].lower()
+    result = CliRunner().invoke(main, ["sim", "serve", "--profile", "nope"])
+    assert result.exit_code == 1 and "unknown simulator profile 'nope'" in result.output
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPRO_SIM_")}
+    env["PYTHONPATH"] = str(SRC)
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
+    repro = str(Path(sys.executable).parent / "repro")
+    argv = ["sim", "serve", "--port", str(port), "--profile", "instant"]
+    proc = subprocess.Popen(
+        [repro, *argv, "--", "--served-model-name", "tiny"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while "fired up" not in (tmp_path / "serve.log").read_text():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        info = get_json(f"http://127.0.0.1:{port}/model_info")
+        assert info["served_model_name"] == "tiny" and info["sim_profile"] == "instant"
+        assert info["model_path"] == "repro-sim/instant"
+    finally:
+        proc.terminate()
+        assert proc.wait(20) == 0
+        log.close()
