@@ -56,6 +56,7 @@ _BUILT: list[str] = [
     "report",
     "bench",
     "accept",
+    "sim",
 ]
 
 
