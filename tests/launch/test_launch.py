@@ -58,7 +58,10 @@ def test_crash_during_start_fails_fast_with_exit_code_and_log(demo_spec: LaunchS
     with pytest.raises(LaunchError) as caught:
         launch(crashing)
     elapsed = time.monotonic() - started
-    assert "exited with code" in caught.value.message
+    assert "exited with code 1" in caught.value.message
+    assert "simulated start-up failure" in caught.value.message  # the server's own last words
+    noticed = float(caught.value.message.split("noticed ")[1].split(" s")[0])
+    assert noticed < 3, caught.value.message
     assert elapsed < 12, f"took {elapsed:.1f} s to notice an exit 1 s after start"
     assert _no_container_left(crashing)
 

@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from python_on_whales import Container
@@ -175,9 +176,11 @@ def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> 
             state = container.state
             if state.status in ("exited", "dead"):
                 lines = last_log_lines(container)
+                noticed = _seconds_since(state.finished_at)
                 raise LaunchError(
                     f"the server container exited with code {state.exit_code} after "
-                    f"{elapsed:.1f} s; its last log lines:\n    " + "\n    ".join(lines[-15:]),
+                    f"{elapsed:.1f} s (noticed {noticed:.2f} s after the exit); its last log "
+                    "lines:\n    " + "\n    ".join(lines[-15:]),
                     hint=f"full log: `docker logs {container.name}`",
                 )
         if _probe(spec.url) == 200:
@@ -198,6 +201,12 @@ def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> 
             )
         )
         time.sleep(POLL_INTERVAL_S)
+
+
+def _seconds_since(moment: datetime | None) -> float:
+    if moment is None:
+        return float("nan")
+    return (datetime.now(UTC) - moment.astimezone(UTC)).total_seconds()
 
 
 def _probe(url: str) -> int | None:
