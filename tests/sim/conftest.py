@@ -59,7 +59,9 @@ def sim(sim_factory: Any) -> Sim:
 
 @pytest.fixture(scope="session")
 def sim_incremental(sim_factory: Any) -> Sim:
-    return sim_factory(["--model-path", MODEL, "--incremental-streaming-output"], FAST)
+    """Deltas in streams; two DP ranks with a small KV cache (2000 tokens each)."""
+    args = ["--model-path", MODEL, "--incremental-streaming-output", "--dp-size", "2"]
+    return sim_factory([*args, "--max-total-tokens", "2000"], FAST)
 
 
 @pytest.fixture(scope="session")

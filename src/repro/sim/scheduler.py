@@ -163,7 +163,7 @@ class Scheduler:
     async def _step_wait(self, ms: float) -> None:
         duration = ms * self.cfg.time_scale / 1000.0
         now = time.perf_counter()
-        if self._clock < now - 0.05:  # idle or far behind: restart the clock
+        if self._clock < now - 0.05:  # far behind (CPU-bound): do not try to catch up
             self._clock = now
         self._clock += duration
         delay = self._clock - now
@@ -175,6 +175,7 @@ class Scheduler:
             if self.is_idle():
                 self._wake.clear()
                 await self._wake.wait()
+                self._clock = 0.0  # an idle server owes no time: restart the clock
                 continue
             batch, new_tokens = self._admit()
             if batch:
@@ -187,6 +188,7 @@ class Scheduler:
             else:  # waiting requests that cannot start yet; wait for a change
                 self._wake.clear()
                 await self._wake.wait()
+                self._clock = 0.0
 
     def _admit(self) -> tuple[list[Req], int]:
         slots = self.cfg.max_running_requests - len(self.running)
