@@ -158,3 +158,12 @@ def test_stop_string_and_min_tokens(sim: Any) -> None:
     _, cut = post_json(sim.url + "/generate", body)
     assert cut["meta_info"]["finish_reason"] == {"type": "stop", "matched": stop}
     assert stop not in cut["text"] and full["text"].startswith(cut["text"])
+
+
+def test_zero_new_tokens_is_prefill_only(sim: Any) -> None:
+    status, out = post_json(
+        sim.url + "/generate", {"text": PROMPT, "sampling_params": {"max_new_tokens": 0}}
+    )
+    assert status == 200 and out["output_ids"] == [] and out["text"] == ""
+    assert out["meta_info"]["finish_reason"] == {"type": "length", "length": 0}
+    assert out["meta_info"]["completion_tokens"] == 0

@@ -113,7 +113,7 @@ class Engine:
             index=index,
             prompt_ids=ids,
             category=category,
-            max_new_tokens=max(1, max_new),
+            max_new_tokens=max_new,
             min_new_tokens=int(params.get("min_new_tokens") or 0),
             ignore_eos=bool(params.get("ignore_eos")),
             stop_strs=stop_strs,

@@ -147,6 +147,10 @@ class Req:
         """Generate up to `n` tokens; returns how many were produced (finishing may cut it)."""
         produced = 0
         new_pieces = []
+        if len(self.output_ids) >= self.max_new_tokens:  # max_new_tokens 0: prefill only
+            self.finish_reason = {"type": "length", "length": self.max_new_tokens}
+            self.finished = True
+            return 0
         for _ in range(n):
             position = len(self.output_ids)
             if not self.ignore_eos and position >= self.eos_at:

@@ -40,8 +40,11 @@ FLUSH_OK = (
 )
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # compact, like orjson
+
+
 def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    return _ENCODER.encode(obj).encode()
 
 
 def json_response(obj: Any, status: int = 200) -> web.Response:
@@ -183,6 +186,8 @@ class SimServer:
             self.engine.abort(req)
             logger.error("Health check failed. Server couldn't get a response in time.")
             return web.Response(status=503)
+        finally:
+            self.engine.forget(req)
         return web.Response(status=200)
 
     async def ready(self, request: web.Request) -> web.Response:
