@@ -80,3 +80,17 @@ def test_server_side_accept_length(sim_dflash: Any) -> None:
     assert state["avg_spec_accept_length"] > 1.5  # cumulative since boot, per DP rank
     assert metric_value(sim_dflash.url, "sglang:spec_accept_length") > 1.5
     assert metric_value(sim_dflash.url, "sglang:spec_verify_calls_total") > 0
+
+
+def test_openai_spec_tokens_details(sim_dflash: Any) -> None:
+    body = {
+        "messages": [{"role": "user", "content": MATH}],
+        "max_tokens": 32,
+        "ignore_eos": True,
+        "return_spec_tokens_details": True,
+    }
+    status, out = post_json(sim_dflash.url + "/v1/chat/completions", body)
+    assert status == 200
+    details = out["sglext"]["spec_tokens_details"]
+    assert details["spec_num_proposed_drafts"] == details["spec_verify_ct"] * 7
+    assert details["spec_accept_length"] == 32 / details["spec_verify_ct"]

@@ -11,8 +11,13 @@ so that a rendered argv stays valid for real SGLang:
   REPRO_SIM_FAIL_AT_START       non-empty: fail during start-up (exit 1) with a log line
   REPRO_SIM_EXIT_AFTER_SECONDS  crash this many seconds after start
   REPRO_SIM_EXIT_CODE           exit code of that crash (default 1)
-  REPRO_SIM_TRACE_FILE          append one JSON line per finished request: chunk send times
+  REPRO_SIM_TRACE_FILE          append one JSON line per finished HTTP request (see below)
   REPRO_SIM_CATALOG             another option catalog JSON (default: SGLang 0.5.23's)
+
+A trace line is `{"rid", "endpoint", "stream", "received": <epoch s>, "prompt_tokens",
+"completion_tokens", "finish_reason", "aborted", "chunks": [{"t": <epoch s just before the
+chunk was written to the socket>, "tokens": <new tokens in it>}, ...]}`; a plain (non-stream)
+request has one chunk, its response. A benchmark client compares its own receive times to it.
 
 Speculative settings are resolved as SGLang's hooks do (sglang/srt/arg_groups/
 speculative_hook.py: DFLASH forces num_steps/topk to 1, takes `--speculative-dflash-block-size`
