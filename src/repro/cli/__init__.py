@@ -6,6 +6,7 @@ Each command group lives in its own module and calls one library function per co
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -16,7 +17,22 @@ from repro.errors import ReproError
 
 
 class ReproGroup(click.Group):
-    """Click group that turns `ReproError` into a clean message instead of a traceback."""
+    """The top-level group: loads a command's module only when that command runs (so
+    `repro run` does not pay for matplotlib), and turns `ReproError` into a clean message
+    instead of a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*_command_modules(), *_planned_names()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = _command_modules().get(cmd_name)
+        if module_name is not None:
+            module = importlib.import_module(f"repro.cli.{module_name}")
+            command: click.Command = getattr(module, cmd_name)
+            return command
+        from repro.cli import planned
+
+        return next((c for c in planned.COMMANDS if c.name == cmd_name), None)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -43,8 +59,8 @@ def main() -> None:
     """
 
 
-# Command modules that are built; each exposes a click command named like the module, or a
-# list `COMMANDS` when it holds several (launch: launch, status, logs, stop).
+# Command modules that are built; each exposes a click command named like the module, and
+# `_SEVERAL` lists the modules that hold more than one command.
 _BUILT: list[str] = [
     "doctor",
     "recipe",
@@ -58,20 +74,18 @@ _BUILT: list[str] = [
     "accept",
     "sim",
 ]
+_SEVERAL: dict[str, list[str]] = {
+    "launch": ["launch", "status", "logs", "stop"],
+    "report": ["report", "compare"],
+}
 
 
-def _register() -> None:
-    import importlib
+def _command_modules() -> dict[str, str]:
+    """Command name -> the module under repro.cli that defines it."""
+    return {name: module for module in _BUILT for name in _SEVERAL.get(module, [module])}
 
+
+def _planned_names() -> list[str]:
     from repro.cli import planned
 
-    for module_name in _BUILT:
-        module = importlib.import_module(f"repro.cli.{module_name}")
-        for command in getattr(module, "COMMANDS", None) or [getattr(module, module_name)]:
-            main.add_command(command)
-    for command in planned.COMMANDS:
-        if command.name not in main.commands:
-            main.add_command(command)
-
-
-_register()
+    return [c.name for c in planned.COMMANDS if c.name and c.name not in _command_modules()]

@@ -113,6 +113,3 @@ def _known(name: str) -> LaunchSpec:
         known = ", ".join(known_deployments()) or "none"
         raise ReproError(f"no deployment named {name!r} (known: {known})")
     return spec
-
-
-COMMANDS = [launch, status, logs, stop]

@@ -115,6 +115,3 @@ def compare(a: Path, b: Path, metrics: tuple[str, ...], force: bool, as_json: bo
         click.echo(json.dumps(comparison_to_json(result), indent=2))
     else:
         Console().print(render_comparison(result))
-
-
-COMMANDS = [report, compare]
