@@ -36,6 +36,7 @@ def running_registry(
     binary = shutil.which("docker-registry")
     assert binary, "docker-registry is missing: `make test` installs it (scripts/ensure-test-tools)"
     port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
     htpasswd = workdir / "htpasswd"
     subprocess.run(
         ["htpasswd", "-Bbc", str(htpasswd), user, password], check=True, capture_output=True

@@ -1,4 +1,4 @@
-"""`repro image build|push|pull|verify|export`: pinned SGLang images."""
+"""`repro image build|push|pull|verify|export|arch-check`: pinned SGLang images."""
 
 from __future__ import annotations
 
@@ -8,21 +8,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from repro.image.build import build_image
-from repro.image.plan import plan_for_spec, resolve_image_spec
-from repro.image.registry import (
-    export_archive,
-    export_enroot,
-)
-from repro.image.registry import (
-    pull as pull_image,
-)
-from repro.image.registry import (
-    push as push_image,
-)
-from repro.image.registry import (
-    verify as verify_image,
-)
+from repro.image import pinned
+from repro.image.registry import export_archive, export_enroot
 
 _console = Console(stderr=True, highlight=False)
 
@@ -36,65 +23,63 @@ def image() -> None:
     """Build, push, pull, verify and export pinned SGLang images.
 
     \b
-    REF is an image spec name (images/<name>.yaml) or anything that names a recipe (its name,
-    its file, or a lock); a recipe means the image spec it names.
+    R names a recipe (its name, its file, or its lock); `build` also takes an image spec
+    name (images/<name>.yaml). The recipe's lock (locks/<name>.lock.json) records what was
+    built (tag, content fingerprint, manifest) and pushed (registry digest):
+      repro image build R                  # on the machine that builds
+      repro image push R --registry HOST/NS
+      repro image pull R                   # on the next cluster: by digest, then verified
     """
 
 
 @image.command("build")
-@click.argument("ref")
+@click.argument("ref", metavar="R")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def build(ref: str, as_json: bool) -> None:
-    """Build Dockerfile.sglang for REF (a no-op when its content tag exists)."""
-    spec = resolve_image_spec(ref)
-    plan = plan_for_spec(spec, _say)
-    _say(f"image {plan.tag}")
-    with _console.status(f"building {plan.tag}") as status:
-        built = build_image(plan, lambda line: status.update(f"[dim]{line[:110]}[/]"))
+    """Build Dockerfile.sglang for R (a no-op when its content tag exists)."""
+    with _console.status(f"building the image of {ref}") as status:
+        built = pinned.build_for(ref, lambda line: status.update(f"[dim]{line[:110]}[/]"), _say)
     if as_json:
         click.echo(built.model_dump_json(indent=2, exclude={"manifest"}))
         return
-    _say(f"built {built.tag}")
+    manifest = built.manifest
+    kind = "simulated" if manifest.get("simulated") else "real"
     click.echo(f"tag          {built.tag}")
     click.echo(f"image id     {built.image_id}")
     click.echo(f"fingerprint  {built.fingerprint}")
-    click.echo(
-        f"sglang       {built.manifest.get('sglang_version')} "
-        f"({'simulated' if built.manifest.get('simulated') else 'real'})"
-    )
-    click.echo(f"patches      {len(built.manifest.get('patches') or [])}")
+    click.echo(f"sglang       {manifest.get('sglang_version')} ({kind})")
+    click.echo(f"patches      {len(manifest.get('patches') or [])}")
 
 
 @image.command("push")
-@click.argument("tag")
+@click.argument("ref", metavar="R")
 @click.option("--registry", required=True, help="host[:port]/namespace to push to.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def push(tag: str, registry: str, as_json: bool) -> None:
-    """Push a built image TAG; refuses to move an existing version tag to new content."""
-    pushed = push_image(tag, registry)
-    if as_json:
-        click.echo(pushed.model_dump_json(indent=2))
-    else:
-        click.echo(pushed.pinned)
+def push(ref: str, registry: str, as_json: bool) -> None:
+    """Push R's built image; record its digest in the lock. Never moves a version tag.
+
+    Log in beforehand with `docker login HOST`: repro uses the Docker credential store only.
+    """
+    pushed = pinned.push_for(ref, registry)
+    click.echo(pushed.model_dump_json(indent=2) if as_json else pushed.pinned)
 
 
 @image.command("pull")
-@click.argument("pinned")
-def pull(pinned: str) -> None:
-    """Pull an image by digest (repository@sha256:...)."""
-    click.echo(pull_image(pinned))
+@click.argument("ref", metavar="R")
+def pull(ref: str) -> None:
+    """Pull R's image by the digest in its lock, then verify its content fingerprint."""
+    click.echo(pinned.pull_for(ref))
 
 
 @image.command("verify")
-@click.argument("image_ref")
-@click.option("--fingerprint", required=True, help="The content fingerprint it must have.")
-def verify(image_ref: str, fingerprint: str) -> None:
-    """Check that a local image has the expected content fingerprint."""
-    click.echo(f"ok {verify_image(image_ref, fingerprint)}")
+@click.argument("ref", metavar="R")
+def verify(ref: str) -> None:
+    """Check that the local image has the content fingerprint R's lock records."""
+    click.echo(f"ok {pinned.verify_for(ref)}")
 
 
 @image.command("export")
-@click.argument("image_ref")
+@click.argument("ref", metavar="R")
 @click.option(
     "--format",
     "fmt",
@@ -103,10 +88,32 @@ def verify(image_ref: str, fingerprint: str) -> None:
     show_default=True,
 )
 @click.option("--output", "-o", type=click.Path(path_type=Path), required=True)
-def export(image_ref: str, fmt: str, output: Path) -> None:
-    """Export an image for machines without registry access (tar or enroot squashfs)."""
+def export(ref: str, fmt: str, output: Path) -> None:
+    """Export R's image for machines without registry access (tar, or enroot squashfs)."""
+    reference = pinned.locked_reference(ref)
     if fmt == "docker-archive":
-        click.echo(export_archive(image_ref, output))
+        click.echo(export_archive(reference, output))
         return
-    command, ran = export_enroot(image_ref, output)
+    command, ran = export_enroot(reference, output)
     click.echo(json.dumps({"command": command, "ran": ran}))
+
+
+@image.command("arch-check")
+@click.argument("ref", metavar="R")
+@click.option(
+    "--compute-cap",
+    "caps",
+    multiple=True,
+    help="Check these compute capabilities (e.g. 12.0) instead of this machine's GPUs.",
+)
+def arch_check(ref: str, caps: tuple[str, ...]) -> None:
+    """Refuse when a GPU's compute capability is not among the image's architectures."""
+    if not caps:
+        from repro.topology import collect_fingerprint
+
+        caps = tuple(g.compute_cap for g in collect_fingerprint().gpus if g.compute_cap)
+    pinned.arch_check(ref, list(caps))
+    carried, source = pinned.image_architectures(ref)
+    click.echo(
+        f"ok: {', '.join(caps) or 'no GPUs'} covered by {', '.join(carried) or '-'} ({source})"
+    )

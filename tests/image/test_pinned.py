@@ -1,0 +1,103 @@
+"""The image lifecycle by recipe, as a user runs it: build, push, pull by digest, verify."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repro.image.engine import client
+from tests.support.registry import Registry, running_registry
+
+REPRO = str(Path(sys.executable).parent / "repro")
+
+
+def _repro(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [REPRO, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+@pytest.fixture
+def user_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    import os
+
+    env = {
+        **os.environ,
+        "REPRO_LOCKS_DIR": str(tmp_path / "locks"),
+        "DOCKER_CONFIG": str(tmp_path / "docker-config"),
+    }
+    monkeypatch.setenv("DOCKER_CONFIG", env["DOCKER_CONFIG"])
+    return env
+
+
+@pytest.mark.docker
+def test_build_push_pull_verify_through_the_lock(
+    repo_root: Path, tmp_path: Path, user_env: dict[str, str]
+) -> None:
+    assert _repro("lock", "demo", cwd=repo_root, env=user_env).returncode == 0
+    built = _repro("image", "build", "demo", "--json", cwd=repo_root, env=user_env)
+    assert built.returncode == 0, built.stderr
+    tag = json.loads(built.stdout)["tag"]
+    lock_path = tmp_path / "locks" / "demo.lock.json"
+    section = json.loads(lock_path.read_text())["image"]
+    assert section["reference"] == tag and section["fingerprint"].startswith("sha256:")
+
+    with running_registry(tmp_path / "registry") as registry:
+        _login(registry)
+        pushed = _repro(
+            "image",
+            "push",
+            "demo",
+            "--registry",
+            f"{registry.host}/team",
+            cwd=repo_root,
+            env=user_env,
+        )
+        assert pushed.returncode == 0, pushed.stderr
+        pinned = pushed.stdout.strip()
+        assert json.loads(lock_path.read_text())["image"]["pinned"] == pinned
+
+        client().image.remove(pinned, force=True)
+        pulled = _repro("image", "pull", "demo", cwd=repo_root, env=user_env)
+        assert pulled.returncode == 0, pulled.stderr
+        verified = _repro("image", "verify", "demo", cwd=repo_root, env=user_env)
+        assert verified.returncode == 0 and section["fingerprint"] in verified.stdout
+        client().image.remove(pinned)
+
+
+def test_push_without_a_built_image_says_to_build(
+    repo_root: Path, user_env: dict[str, str]
+) -> None:
+    assert _repro("lock", "demo", cwd=repo_root, env=user_env).returncode == 0
+    result = _repro(
+        "image", "push", "demo", "--registry", "127.0.0.1:1/x", cwd=repo_root, env=user_env
+    )
+    assert result.returncode != 0 and "repro image build demo" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_arch_check_refuses_a_gpu_the_image_has_no_kernels_for(
+    repo_root: Path, user_env: dict[str, str]
+) -> None:
+    ok = _repro(
+        "image", "arch-check", "kimi26-ep4", "--compute-cap", "12.0", cwd=repo_root, env=user_env
+    )
+    assert ok.returncode == 0, ok.stderr
+    refused = _repro(
+        "image", "arch-check", "kimi26-ep4", "--compute-cap", "8.0", cwd=repo_root, env=user_env
+    )
+    assert refused.returncode == 1 and "need 8.0" in refused.stderr
+
+
+def _login(registry: Registry) -> None:
+    subprocess.run(
+        ["docker", "login", registry.host, "-u", registry.user, "--password-stdin"],
+        input=registry.password,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
