@@ -11,29 +11,9 @@ from repro.image.build import BuildPlan, ImageBuildError, PatchFile, build_image
 from repro.image.engine import client
 from repro.image.plan import plan_for_spec
 from repro.imagespec import load_image_spec
+from tests.support.patches import SPEC_INFO, spec_info_patch
 
 pytestmark = pytest.mark.docker
-
-SPEC_INFO = Path("python/sglang/srt/speculative/spec_info.py")
-
-
-def _ddtree_patch(repo_root: Path, tmp_path: Path, member: str = "DDTREE") -> bytes:
-    """A real unified diff against the image's spec_info.py that registers one algorithm."""
-    shim = repo_root / "src/repro/sim/shim/sglang/srt/speculative/spec_info.py"
-    original = shim.read_text()
-    patched = original.replace("    NONE = auto()\n", f"    {member} = auto()\n    NONE = auto()\n")
-    assert patched != original
-    for side, text in (("a", original), ("b", patched)):
-        (tmp_path / side / SPEC_INFO).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / side / SPEC_INFO).write_text(text)
-    diff = subprocess.run(
-        ["git", "diff", "--no-index", "--no-prefix", "a", "b"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    ).stdout
-    assert f"--- a/{SPEC_INFO}" in diff  # the directories a/ and b/ are the -p1 prefixes
-    return diff.encode()
 
 
 def _sim_plan(repo_root: Path, patches: list[PatchFile]) -> BuildPlan:
@@ -79,7 +59,7 @@ def test_manifest_records_what_the_image_contains(sim_image: str) -> None:
 
 
 def test_a_patch_changes_what_the_server_accepts(repo_root: Path, tmp_path: Path) -> None:
-    patch = PatchFile(name="00-ddtree.diff", content=_ddtree_patch(repo_root, tmp_path))
+    patch = PatchFile(name="00-ddtree.diff", content=spec_info_patch(repo_root, tmp_path))
     patched = build_image(_sim_plan(repo_root, [patch]))
     assert "DDTREE" in patched.manifest["speculative_algorithms"]
     assert patched.manifest["patches"] == [{"name": patch.name, "sha256": patch.sha256}]
@@ -95,11 +75,11 @@ def test_a_patch_changes_what_the_server_accepts(repo_root: Path, tmp_path: Path
 def test_same_inputs_same_tag_and_a_patch_change_rebuilds_only_the_top(
     repo_root: Path, tmp_path: Path
 ) -> None:
-    first_patch = PatchFile(name="00-ddtree.diff", content=_ddtree_patch(repo_root, tmp_path))
+    first_patch = PatchFile(name="00-ddtree.diff", content=spec_info_patch(repo_root, tmp_path))
     first = _sim_plan(repo_root, [first_patch])
     assert first.tag == _sim_plan(repo_root, [first_patch]).tag
     second_patch = PatchFile(
-        name="00-ddtree.diff", content=_ddtree_patch(repo_root, tmp_path / "2", "DDTREE2")
+        name="00-ddtree.diff", content=spec_info_patch(repo_root, tmp_path / "2", "DDTREE2")
     )
     second = _sim_plan(repo_root, [second_patch])
     assert second.tag != first.tag
