@@ -69,13 +69,13 @@ def launch(spec: LaunchSpec, on_progress: Callable[[Progress], None] = lambda _p
     override, _command = plan(spec)
     compose = compose_client(spec.project, override)
     try:
-        compose.compose.up(detach=True, pull="never", quiet=True)
-    except DockerException as err:
-        compose.compose.down(quiet=True)
-        raise LaunchError(f"docker compose up failed: {_tail(err.stderr or str(err), 5)}") from err
-    try:
+        try:
+            compose.compose.up(detach=True, pull="never", quiet=True)
+        except DockerException as err:
+            message = _tail(err.stderr or str(err), 5)
+            raise LaunchError(f"docker compose up failed: {message}") from err
         _wait_healthy(spec, on_progress)
-    except BaseException:
+    except BaseException:  # a failed start, a timeout or Ctrl-C: leave nothing behind
         compose.compose.down(quiet=True, timeout=5)
         raise
     return spec.url

@@ -1,0 +1,89 @@
+"""`repro launch` / `repro status` / `repro stop` as a user runs them, Ctrl-C included."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from repro.image.engine import client
+from tests.support.registry import free_port
+
+pytestmark = pytest.mark.docker
+REPRO = str(Path(sys.executable).parent / "repro")
+
+
+@pytest.fixture
+def env(tmp_path: Path, repo_root: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "REPRO_STATE_DIR": str(tmp_path / "state"),
+        "REPRO_IMAGES_DIR": str(repo_root / "images"),
+    }
+
+
+def _repro(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [REPRO, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _deployment_containers() -> list[object]:
+    return list(client().container.list(all=True, filters=[("label", "dev.repro.deployment")]))
+
+
+def test_launch_status_stop(sim_image: str, repo_root: Path, env: dict[str, str]) -> None:
+    port = str(free_port())
+    launched = _repro("launch", "demo", "--port", port, cwd=repo_root, env=env)
+    assert launched.returncode == 0, launched.stderr
+    assert launched.stdout.strip() == f"http://127.0.0.1:{port}"
+    status = json.loads(_repro("status", "demo", "--json", cwd=repo_root, env=env).stdout)
+    assert status[0]["status"] == "running" and status[0]["server_healthy"] is True
+    logs = _repro("logs", "demo", cwd=repo_root, env=env)
+    assert "fired up and ready to roll" in logs.stdout
+    assert _repro("stop", "demo", cwd=repo_root, env=env).returncode == 0
+    assert not _deployment_containers()
+
+
+def test_dry_run_starts_nothing(repo_root: Path, env: dict[str, str]) -> None:
+    result = _repro("launch", "demo", "--dry-run", cwd=repo_root, env=env)
+    assert result.returncode == 0, result.stderr
+    override = yaml.safe_load(result.stdout.split("\ndocker compose")[0])
+    command = override["services"]["sglang"]["command"]
+    assert isinstance(command, list) and "--speculative-algorithm" in command
+    assert "docker compose -p repro-demo" in result.stdout
+    assert not _deployment_containers()
+
+
+def test_ctrl_c_during_the_wait_stops_what_was_started(
+    sim_image: str, repo_root: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    slow = json.loads(_repro("recipe", "show", "demo", "--json", cwd=repo_root, env=env).stdout)
+    slow.update(name="slow-demo", extends=None)
+    slow["simulator"]["load_seconds"] = 120
+    recipe = tmp_path / "slow-demo.yaml"
+    recipe.write_text(yaml.safe_dump(slow))
+    process = subprocess.Popen(
+        [REPRO, "launch", str(recipe), "--port", str(free_port())],
+        cwd=repo_root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not _deployment_containers() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _deployment_containers(), "the container never started"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode != 0 and "interrupted" in stderr
+    assert "Traceback" not in stderr
+    assert not _deployment_containers()
