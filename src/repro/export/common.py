@@ -1,0 +1,128 @@
+"""What both exporters share: a checked recipe, its argv and env, ports, and the output file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro import __version__
+from repro.export.image import ExportError, PinnedImage, image_for_export
+from repro.recipe import Catalog, catalog_for_recipe, check_recipe, render_env
+from repro.recipe.render import render_node_argv, render_server_argv
+from repro.recipe.schema import SECRET_ENV_NAMES, Recipe
+
+# Where SGLang (huggingface_hub) looks for the Hub cache inside the image, as in
+# compose/sglang.yaml.
+HUB_CACHE_IN_CONTAINER = "/root/.cache/huggingface"
+# --dist-init-addr port on the first node (torch.distributed's rendezvous); LWS's SGLang
+# example (docs/examples/sglang/lws.yaml) uses the same.
+DEFAULT_DIST_PORT = 20000
+HF_TOKEN = "HF_TOKEN"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A recipe ready to be written out for a cluster."""
+
+    recipe: Recipe
+    catalog: Catalog
+    image: PinnedImage | None  # None only for a Slurm squashfs without a pushed digest
+    env: dict[str, str]
+
+    @property
+    def nodes(self) -> int:
+        return self.recipe.topology.nodes
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per node to request (none for a simulated recipe)."""
+        topo = self.recipe.topology
+        return 0 if topo.gpu_runtime == "none" else topo.gpus
+
+    @property
+    def port(self) -> int:
+        return self.recipe.server.port
+
+    def argv(self, node_rank: str, dist_init_addr: str, nnodes: str | None = None) -> list[str]:
+        """The server argv; with the per-node options when the recipe spans nodes."""
+        if self.nodes == 1:
+            return render_server_argv(self.recipe, self.catalog)
+        return render_node_argv(
+            self.recipe,
+            self.catalog,
+            node_rank=node_rank,
+            dist_init_addr=dist_init_addr,
+            nnodes=nnodes,
+        )
+
+    @property
+    def pinned(self) -> PinnedImage:
+        if self.image is None:
+            raise ExportError(f"{self.recipe.name}: no digest-pinned image")
+        return self.image
+
+    def header(self) -> str:
+        """Provenance line for the top of a manifest."""
+        source = self.recipe.source_path.name if self.recipe.source_path else self.recipe.name
+        return f"written by repro {__version__} from {self.recipe.name} ({source})"
+
+
+def prepare(
+    recipe: Recipe, image: str | None, dist_port: int, image_required: bool = True
+) -> Prepared:
+    """Check the recipe (errors refuse), resolve the pinned image and the environment."""
+    catalog = catalog_for_recipe(recipe)
+    errors = [f for f in check_recipe(recipe, catalog) if f.severity == "error"]
+    if errors:
+        lines = "; ".join(f"{f.file}: {f.path}: {f.message}" for f in errors)
+        raise ExportError(
+            f"{recipe.name} has {len(errors)} error(s): {lines}",
+            hint="`repro recipe check` lists every problem",
+        )
+    env = render_env(recipe)
+    inline = sorted(k for k in env if k.upper() in SECRET_ENV_NAMES)
+    if inline:
+        raise ExportError(
+            f"{recipe.name}: env sets {', '.join(inline)}; secrets are never written into a "
+            "manifest",
+            hint="remove it; the Kubernetes export reads HF_TOKEN from a Secret, the Slurm "
+            "script from the submitting shell's environment",
+        )
+    if recipe.topology.nodes > 1 and dist_port == recipe.server.port:
+        raise ExportError(
+            f"the dist-init port {dist_port} is the server port",
+            hint="choose another --dist-port",
+        )
+    try:
+        pinned: PinnedImage | None = image_for_export(recipe, image)
+    except ExportError:
+        if image_required:
+            raise
+        pinned = None
+    return Prepared(recipe, catalog, pinned, env)
+
+
+def write_output(text: str, output: Path | None, mode: int = 0o644) -> None:
+    """Write `text` to `output` atomically (a temp file renamed over it), or to stdout."""
+    if output is None:
+        import click
+
+        click.echo(text, nl=False)
+        return
+    output = Path(output)
+    directory = output.parent if str(output.parent) else Path(".")
+    if not directory.is_dir():
+        raise ExportError(f"{directory}: no such directory", hint="create it first")
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".partial", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, output)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

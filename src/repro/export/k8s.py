@@ -1,0 +1,214 @@
+"""Kubernetes manifests: a LeaderWorkerSet (+ leader Service) per recipe, by image digest.
+
+One group of `topology.nodes` pods runs the recipe: LWS (leaderworkerset.x-k8s.io/v1) creates
+the leader (worker index 0) and the workers and injects LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and
+LWS_WORKER_INDEX into every container; Kubernetes expands `$(VAR)` in `args`, so the rendered
+command reads its node rank and the rendezvous address from them (as LWS's own SGLang example,
+docs/examples/sglang/lws.yaml). A single-node recipe becomes a plain Deployment. HF_TOKEN
+comes from a Secret (`secretKeyRef`), never inline.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from repro import __version__
+from repro.export.common import (
+    DEFAULT_DIST_PORT,
+    HF_TOKEN,
+    HUB_CACHE_IN_CONTAINER,
+    Prepared,
+    prepare,
+)
+from repro.export.image import ExportError
+from repro.recipe import LAUNCH
+from repro.recipe.schema import Recipe
+
+LWS_API = "leaderworkerset.x-k8s.io/v1"
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # set by LWS on every pod of the set
+LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # "0" is the leader
+HEALTH_PATH = "/health_generate"  # SGLang: runs one generation step (http_server.py)
+CONTAINER = "sglang"
+SHM_VOLUME, HUB_VOLUME = "dshm", "hf-cache"
+DEFAULT_HOST_PATH = "/var/cache/huggingface"
+MAX_NAME = 45  # LWS names pods <name>-<group>-<index> and the headless Service <name>
+_NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")  # DNS-1035 label (Services need it)
+
+
+@dataclass(frozen=True)
+class K8sOptions:
+    namespace: str | None = None
+    name: str | None = None  # default: the recipe name, '.' and '_' as '-'
+    image: str | None = None  # REPOSITORY@sha256:..., overrides the lock
+    hub_cache_pvc: str | None = None  # a PersistentVolumeClaim holding the Hub cache...
+    hub_cache_host_path: str | None = None  # ...or a directory on every node (the default)
+    hf_token_secret: str = "hf-token"
+    hf_token_key: str = "token"
+    dist_port: int = DEFAULT_DIST_PORT
+    shm_size: str | None = None  # sizeLimit of the /dev/shm emptyDir, e.g. 64Gi
+
+
+def resource_name(recipe: Recipe, override: str | None) -> str:
+    name = override or recipe.name.replace(".", "-").replace("_", "-")
+    if not _NAME.match(name) or len(name) > MAX_NAME:
+        raise ExportError(
+            f"{name!r} is not usable as a Kubernetes name (lowercase letters, digits and '-', "
+            f"starting with a letter, at most {MAX_NAME} characters)",
+            hint="pass --name",
+        )
+    return name
+
+
+def _volumes(opts: K8sOptions) -> list[dict[str, Any]]:
+    shm: dict[str, Any] = {"medium": "Memory"}
+    if opts.shm_size:
+        shm["sizeLimit"] = opts.shm_size
+    hub: dict[str, Any]
+    if opts.hub_cache_pvc and opts.hub_cache_host_path:
+        raise ExportError("give either --hub-cache-pvc or --hub-cache-host-path, not both")
+    if opts.hub_cache_pvc:
+        hub = {"persistentVolumeClaim": {"claimName": opts.hub_cache_pvc}}
+    else:
+        path = opts.hub_cache_host_path or DEFAULT_HOST_PATH
+        if not path.startswith("/"):
+            raise ExportError(f"--hub-cache-host-path {path!r} must be an absolute path")
+        hub = {"hostPath": {"path": path, "type": "DirectoryOrCreate"}}
+    return [{"name": SHM_VOLUME, "emptyDir": shm}, {"name": HUB_VOLUME, **hub}]
+
+
+def _container(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> dict[str, Any]:
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in p.env.items()]
+    secret = {"name": opts.hf_token_secret, "key": opts.hf_token_key, "optional": True}
+    env.append({"name": HF_TOKEN, "valueFrom": {"secretKeyRef": secret}})
+    container: dict[str, Any] = {
+        "name": CONTAINER,
+        "image": p.pinned.reference,
+        "imagePullPolicy": "IfNotPresent",
+        "command": list(LAUNCH),
+        "args": list(args),
+        "env": env,
+        "volumeMounts": [
+            {"name": SHM_VOLUME, "mountPath": "/dev/shm"},
+            {"name": HUB_VOLUME, "mountPath": HUB_CACHE_IN_CONTAINER},
+        ],
+    }
+    if p.gpus:
+        container["resources"] = {"limits": {"nvidia.com/gpu": p.gpus}}
+    if leader:
+        container["ports"] = [{"name": "http", "containerPort": p.port, "protocol": "TCP"}]
+        container["readinessProbe"] = {
+            "httpGet": {"path": HEALTH_PATH, "port": p.port},
+            "initialDelaySeconds": 30,
+            "periodSeconds": 10,
+            "timeoutSeconds": 30,
+            "failureThreshold": 3,
+        }
+    return container
+
+
+def _pod(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> dict[str, Any]:
+    return {
+        "containers": [_container(p, opts, args, leader)],
+        "volumes": _volumes(opts),
+        "terminationGracePeriodSeconds": 30,
+    }
+
+
+def _labels(name: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "repro"}
+
+
+def _metadata(p: Prepared, opts: K8sOptions, name: str, app: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if opts.namespace:
+        meta["namespace"] = opts.namespace
+    meta["labels"] = _labels(app)
+    meta["annotations"] = {"repro/recipe": p.recipe.name, "repro/image": p.pinned.reference}
+    return meta
+
+
+def _service(p: Prepared, opts: K8sOptions, name: str, selector: dict[str, str]) -> dict[str, Any]:
+    meta = _metadata(p, opts, f"{name}-leader" if p.nodes > 1 else name, name)
+    port = {"name": "http", "port": p.port, "targetPort": p.port, "protocol": "TCP"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta,
+        "spec": {"type": "ClusterIP", "selector": selector, "ports": [port]},
+    }
+
+
+def k8s_manifests(recipe: Recipe, opts: K8sOptions | None = None) -> list[dict[str, Any]]:
+    """The LeaderWorkerSet (or, for one node, Deployment) and the Service serving it."""
+    opts = opts or K8sOptions()
+    name = resource_name(recipe, opts.name)
+    p = prepare(recipe, opts.image, opts.dist_port)
+    labels = _labels(name)
+    if p.nodes == 1:
+        args = p.argv(node_rank="0", dist_init_addr="")
+        deployment = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": _metadata(p, opts, name, name),
+            "spec": {
+                "replicas": 1,
+                "strategy": {"type": "Recreate"},  # GPUs: never two servers at once
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": _pod(p, opts, args, leader=True),
+                },
+            },
+        }
+        return [deployment, _service(p, opts, name, labels)]
+    args = p.argv(
+        node_rank="$(LWS_WORKER_INDEX)",
+        dist_init_addr=f"$(LWS_LEADER_ADDRESS):{opts.dist_port}",
+        nnodes="$(LWS_GROUP_SIZE)",
+    )
+    lws = {
+        "apiVersion": LWS_API,
+        "kind": "LeaderWorkerSet",
+        "metadata": _metadata(p, opts, name, name),
+        "spec": {
+            "replicas": 1,
+            "startupPolicy": "LeaderCreated",
+            "leaderWorkerTemplate": {
+                "size": p.nodes,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": {
+                    "metadata": {"labels": {**labels, "role": "leader"}},
+                    "spec": _pod(p, opts, args, leader=True),
+                },
+                "workerTemplate": {
+                    "metadata": {"labels": {**labels, "role": "worker"}},
+                    "spec": _pod(p, opts, args, leader=False),
+                },
+            },
+        },
+    }
+    selector = {LWS_NAME_LABEL: name, LWS_INDEX_LABEL: "0"}
+    return [lws, _service(p, opts, name, selector)]
+
+
+def render_k8s(recipe: Recipe, opts: K8sOptions | None = None) -> str:
+    """The manifests as one multi-document YAML text for `kubectl apply -f`."""
+    docs = k8s_manifests(recipe, opts)
+    image = docs[0]["metadata"]["annotations"]["repro/image"]
+    header = (
+        f"# {docs[0]['kind']} + Service for recipe {recipe.name}, written by repro {__version__}\n"
+        f"# image {image}\n"
+    )
+    body = yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=100)
+    return header + body
+
+
+class _Dumper(yaml.SafeDumper):
+    """Plain YAML for kubectl readers: no `&id001` anchors for repeated values."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True

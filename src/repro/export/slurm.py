@@ -1,0 +1,133 @@
+"""A Slurm batch script running the recipe with pyxis/enroot, pinned to the image digest.
+
+One task per node (`srun --ntasks-per-node=1`), each in the container pyxis creates from
+`--container-image` (a registry reference in enroot's form, or a squashfs made by
+`repro image export --format enroot`), with the Hub cache mounted. The per-node options are
+expanded by each task, not by the batch shell: the server command is the single-quoted
+argument of `bash -c`, so `$SLURM_NODEID` is read from the task's own environment (0 on the
+first node of the allocation, 1 on the next...), and `$MASTER_ADDR`, the allocation's first
+host, is exported by the batch shell once and inherited by every task.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from repro.export.common import (
+    DEFAULT_DIST_PORT,
+    HF_TOKEN,
+    HUB_CACHE_IN_CONTAINER,
+    Prepared,
+    prepare,
+)
+from repro.export.image import ExportError
+from repro.recipe import LAUNCH
+from repro.recipe.schema import Recipe
+
+NODE_RANK = "$SLURM_NODEID"  # set by slurmstepd per task: the node's index in the job
+MASTER_ADDR = "$MASTER_ADDR"
+_RANK_TOKEN = "@@repro-node-rank@@"
+_ADDR_TOKEN = "@@repro-dist-init-addr@@"
+_SBATCH_VALUE = re.compile(r"^[A-Za-z0-9_.:,+=@/-]{1,200}$")
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    image: str | None = None  # REPOSITORY@sha256:..., overrides the lock
+    squashfs: str | None = None  # an enroot squashfs on a shared filesystem, instead
+    hub_cache: str | None = None  # host directory of the Hub cache (default ~/.cache/...)
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None
+    job_name: str | None = None
+    dist_port: int = DEFAULT_DIST_PORT
+    # What runs the server argv inside the container; tests put a stand-in here.
+    launcher: Sequence[str] = LAUNCH
+
+
+def _sbatch(option: str, value: str | int | None) -> list[str]:
+    if value is None:
+        return []
+    text = str(value)
+    if not _SBATCH_VALUE.match(text):
+        raise ExportError(f"--{option} {text!r}: unexpected characters for an #SBATCH line")
+    return [f"#SBATCH --{option}={text}"]
+
+
+def _inner_command(p: Prepared, opts: SlurmOptions) -> str:
+    """The server command as `bash -c` runs it in each task, one option per line."""
+    argv = p.argv(node_rank=_RANK_TOKEN, dist_init_addr=_ADDR_TOKEN)
+    raw = {_RANK_TOKEN: f'"{NODE_RANK}"', _ADDR_TOKEN: f'"{MASTER_ADDR}:{opts.dist_port}"'}
+    groups: list[list[str]] = [["exec", *(shlex.quote(t) for t in opts.launcher)]]
+    for token in argv:
+        word = raw.get(token) or shlex.quote(token)
+        if token.startswith("--") or len(groups) == 1:
+            groups.append([word])
+        else:
+            groups[-1].append(word)
+    return " \\\n    ".join(" ".join(g) for g in groups)
+
+
+def _container_image(p: Prepared, opts: SlurmOptions) -> tuple[str, str]:
+    """The --container-image value and the comment saying what it is."""
+    if opts.squashfs:
+        path = opts.squashfs
+        if not path.startswith("/") or not path.endswith((".sqsh", ".squashfs")):
+            raise ExportError(
+                f"--squashfs {path!r}: expected an absolute path to a .sqsh file",
+                hint="make one with `repro image export IMAGE --format enroot -o /shared/x.sqsh`",
+            )
+        made_from = f" made from {p.image.reference}" if p.image else ""
+        return path, f"# Image: enroot squashfs {path}{made_from}"
+    return p.pinned.enroot, f"# Image: {p.pinned.reference} (enroot's form, pinned by digest)"
+
+
+def render_slurm(recipe: Recipe, opts: SlurmOptions | None = None) -> str:
+    """The sbatch script text."""
+    opts = opts or SlurmOptions()
+    if opts.image and opts.squashfs:
+        raise ExportError("give either --image or --squashfs, not both")
+    p = prepare(recipe, opts.image, opts.dist_port, image_required=not opts.squashfs)
+    image, image_note = _container_image(p, opts)
+    nodes = p.nodes
+    lines = [
+        "#!/bin/bash",
+        f"# {p.header()}",
+        image_note,
+        f"# {HF_TOKEN}, when the model needs one, comes from the environment sbatch runs in",
+        "# (exported to the job, passed on by srun and pyxis); it is never written here.",
+        *_sbatch("job-name", opts.job_name or recipe.name),
+        *_sbatch("nodes", nodes),
+        *_sbatch("ntasks-per-node", 1),
+        *_sbatch("gpus-per-node", p.gpus or None),
+        "#SBATCH --exclusive",
+        *_sbatch("partition", opts.partition),
+        *_sbatch("account", opts.account),
+        *_sbatch("time", opts.time),
+        "set -euo pipefail",
+        "",
+    ]
+    lines += [f"export {k}={shlex.quote(v)}" for k, v in p.env.items()]
+    lines.append(f"IMAGE={shlex.quote(image)}")
+    hub = shlex.quote(opts.hub_cache) if opts.hub_cache else '"$HOME/.cache/huggingface"'
+    lines.append(f"HUB_CACHE={hub}")
+    if nodes > 1:
+        lines += [
+            "# The first host of the allocation is the rendezvous of --dist-init-addr.",
+            'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)"',
+            "export MASTER_ADDR",
+        ]
+    lines += [
+        "",
+        "# Single quotes: each task expands $SLURM_NODEID itself (its node's index).",
+        f"srun --nodes={nodes} --ntasks={nodes} --ntasks-per-node=1 \\",
+        '  --container-image="$IMAGE" \\',
+        f'  --container-mounts="$HUB_CACHE:{HUB_CACHE_IN_CONTAINER}" \\',
+        "  --no-container-mount-home \\",
+        f"  bash -c {shlex.quote(_inner_command(p, opts))}",
+        "",
+    ]
+    return "\n".join(lines)
