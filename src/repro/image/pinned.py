@@ -20,9 +20,14 @@ from repro.imagespec import list_image_specs
 def build_for(
     ref: str, on_log: Any = lambda _line: None, progress: Any = lambda _m: None
 ) -> BuiltImage:
-    """Build the image of REF and, when REF is a locked recipe, record it in the lock."""
-    built = build_image(plan_for_spec(resolve_image_spec(ref), progress), on_log)
+    """Build the image of REF and, when REF is a locked recipe, record it in the lock.
+
+    A locked recipe builds from the lock's image spec, whose remote diffs carry the sha256
+    the first lock recorded: a diff that changed since is refused.
+    """
     lock_path = _lock_path(ref, required=False)
+    spec = resolve_image_spec(str(lock_path) if lock_path is not None else ref)
+    built = build_image(plan_for_spec(spec, progress), on_log)
     if lock_path is not None:
         from repro.lock import update_lock_image
 

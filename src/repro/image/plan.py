@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from repro.errors import ReproError
@@ -58,21 +56,16 @@ def plan_for_spec(spec: ImageSpec, progress: Progress = lambda _msg: None) -> Bu
 
 
 def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:
-    """Download a remote diff on the host (cached by URL); refuse one whose sha256 changed."""
+    """Download a remote diff on the host (cached by URL) so the build needs no network;
+    refuse one whose sha256 differs from the pin (recorded by the first `repro lock`)."""
     cached = PATCH_CACHE / hashlib.sha256(diff.url.encode()).hexdigest()
     if cached.exists():
         content = cached.read_bytes()
     else:
+        from repro.lock.patches import download_diff
+
         progress(f"fetching {diff.url}")
-        try:
-            with urllib.request.urlopen(diff.url, timeout=60) as response:
-                content = response.read()
-        except (urllib.error.URLError, OSError) as err:
-            raise ReproError(
-                f"cannot fetch patch {diff.name} from {diff.url}: {err}",
-                hint="the build needs each remote diff once; fetch it on a machine with "
-                f"access and copy it to {cached}",
-            ) from err
+        content = download_diff(diff.url)
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_bytes(content)
     actual = hashlib.sha256(content).hexdigest()

@@ -40,7 +40,8 @@ class RunContext:
     def create(cls, ref: str, resume: Path | None, runs_dir: Path, port: int | None) -> RunContext:
         if resume is not None:
             saved = json.loads((resume / CONTEXT_FILE).read_text())
-            ctx = cls(ref=saved["ref"], recipe=load_recipe(saved["ref"]), run_dir=resume)
+            pinned = saved.get("lock_path")
+            ctx = cls(ref=saved["ref"], recipe=load_recipe(pinned or saved["ref"]), run_dir=resume)
             for key in ("lock_path", "image_tag", "url", "deployment", "port"):
                 value = saved.get(key)
                 setattr(ctx, key, Path(value) if key == "lock_path" and value else value)
@@ -101,6 +102,7 @@ def stage_lock(ctx: RunContext, console: Console) -> str:
 
     result = lock_recipe(ctx.ref)
     ctx.lock_path = result.path
+    ctx.recipe = load_recipe(result.path)  # from here on, the run uses exactly what is pinned
     ctx.save()
     return f"{result.path} ({'written' if result.written else 'unchanged'})"
 
