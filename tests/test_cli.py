@@ -8,8 +8,17 @@ from repro import __version__
 from repro.cli import main
 
 PIPELINE_GROUPS = [
-    "recipe", "lock", "fetch", "image", "launch", "doctor",
-    "bench", "accept", "report", "run", "export",
+    "recipe",
+    "lock",
+    "fetch",
+    "image",
+    "launch",
+    "doctor",
+    "bench",
+    "accept",
+    "report",
+    "run",
+    "export",
 ]
 
 
@@ -31,3 +40,17 @@ def test_unknown_command_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["frobnicate"])
     assert result.exit_code == 2
     assert "No such command" in result.output
+
+
+def test_a_command_loads_only_its_own_stage() -> None:
+    """`repro run` and friends start fast: plotting and HTTP stacks load only when used."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from click.testing import CliRunner; from repro.cli import main; "
+        "CliRunner().invoke(main, ['recipe', 'list']); "
+        "print(sorted(m for m in ('matplotlib', 'huggingface_hub', 'aiohttp') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert loaded.stdout.strip() == "[]", loaded.stderr
