@@ -101,3 +101,12 @@ def test_missing_image_has_its_own_message(demo_spec: LaunchSpec) -> None:
     with pytest.raises(LaunchError, match="not on this machine"):
         launch(missing)
     assert not client().container.list(all=True, filters=[("label", "dev.repro.deployment")])
+
+
+def test_missing_model_snapshot_has_its_own_message(demo_spec: LaunchSpec, tmp_path) -> None:
+    absent = tmp_path / "hub" / "models--org--model" / "snapshots" / ("a" * 40)
+    spec = demo_spec.model_copy(update={"required_snapshots": {"org/model@aaaaaaaaaaaa": absent}})
+    with pytest.raises(LaunchError, match="not in the Hub cache") as caught:
+        launch(spec)
+    assert "repro fetch" in (caught.value.hint or "")
+    assert _no_container_left(spec)

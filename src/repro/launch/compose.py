@@ -12,7 +12,7 @@ from repro.launch.spec import SERVICE, LaunchSpec
 
 BASE_COMPOSE = Path(__file__).resolve().parents[3] / "compose" / "sglang.yaml"
 OVERRIDE_NAME = "compose.override.yaml"
-CONTAINER_HF_CACHE = "/root/.cache/huggingface"
+CONTAINER_HUB_CACHE = "/root/.cache/huggingface/hub"
 
 
 def render_override(spec: LaunchSpec) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def render_override(spec: LaunchSpec) -> dict[str, Any]:
         # A YAML list: the argv reaches SGLang exactly, no shell in between.
         "command": list(spec.argv),
         "ports": [f"127.0.0.1:{spec.host_port}:{spec.port}"],
-        "volumes": [f"{spec.hf_cache}:{CONTAINER_HF_CACHE}"],
+        "volumes": [f"{spec.hf_cache}:{CONTAINER_HUB_CACHE}"],
         "healthcheck": {
             "test": ["CMD", "python3", "-c", health_probe],
             "interval": "10s",

@@ -150,6 +150,13 @@ def _preflight(spec: LaunchSpec) -> None:
             f"image {spec.image} is not on this machine",
             hint="build it with `repro image build RECIPE` or pull it with `repro image pull`",
         )
+    for what, snapshot in spec.required_snapshots.items():
+        if not snapshot.is_dir():
+            raise LaunchError(
+                f"the model snapshot {what} is not in the Hub cache ({snapshot})",
+                hint=f"download it first: `repro fetch {spec.name}` (or set HF_HUB_CACHE to "
+                "the cache that holds it)",
+            )
     existing = container_of(spec)
     if existing is not None and existing.state.running:
         raise LaunchError(

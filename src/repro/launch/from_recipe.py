@@ -15,9 +15,23 @@ GPU_HEALTH_TIMEOUT_S = 3600
 
 
 def hub_cache_dir() -> Path:
-    """The host's Hugging Face cache root, mounted at /root/.cache/huggingface."""
+    """The host's Hub cache (HF_HUB_CACHE, else HF_HOME/hub), where `repro fetch` writes."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
     home = os.environ.get("HF_HOME")
-    return Path(home) if home else Path.home() / ".cache" / "huggingface"
+    return (Path(home).expanduser() if home else Path.home() / ".cache" / "huggingface") / "hub"
+
+
+def required_snapshots(recipe: Recipe, cache: Path) -> dict[str, Path]:
+    """The model and drafter snapshots the lock pins: the server loads them from the cache."""
+    lock = recipe.lock_data or {}
+    needed: dict[str, Path] = {}
+    for role in ("model", "drafter"):
+        pin = lock.get(role) or {}
+        if pin.get("sha") and not pin.get("simulated"):
+            folder = "models--" + str(pin["repo"]).replace("/", "--")
+            needed[f"{pin['repo']}@{pin['sha'][:12]}"] = cache / folder / "snapshots" / pin["sha"]
+    return needed
 
 
 def simulator_memlock_bytes() -> int | None:
@@ -43,6 +57,7 @@ def launch_spec_for(recipe: Recipe, image: str, host_port: int | None = None) ->
         if recipe.topology.gpu_runtime == "none"
         else [str(index) for index in range(gpus_needed)],
         hf_cache=hub_cache_dir(),
+        required_snapshots=required_snapshots(recipe, hub_cache_dir()),
         memlock_bytes=simulator_memlock_bytes() if simulated else None,
         start_period_s=60 if simulated else 1800,
         health_timeout_s=SIMULATED_HEALTH_TIMEOUT_S if simulated else GPU_HEALTH_TIMEOUT_S,

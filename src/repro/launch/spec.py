@@ -22,7 +22,11 @@ class LaunchSpec(BaseModel):
         description="GPU device IDs to reserve; None means no GPU reservation (an explicit "
         "`topology.gpu_runtime: none`, e.g. the simulator)."
     )
-    hf_cache: Path = Field(description="Host directory mounted as the Hugging Face cache.")
+    hf_cache: Path = Field(description="Host Hub cache (HF_HUB_CACHE), mounted for the server.")
+    required_snapshots: dict[str, Path] = Field(
+        default_factory=dict,
+        description="`repo@sha` -> host snapshot directory that must exist before launch.",
+    )
     memlock_bytes: int | None = Field(
         default=None,
         description="Locked-memory limit; None keeps the base file's unlimited (SGLang's "
