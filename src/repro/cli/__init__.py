@@ -73,6 +73,7 @@ _BUILT: list[str] = [
     "bench",
     "accept",
     "sim",
+    "export",
 ]
 _SEVERAL: dict[str, list[str]] = {
     "launch": ["launch", "status", "logs", "stop"],

@@ -226,6 +226,49 @@ def render_server_argv(recipe: Recipe, catalog: Catalog) -> list[str]:
     return rendered.argv
 
 
+def render_node_argv(
+    recipe: Recipe,
+    catalog: Catalog,
+    *,
+    node_rank: str,
+    dist_init_addr: str,
+    nnodes: str | None = None,
+) -> list[str]:
+    """The argv of one node of a multi-node deployment (`topology.nodes` > 1).
+
+    SGLang's multi-node options (`--nnodes`, `--node-rank`, `--dist-init-addr`; mirrors
+    sglang/srt/server_args.py) with values the cluster fills in per node: a placeholder such
+    as `$(LWS_WORKER_INDEX)` or `"$SLURM_NODEID"` is passed through as given. `nnodes`
+    replaces the `--nnodes` value (e.g. `$(LWS_GROUP_SIZE)`); by default it stays `nodes`.
+    """
+    if recipe.topology.nodes < 2:
+        raise RecipeError(
+            f"{recipe.name}: topology.nodes is {recipe.topology.nodes}; "
+            "per-node options are for multi-node recipes"
+        )
+    argv = render_server_argv(recipe, catalog)
+    nnodes_flag = catalog.first("--nnodes")
+    rank_flag = catalog.first("--node-rank")
+    addr_flag = catalog.first("--dist-init-addr", "--nccl-init-addr")
+    if nnodes_flag is None or rank_flag is None or addr_flag is None:
+        raise RecipeError(
+            f"the image's SGLang {catalog.sglang_version} catalog has no multi-node options "
+            "(--nnodes, --node-rank, --dist-init-addr)"
+        )
+    parsed, _problems = check_argv(recipe.server.extra_args, catalog)
+    for arg in parsed:
+        if arg.option.dest in ("node_rank", "dist_init_addr", "nnodes"):
+            shown, path = locate(recipe, ("server", "extra_args", arg.index))
+            raise RecipeError(
+                f"{shown}: {path}: '{arg.spelling}' is set per node by the exporter; remove it"
+            )
+    at = argv.index(nnodes_flag)
+    if nnodes is not None:
+        argv[at + 1] = nnodes
+    argv[at + 2 : at + 2] = [rank_flag, node_rank, addr_flag, dist_init_addr]
+    return argv
+
+
 def render_env(recipe: Recipe) -> dict[str, str]:
     """The server's environment: `env`, plus the simulator's settings for simulated recipes."""
     env = dict(recipe.env)

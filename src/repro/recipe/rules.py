@@ -16,7 +16,7 @@ from repro.recipe.context import catalog_for_recipe, image_for_recipe
 from repro.recipe.errors import Finding, RecipeError, Severity
 from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
-from repro.recipe.rulebase import Context, Rule, err
+from repro.recipe.rulebase import Context, Rule, err, simulated
 from repro.recipe.rules_machine import (
     rule_bench,
     rule_env_known,
@@ -57,12 +57,53 @@ __all__ = [
     "rule_gpus_needed",
     "rule_image_arch",
     "rule_name_matches_file",
+    "rule_nodes_split",
     "rule_simulated",
     "rule_weights_fit",
 ]
 
+
+def rule_nodes_split(ctx: Context) -> list[Issue]:
+    """Multi-node: every node runs (tp x pp) / nodes ranks, one per GPU, so tp x pp must equal
+    GPUs per node x nodes, and pp and nodes must divide one into the other (mirrors
+    sglang/srt/entrypoints/engine.py: nnodes_per_tp_group = max(nnodes // pp_size, 1),
+    tp_size_per_node = tp_size // nnodes_per_tp_group, pp_size_per_node =
+    max(pp_size // nnodes, 1))."""
+    par, topo = ctx.recipe.parallelism, ctx.recipe.topology
+    if topo.nodes == 1 or simulated(ctx):
+        return []
+    nodes, replica, have = topo.nodes, par.gpus_needed, topo.gpus * topo.nodes
+    how = f"tp {par.tp} x pp {par.pp}" + (
+        "" if par.dp_attention or par.dp == 1 else f" x dp {par.dp}"
+    )
+    if par.pp % nodes and nodes % par.pp:
+        return [
+            err(
+                ("parallelism", "pp"),
+                f"pp {par.pp} and {nodes} nodes: one must divide the other (SGLang places "
+                "whole pipeline stages, or whole TP groups, per node)",
+                "nodes-split",
+            )
+        ]
+    if replica > have:
+        return []  # rule_gpus_needed reports it
+    if replica != have:
+        per_node = f"{replica // nodes}" if replica % nodes == 0 else f"{replica}/{nodes}"
+        return [
+            err(
+                ("topology", "gpus"),
+                f"{how} = {replica} ranks over {nodes} nodes is {per_node} GPUs per node, but "
+                f"topology.gpus is {topo.gpus} per node x {nodes} nodes = {have}; SGLang starts "
+                "the same number of ranks on every node, one per GPU",
+                "nodes-split",
+            )
+        ]
+    return []
+
+
 RULES: list[Rule] = [
     rule_gpus_needed,
+    rule_nodes_split,
     rule_ep_divides_tp,
     rule_dp_attention,
     rule_dflash,
