@@ -228,6 +228,9 @@ def _probe(url: str) -> int | None:
 
 def _port_in_use(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As servers (and docker-proxy) do: connections of a previous server lingering in
+        # TIME_WAIT do not make the port busy; a listener does.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

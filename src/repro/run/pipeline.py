@@ -65,6 +65,8 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     console = console or Console(stderr=True, highlight=False)
     ctx = RunContext.create(options.ref, options.resume, options.runs_dir, options.port)
     records = _load_records(ctx.run_dir) if options.resume else [StageRecord(s) for s in STAGES]
+    if options.resume:
+        _relaunch_if_needed(ctx, records)
     start_index = STAGES.index(options.from_stage) if options.from_stage else 0
     _print_plan(ctx, records, start_index, console)
     if options.dry_run:
@@ -94,6 +96,22 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         _save_records(ctx.run_dir, records)
         raise
     return RunResult(ctx.run_dir, records)
+
+
+# Stages that talk to the running server.
+SERVER_STAGES = ("accept", "bench")
+
+
+def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord]) -> None:
+    """A resumed run whose server stopped (Ctrl-C, a crash) launches it again first."""
+    pending = [r for r in records if r.name in SERVER_STAGES and r.status != "done"]
+    launch = next(r for r in records if r.name == "launch")
+    if pending and launch.status == "done" and not ctx.server_is_up():
+        launch.status, launch.summary = "pending", "relaunch: the server is not running"
+        ctx.deployment, ctx.url = None, None
+    stop = next(r for r in records if r.name == "stop")
+    if launch.status != "done":
+        stop.status = "pending"
 
 
 def _run_stage(

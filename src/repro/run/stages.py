@@ -87,6 +87,17 @@ class RunContext:
         container = container_of(spec) if spec else None
         return last_log_lines(container, 200) if container else []
 
+    def server_is_up(self) -> bool:
+        import urllib.request
+
+        if self.url is None:
+            return False
+        try:
+            with urllib.request.urlopen(f"{self.url}/health", timeout=5) as response:
+                return int(response.status) == 200
+        except OSError:
+            return False
+
     def stop_server(self) -> None:
         """Stop the deployment this run started (no-op when it started none)."""
         if self.deployment is not None and not self.keep:
@@ -184,11 +195,15 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
 def stage_bench(ctx: RunContext, console: Console) -> str:
     from repro.bench.sweep import BenchOptions, run_bench
 
-    result = run_bench(
-        ctx.recipe,
-        BenchOptions(url=_url(ctx), output=ctx.run_dir / "bench", server_log=ctx.server_log),
-        _LevelPrinter(console),
+    record = ctx.run_dir / "bench"
+    started = (record / "run.json").is_file()  # an interrupted sweep: keep its finished levels
+    options = BenchOptions(
+        url=_url(ctx),
+        output=None if started else record,
+        resume=record if started else None,
+        server_log=ctx.server_log,
     )
+    result = run_bench(ctx.recipe, options, _LevelPrinter(console))
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
     peak = max((level.get("output_throughput") or 0.0) for level in result.levels)
