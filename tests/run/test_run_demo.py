@@ -29,6 +29,7 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
     repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("REPRO_LOCKS_DIR", str(tmp_path / "locks"))
     result = _repro(
         "run",
         "demo",
