@@ -105,7 +105,7 @@ def lws_validator() -> Draft202012Validator:
     text = gzip.decompress(
         (SCHEMAS / "lws" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml.gz").read_bytes()
     )
-    crd = yaml.safe_load(text)
+    crd = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     return Draft202012Validator(_strict(version["schema"]["openAPIV3Schema"]))
 
