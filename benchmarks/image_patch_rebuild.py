@@ -26,7 +26,7 @@ from repro.image.plan import plan_for_spec  # noqa: E402
 from repro.image.registry import push  # noqa: E402
 from repro.imagespec import load_image_spec  # noqa: E402
 from tests.support.patches import spec_info_patch  # noqa: E402
-from tests.support.registry import running_registry  # noqa: E402
+from tests.support.registry import docker_login, running_registry  # noqa: E402
 
 
 def _layers(reference: str) -> dict[str, int]:
@@ -50,13 +50,7 @@ def main() -> None:
         spec = load_image_spec(REPO / "images" / "sim.yaml")
         base_plan = plan_for_spec(spec).model_copy(update={"name": "sim-bench"})
         with running_registry(work / "registry") as registry:
-            subprocess.run(
-                ["docker", "login", registry.host, "-u", registry.user, "--password-stdin"],
-                input=registry.password,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
+            docker_login(registry).check_returncode()
             namespace = f"{registry.host}/bench"
             first_patch = PatchFile(
                 name="00-ddtree.diff", content=spec_info_patch(REPO, work / "p1", "DDTREE")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from repro.image.engine import client
-from tests.support.registry import Registry, running_registry
+from tests.support.registry import docker_login, running_registry
 
 REPRO = str(Path(sys.executable).parent / "repro")
 
@@ -47,7 +47,7 @@ def test_build_push_pull_verify_through_the_lock(
     assert section["reference"] == tag and section["fingerprint"].startswith("sha256:")
 
     with running_registry(tmp_path / "registry") as registry:
-        _login(registry)
+        assert docker_login(registry).returncode == 0
         pushed = _repro(
             "image",
             "push",
@@ -91,13 +91,3 @@ def test_arch_check_refuses_a_gpu_the_image_has_no_kernels_for(
         "image", "arch-check", "kimi26-ep4", "--compute-cap", "8.0", cwd=repo_root, env=user_env
     )
     assert refused.returncode == 1 and "need 8.0" in refused.stderr
-
-
-def _login(registry: Registry) -> None:
-    subprocess.run(
-        ["docker", "login", registry.host, "-u", registry.user, "--password-stdin"],
-        input=registry.password,
-        capture_output=True,
-        text=True,
-        check=True,
-    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from repro.image.engine import client
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import RegistryError, export_archive, pull, push, verify
-from tests.support.registry import Registry, running_registry
+from tests.support.registry import Registry, docker_login, running_registry
 
 pytestmark = pytest.mark.docker
 
@@ -27,17 +26,8 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
                 client().image.remove(tag)
 
 
-def _login(registry: Registry, password: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["docker", "login", registry.host, "-u", registry.user, "--password-stdin"],
-        input=password,
-        capture_output=True,
-        text=True,
-    )
-
-
 def test_push_delete_pull_by_digest_verify(registry: Registry, sim_image: str) -> None:
-    assert _login(registry, registry.password).returncode == 0
+    assert docker_login(registry).returncode == 0
     fingerprint = content_fingerprint(sim_image)
     pushed = push(sim_image, f"{registry.host}/team")
     assert pushed.pinned.startswith(f"{registry.host}/team/") and "@sha256:" in pushed.pinned
@@ -51,7 +41,7 @@ def test_push_delete_pull_by_digest_verify(registry: Registry, sim_image: str) -
 def test_a_version_tag_is_never_moved_to_new_content(
     registry: Registry, sim_image: str, tmp_path: Path
 ) -> None:
-    assert _login(registry, registry.password).returncode == 0
+    assert docker_login(registry).returncode == 0
     push(sim_image, f"{registry.host}/team")
     original_id = client().image.inspect(sim_image).id
     (tmp_path / "Dockerfile").write_text(f"FROM {sim_image}\nRUN echo changed > /changed\n")
@@ -69,10 +59,10 @@ def test_a_version_tag_is_never_moved_to_new_content(
 def test_wrong_password_and_missing_tag_give_clear_errors(
     registry: Registry, sim_image: str
 ) -> None:
-    assert _login(registry, "wrong-password").returncode != 0
+    assert docker_login(registry, "wrong-password").returncode != 0
     with pytest.raises(RegistryError, match="docker login"):
         push(sim_image, f"{registry.host}/team")
-    assert _login(registry, registry.password).returncode == 0
+    assert docker_login(registry).returncode == 0
     with pytest.raises(RegistryError, match=r"not in the registry|failed"):
         pull(f"{registry.host}/team/sim@sha256:{'0' * 64}")
 

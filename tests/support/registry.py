@@ -64,6 +64,18 @@ def running_registry(
         process.wait(timeout=10)
 
 
+def docker_login(
+    registry: Registry, password: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`docker login` into DOCKER_CONFIG's credential store, as a user would before a push."""
+    return subprocess.run(
+        ["docker", "login", registry.host, "-u", registry.user, "--password-stdin"],
+        input=registry.password if password is None else password,
+        capture_output=True,
+        text=True,
+    )
+
+
 def _wait_answering(url: str) -> None:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
