@@ -1,12 +1,20 @@
 """How fast and how accurate is repro's streaming client (issue 8, Performance)?
 
-1. Throughput: the simulator (profile `instant`, REPRO_SIM_TIME_SCALE=0: no waiting at all)
-   runs in its own process pinned to CPU 1; the client is pinned to CPU 0. For 64, 256 and
-   1024 concurrent streams it reports the token-carrying events per second the client parsed
-   and its CPU time per event (target: <= 20 us at 256 streams).
-2. Accuracy: the simulator (profile `demo`, fixed step times) records when it sent each chunk
-   (REPRO_SIM_TRACE_FILE); the client's median ITL and TTFT are compared with the server-side
-   median gap and first-chunk time at 256 streams (target: within 0.1 ms for ITL).
+1. Throughput (client on CPU 0, server in its own process on CPU 1). The simulator's own CPU
+   caps it near 10k events/s on one core, below what the client can take, so the load comes
+   from a pre-rendered replay: one real `/generate` stream of the simulator (profile
+   `instant`, cumulative text, `--tokens` tokens) is captured once, then a minimal asyncio
+   HTTP/1.1 server (this file, `--serve`) sends it on every request, one SSE event per write,
+   round-robin over the open streams, never ahead of a socket that has not drained (so a
+   lagging client gets several events per read, as from a real server). For 64, 256 and 1024
+   concurrent streams it prints the token events per second the client sustained and its CPU
+   time (time.process_time of the client process) per event. Target: <= 20 us at 256.
+   `--sim-throughput` adds the same table against the simulator itself (zero step time).
+2. Accuracy: the simulator with a fixed step time (a profile written here: every decode step
+   takes `--step-ms`, prefill `--step-ms` too, nothing per request) records when it wrote each
+   chunk (REPRO_SIM_TRACE_FILE); at 256 streams the client's median ITL and TTFT are compared
+   with the server-side median gap between chunks and first chunk minus request receipt.
+   Target: within 0.1 ms for ITL.
 
     .venv/bin/python benchmarks/bench_client.py [--tokens 64] [--streams 64,256,1024]
 """
@@ -17,9 +25,11 @@ import argparse
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -28,92 +38,245 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from repro.bench.client import StreamClient  # noqa: E402
+from repro.bench.client import RequestResult, StreamClient  # noqa: E402
 from repro.bench.prompts import bench_prompts  # noqa: E402
 from repro.bench.wire import generate_body  # noqa: E402
-from tests.bench.simserver import SimServer  # noqa: E402
+from tests.bench.simserver import SimServer, free_port  # noqa: E402
+
+CLIENT_CPU, SERVER_CPU = 0, 1
 
 
-def _pin(cpu: int) -> None:
+def _pin(pid: int, cpu: int) -> None:
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > cpu:
-        os.sched_setaffinity(0, {cpu})
+        os.sched_setaffinity(pid, {cpu})
 
 
-def _bodies(n: int, tokens: int) -> list[bytes]:
+def _bodies(n: int, tokens: int, rids: bool = False) -> list[bytes]:
     prompts = bench_prompts("random", n, 32, seed=n)
-    return [generate_body(p, tokens, temperature=0.0, ignore_eos=True) for p in prompts]
+    bodies = [generate_body(p, tokens, temperature=0.0, ignore_eos=True) for p in prompts]
+    if rids:  # GenerateReqInput.rid: lets the trace lines be matched to the client's requests
+        bodies = [b[:-1] + b',"rid":"bench-%d"}' % i for i, b in enumerate(bodies)]
+    return bodies
 
 
-async def _run(url: str, bodies: list[bytes], streams: int) -> tuple[float, float, int, list]:
+# ---- the pre-rendered replay server (runs as `bench_client.py --serve FILE PORT`) -------------
+
+
+class _Replay(asyncio.Protocol):
+    """One keep-alive connection: read a request, answer it with the recorded SSE events."""
+
+    def __init__(self, events: list[bytes], active: list[_Replay], wake: asyncio.Event) -> None:
+        self.events, self.active, self.wake = events, active, wake
+        self.buf = b""
+        self.pos = -1  # index of the next event to send; -1: waiting for a request
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        head_end = self.buf.find(b"\r\n\r\n")
+        if head_end < 0:
+            return
+        length = 0
+        for line in self.buf[:head_end].split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        if len(self.buf) < head_end + 4 + length:
+            return
+        self.buf = self.buf[head_end + 4 + length :]
+        self.transport.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+        self.pos = 0
+        self.active.append(self)
+        self.wake.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pos = -1
+
+
+async def _serve(events_file: str, port: int) -> None:
+    raw = Path(events_file).read_bytes()
+    events = [b"%x\r\n%s\r\n" % (len(e) + 2, e + b"\n\n") for e in raw.split(b"\n\n") if e]
+    events[-1] += b"0\r\n\r\n"
+    active: list[_Replay] = []
+    wake = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    await loop.create_server(lambda: _Replay(events, active, wake), "127.0.0.1", port)
+    n = len(events)
+    while True:
+        if not active:
+            wake.clear()
+            await wake.wait()
+        for conn in active:
+            if conn.pos < 0:
+                continue
+            if conn.transport.get_write_buffer_size() == 0:
+                conn.transport.write(events[conn.pos])
+                conn.pos += 1
+                if conn.pos == n:
+                    conn.pos = -1
+        active[:] = [c for c in active if c.pos >= 0]
+        await asyncio.sleep(0)
+
+
+def _render(tmp: Path, tokens: int) -> Path:
+    """One real /generate stream of the simulator, as the replay server will send it."""
+    server = SimServer(tmp / "render.log", profile="instant", REPRO_SIM_TIME_SCALE="0")
+    try:
+        req = urllib.request.Request(
+            server.url + "/generate", data=_bodies(1, tokens)[0],
+            headers={"Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            raw: bytes = resp.read()
+    finally:
+        server.stop()
+    path = tmp / "events.sse"
+    path.write_bytes(raw)
+    return path
+
+
+class Replay:
+    def __init__(self, events: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        argv = [sys.executable, __file__, "--serve", str(events), str(self.port)]
+        self.proc = subprocess.Popen(argv)
+        _pin(self.proc.pid, SERVER_CPU)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(
+                    urllib.request.Request(self.url + "/generate", data=b"{}"), timeout=2
+                ) as r:
+                    r.read()
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise SystemExit("the replay server did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait()
+
+
+# ---- measurements -------------------------------------------------------------------------
+
+
+async def _run(
+    url: str, bodies: list[bytes], streams: int
+) -> tuple[float, float, int, list[RequestResult]]:
     async with StreamClient(url, "generate", read_timeout=120) as client:
         await client.run(bodies[: min(len(bodies), streams)], streams)  # warm connections
         cpu0, wall0 = time.process_time(), time.perf_counter()
         run = await client.run(bodies, streams)
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     events = sum(len(r.itl_s) + 1 for r in run.results if r.ok)
+    failed = sum(not r.ok for r in run.results)
+    if failed:
+        kinds = {r.error_kind for r in run.results if not r.ok}
+        print(f"  ({failed} of {len(run.results)} requests failed: {sorted(map(str, kinds))})")
     return cpu, wall, events, run.results
 
 
-def throughput(streams_list: list[int], tokens: int, tmp: Path) -> None:
-    server = SimServer(
-        tmp / "instant.log", "--max-running-requests", "4096",
-        profile="instant", REPRO_SIM_TIME_SCALE="0",
-    )  # fmt: skip
-    try:
-        if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
-            os.sched_setaffinity(server.proc.pid, {1})
-        print("streams  requests  events   wall_s  events/s(wall)  client_cpu_s  us/event")
-        for streams in streams_list:
-            bodies = _bodies(streams * 2, tokens)
-            cpu, wall, events, results = asyncio.run(_run(server.url, bodies, streams))
-            failed = sum(not r.ok for r in results)
-            print(f"{streams:7d}  {len(bodies):8d}  {events:6d}  {wall:7.2f}  {events / wall:14.0f}"
-                  f"  {cpu:12.3f}  {cpu / max(events, 1) * 1e6:8.1f}"
-                  + (f"  ({failed} failed)" if failed else ""))  # fmt: skip
-    finally:
-        server.stop()
+def throughput(name: str, url: str, streams_list: list[int], tokens: int, per: int) -> None:
+    print(f"throughput against {name}, {tokens} tokens per request, {per} requests per stream:")
+    print("  streams  requests   events  wall_s   events/s  client_cpu_s  us_cpu/event")
+    for streams in streams_list:
+        bodies = _bodies(streams * per, tokens)
+        cpu, wall, events, _ = asyncio.run(_run(url, bodies, streams))
+        print(f"  {streams:7d}  {len(bodies):8d}  {events:7d}  {wall:6.2f}  {events / wall:9.0f}"
+              f"  {cpu:12.3f}  {cpu / max(events, 1) * 1e6:12.1f}")  # fmt: skip
 
 
-def accuracy(streams: int, tokens: int, tmp: Path) -> None:
+def _fixed_step_profile(tmp: Path, step_ms: float, streams: int) -> Path:
+    base = json.loads((REPO / "src/repro/sim/profiles/instant.json").read_text())
+    base["name"] = "bench-fixed-step"
+    base["timing"] = {
+        "prefill_fixed_ms": step_ms,
+        "decode_fixed_ms": step_ms,
+        "max_running_requests": streams,
+        "kv_tokens": 100_000_000,
+        "mem_fraction_static": 0.88,
+    }
+    path = tmp / "fixed.json"
+    path.write_text(json.dumps(base))
+    return path
+
+
+def accuracy(streams: int, tokens: int, step_ms: float, tmp: Path) -> None:
     trace = tmp / "trace.jsonl"
     server = SimServer(
-        tmp / "demo.log", "--max-running-requests", str(streams),
-        profile="demo", REPRO_SIM_TRACE_FILE=str(trace),
+        tmp / "fixed.log", "--max-running-requests", str(streams),
+        profile=str(_fixed_step_profile(tmp, step_ms, streams)), REPRO_SIM_TRACE_FILE=str(trace),
     )  # fmt: skip
     try:
-        if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
-            os.sched_setaffinity(server.proc.pid, {1})
-        trace.write_text("")  # drop the start-up warmup
-        bodies = _bodies(streams, tokens)
+        _pin(server.proc.pid, SERVER_CPU)
+        bodies = _bodies(streams, tokens, rids=True)
         _, _, _, results = asyncio.run(_run(server.url, bodies, streams))
     finally:
         server.stop()
-    records = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
-    records = records[-streams:]  # the measured requests (the warm-up batch came first)
-    server_gaps = [
-        b["t"] - a["t"] for r in records for a, b in zip(r["chunks"], r["chunks"][1:], strict=False)
-    ]
-    server_ttft = [r["chunks"][0]["t"] - r["received"] for r in records if r["chunks"]]
+    records = {}
+    for line in trace.read_text().splitlines():
+        rec = json.loads(line)
+        records[rec["rid"]] = rec  # the measured run comes after the warm-up: last line wins
+    srv_gaps: list[float] = []
+    srv_ttft: list[float] = []
+    for i in range(streams):
+        rec = records.get(f"bench-{i}")
+        chunks = [c["t"] for c in rec["chunks"] if c["tokens"] > 0] if rec else []
+        if chunks:
+            srv_ttft.append(chunks[0] - rec["received"])
+            srv_gaps.extend(np.diff(chunks).tolist())
     ok = [r for r in results if r.ok]
-    client_itl = [g for r in ok for g in r.itl_s]
-    client_ttft = [r.ttft_s for r in ok if r.ttft_s is not None]
-    s_itl, c_itl = np.median(server_gaps) * 1e3, np.median(client_itl) * 1e3
-    s_ttft, c_ttft = np.median(server_ttft) * 1e3, np.median(client_ttft) * 1e3
-    print(f"accuracy at {streams} streams ({len(ok)} ok requests, {tokens} tokens each):")
-    for name, srv, cli in (("ITL ", s_itl, c_itl), ("TTFT", s_ttft, c_ttft)):
-        print(f"  median {name}  server {srv:8.3f} ms  client {cli:8.3f} ms  diff {cli - srv:+.3f}")
+    cli_itl = [g for r in ok for g in r.itl_s]
+    cli_ttft = [r.ttft_s for r in ok if r.ttft_s is not None]
+    print(f"accuracy at {streams} streams, fixed step {step_ms:g} ms, {tokens} tokens each"
+          f" ({len(ok)} ok requests, {len(records)} traced):")  # fmt: skip
+    for label, srv, cli in (("ITL ", srv_gaps, cli_itl), ("TTFT", srv_ttft, cli_ttft)):
+        s, c = float(np.median(srv)) * 1e3, float(np.median(cli)) * 1e3
+        print(f"  median {label}  server {s:8.3f} ms  client {c:8.3f} ms  diff {c - s:+.3f} ms")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--streams", default="64,256,1024")
     parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--requests-per-stream", type=int, default=4)
     parser.add_argument("--accuracy-streams", type=int, default=256)
+    parser.add_argument("--step-ms", type=float, default=20.0)
+    parser.add_argument("--sim-throughput", action="store_true")
+    parser.add_argument("--serve", nargs=2, metavar=("EVENTS_FILE", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    _pin(0)
-    with tempfile.TemporaryDirectory() as tmp:
-        throughput([int(s) for s in args.streams.split(",")], args.tokens, Path(tmp))
-        accuracy(args.accuracy_streams, args.tokens, Path(tmp))
+    if args.serve:
+        asyncio.run(_serve(args.serve[0], int(args.serve[1])))
+        return
+    _pin(0, CLIENT_CPU)
+    streams = [int(s) for s in args.streams.split(",")]
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        replay = Replay(_render(tmp, args.tokens))
+        try:
+            throughput("the pre-rendered replay", replay.url, streams, args.tokens,
+                       args.requests_per_stream)  # fmt: skip
+        finally:
+            replay.stop()
+        if args.sim_throughput:
+            sim = SimServer(
+                tmp / "instant.log", "--max-running-requests", "4096",
+                profile="instant", REPRO_SIM_TIME_SCALE="0",
+            )  # fmt: skip
+            try:
+                _pin(sim.proc.pid, SERVER_CPU)
+                throughput("the simulator (zero step time)", sim.url, streams, args.tokens, 2)
+            finally:
+                sim.stop()
+        accuracy(args.accuracy_streams, args.tokens, args.step_ms, tmp)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ gap of 0), and a chunk carrying k tokens is one gap, not k smoothed ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -75,8 +76,27 @@ def _describe(exc: BaseException) -> tuple[str, str]:
     raise exc
 
 
+class _Live:
+    """A request in flight, as the stall watchdog sees it: when its last bytes arrived."""
+
+    __slots__ = ("last", "stalled", "task")
+
+    def __init__(self, task: asyncio.Task[Any] | None, now: float) -> None:
+        self.task = task
+        self.last = now
+        self.stalled = False
+
+
 class StreamClient:
-    """Async context manager holding one `ClientSession` (`TCPConnector(limit=0)`)."""
+    """Async context manager holding one `ClientSession` (`TCPConnector(limit=0)`).
+
+    The read timeout (no byte for `read_timeout` seconds, before the headers or mid-stream) is
+    enforced by one watchdog task that looks at every request in flight `_WATCH_STEPS` times
+    per timeout, not by aiohttp's `sock_read`, which re-arms a timer on every socket read:
+    a stall is caught between `read_timeout` and `read_timeout * (1 + 1/_WATCH_STEPS)`.
+    """
+
+    _WATCH_STEPS = 10
 
     def __init__(
         self,
@@ -89,22 +109,39 @@ class StreamClient:
         self.base_url = base_url.rstrip("/")
         self.endpoint: Endpoint = endpoint
         self.url = self.base_url + PATHS[endpoint]
-        self._timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=connect_timeout, sock_read=read_timeout
-        )
+        self.read_timeout = read_timeout
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout)
         self._session: aiohttp.ClientSession | None = None
+        self._live: set[_Live] = set()
+        self._watchdog: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> StreamClient:
         connector = aiohttp.TCPConnector(limit=0, force_close=False)
         self._session = aiohttp.ClientSession(
             connector=connector, timeout=self._timeout, auto_decompress=False
         )
+        self._watchdog = asyncio.ensure_future(self._watch())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watchdog
+            self._watchdog = None
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+    async def _watch(self) -> None:
+        limit = self.read_timeout
+        while True:
+            await asyncio.sleep(limit / self._WATCH_STEPS)
+            now = time.perf_counter()
+            for live in self._live:
+                if not live.stalled and now - live.last >= limit and live.task is not None:
+                    live.stalled = True
+                    live.task.cancel()
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -116,6 +153,8 @@ class StreamClient:
         """Send one streaming request and fill `result` (never raises for a failed request)."""
         start = time.perf_counter()
         result.start_s = start - t0
+        live = _Live(asyncio.current_task(), start)
+        self._live.add(live)
         try:
             async with self.session.post(self.url, data=body, headers=_HEADERS) as resp:
                 if resp.status != 200:
@@ -124,26 +163,38 @@ class StreamClient:
                     result.error = text
                     return result
                 if self.endpoint == "generate":
-                    await self._read_generate(resp, result, start)
+                    await self._read_generate(resp, result, start, live)
                 else:
-                    await self._read_chat(resp, result, start)
+                    await self._read_chat(resp, result, start, live)
+        except asyncio.CancelledError:
+            task = live.task
+            if not live.stalled or task is None or task.uncancel() > 0:
+                raise
+            result.ok = False
+            result.error_kind = "timeout"
+            result.error = f"no data for the read timeout ({self.read_timeout:g} s)"
         except (TimeoutError, aiohttp.ClientError, OSError, msgspec.MsgspecError) as exc:
             result.error_kind, result.error = _describe(exc)
             result.ok = False
+        finally:
+            self._live.discard(live)
         return result
 
     async def _read_generate(
-        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float
+        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float, live: _Live
     ) -> None:
-        parser = SSEParser()
+        feed = SSEParser().feed
+        readany = resp.content.readany
+        clock = time.perf_counter
         decode = GEN_DECODER.decode
         last_tokens = 0
         last_t = 0.0
         itl = result.itl_s
         done = False
-        async for data in resp.content.iter_any():
-            now = time.perf_counter()
-            for payload in parser.feed(data):
+        while data := await readany():
+            now = clock()
+            live.last = now
+            for payload in feed(data):
                 if payload == DONE:
                     done = True
                     continue
@@ -156,15 +207,16 @@ class StreamClient:
                 meta = chunk.meta_info
                 if meta is None:
                     continue
-                if meta.completion_tokens > last_tokens:
+                tokens = meta.completion_tokens
+                if tokens > last_tokens:
                     if result.ttft_s is None:
                         result.ttft_s = now - start
                     else:
                         itl.append(now - last_t)
                     last_t = now
-                    last_tokens = meta.completion_tokens
+                    last_tokens = tokens
                 result.prompt_tokens = meta.prompt_tokens
-                result.completion_tokens = meta.completion_tokens
+                result.completion_tokens = tokens
                 result.cached_tokens = meta.cached_tokens
                 if meta.finish_reason is not None:
                     result.finish_reason = finish_type(meta.finish_reason)
@@ -174,17 +226,20 @@ class StreamClient:
         self._finish(result, done)
 
     async def _read_chat(
-        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float
+        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float, live: _Live
     ) -> None:
-        parser = SSEParser()
+        feed = SSEParser().feed
+        readany = resp.content.readany
+        clock = time.perf_counter
         decode = CHAT_DECODER.decode
         last_t = 0.0
         events = 0
         itl = result.itl_s
         done = False
-        async for data in resp.content.iter_any():
-            now = time.perf_counter()
-            for payload in parser.feed(data):
+        while data := await readany():
+            now = clock()
+            live.last = now
+            for payload in feed(data):
                 if payload == DONE:
                     done = True
                     continue

@@ -137,34 +137,45 @@ class SSEParser:
 
     Events are separated by a blank line (`\\n\\n`, or `\\r\\n\\r\\n`); only `data:` fields are
     kept (SGLang sends nothing else). Several events in one read come back together, so the
-    caller can stamp them all with the read's arrival time.
+    caller can stamp them all with the read's arrival time. The common read, whole events
+    and nothing pending, costs one `find` per event and one slice per payload.
     """
 
     __slots__ = ("_buf",)
 
     def __init__(self) -> None:
-        self._buf = b""
+        self._buf = bytearray()
 
     def feed(self, data: bytes) -> list[bytes]:
-        buf = self._buf + data if self._buf else data
-        if b"\r" in buf:
-            buf = buf.replace(b"\r\n", b"\n")
-        parts = buf.split(b"\n\n")
-        self._buf = parts.pop()
+        buf = self._buf
+        if buf:
+            buf += data
+            data = bytes(buf)
+            buf.clear()
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n")
         out: list[bytes] = []
-        for event in parts:
-            if not event:
-                continue
-            if event.startswith(b"data:") and b"\ndata:" not in event:
-                out.append(event[5:].lstrip(b" "))
-                continue
-            lines = [
-                line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:")
-            ]
-            if lines:
-                out.append(b"\n".join(lines))
+        pos = 0
+        find = data.find
+        while (end := find(b"\n\n", pos)) >= 0:
+            if data.startswith(b"data:", pos) and find(b"\n", pos, end) < 0:
+                start = pos + 5
+                while start < end and data[start] == 32:  # b" "
+                    start += 1
+                out.append(data[start:end])
+            elif end > pos:
+                lines = [
+                    line[5:].lstrip(b" ")
+                    for line in data[pos:end].split(b"\n")
+                    if line.startswith(b"data:")
+                ]
+                if lines:
+                    out.append(b"\n".join(lines))
+            pos = end + 2
+        if pos < len(data):
+            buf += data[pos:]
         return out
 
     @property
     def pending(self) -> bytes:
-        return self._buf
+        return bytes(self._buf)

@@ -1,0 +1,94 @@
+"""The streaming client against the simulator's real behaviour: stalls, SSE framing."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repro.bench.client import StreamClient
+from repro.bench.wire import SSEParser, generate_body
+from tests.bench.simserver import SimServer
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _stalling_profile(tmp: Path) -> Path:
+    """Prefill in 1 ms, then a decode step of ten minutes: the stream stalls after token 1."""
+    profile = json.loads((REPO / "src/repro/sim/profiles/instant.json").read_text())
+    profile["name"] = "stall"
+    profile["timing"] = {**profile["timing"], "prefill_fixed_ms": 1.0, "decode_fixed_ms": 600_000}
+    path = tmp / "stall.json"
+    path.write_text(json.dumps(profile))
+    return path
+
+
+def test_a_stalled_stream_hits_the_read_timeout(tmp_path: Path) -> None:
+    server = SimServer(
+        tmp_path / "stall.log", "--skip-server-warmup", profile=str(_stalling_profile(tmp_path))
+    )
+    body = generate_body("hello there", 8, temperature=0.0, ignore_eos=True)
+
+    async def go() -> tuple[float, list]:
+        async with StreamClient(server.url, read_timeout=0.5) as client:
+            t = time.perf_counter()
+            run = await client.run([body, body], 2)
+            return time.perf_counter() - t, run.results
+
+    try:
+        elapsed, results = asyncio.run(go())
+    finally:
+        server.kill()  # SIGTERM waits for the ten-minute step to end
+        server.stop()
+    for r in results:
+        assert not r.ok and r.error_kind == "timeout", r
+        assert "read timeout (0.5 s)" in str(r.error)
+        assert r.ttft_s is not None and r.completion_tokens == 1  # the prefill token came
+    assert 0.5 <= elapsed < 2.0
+
+
+def test_a_fast_stream_is_not_cut_by_a_short_read_timeout(sim_plain: SimServer) -> None:
+    body = generate_body("hello there", 32, temperature=0.0, ignore_eos=True)
+
+    async def go() -> list:
+        async with StreamClient(sim_plain.url, read_timeout=0.3) as client:
+            return (await client.run([body] * 4, 4)).results
+
+    results = asyncio.run(go())
+    assert all(r.ok and r.completion_tokens == 32 for r in results), results
+
+
+_EVENTS = st.lists(
+    st.tuples(
+        st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b and b"\r" not in b),
+        st.sampled_from([b"data:", b"data: ", b"data:  "]),
+        st.sampled_from([b"\n\n", b"\r\n\r\n"]),
+        st.booleans(),  # a comment line before the event
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=_EVENTS, cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6))
+def test_sse_payloads_do_not_depend_on_how_reads_split_the_stream(
+    events: list[tuple[bytes, bytes, bytes, bool]], cuts: list[int]
+) -> None:
+    stream = b"".join(
+        (b": keep-alive" + nl[: len(nl) // 2] if comment else b"") + field + payload + nl
+        for payload, field, nl, comment in events
+    )
+    expected = [payload.lstrip(b" ") for payload, _, _, _ in events]
+    bounds = sorted({0, len(stream), *(c for c in cuts if c < len(stream))})
+    parser = SSEParser()
+    got: list[bytes] = []
+    for a, b in itertools.pairwise(bounds):
+        got += parser.feed(stream[a:b])
+    assert got == expected
+    assert parser.pending == b""
