@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from repro.errors import ReproError
+from repro.recipe.errors import display_path
 from repro.recipe.schema import Recipe
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -19,8 +20,8 @@ _PATH_COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
 PUSH_HINT = (
-    "run `repro image push TAG --registry HOST/NS` so the lock records the digest, or pass "
-    "--image REPOSITORY@sha256:<digest> explicitly"
+    "push the image (`repro image push TAG --registry HOST/NS`) so the lock's image section "
+    "holds its digest, or pass the pinned reference it prints: --image REPOSITORY@sha256:<digest>"
 )
 
 
@@ -90,7 +91,7 @@ def image_for_export(recipe: Recipe, explicit: str | None = None) -> PinnedImage
     if explicit:
         return parse_pinned(explicit)
     lock = recipe.lock_data
-    where = str(recipe.source_path) if recipe.source_path else recipe.name
+    where = display_path(recipe.source_path) if recipe.source_path else recipe.name
     if lock is None:
         raise ExportError(
             f"{where} is a recipe, not a lock: it names no image digest",

@@ -82,7 +82,10 @@ def _container_image(p: Prepared, opts: SlurmOptions) -> tuple[str, str]:
             )
         made_from = f" made from {p.image.reference}" if p.image else ""
         return path, f"# Image: enroot squashfs {path}{made_from}"
-    return p.pinned.enroot, f"# Image: {p.pinned.reference} (enroot's form, pinned by digest)"
+    return (
+        p.pinned.enroot,
+        f"# Image: {p.pinned.reference} (IMAGE below: the same in enroot's form)",
+    )
 
 
 def render_slurm(recipe: Recipe, opts: SlurmOptions | None = None) -> str:
@@ -120,9 +123,10 @@ def render_slurm(recipe: Recipe, opts: SlurmOptions | None = None) -> str:
             'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)"',
             "export MASTER_ADDR",
         ]
+    lines.append("")
+    if nodes > 1:
+        lines.append("# Single quotes: each task expands $SLURM_NODEID itself (its node's index).")
     lines += [
-        "",
-        "# Single quotes: each task expands $SLURM_NODEID itself (its node's index).",
         f"srun --nodes={nodes} --ntasks={nodes} --ntasks-per-node=1 \\",
         '  --container-image="$IMAGE" \\',
         f'  --container-mounts="$HUB_CACHE:{HUB_CACHE_IN_CONTAINER}" \\',
