@@ -60,6 +60,9 @@ def test_build_push_pull_verify_through_the_lock(
         assert pushed.returncode == 0, pushed.stderr
         pinned = pushed.stdout.strip()
         assert json.loads(lock_path.read_text())["image"]["pinned"] == pinned
+        manifest = _repro("export", "k8s", str(lock_path), cwd=repo_root, env=user_env)
+        assert manifest.returncode == 0, manifest.stderr
+        assert pinned.split("@")[1] in manifest.stdout  # other clusters run the same bytes
 
         client().image.remove(pinned, force=True)
         pulled = _repro("image", "pull", "demo", cwd=repo_root, env=user_env)

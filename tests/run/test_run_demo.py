@@ -76,3 +76,16 @@ def test_a_gpu_recipe_stops_at_doctor_and_points_to_the_demo(
     assert result.returncode == 10  # 10 + index of doctor, the first stage
     assert "stage doctor failed" in result.stderr and "make demo" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_dry_run_prints_the_plan_and_commands_and_starts_nothing(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    result = _repro("run", "demo", "--dry-run", "--runs-dir", str(tmp_path / "runs"), cwd=repo_root)
+    assert result.returncode == 0, result.stderr
+    for stage in ("doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report"):
+        assert f" {stage} " in result.stderr
+    assert "$ docker compose -p repro-demo" in result.stderr
+    assert "python3 -m sglang.launch_server" in result.stderr
+    assert not (tmp_path / "runs").exists()
+    assert not client().container.list(all=True, filters=[("label", "dev.repro.deployment")])

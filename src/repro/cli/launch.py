@@ -9,24 +9,16 @@ import click
 from rich.console import Console
 
 from repro.errors import ReproError
-from repro.image.plan import plan_for_spec
 from repro.launch import LaunchSpec, load_spec, plan
 from repro.launch import launch as launch_server
 from repro.launch import status as status_of
 from repro.launch import stop as stop_deployment
 from repro.launch.compose import compose_client, compose_command
 from repro.launch.deploy import Progress, deployment_dir, known_deployments
-from repro.launch.from_recipe import launch_spec_for
-from repro.recipe import image_for_recipe, load_recipe
+from repro.launch.from_recipe import image_to_run, launch_spec_for
+from repro.recipe import load_recipe
 
 _console = Console(stderr=True, highlight=False)
-
-
-def spec_for_recipe(ref: str, port: int | None) -> LaunchSpec:
-    """The launch spec of a recipe, with the image its spec builds (tag by content hash)."""
-    recipe = load_recipe(ref)
-    image_tag = plan_for_spec(image_for_recipe(recipe)).tag
-    return launch_spec_for(recipe, image_tag, host_port=port)
 
 
 @click.command("launch")
@@ -40,7 +32,8 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     code; Ctrl-C during the wait stops what was started. The compose override is written to
     .repro/deployments/<name>/ so the same deployment can be run by hand.
     """
-    spec = spec_for_recipe(recipe, port)
+    loaded = load_recipe(recipe)
+    spec = launch_spec_for(loaded, image_to_run(loaded, build_tag=not dry_run), host_port=port)
     override, command = plan(spec)
     if dry_run:
         click.echo(override.read_text())

@@ -20,7 +20,7 @@ _PATH_COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
 PUSH_HINT = (
-    "push the image (`repro image push TAG --registry HOST/NS`) so the lock's image section "
+    "push the image (`repro image push RECIPE --registry HOST/NS`) so the lock's image section "
     "holds its digest, or pass the pinned reference it prints: --image REPOSITORY@sha256:<digest>"
 )
 

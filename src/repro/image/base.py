@@ -47,16 +47,20 @@ def base_tag(method: str) -> str:
     return f"{BASE_REPOSITORY}:{method}-{digest}"
 
 
+def existing_base_image() -> str | None:
+    """The content-tagged base image when this machine already has it."""
+    return next((base_tag(m) for m in ("slim", "mmdebstrap") if image_exists(base_tag(m))), None)
+
+
 def ensure_base_image(progress: Progress = lambda _msg: None) -> str:
     """Return the reference of a local base image, making it first if needed.
 
     Tries, in order: an existing content-tagged base; python:3.12-slim (local, or pulled with a
     short timeout); mmdebstrap from Debian packages.
     """
-    for method in ("slim", "mmdebstrap"):
-        tag = base_tag(method)
-        if image_exists(tag):
-            return tag
+    existing = existing_base_image()
+    if existing is not None:
+        return existing
     if _slim_available(progress):
         return _build_from_slim(progress)
     return _build_with_mmdebstrap(progress)

@@ -24,6 +24,16 @@ def resolve_image_spec(ref: str) -> ImageSpec:
     return image_for_recipe(load_recipe(ref))
 
 
+def planned_tag(spec: ImageSpec) -> str:
+    """The tag a build of `spec` gives, without building anything (for --dry-run); a
+    placeholder while a local base image it needs does not exist yet."""
+    remote = spec.patch_set.remote if spec.patch_set else []
+    bases_missing = spec.base.local and ensure_sim_base_image(build=False) is None
+    if bases_missing or any(not _cached_diff(diff).exists() for diff in remote):
+        return f"repro/{spec.name}:{spec.sglang_version}-<hash, known once built>"
+    return plan_for_spec(spec).tag
+
+
 def plan_for_spec(spec: ImageSpec, progress: Progress = lambda _msg: None) -> BuildPlan:
     """Resolve the base reference and read every patch, so the build needs no network."""
     if spec.base.local:
@@ -33,6 +43,7 @@ def plan_for_spec(spec: ImageSpec, progress: Progress = lambda _msg: None) -> Bu
                 hint="pin a registry base with image, tag and digest",
             )
         base_ref = ensure_sim_base_image(progress)
+        assert base_ref is not None
     else:
         base_ref = spec.base.reference
     patches: list[PatchFile] = []
@@ -58,7 +69,7 @@ def plan_for_spec(spec: ImageSpec, progress: Progress = lambda _msg: None) -> Bu
 def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:
     """Download a remote diff on the host (cached by URL) so the build needs no network;
     refuse one whose sha256 differs from the pin (recorded by the first `repro lock`)."""
-    cached = PATCH_CACHE / hashlib.sha256(diff.url.encode()).hexdigest()
+    cached = _cached_diff(diff)
     if cached.exists():
         content = cached.read_bytes()
     else:
@@ -75,6 +86,10 @@ def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:
             hint="a pinned diff must not move: check the URL names a fixed head commit",
         )
     return content
+
+
+def _cached_diff(diff: RemoteDiff) -> Path:
+    return PATCH_CACHE / hashlib.sha256(diff.url.encode()).hexdigest()
 
 
 def _patches_dir(spec: ImageSpec) -> Path:

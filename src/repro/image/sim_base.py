@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from repro.image.base import Progress, ensure_base_image
+from repro.image.base import Progress, ensure_base_image, existing_base_image
 from repro.image.engine import client, image_exists
 
 SIM_BASE_REPOSITORY = "repro-sim-base"
@@ -44,13 +44,18 @@ def sim_base_tag(base_ref: str) -> str:
     return f"{SIM_BASE_REPOSITORY}:{SIM_SGLANG_VERSION}-{digest.hexdigest()[:12]}"
 
 
-def ensure_sim_base_image(progress: Progress = lambda _msg: None) -> str:
-    """Return the tag of the simulator base image, building it (and its base) if needed."""
-    base_ref = ensure_base_image(progress)
+def ensure_sim_base_image(progress: Progress = lambda _msg: None, build: bool = True) -> str | None:
+    """The tag of the simulator base image, building it (and its base) if needed.
+
+    With `build=False` nothing is built: None when it does not exist yet (for --dry-run).
+    """
+    base_ref = ensure_base_image(progress) if build else existing_base_image()
+    if base_ref is None:
+        return None
     base_id = client().image.inspect(base_ref).id
     tag = sim_base_tag(base_id)
-    if image_exists(tag):
-        return tag
+    if image_exists(tag) or not build:
+        return tag if image_exists(tag) else None
     progress(f"building {tag}")
     with tempfile.TemporaryDirectory(prefix="repro-sim-base-") as context:
         for destination, source in _context_files().items():

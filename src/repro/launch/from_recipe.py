@@ -41,6 +41,19 @@ def simulator_memlock_bytes() -> int | None:
     return None if hard == resource.RLIM_INFINITY else hard
 
 
+def image_to_run(recipe: Recipe, build_tag: bool = True) -> str:
+    """The image a recipe runs: the lock's pinned digest (or built tag) when it records one,
+    else the content tag its image spec builds (`build_tag=False`: without building bases)."""
+    from repro.image.plan import plan_for_spec, planned_tag
+    from repro.recipe import image_for_recipe
+
+    section = (recipe.lock_data or {}).get("image") or {}
+    if section.get("pinned") or section.get("reference"):
+        return str(section.get("pinned") or section["reference"])
+    spec = image_for_recipe(recipe)
+    return plan_for_spec(spec).tag if build_tag else planned_tag(spec)
+
+
 def launch_spec_for(recipe: Recipe, image: str, host_port: int | None = None) -> LaunchSpec:
     """Render the recipe's argv and environment for `image` (a tag, ID or digest reference)."""
     argv = render_server_argv(recipe, catalog_for_recipe(recipe))

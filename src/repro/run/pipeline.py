@@ -71,7 +71,8 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     _print_plan(ctx, records, start_index, console)
     if options.dry_run:
         for line in ctx.dry_run_commands():
-            console.print(f"  [dim]$[/] {line}")
+            text = line if line.startswith("#") else f"$ {line}"
+            console.print(text, soft_wrap=True, markup=False, highlight=False)
         return RunResult(ctx.run_dir, records)
     ctx.keep = options.keep
     ctx.save()

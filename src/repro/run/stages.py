@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import yaml
 from rich.console import Console
 
 from repro.errors import ReproError
-from repro.recipe import Recipe, image_for_recipe, load_recipe
+from repro.recipe import Recipe, catalog_for_recipe, load_recipe
 
 CONTEXT_FILE = "context.json"
 
@@ -72,12 +73,23 @@ class RunContext:
         return STAGE_DESCRIPTIONS[stage](self)
 
     def dry_run_commands(self) -> list[str]:
-        from repro.cli.launch import spec_for_recipe
-        from repro.launch import plan
+        """What the run would execute, without building, pulling or starting anything."""
+        from repro.launch.compose import BASE_COMPOSE, compose_command, render_override
+        from repro.launch.from_recipe import image_to_run, launch_spec_for
+        from repro.recipe import render_shell
 
-        spec = spec_for_recipe(self.ref, self.port)
-        _override, command = plan(spec)
-        return [f"repro image build {self.ref}", shlex.join(command)]
+        spec = launch_spec_for(self.recipe, image_to_run(self.recipe, False), self.port)
+        override = self.run_dir / "compose.override.yaml"
+        return [
+            f"repro lock {self.ref}",
+            f"repro image build {self.ref}   # -> {spec.image}",
+            *([] if self.simulated else [f"repro fetch {self.ref}"]),
+            shlex.join(compose_command(spec.project, override, "up", "-d", "--pull", "never")),
+            f"# {override} would hold:\n" + yaml.safe_dump(render_override(spec), sort_keys=False),
+            "# the server command inside the container:\n"
+            + render_shell(self.recipe, catalog_for_recipe(self.recipe)),
+            f"# base compose file: {BASE_COMPOSE}",
+        ]
 
     def server_log(self) -> list[str]:
         """The server's last log lines (saved into a run record when the server dies)."""
@@ -119,17 +131,25 @@ def stage_lock(ctx: RunContext, console: Console) -> str:
 
 
 def stage_image(ctx: RunContext, console: Console) -> str:
-    from repro.image.build import build_image
-    from repro.image.plan import plan_for_spec
-    from repro.lock.io import update_lock_image
+    """Pull by digest when the lock records a pushed image (another cluster's bytes), else
+    build; either way the content fingerprint is what the lock keeps."""
+    from repro.image import pinned
 
-    plan = plan_for_spec(image_for_recipe(ctx.recipe), lambda msg: console.print(f"  {msg}"))
-    with console.status(f"building {plan.tag}") as status:
-        built = build_image(plan, lambda line: status.update(f"[dim]{line[:110]}[/]"))
+    section = (ctx.recipe.lock_data or {}).get("image") or {}
+    if section.get("pinned") and ctx.lock_path is not None:
+        ctx.image_tag = pinned.pull_for(str(ctx.lock_path))
+        ctx.save()
+        return f"pulled and verified {ctx.image_tag}"
+    with console.status(f"building the image of {ctx.recipe.name}") as status:
+        built = pinned.build_for(
+            str(ctx.lock_path or ctx.ref),
+            lambda line: status.update(f"[dim]{line[:110]}[/]"),
+            lambda message: console.print(f"  {message}"),
+        )
     ctx.image_tag = built.tag
-    ctx.save()
     if ctx.lock_path is not None:
-        update_lock_image(ctx.lock_path, built.lock_section(), built.catalog())
+        ctx.recipe = load_recipe(ctx.lock_path)  # now carrying the image's own catalog
+    ctx.save()
     return f"{built.tag} ({built.fingerprint[:19]})"
 
 
