@@ -58,7 +58,11 @@ def test_accept_refuses_an_empty_prompt_file(
         run_accept([demo], opts)
 
 
-def test_cli_side_by_side(sim_spec: SimServer, tmp_path: Path) -> None:
+def test_cli_side_by_side(
+    sim_spec: SimServer, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPRO_RECIPES_DIR", str(repo_root / "recipes"))
+    monkeypatch.chdir(tmp_path)  # the run folders go to ./runs: keep them out of the checkout
     prompts = tmp_path / "mine.jsonl"
     prompts.write_text('{"prompt": "Solve 3x + 1 = 10."}\n"Write a python function."\n')
     res = CliRunner().invoke(
