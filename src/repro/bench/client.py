@@ -54,10 +54,15 @@ class RequestResult:
 
 @dataclass
 class LevelRun:
-    """The results of one batch of requests and its wall time (first start to last end)."""
+    """The results of one batch of requests and its wall time (first start to last end).
+
+    `t0` is the `time.perf_counter()` the requests' `start_s` count from, so a request's
+    arrival times are `t0 + start_s + ttft_s (+ the ITL gaps so far)`.
+    """
 
     results: list[RequestResult]
     duration: float
+    t0: float = 0.0
 
 
 def _describe(exc: BaseException) -> tuple[str, str]:
@@ -191,38 +196,44 @@ class StreamClient:
         last_t = 0.0
         itl = result.itl_s
         done = False
-        while data := await readany():
-            now = clock()
-            live.last = now
-            for payload in feed(data):
-                if payload == DONE:
-                    done = True
-                    continue
-                chunk = decode(payload)
-                if chunk.error is not None:
-                    result.error_kind = "server_error"
-                    err = chunk.error
-                    result.error = str(err.get("message", err) if isinstance(err, dict) else err)
-                    return
-                meta = chunk.meta_info
-                if meta is None:
-                    continue
-                tokens = meta.completion_tokens
-                if tokens > last_tokens:
-                    if result.ttft_s is None:
-                        result.ttft_s = now - start
-                    else:
-                        itl.append(now - last_t)
-                    last_t = now
-                    last_tokens = tokens
-                result.prompt_tokens = meta.prompt_tokens
-                result.completion_tokens = tokens
-                result.cached_tokens = meta.cached_tokens
-                if meta.finish_reason is not None:
-                    result.finish_reason = finish_type(meta.finish_reason)
-                if meta.spec_verify_ct is not None:
-                    result.spec_verify_ct = meta.spec_verify_ct
-            result.e2e_s = now - start
+        meta = last = None
+        try:
+            while data := await readany():
+                now = clock()
+                live.last = now
+                for payload in feed(data):
+                    if payload == DONE:
+                        done = True
+                        continue
+                    chunk = decode(payload)
+                    if chunk.error is not None:
+                        result.error_kind = "server_error"
+                        err = chunk.error
+                        result.error = str(
+                            err.get("message", err) if isinstance(err, dict) else err
+                        )
+                        return
+                    meta = chunk.meta_info
+                    if meta is None:
+                        continue
+                    last = meta
+                    if meta.completion_tokens > last_tokens:
+                        if result.ttft_s is None:
+                            result.ttft_s = now - start
+                        else:
+                            itl.append(now - last_t)
+                        last_t = now
+                        last_tokens = meta.completion_tokens
+                    if meta.finish_reason is not None:
+                        result.finish_reason = finish_type(meta.finish_reason)
+                    if meta.spec_verify_ct is not None:
+                        result.spec_verify_ct = meta.spec_verify_ct
+                result.e2e_s = now - start
+        finally:  # the counts of the last meta_info seen, however the stream ended
+            if last is not None:
+                result.prompt_tokens = last.prompt_tokens
+                result.completion_tokens = last.completion_tokens
+                result.cached_tokens = last.cached_tokens
         self._finish(result, done)
 
     async def _read_chat(
@@ -332,4 +343,4 @@ class StreamClient:
             await asyncio.gather(*tasks)
         ends = [r.start_s + r.e2e_s for r in results if r.e2e_s is not None]
         duration = max(ends) if ends else time.perf_counter() - t0
-        return LevelRun(results, duration)
+        return LevelRun(results, duration, t0)

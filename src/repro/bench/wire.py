@@ -147,33 +147,44 @@ class SSEParser:
         self._buf = bytearray()
 
     def feed(self, data: bytes) -> list[bytes]:
-        buf = self._buf
-        if buf:
-            buf += data
-            data = bytes(buf)
-            buf.clear()
-        if b"\r" in data:
-            data = data.replace(b"\r\n", b"\n")
+        if self._buf:
+            self._buf += data
+            data = bytes(self._buf)
+            self._buf.clear()
+        # fast path: single-line `data:` events ending in `\n\n`, one memchr per event
         out: list[bytes] = []
         pos = 0
+        size = len(data)
         find = data.find
-        while (end := find(b"\n\n", pos)) >= 0:
-            if data.startswith(b"data:", pos) and find(b"\n", pos, end) < 0:
-                start = pos + 5
-                while start < end and data[start] == 32:  # b" "
-                    start += 1
-                out.append(data[start:end])
-            elif end > pos:
-                lines = [
-                    line[5:].lstrip(b" ")
-                    for line in data[pos:end].split(b"\n")
-                    if line.startswith(b"data:")
-                ]
-                if lines:
-                    out.append(b"\n".join(lines))
+        while pos < size:
+            nl = find(b"\n", pos)
+            if nl < 0 or nl + 1 == size:
+                self._buf += data[pos:]
+                return out
+            if data[nl + 1] != 10 or data[nl - 1] == 13 or not data.startswith(b"data:", pos):
+                return out + self._general(data[pos:])
+            start = pos + 5
+            while data[start] == 32:  # b" "; stops at the `\n` at the latest
+                start += 1
+            out.append(data[start:nl])
+            pos = nl + 2
+        return out
+
+    def _general(self, data: bytes) -> list[bytes]:
+        """Any framing: CRLF line ends, comments, other fields, multi-line data."""
+        data = data.replace(b"\r\n", b"\n")
+        out: list[bytes] = []
+        pos = 0
+        while (end := data.find(b"\n\n", pos)) >= 0:
+            lines = [
+                line[5:].lstrip(b" ")
+                for line in data[pos:end].split(b"\n")
+                if line.startswith(b"data:")
+            ]
+            if lines:
+                out.append(b"\n".join(lines))
             pos = end + 2
-        if pos < len(data):
-            buf += data[pos:]
+        self._buf += data[pos:]
         return out
 
     @property
