@@ -255,7 +255,7 @@ def accuracy(streams: int, tokens: int, step_ms: float, tmp: Path) -> None:
     for line in trace.read_text().splitlines():
         rec = json.loads(line)
         records[rec["rid"]] = rec  # the measured run comes after the warm-up: last line wins
-    srv_gap, srv_ttft, cli_gap, cli_ttft, delay, first_delay, upload = ([] for _ in range(7))
+    srv_gap, srv_ttft, cli_gap, cli_ttft, delay, first_delay, upload, gap_err = ([] for _ in range(8))
     for i, r in enumerate(m.run.results):
         rec = records.get(f"bench-{i}")
         if not r.ok or rec is None:
@@ -267,6 +267,7 @@ def accuracy(streams: int, tokens: int, step_ms: float, tmp: Path) -> None:
             continue
         srv_gap += np.diff(sent).tolist()
         cli_gap += r.itl_s
+        gap_err += (np.array(r.itl_s) - np.diff(sent)).tolist()
         srv_ttft.append(sent[0] - rec["received"])
         cli_ttft.append(r.ttft_s)
         delay += [b - a for a, b in zip(sent, seen, strict=True)]
@@ -277,10 +278,13 @@ def accuracy(streams: int, tokens: int, step_ms: float, tmp: Path) -> None:
     print(f"  ITL   server gap       {_ms(srv_gap)}")
     print(f"        client ITL       {_ms(cli_gap)}")
     print(f"        diff of medians  {(np.median(cli_gap) - np.median(srv_gap)) * 1e3:+.3f} ms")
+    print(f"        per gap, client - server   {_ms(gap_err)}")
     print(f"  TTFT  server           {_ms(srv_ttft)}   (first chunk written - request received)")
     print(f"        client           {_ms(cli_ttft)}   (first event read - request sent)")
     print(f"        first event: read - written  {_ms(first_delay)}")
     print(f"        request: received - sent     {_ms(upload)}")
+    starts = sorted(r.start_s for r in m.run.results)
+    print(f"        the client started all {streams} requests within {starts[-1] * 1e3:.1f} ms")
     print(f"  every event: read - written        {_ms(delay)}")
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import aiohttp
 import msgspec
 import numpy as np
+from yarl import URL
 
 from repro.bench.wire import CHAT_DECODER, DONE, GEN_DECODER, SSEParser, finish_type
 
@@ -114,6 +115,7 @@ class StreamClient:
         self.base_url = base_url.rstrip("/")
         self.endpoint: Endpoint = endpoint
         self.url = self.base_url + PATHS[endpoint]
+        self._url = URL(self.url)  # parsed once, not on every request
         self.read_timeout = read_timeout
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout)
         self._session: aiohttp.ClientSession | None = None
@@ -161,7 +163,7 @@ class StreamClient:
         live = _Live(asyncio.current_task(), start)
         self._live.add(live)
         try:
-            async with self.session.post(self.url, data=body, headers=_HEADERS) as resp:
+            async with self.session.post(self._url, data=body, headers=_HEADERS) as resp:
                 if resp.status != 200:
                     text = (await resp.text(errors="replace"))[:500]
                     result.error_kind = f"http_{resp.status}"
