@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from repro.bench import BenchOptions, RequestResult, run_bench
 from repro.cli import main
+from repro.cli.bench import summary_table
 from repro.errors import ReproError
 from tests.bench.simserver import SimServer, free_port
 
@@ -193,3 +194,27 @@ def test_cli_prints_run_dir_and_json(sim_spec: SimServer, tmp_path: Path) -> Non
     assert doc["status"] == "complete" and doc["levels"][0]["completed"] == 4
     res = runner.invoke(main, ["bench", "demo", "--url", f"http://127.0.0.1:{free_port()}"])
     assert res.exit_code == 1 and "cannot reach" in res.output and "Traceback" not in res.output
+
+
+def test_cli_slo_flags_give_goodput(sim_spec: SimServer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["bench", "demo", "--url", sim_spec.url, "--concurrency", "2", "--prompts", "4",
+            "--input-len", "16", "--output-len", "8", "--json"]  # fmt: skip
+    loose = [*base, "--output", str(tmp_path / "loose"), "--slo", "ttft_ms=60000",
+             "--slo", "tpot_ms=60000"]  # fmt: skip
+    res = runner.invoke(main, loose)
+    assert res.exit_code == 0, res.output
+    level = json.loads(res.stdout[res.stdout.index("{") :])["levels"][0]
+    assert level["goodput"] == pytest.approx(level["request_throughput"])
+    headers = [str(c.header) for c in summary_table([level]).columns]
+    assert headers[-1] == "goodput req/s"
+    run = json.loads((tmp_path / "loose" / "run.json").read_text())
+    assert run["slos"] == {"ttft": 60000.0, "tpot": 60000.0}
+    res = runner.invoke(main, [*base, "--output", str(tmp_path / "tight"), "--slo", "ttft_ms=0.01"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout[res.stdout.index("{") :])["levels"][0]["goodput"] == 0.0
+    res = runner.invoke(main, ["bench", "--resume", str(tmp_path / "loose"), "--slo", "e2e_ms=9"])
+    assert res.exit_code == 1 and "resume without --slo" in res.output
+    res = runner.invoke(main, [*base, "--slo", "ttft=500"])
+    assert res.exit_code == 1 and "KEY=MILLISECONDS" in res.output
+    assert "Traceback" not in res.output

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from repro.bench.client import RequestResult
-from repro.bench.metrics import summarize_level
+from repro.bench.metrics import parse_slos, summarize_level
 from repro.bench.wire import GEN_DECODER, SSEParser, finish_type
+from repro.errors import ReproError
 
 
 def test_sse_events_split_across_reads_and_batched_in_one_read() -> None:
@@ -62,3 +63,14 @@ def test_summary_without_spec_or_success() -> None:
     )
     assert level["completed"] == 0 and level["accept_length"] is None
     assert level["median_ttft_ms"] is None
+
+
+def test_slo_flags_parse_to_goodput_limits() -> None:
+    assert parse_slos([]) is None
+    assert parse_slos(["ttft_ms=500", "TPOT_MS = 50", "e2e_ms=2e4"]) == {
+        "ttft": 500.0, "tpot": 50.0, "e2e": 20000.0,
+    }  # fmt: skip
+    for bad in ("ttft=500", "ttft_ms", "ttft_ms=fast", "tpot_ms=0", "e2e_ms=-1", "itl_ms=5"):
+        with pytest.raises(ReproError, match="KEY=MILLISECONDS") as info:
+            parse_slos([bad])
+        assert "--slo ttft_ms=500" in str(info.value.hint)

@@ -6,11 +6,12 @@ Public API:
     run_accept(recipes, AcceptOptions(...)) -> list[AcceptResult]       # `repro accept`
     StreamClient(url, endpoint).run(bodies, concurrency, ...) -> LevelRun
     summarize_level(results, concurrency=, repeat=, duration=, gpus=, slos=) -> dict
+    parse_slos(["ttft_ms=500", "tpot_ms=50"]) -> {"ttft": 500.0, "tpot": 50.0}   # --slo
     load_prompt_set(ref) -> PromptSet; chat_template_for(repo, revision) -> ChatTemplate
 """
 
 from repro.bench.client import LevelRun, RequestResult, StreamClient
-from repro.bench.metrics import accept_length, spread, summarize_level
+from repro.bench.metrics import accept_length, parse_slos, spread, summarize_level
 from repro.bench.prompts import ChatTemplate, PromptSet, chat_template_for, load_prompt_set
 from repro.bench.record import RunRecord
 from repro.bench.sweep import BenchOptions, BenchResult, run_bench
@@ -27,6 +28,7 @@ __all__ = [
     "accept_length",
     "chat_template_for",
     "load_prompt_set",
+    "parse_slos",
     "run_bench",
     "spread",
     "summarize_level",

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from repro.bench.client import RequestResult
+from repro.errors import ReproError
 
 SPREAD_KEYS = (
     "output_throughput",
@@ -58,6 +59,32 @@ def _tpot(r: RequestResult) -> float | None:
     if r.e2e_s is None or r.ttft_s is None or r.completion_tokens <= 1:
         return None
     return (r.e2e_s - r.ttft_s) / (r.completion_tokens - 1)
+
+
+SLO_KEYS = {"ttft_ms": "ttft", "tpot_ms": "tpot", "e2e_ms": "e2e"}
+
+
+def parse_slos(specs: Iterable[str]) -> dict[str, float] | None:
+    """`["ttft_ms=500", "tpot_ms=50"]` (the CLI's `--slo`) -> `{"ttft": 500.0, "tpot": 50.0}`.
+
+    A request counts toward goodput when it meets every SLO given (bench_serving's
+    `--goodput ttft:500 tpot:50`, with the unit in the key). None when no SLO is given.
+    """
+    slos: dict[str, float] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        name = SLO_KEYS.get(key.strip().lower())
+        try:
+            limit = float(value)
+        except ValueError:
+            limit = float("nan")
+        if not sep or name is None or not limit > 0 or limit == float("inf"):
+            raise ReproError(
+                f"--slo {spec!r} is not KEY=MILLISECONDS with KEY one of " + ", ".join(SLO_KEYS),
+                hint="e.g. --slo ttft_ms=500 --slo tpot_ms=50 (a positive number of ms each)",
+            )
+        slos[name] = limit
+    return slos or None
 
 
 def _meets(r: RequestResult, slos: Mapping[str, float]) -> bool:

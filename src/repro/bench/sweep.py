@@ -99,6 +99,7 @@ def _start(recipe: Any, opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], 
             "server_url": url,
             "endpoint": opts.endpoint,
             "workload": _workload(bench),
+            "slos": opts.slos,
             "error": None,
         },
     )
@@ -119,6 +120,14 @@ def _resume(opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str]:
     resolved = read_json(opts.resume / "recipe.json")
     if opts.url:
         record.run["server_url"] = opts.url.rstrip("/")
+    recorded = record.run.get("slos")
+    if opts.slos is not None and opts.slos != recorded and record.finished():
+        raise ReproError(
+            f"{opts.resume} has levels measured with the SLOs {recorded}, not {opts.slos}",
+            hint="resume without --slo (the run's own SLOs apply), or start a new run",
+        )
+    opts.slos = opts.slos or recorded
+    record.run["slos"] = opts.slos
     info = asyncio.run(fetch_server_info(record.run["server_url"]))
     record.run.update(status="running", finished_at=None, error=None)
     record.save_run()

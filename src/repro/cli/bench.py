@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from repro.bench import BenchOptions, RequestResult, run_bench
+from repro.bench import BenchOptions, RequestResult, parse_slos, run_bench
 from repro.errors import ReproError
 from repro.recipe import load_recipe
 
@@ -64,6 +64,9 @@ def summary_table(levels: list[dict[str, Any]]) -> Table:
     for col in ("conc", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
                 "TTFT p50 ms", "ITL p50 ms", "TPOT p50 ms", "E2E p99 ms", "accept"):  # fmt: skip
         table.add_column(col, justify="right")
+    goodput = any(lv.get("goodput") is not None for lv in levels)
+    if goodput:
+        table.add_column("goodput req/s", justify="right")
     for lv in levels:
         table.add_row(
             str(lv["concurrency"]),
@@ -78,6 +81,7 @@ def summary_table(levels: list[dict[str, Any]]) -> Table:
             _fmt(lv["median_tpot_ms"], 2),
             _fmt(lv["p99_e2e_latency_ms"]),
             _fmt(lv["accept_length"], 2),
+            *([_fmt(lv.get("goodput"), 2)] if goodput else []),
         )
     return table
 
@@ -100,6 +104,8 @@ def summary_table(levels: list[dict[str, Any]]) -> Table:
 @click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
 @click.option("--read-timeout", type=float, default=300.0, show_default=True,
               help="Seconds without data before a request counts as stalled.")  # fmt: skip
+@click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
+              help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
 def bench(
     recipe: str | None,
@@ -112,6 +118,7 @@ def bench(
     output: Path | None,
     resume: Path | None,
     read_timeout: float,
+    slo: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
@@ -132,6 +139,7 @@ def bench(
         output=output,
         resume=resume,
         read_timeout=read_timeout,
+        slos=parse_slos(slo),
     )
     with Progress(
         TextColumn("{task.description}"),
