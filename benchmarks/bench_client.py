@@ -19,6 +19,7 @@
    per-gap error, the delay from write to read, and TTFT split into first-event delay and
    request upload. `--repeats` runs of each. Client and server run at `--nice` -10 (root
    only) so that other work on the machine preempts them less.
+
     .venv/bin/python benchmarks/bench_client.py [--tokens 64] [--streams 64,256,1024]
         [--repeats 3] [--step-ms 50] [--only throughput|accuracy] [--sim-throughput]
 """
