@@ -100,6 +100,7 @@ class StreamClient:
     enforced by one watchdog task that looks at every request in flight `_WATCH_STEPS` times
     per timeout, not by aiohttp's `sock_read`, which re-arms a timer on every socket read:
     a stall is caught between `read_timeout` and `read_timeout * (1 + 1/_WATCH_STEPS)`.
+    A `read_timeout` of 0 (or less, or infinite) waits for data forever.
     """
 
     _WATCH_STEPS = 10
@@ -127,7 +128,8 @@ class StreamClient:
         self._session = aiohttp.ClientSession(
             connector=connector, timeout=self._timeout, auto_decompress=False
         )
-        self._watchdog = asyncio.ensure_future(self._watch())
+        if 0 < self.read_timeout < float("inf"):
+            self._watchdog = asyncio.ensure_future(self._watch())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
