@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repro.bench.client import RequestResult
 from repro.bench.metrics import parse_slos, summarize_level
-from repro.bench.wire import GEN_DECODER, SSEParser, finish_type
+from repro.bench.wire import GEN_DECODER, SSEParser, decode_generate, finish_type
 from repro.errors import ReproError
 
 
@@ -74,3 +78,42 @@ def test_slo_flags_parse_to_goodput_limits() -> None:
         with pytest.raises(ReproError, match="KEY=MILLISECONDS") as info:
             parse_slos([bad])
         assert "--slo ttft_ms=500" in str(info.value.hint)
+
+
+_PIECES = ["a", " ", '"', "\\", "\n", "}", "{", ":", "é", '"meta_info":{', '"meta_info":']
+_TEXT = st.lists(st.sampled_from(_PIECES), max_size=12).map("".join)
+_META = st.fixed_dictionaries(
+    {"completion_tokens": st.integers(0, 5000)},
+    optional={
+        "prompt_tokens": st.integers(0, 5000),
+        "cached_tokens": st.integers(0, 5000),
+        "id": _TEXT,
+        "finish_reason": st.one_of(
+            st.none(), st.just("stop"), st.fixed_dictionaries({"type": st.just("length")})
+        ),
+        "spec_verify_ct": st.integers(0, 5000),
+        "e2e_latency": st.floats(0, 10),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=_TEXT,
+    ids=st.lists(st.integers(0, 200_000), max_size=20),
+    meta=st.one_of(st.none(), _META),
+    tail=st.sampled_from([{}, {"index": 1}, {"output_ids": [1, 2]}]),
+    error=st.booleans(),
+    compact=st.booleans(),
+)
+def test_generate_chunks_decode_as_the_full_decoder_does(
+    text: str, ids: list[int], meta: dict | None, tail: dict, error: bool, compact: bool
+) -> None:
+    obj: dict = {"text": text, "output_ids": ids}
+    if error:
+        obj = {"error": {"message": text}}
+    if meta is not None:
+        obj["meta_info"] = meta
+    obj.update(tail)
+    payload = json.dumps(obj, separators=(",", ":") if compact else None).encode()
+    assert decode_generate(payload) == GEN_DECODER.decode(payload)

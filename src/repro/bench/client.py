@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 from yarl import URL
 
-from repro.bench.wire import CHAT_DECODER, DONE, GEN_DECODER, SSEParser, finish_type
+from repro.bench.wire import CHAT_DECODER, DONE, SSEParser, decode_generate, finish_type
 
 Endpoint = Literal["generate", "chat"]
 PATHS: dict[str, str] = {"generate": "/generate", "chat": "/v1/chat/completions"}
@@ -195,7 +195,7 @@ class StreamClient:
         feed = SSEParser().feed
         readany = resp.content.readany
         clock = time.perf_counter
-        decode = GEN_DECODER.decode
+        decode = decode_generate
         last_tokens = 0
         last_t = 0.0
         itl = result.itl_s
