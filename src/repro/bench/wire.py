@@ -11,8 +11,8 @@ Sources (SGLang 0.5.x):
 - `meta_info`: srt/managers/tokenizer_manager.py (`prompt_tokens`, `completion_tokens`,
   `cached_tokens`, `finish_reason`; `e2e_latency` and the `spec_*` fields such as
   `spec_verify_ct` only on the finished output). `text`/`output_ids` are cumulative unless the
-  server runs with `--incremental-streaming-output`; the structs below never decode them, so
-  a growing text costs a scan, not an allocation.
+  server runs with `--incremental-streaming-output`; the structs below never decode them, and
+  `decode_generate` does not even scan them (it decodes the trailing meta_info alone).
 - `/v1/chat/completions`: srt/entrypoints/openai/protocol.py ChatCompletionStreamResponse
   (`choices[].delta.content`, `choices[].finish_reason`, `usage` on the last chunk when
   `stream_options.include_usage` is set).
