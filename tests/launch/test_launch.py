@@ -9,7 +9,6 @@ import urllib.request
 
 import pytest
 
-from repro.image.engine import client
 from repro.launch import LaunchError, LaunchSpec, launch, status, stop
 from repro.launch.deploy import container_of
 from repro.launch.from_recipe import launch_spec_for
@@ -100,7 +99,7 @@ def test_missing_image_has_its_own_message(demo_spec: LaunchSpec) -> None:
     missing = demo_spec.model_copy(update={"image": "repro/does-not-exist:0.0.0-000000000000"})
     with pytest.raises(LaunchError, match="not on this machine"):
         launch(missing)
-    assert not client().container.list(all=True, filters=[("label", "dev.repro.deployment")])
+    assert _no_container_left(missing)
 
 
 def test_missing_model_snapshot_has_its_own_message(demo_spec: LaunchSpec, tmp_path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from repro.image.engine import client
+from tests.support.deployments import deployment_containers
 from tests.support.registry import free_port
 
 pytestmark = pytest.mark.docker
@@ -35,10 +35,6 @@ def _repro(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPr
     )
 
 
-def _deployment_containers() -> list[object]:
-    return list(client().container.list(all=True, filters=[("label", "dev.repro.deployment")]))
-
-
 def test_launch_status_stop(sim_image: str, repo_root: Path, env: dict[str, str]) -> None:
     port = str(free_port())
     launched = _repro("launch", "demo", "--port", port, cwd=repo_root, env=env)
@@ -49,7 +45,7 @@ def test_launch_status_stop(sim_image: str, repo_root: Path, env: dict[str, str]
     logs = _repro("logs", "demo", cwd=repo_root, env=env)
     assert "fired up and ready to roll" in logs.stdout
     assert _repro("stop", "demo", cwd=repo_root, env=env).returncode == 0
-    assert not _deployment_containers()
+    assert not deployment_containers("demo")
 
 
 def test_dry_run_starts_nothing(repo_root: Path, env: dict[str, str]) -> None:
@@ -59,7 +55,7 @@ def test_dry_run_starts_nothing(repo_root: Path, env: dict[str, str]) -> None:
     command = override["services"]["sglang"]["command"]
     assert isinstance(command, list) and "--speculative-algorithm" in command
     assert "docker compose -p repro-demo" in result.stdout
-    assert not _deployment_containers()
+    assert not deployment_containers("demo")
 
 
 def test_ctrl_c_during_the_wait_stops_what_was_started(
@@ -79,11 +75,11 @@ def test_ctrl_c_during_the_wait_stops_what_was_started(
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not _deployment_containers() and time.monotonic() < deadline:
+    while not deployment_containers("slow-demo") and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert _deployment_containers(), "the container never started"
+    assert deployment_containers("slow-demo"), "the container never started"
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0 and "interrupted" in stderr
     assert "Traceback" not in stderr
-    assert not _deployment_containers()
+    assert not deployment_containers("slow-demo")

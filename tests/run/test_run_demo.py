@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.image.engine import client
+from tests.support.deployments import deployment_containers
 from tests.support.registry import free_port
 
 pytestmark = pytest.mark.docker
@@ -66,7 +66,7 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
     html = (run_dir / "report" / "report.html").read_text()
     assert "SIMULATED" in html and "data:image/png;base64," in html
     assert "SIMULATED" in (run_dir / "report" / "report.md").read_text()
-    assert not client().container.list(all=True, filters=[("label", "dev.repro.deployment")])
+    assert not deployment_containers("demo")
 
 
 def test_a_gpu_recipe_stops_at_doctor_and_points_to_the_demo(
@@ -88,4 +88,4 @@ def test_dry_run_prints_the_plan_and_commands_and_starts_nothing(
     assert "$ docker compose -p repro-demo" in result.stderr
     assert "python3 -m sglang.launch_server" in result.stderr
     assert not (tmp_path / "runs").exists()
-    assert not client().container.list(all=True, filters=[("label", "dev.repro.deployment")])
+    assert not deployment_containers("demo")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.image.engine import client
+from tests.support.deployments import deployment_containers
 from tests.support.registry import free_port
 
 pytestmark = pytest.mark.docker
@@ -53,7 +53,7 @@ def test_interrupted_run_resumes_without_redoing_finished_work(
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode != 0 and "interrupted" in stderr and "Traceback" not in stderr
-    assert not client().container.list(all=True, filters=[("label", "dev.repro.deployment")])
+    assert not deployment_containers("demo")
 
     run_dir = first_level.parents[2]
     before = _statuses(run_dir)
@@ -74,4 +74,4 @@ def test_interrupted_run_resumes_without_redoing_finished_work(
     summary = json.loads((run_dir / "bench" / "summary.json").read_text())
     assert sorted(level["concurrency"] for level in summary["levels"]) == [1, 4, 16, 64]
     assert (run_dir / "report" / "report.html").is_file()
-    assert not client().container.list(all=True, filters=[("label", "dev.repro.deployment")])
+    assert not deployment_containers("demo")
