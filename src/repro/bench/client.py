@@ -22,7 +22,14 @@ import msgspec
 import numpy as np
 from yarl import URL
 
-from repro.bench.wire import CHAT_DECODER, DONE, SSEParser, decode_generate, finish_type
+from repro.bench.wire import (
+    CHAT_DECODER,
+    DONE,
+    GenMeta,
+    SSEParser,
+    decode_generate,
+    finish_type,
+)
 
 Endpoint = Literal["generate", "chat"]
 PATHS: dict[str, str] = {"generate": "/generate", "chat": "/v1/chat/completions"}
@@ -200,7 +207,7 @@ class StreamClient:
         last_t = 0.0
         itl = result.itl_s
         done = False
-        meta = last = None
+        last: GenMeta | None = None
         try:
             while data := await readany():
                 now = clock()
