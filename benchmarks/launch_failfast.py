@@ -21,7 +21,7 @@ from repro.image.pinned import build_for  # noqa: E402
 from repro.launch import LaunchError, launch  # noqa: E402
 from repro.launch.from_recipe import launch_spec_for  # noqa: E402
 from repro.recipe import load_recipe  # noqa: E402
-from tests.support.registry import free_port  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
 
 
 def main(runs: int) -> None:

@@ -13,7 +13,7 @@ from repro.launch import LaunchError, LaunchSpec, launch, status, stop
 from repro.launch.deploy import container_of
 from repro.launch.from_recipe import launch_spec_for
 from repro.recipe import load_recipe
-from tests.support.registry import free_port
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.docker
 

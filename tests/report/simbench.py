@@ -7,73 +7,29 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from repro.cli import main
+from tests.support.simulator import Sim
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Sim:
-    url: str
-    proc: subprocess.Popen[bytes]
 
 
 @contextmanager
 def start_simulator(
     args: list[str], profile: str = "demo", log: Path | None = None
 ) -> Iterator[Sim]:
-    port = free_port()
-    env = {**os.environ, "REPRO_SIM_PROFILE": profile, "REPRO_SIM_LOAD_SECONDS": "0"}
-    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "repro.sim", *args, "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
+    """`python -m repro.sim ARGS` until the block ends."""
+    env = {"REPRO_SIM_PROFILE": profile, "REPRO_SIM_LOAD_SECONDS": "0"}
+    sim = Sim(args, env, log or Path(os.devnull), module=("-m", "repro.sim"))
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"simulator exited with {proc.returncode}: {args}")
-            try:
-                with urllib.request.urlopen(url + "/health_generate", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("simulator did not become healthy in 30 s")
-            time.sleep(0.1)
-        yield Sim(url, proc)
+        yield sim.wait_ready()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if log:
-            out.close()  # type: ignore[union-attr]
+        sim.stop()
 
 
 def _repro(args: list[str]) -> None:

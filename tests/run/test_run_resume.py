@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.deployments import deployment_containers
-from tests.support.registry import free_port
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.docker
 REPRO = str(Path(sys.executable).parent / "repro")

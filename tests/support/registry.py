@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -15,18 +14,14 @@ from pathlib import Path
 
 import yaml
 
+from tests.support.ports import free_port
+
 
 @dataclass
 class Registry:
     host: str  # 127.0.0.1:PORT
     user: str
     password: str
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
