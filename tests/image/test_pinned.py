@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from repro.image.engine import client
+from tests.support.ports import free_port
 from tests.support.registry import docker_login, running_registry
 
 REPRO = str(Path(sys.executable).parent / "repro")
@@ -69,6 +70,18 @@ def test_build_push_pull_verify_through_the_lock(
         assert pulled.returncode == 0, pulled.stderr
         verified = _repro("image", "verify", "demo", cwd=repo_root, env=user_env)
         assert verified.returncode == 0 and section["fingerprint"] in verified.stdout
+
+        # The next machine: the lock alone runs the pinned deployment, image pulled by digest.
+        client().image.remove(pinned, force=True)
+        pinned_lock = lock_path.read_bytes()
+        run = _repro("run", str(lock_path), "--runs-dir", str(tmp_path / "runs"),
+                     "--port", str(free_port()), cwd=repo_root, env=user_env)  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+        stages = json.loads(next((tmp_path / "runs").glob("*/stages.json")).read_text())
+        summaries = {stage["name"]: stage["summary"] for stage in stages["stages"]}
+        assert "as given" in summaries["lock"]
+        assert summaries["image"] == f"pulled and verified {pinned}"
+        assert lock_path.read_bytes() == pinned_lock  # nothing was re-resolved
         client().image.remove(pinned)
 
 

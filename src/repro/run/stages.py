@@ -123,6 +123,10 @@ class RunContext:
 def stage_lock(ctx: RunContext, console: Console) -> str:
     from repro.lock import lock_recipe
 
+    if ctx.recipe.lock_data is not None and ctx.recipe.source_path is not None:
+        ctx.lock_path = ctx.recipe.source_path  # a lock given: run exactly what it pins
+        ctx.save()
+        return f"using {ctx.lock_path} as given (nothing re-resolved)"
     result = lock_recipe(ctx.ref)
     ctx.lock_path = result.path
     ctx.recipe = load_recipe(result.path)  # from here on, the run uses exactly what is pinned
@@ -313,7 +317,11 @@ STAGE_FUNCTIONS: dict[str, Callable[[RunContext, Console], str]] = {
 }
 
 STAGE_DESCRIPTIONS: dict[str, Callable[[RunContext], str]] = {
-    "lock": lambda ctx: "pin model, drafter, image and patches",
+    "lock": lambda ctx: (
+        "use the lock as given"
+        if ctx.recipe.lock_data is not None
+        else "pin model, drafter, image and patches"
+    ),
     "image": lambda ctx: f"build or find the image of spec {ctx.recipe.image}",
     "fetch": lambda ctx: (
         "nothing to download (simulated)"
