@@ -6,7 +6,6 @@ poll interval after the container exits) with the container's exit code and last
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
@@ -240,7 +239,3 @@ def _port_in_use(port: int) -> bool:
 
 def _tail(text: str, count: int) -> str:
     return "\n".join(text.strip().splitlines()[-count:])
-
-
-def describe(spec: LaunchSpec) -> str:
-    return json.dumps(spec.model_dump(mode="json"), indent=2)
