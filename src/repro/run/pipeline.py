@@ -20,7 +20,8 @@ from pathlib import Path
 from rich.console import Console
 
 from repro.errors import ReproError
-from repro.run.stages import STAGE_FUNCTIONS, RunContext
+from repro.run.context import RunContext
+from repro.run.stages import STAGE_DESCRIPTIONS, STAGE_FUNCTIONS
 
 STAGES = ["doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
 STAGES_FILE = "stages.json"
@@ -142,7 +143,7 @@ def _print_plan(
         if index < start_index or record.status in ("done", "skipped"):
             mark = f"skip ({record.status})" if record.status != "pending" else "skip (--from)"
         else:
-            mark = ctx.describe(record.name)
+            mark = STAGE_DESCRIPTIONS[record.name](ctx)
         console.print(f"  {index + 1}. {record.name:<7} {mark}")
 
 
