@@ -15,6 +15,7 @@ dumped with exclude_none), protocol.py (ModelCard/ModelList, UsageInfo, SglExt
 from __future__ import annotations
 
 import time
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -313,7 +314,7 @@ class OpenAIRoutes:
         include_usage, continuous = self._usage_flags(body)
         created = int(time.time())
         obj = "chat.completion.chunk" if kind == "chat" else "text_completion"
-        sent = {req.index: (0, 0) for req in flow.reqs}
+        text_sent = {req.index: 0 for req in flow.reqs}
         finished: dict[int, Req] = {}
 
         def chunk(req: Req, choice: dict[str, Any], usage: Any = None, with_usage: bool = False):
@@ -326,16 +327,10 @@ class OpenAIRoutes:
             return b"data: " + dumps(data) + b"\n\n"
 
         try:
-            while len(finished) < len(flow.reqs) and not flow.gone:
-                await server.wait(flow)
-                for req in flow.reqs:
-                    if req.index in finished or (req.aborted and not req.finished):
-                        continue
-                    ids_sent, text_sent = sent[req.index]
-                    if len(req.output_ids) == ids_sent and not req.finished:
-                        continue
+            async with aclosing(server.updates(flow)) as updates:
+                async for req, ids_sent in updates:
                     text = req.text()
-                    delta = text[text_sent:]
+                    delta = text[text_sent[req.index] :]
                     usage = None
                     if continuous:
                         usage = _usage(len(req.prompt_ids), len(req.output_ids), self._cached(req))
@@ -359,10 +354,7 @@ class OpenAIRoutes:
                             "matched_stop": fr.get("matched") if fr else None,
                         }  # fmt: skip
                         pieces.append(chunk(req, choice, usage))
-                    flow.sends.setdefault(req.index, []).append(
-                        (time.time(), len(req.output_ids) - ids_sent)
-                    )
-                    sent[req.index] = (len(req.output_ids), len(text))
+                    text_sent[req.index] = len(text)
                     if req.finished:
                         finished[req.index] = req
                     for piece in pieces:

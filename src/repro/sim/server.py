@@ -16,6 +16,8 @@ import json
 import logging
 import os
 import time
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from aiohttp import web
@@ -154,6 +156,28 @@ class SimServer:
     async def wait(self, flow: Flow) -> None:
         await flow.event.wait()
         flow.event.clear()
+
+    async def updates(self, flow: Flow) -> AsyncGenerator[tuple[Req, int], None]:
+        """Each request of a streaming flow whenever it has new output (and once when it
+        finishes), with the number of output ids already sent; every send is recorded in
+        `flow.sends` for the trace. Both the native and the OpenAI streams are built on it."""
+        ids_sent = {req.index: 0 for req in flow.reqs}
+        done: set[int] = set()
+        while len(done) < len(flow.reqs) and not flow.gone:
+            await self.wait(flow)
+            for req in flow.reqs:
+                if req.index in done or (req.aborted and not req.finished):
+                    continue
+                before = ids_sent[req.index]
+                if len(req.output_ids) == before and not req.finished:
+                    continue
+                ids_sent[req.index] = len(req.output_ids)
+                if req.finished:
+                    done.add(req.index)
+                flow.sends.setdefault(req.index, []).append(
+                    (time.time(), len(req.output_ids) - before)
+                )
+                yield req, before
 
     def submit(self, flow: Flow, reqs: list[Req]) -> None:
         flow.reqs = reqs
@@ -359,26 +383,15 @@ class SimServer:
     ) -> web.StreamResponse:
         resp = await self.sse_start(request)
         incremental = bool(self.cfg.args.incremental_streaming_output)
-        sent = {req.index: (0, 0) for req in flow.reqs}
-        final_sent: set[int] = set()
+        text_sent = {req.index: 0 for req in flow.reqs}
         try:
-            while len(final_sent) < len(flow.reqs) and not flow.gone:
-                await self.wait(flow)
-                for req in flow.reqs:
-                    if req.index in final_sent or (req.aborted and not req.finished):
-                        continue
-                    ids_sent, text_sent = sent[req.index]
-                    if len(req.output_ids) == ids_sent and not req.finished:
-                        continue
-                    offset = (ids_sent, text_sent) if incremental else (0, 0)
+            async with aclosing(self.updates(flow)) as updates:
+                async for req, ids_sent in updates:
+                    offset = (ids_sent, text_sent[req.index]) if incremental else (0, 0)
                     out = self.generate_out(req, inp, finished=req.finished, offset=offset)
                     if ids_sent == 0:
                         out["meta_info"]["response_sent_to_client_ts"] = time.time()
-                    new_tokens = len(req.output_ids) - ids_sent
-                    sent[req.index] = (len(req.output_ids), req.text_len)
-                    if req.finished:
-                        final_sent.add(req.index)
-                    flow.sends.setdefault(req.index, []).append((time.time(), new_tokens))
+                    text_sent[req.index] = req.text_len
                     await resp.write(b"data: " + dumps(out) + b"\n\n")
             if not flow.gone:
                 await resp.write(b"data: [DONE]\n\n")
