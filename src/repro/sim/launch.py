@@ -115,6 +115,10 @@ async def serve(cfg: SimConfig) -> int:
     logger.info("The server is fired up and ready to roll!")
     await stop.wait()
     logger.info("Shutting down")
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # A second signal during shutdown now ends the process at once, instead of racing
+        # the event loop's closing wakeup fd ("Exception ignored ... Bad file descriptor").
+        loop.remove_signal_handler(sig)
     watcher.cancel()
     engine.close()
     await runner.cleanup()
