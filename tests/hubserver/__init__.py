@@ -5,6 +5,9 @@ It serves exactly what `HfApi.model_info`, `HfApi.list_repo_tree` and `snapshot_
 
 - `GET /api/models/{repo}[/revision/{rev}]` (`?blobs=true` adds sizes and LFS sha256),
 - `GET /api/models/{repo}/tree/{rev}[/{path}]?recursive=...`,
+- the same for dataset repositories (`HubServer.add_dataset`) under `/api/datasets/...`, with
+  files at `/datasets/{repo}/resolve/{rev}/{path}` (what `HfApi.dataset_info` and
+  `hf_hub_download(repo_type="dataset")` call),
 - `HEAD|GET /{repo}/resolve/{rev}/{path}`: small files answer directly (`ETag` = git blob id,
   `X-Repo-Commit`, `Content-Length`); LFS files answer 302 to a "CDN" on another origin
   (127.0.0.2) with `X-Linked-Etag` (sha256), `X-Linked-Size` and `X-Repo-Commit`, like the Hub,

@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CHUNK = 1 << 20
-LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".model", ".tiktoken")
+LFS_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".gguf",
+    ".model",
+    ".tiktoken",
+    ".parquet",
+)
 
 
 def random_bytes(size: int, seed: int | str = 0) -> bytes:
@@ -70,6 +79,7 @@ class HubRepo:
     authorized: set[str] = field(default_factory=set)
     commits: dict[str, dict[str, HubFile]] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
+    kind: str = "model"  # or "dataset"
 
     def commit(self, files: Iterable[HubFile], branch: str = "main") -> str:
         """Make a commit from `files` on `branch` (deterministic sha) and move the branch."""

@@ -42,6 +42,7 @@ class HubServer:
     def __init__(self, host: str = "127.0.0.1", cdn_host: str = "127.0.0.2") -> None:
         self.host, self.cdn_host = host, cdn_host
         self.repos: dict[str, HubRepo] = {}
+        self.datasets: dict[str, HubRepo] = {}
         self.log: list[Request] = []
         self._drops: dict[str, list[int]] = {}
         self._corrupt: set[str] = set()
@@ -63,6 +64,20 @@ class HubServer:
         items = [HubFile(p, d) for p, d in files.items()] if isinstance(files, Mapping) else files
         repo.commit(items)
         self.repos[repo_id] = repo
+        return repo
+
+    def add_dataset(
+        self,
+        repo_id: str,
+        files: Mapping[str, bytes] | Iterable[HubFile],
+        *,
+        gated: bool | str = False,
+        authorized: Iterable[str] = (),
+    ) -> HubRepo:
+        """A dataset repository (its own namespace: `/api/datasets/...`, `/datasets/...`)."""
+        repo = self.add_repo(repo_id, files, gated=gated, authorized=authorized)
+        self.datasets[repo_id] = self.repos.pop(repo_id)
+        repo.kind = "dataset"
         return repo
 
     def drop_after(self, path: str, nbytes: int, times: int = 1) -> None:
@@ -153,8 +168,12 @@ class HubServer:
             if len(parts) == 2 and parts[0] == "cdn":
                 return await self._serve_blob(request, parts[1], entry)
             raise web.HTTPNotFound()
-        if parts[:2] == ["api", "models"] and len(parts) >= 4:
-            repo = self._repo("/".join(parts[2:4]))
+        kinds = {"models": self.repos, "datasets": self.datasets}
+        if parts[0] == "datasets" and len(parts) >= 6 and parts[3] == "resolve":
+            repo = self._repo("/".join(parts[1:3]), self.datasets)
+            return await self._resolve(request, repo, parts[4], "/".join(parts[5:]), entry)
+        if parts[0] == "api" and len(parts) >= 4 and parts[1] in kinds:
+            repo = self._repo("/".join(parts[2:4]), kinds[parts[1]])
             rest = parts[4:]
             if not rest:
                 return self._info(request, repo, "main")
@@ -167,8 +186,8 @@ class HubServer:
             return await self._resolve(request, repo, parts[3], "/".join(parts[4:]), entry)
         raise web.HTTPNotFound()
 
-    def _repo(self, repo_id: str) -> HubRepo:
-        repo = self.repos.get(repo_id)
+    def _repo(self, repo_id: str, repos: dict[str, HubRepo] | None = None) -> HubRepo:
+        repo = (self.repos if repos is None else repos).get(repo_id)
         if repo is None:
             raise _error(401, "RepoNotFound", "Repository not found")
         return repo
@@ -193,7 +212,7 @@ class HubServer:
         body = {
             "_id": hashlib.md5(repo.repo_id.encode()).hexdigest()[:24],
             "id": repo.repo_id,
-            "modelId": repo.repo_id,
+            **({"modelId": repo.repo_id} if repo.kind == "model" else {}),
             "author": repo.repo_id.split("/")[0],
             "sha": sha,
             "lastModified": _DATE,
@@ -204,7 +223,7 @@ class HubServer:
             "downloads": 0,
             "likes": 0,
             "tags": [],
-            "library_name": "transformers",
+            **({"library_name": "transformers"} if repo.kind == "model" else {}),
             "siblings": siblings,
         }
         return web.json_response(body)
@@ -263,13 +282,13 @@ class HubServer:
             raise _error(
                 401,
                 "GatedRepo",
-                f"Access to model {repo.repo_id} is restricted. You must have access to "
+                f"Access to {repo.kind} {repo.repo_id} is restricted. You must have access to "
                 "it and be authenticated to access it. Please log in.",
             )
         raise _error(
             403,
             "GatedRepo",
-            f"Access to model {repo.repo_id} is restricted and you are not in the "
+            f"Access to {repo.kind} {repo.repo_id} is restricted and you are not in the "
             f"authorized list. Visit https://huggingface.co/{repo.repo_id} to ask for "
             "access.",
         )
@@ -277,7 +296,7 @@ class HubServer:
     async def _serve_blob(
         self, request: web.Request, sha256: str, entry: Request
     ) -> web.StreamResponse:
-        for repo in self.repos.values():
+        for repo in [*self.repos.values(), *self.datasets.values()]:
             for tree in repo.commits.values():
                 for f in tree.values():
                     if f.sha256 == sha256:
