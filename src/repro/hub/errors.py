@@ -54,8 +54,9 @@ def endpoint_url(endpoint: str | None = None) -> str:
     return (endpoint or constants.ENDPOINT).rstrip("/")
 
 
-def repo_url(repo: str, endpoint: str | None = None) -> str:
-    return f"{endpoint_url(endpoint)}/{repo}"
+def repo_url(repo: str, endpoint: str | None = None, repo_type: str | None = None) -> str:
+    prefix = constants.REPO_TYPES_URL_PREFIXES.get(repo_type or "", "")
+    return f"{endpoint_url(endpoint)}/{prefix}{repo}"
 
 
 def _token_set() -> bool:
@@ -67,8 +68,14 @@ def _server_says(err: HfHubHTTPError) -> str:
     return f" (the Hub says: {scrub(message)})" if message else ""
 
 
-def gated_error(repo: str, status: int | None, endpoint: str | None, detail: str = "") -> HubError:
-    url = repo_url(repo, endpoint)
+def gated_error(
+    repo: str,
+    status: int | None,
+    endpoint: str | None,
+    detail: str = "",
+    repo_type: str | None = None,
+) -> HubError:
+    url = repo_url(repo, endpoint, repo_type)
     if status == 403 or (status is None and _token_set()):
         what = f"{repo} is gated and the account of HF_TOKEN has not been granted access"
     else:
@@ -80,20 +87,29 @@ def gated_error(repo: str, status: int | None, endpoint: str | None, detail: str
     )
 
 
-def translate(err: BaseException, repo: str, revision: str, endpoint: str | None) -> ReproError:
-    """The `ReproError` to raise for a huggingface_hub / network failure about `repo`."""
+def translate(
+    err: BaseException,
+    repo: str,
+    revision: str,
+    endpoint: str | None,
+    repo_type: str | None = None,
+) -> ReproError:
+    """The `ReproError` to raise for a huggingface_hub / network failure about `repo`
+    (a model repository, or a dataset with `repo_type="dataset"`)."""
     where = endpoint_url(endpoint)
+    url = repo_url(repo, endpoint, repo_type)
     if isinstance(err, GatedRepoError):
         status = err.response.status_code if err.response is not None else None
-        return gated_error(repo, status, endpoint, _server_says(err))
+        return gated_error(repo, status, endpoint, _server_says(err), repo_type)
     if isinstance(err, RevisionNotFoundError):
         return HubError(
             f"{repo} has no revision '{revision}'{_server_says(err)}",
-            hint=f"check the branch, tag or commit SHA at {repo_url(repo, endpoint)}",
+            hint=f"check the branch, tag or commit SHA at {url}",
         )
     if isinstance(err, RepositoryNotFoundError):
+        noun = "dataset" if repo_type == "dataset" else "repository"
         return HubError(
-            f"repository {repo} not found at {where}, or it is private{_server_says(err)}",
+            f"{noun} {repo} not found at {where}, or it is private{_server_says(err)}",
             hint="check the repository id; for a private repository set HF_TOKEN to a token "
             "with read access",
         )
@@ -107,7 +123,7 @@ def translate(err: BaseException, repo: str, revision: str, endpoint: str | None
         if status == 403:
             return HubError(
                 f"access to {repo} is forbidden (403){_server_says(err)}",
-                hint=f"check your access at {repo_url(repo, endpoint)} and the token's permissions",
+                hint=f"check your access at {url} and the token's permissions",
             )
         return HubError(
             f"the Hub answered {status} for {repo}@{revision}{_server_says(err)}",
@@ -144,11 +160,13 @@ def translate(err: BaseException, repo: str, revision: str, endpoint: str | None
 
 
 @contextmanager
-def hub_errors(repo: str, revision: str, endpoint: str | None = None) -> Iterator[None]:
+def hub_errors(
+    repo: str, revision: str, endpoint: str | None = None, repo_type: str | None = None
+) -> Iterator[None]:
     """Turn huggingface_hub and network errors inside the block into `ReproError`s."""
     try:
         yield
     except ReproError:
         raise
     except (HfHubHTTPError, httpx2.HTTPError, LocalEntryNotFoundError, OSError) as err:
-        raise translate(err, repo, revision, endpoint) from None
+        raise translate(err, repo, revision, endpoint, repo_type) from None
