@@ -7,6 +7,9 @@ at low concurrency and temperature 0 to `/generate`, and read `completion_tokens
 acceptance length is sum(completion_tokens) / sum(spec_verify_ct): never the server's
 cumulative `avg_spec_accept_length`.
 
+Prompt sets are shipped sets, data files or Hub datasets (repro.bench.datasets); each set's
+result records its source (for a Hub dataset, the commit SHA and files read).
+
 The results go to `accept.json` in a run folder: a new `runs/<UTC>-<recipe>-accept/` (with
 run.json, recipe.json, server_info.json, machine.json and an empty summary.json), or an
 existing bench run given as `output`.
@@ -127,6 +130,8 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
     ]
     started = utc_now()
     sets = asyncio.run(_measure(url, bodies, opts))
+    for result, ps in zip(sets, prompt_sets, strict=True):
+        result["source"] = ps.source  # what ran: a Hub commit SHA, a file's sha256
     simulated = recipe.simulator is not None or is_simulated(info)
     run_dir = _run_dir(recipe, opts, url, info, simulated, started, template.origin)
     write_json(run_dir / "accept.json", {"simulated": simulated, "sets": sets})

@@ -1,8 +1,6 @@
-"""Prompts: the shipped prompt sets (math, code, chat), JSONL files, bench datasets, and chat
-templates rendered with jinja2 (no transformers).
-
-A prompt-set JSONL file holds one JSON object a line with the prompt under `prompt` (or
-`text`, `question`, `instruction`), or a plain JSON string a line.
+"""Prompts: the shipped prompt sets (math, code, chat), data files and Hub datasets (read by
+repro.bench.datasets), bench datasets, and chat templates rendered with jinja2 (no
+transformers).
 
 Chat template: the model snapshot's own (`chat_template.jinja`, or `chat_template` in
 `tokenizer_config.json`) when it is in the local Hub cache or a local directory; otherwise
@@ -13,9 +11,9 @@ Qwen and many others. Templates see `messages`, `add_generation_prompt`, `enable
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,10 +21,11 @@ from typing import Any
 from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from repro.bench.datasets import PromptSet, load_file, load_hub_dataset, read_prompts, text_table
+from repro.datasetref import DATA_SUFFIXES, HF_PREFIX, HF_SYNTAX, SHAREGPT_REF
 from repro.errors import ReproError
 
 SHIPPED_SETS = ("math", "code", "chat")
-_PROMPT_KEYS = ("prompt", "text", "question", "instruction")
 
 BUILTIN_CHAT_TEMPLATE = (
     "{% for message in messages %}"
@@ -38,56 +37,35 @@ BUILTIN_CHAT_TEMPLATE = (
 )
 
 
-@dataclass
-class PromptSet:
-    name: str
-    prompts: list[str]
+def load_prompt_set(
+    ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
+) -> PromptSet:
+    """A shipped set by name, a data file, or a Hub dataset (`hf:...`, pinned to a commit).
 
-
-def _read_jsonl(text: str, where: str) -> list[str]:
-    prompts = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReproError(f"{where}:{n}: not JSON ({exc.msg})") from None
-        if isinstance(row, str):
-            prompts.append(row)
-            continue
-        value = next((row[k] for k in _PROMPT_KEYS if isinstance(row, dict) and k in row), None)
-        if not isinstance(value, str):
-            raise ReproError(
-                f"{where}:{n}: no prompt field",
-                hint=f"each line is a JSON string or an object with one of {list(_PROMPT_KEYS)}",
-            )
-        prompts.append(value)
-    return prompts
-
-
-def load_prompt_set(ref: str) -> PromptSet:
-    """A shipped set by name, or a JSONL file path. Raises ReproError for an empty set."""
+    Raises ReproError for an empty set. `endpoint` / `cache_dir` default to HF_ENDPOINT /
+    HF_HUB_CACHE.
+    """
     if ref in SHIPPED_SETS:
-        text = resources.files("repro.bench").joinpath(f"prompts/{ref}.jsonl").read_text("utf-8")
-        prompts, name = _read_jsonl(text, f"prompts/{ref}.jsonl"), ref
-    elif ref.startswith("hf:"):
-        raise ReproError(
-            f"{ref}: Hub datasets are not supported yet",
-            hint='export the column to a JSONL file ({"prompt": ...} per line) and pass its path',
-        )
+        where = f"prompts/{ref}.jsonl"
+        text = resources.files("repro.bench").joinpath(where).read_text("utf-8")
+        prompts, _ = read_prompts(where, [(where, text_table(text, ".jsonl", where))], None, "")
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        found = PromptSet(ref, prompts, {"kind": "shipped", "name": ref, "sha256": digest})
+    elif ref.startswith(HF_PREFIX):
+        found = load_hub_dataset(ref, endpoint=endpoint, cache_dir=cache_dir)
     else:
         path = Path(ref)
         if not path.is_file():
             raise ReproError(
                 f"prompt set {ref!r} is neither a shipped set nor a file",
-                hint=f"use one of {', '.join(SHIPPED_SETS)} or a path to a .jsonl file",
+                hint=f"use one of {', '.join(SHIPPED_SETS)}, a path to a "
+                f"{'/'.join(DATA_SUFFIXES)} file, or {HF_SYNTAX}",
             )
-        prompts, name = _read_jsonl(path.read_text(encoding="utf-8"), str(path)), path.stem
-    prompts = [p for p in prompts if p.strip()]
-    if not prompts:
+        found = load_file(path)
+    found.prompts = [p for p in found.prompts if p.strip()]
+    if not found.prompts:
         raise ReproError(f"prompt set {ref!r} is empty", hint="give it at least one prompt")
-    return PromptSet(name, prompts)
+    return found
 
 
 def take(prompts: list[str], n: int) -> list[str]:
@@ -193,36 +171,49 @@ def _fit(words: list[str], n: int) -> str:
     return " ".join(words[i % len(words)] for i in range(n))
 
 
+def bench_source(
+    dataset: str, *, endpoint: str | None = None, cache_dir: Path | None = None
+) -> PromptSet | None:
+    """The prompts behind a bench dataset; None for `random` (synthetic, made per level).
+
+    chat: the shipped chat set, fitted to input_len; sharegpt: SGLang bench_serving's ShareGPT
+    file from the Hub (SHAREGPT_REF); a file or `hf:` reference: its prompts as they are.
+    """
+    if dataset == "random":
+        return None
+    if dataset == "chat":
+        found = load_prompt_set("chat")
+        found.fit_to_length = True
+        return found
+    ref = SHAREGPT_REF if dataset == "sharegpt" else dataset
+    return load_prompt_set(ref, endpoint=endpoint, cache_dir=cache_dir)
+
+
 def bench_prompts(
-    dataset: str,
+    dataset: str | PromptSet | None,
     count: int,
     input_len: int,
     *,
     seed: int = 0,
     template: ChatTemplate | None = None,
 ) -> list[str]:
-    """`count` prompts of about `input_len` tokens (counted as words).
+    """`count` chat-formatted prompts from `dataset` (a name, or what bench_source gave).
 
-    random: synthetic random words (what bench_serving's random dataset is: noise to a
-    drafter); chat: the shipped chat prompts, chat-formatted, padded by repeating the
-    prompt or truncated to input_len words.
+    random (or None): synthetic random words, about input_len tokens (what bench_serving's
+    random dataset is: noise to a drafter); chat: the shipped chat prompts padded by
+    repeating the prompt or truncated to input_len words; any other set: its prompts as
+    they are, in order, cycling when the level is longer than the set.
     """
     if count <= 0:
         return []
+    source = bench_source(dataset) if isinstance(dataset, str) else dataset
     rng = random.Random(seed)
-    if dataset == "random":
+    if source is None:
         return [" ".join(_random_word(rng) for _ in range(input_len)) for _ in range(count)]
-    if dataset == "chat":
-        base = load_prompt_set("chat").prompts
-        tpl = template or ChatTemplate(BUILTIN_CHAT_TEMPLATE)
-        out = []
-        for i in range(count):
-            words = base[i % len(base)].split()
-            # a distinct tag per request so prefix caching does not turn the level into hits
-            body = f"[{rng.randrange(10**9)}] " + _fit(words, max(1, input_len - 1))
-            out.append(tpl.render(body, thinking=False))
-        return out
-    raise ReproError(
-        f"dataset {dataset!r} needs a local file that repro does not download",
-        hint="use dataset: random or chat in the recipe's bench section",
-    )
+    tpl = template or ChatTemplate(BUILTIN_CHAT_TEMPLATE)
+    out = []
+    for prompt in take(source.prompts, count):
+        text = _fit(prompt.split(), max(1, input_len - 1)) if source.fit_to_length else prompt
+        # a distinct tag per request so prefix caching does not turn the level into hits
+        out.append(tpl.render(f"[{rng.randrange(10**9)}] " + text, thinking=False))
+    return out

@@ -38,7 +38,10 @@ def accept_table(results: list[AcceptResult]) -> Table:
 @click.option(
     "--prompts",
     "prompt_sets",
-    help="Comma-separated prompt sets: math, code, chat, or paths to JSONL files.",
+    help="Comma-separated prompt sets: math, code, chat, .jsonl/.json/.csv/.parquet files, or "
+    "Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN] (default column: the first of prompt, "
+    "text, question, instruction, problem), e.g. --prompts math,hf:openai/gsm8k/main:question. "
+    "A comma always separates two sets (names, paths and columns hold none).",
 )
 @click.option("-n", "--num-prompts", type=click.IntRange(min=1), help="Prompts per set.")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), help="Tokens per prompt.")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from repro.datasetref import bench_dataset_problem
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
 
@@ -26,10 +26,15 @@ class Bench(StrictModel):
     )
     input_len: int = Field(1024, ge=1, le=10_000_000, description="Prompt length in tokens.")
     output_len: int = Field(1024, ge=1, le=10_000_000, description="Output length in tokens.")
-    dataset: Literal["random", "chat", "sharegpt"] = Field(
+    dataset: str = Field(
         "random",
-        description='"random": random tokens of input_len; "chat": chat-formatted prompts (what '
-        'speculative decoding needs: random tokens make a drafter look useless); "sharegpt".',
+        max_length=500,
+        description='"random": random tokens of input_len; "chat": chat-formatted prompts of '
+        "input_len (what speculative decoding needs: random tokens make a drafter look "
+        'useless); "sharegpt": SGLang bench_serving\'s ShareGPT file from the Hub (first human '
+        "turns); a .jsonl/.json/.csv/.parquet file (relative to the working directory); or a "
+        "Hub dataset hf:ORG/NAME[/PATH][@REVISION][:COLUMN], e.g. hf:openai/gsm8k/main:question. "
+        "Dataset prompts are sent as they are, chat-formatted; output_len applies to all.",
     )
     prompts_per_level: int = Field(
         64, ge=1, le=1_000_000, description="Requests measured per concurrency level."
@@ -42,6 +47,14 @@ class Bench(StrictModel):
         le=1_000_000,
         description="Open-loop Poisson arrival rate (req/s); none = closed loop.",
     )
+
+    @field_validator("dataset")
+    @classmethod
+    def _dataset(cls, value: str) -> str:
+        problem = bench_dataset_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @field_validator("concurrencies")
     @classmethod
