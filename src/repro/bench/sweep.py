@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from repro.bench.client import Endpoint, RequestResult, StreamClient
+from repro.bench.datasets import PromptSet
 from repro.bench.metrics import summarize_level
-from repro.bench.prompts import bench_prompts, chat_template_for
+from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
 from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now
 from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.wire import chat_body, generate_body
+from repro.datasetref import HF_SYNTAX, bench_dataset_problem
 from repro.errors import ReproError
 
 
@@ -36,6 +38,7 @@ class BenchOptions:
     concurrencies: list[int] | None = None
     input_len: int | None = None
     output_len: int | None = None
+    dataset: str | None = None  # overrides recipe bench.dataset (repro.datasetref syntax)
     prompts: int | None = None
     endpoint: Endpoint = "generate"
     output: Path | None = None
@@ -59,18 +62,32 @@ def default_url(recipe: Any) -> str:
     return f"http://127.0.0.1:{recipe.server.port}"
 
 
-def _workload(bench: dict[str, Any]) -> dict[str, Any]:
+def _workload(bench: dict[str, Any], source: PromptSet | None) -> dict[str, Any]:
     keys = ("input_len", "output_len", "dataset", "prompts_per_level", "warmup", "repeats")
-    return {**{k: bench[k] for k in keys}, "request_rate": bench.get("request_rate")}
+    return {
+        **{k: bench[k] for k in keys},
+        "request_rate": bench.get("request_rate"),
+        "dataset_source": source.source if source else None,
+    }
 
 
-def _start(recipe: Any, opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str]:
+def _source(dataset: str) -> PromptSet | None:
+    problem = bench_dataset_problem(dataset)
+    if problem:
+        raise ReproError(f"--dataset: {problem}", hint=f"e.g. --dataset chat or {HF_SYNTAX}")
+    return bench_source(dataset)
+
+
+def _start(
+    recipe: Any, opts: BenchOptions
+) -> tuple[RunRecord, dict[str, Any], str, PromptSet | None]:
     """A new run record (recipe.json holds the bench plan after CLI overrides)."""
     bench = recipe.bench.model_dump(mode="json")
     overrides = {
         "concurrencies": opts.concurrencies,
         "input_len": opts.input_len,
         "output_len": opts.output_len,
+        "dataset": opts.dataset,
         "prompts_per_level": opts.prompts,
     }
     bench.update({k: v for k, v in overrides.items() if v is not None})
@@ -79,6 +96,7 @@ def _start(recipe: Any, opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], 
             "the dataset is empty: nothing to send",
             hint="give --prompts >= 1 and at least one --concurrency level",
         )
+    source = _source(bench["dataset"])  # a bad dataset fails before the server is asked
     resolved = recipe.model_dump(mode="json")
     resolved["bench"] = bench
     url = (opts.url or default_url(recipe)).rstrip("/")
@@ -98,7 +116,7 @@ def _start(recipe: Any, opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], 
             "finished_at": None,
             "server_url": url,
             "endpoint": opts.endpoint,
-            "workload": _workload(bench),
+            "workload": _workload(bench, source),
             "slos": opts.slos,
             "error": None,
         },
@@ -111,13 +129,35 @@ def _start(recipe: Any, opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], 
         from repro.topology import collect_fingerprint
 
         record.write("machine.json", collect_fingerprint().model_dump(mode="json"))
-    return record, resolved, served_model(info)
+    return record, resolved, served_model(info), source
 
 
-def _resume(opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str]:
+def _resumed_source(record: RunRecord, dataset: str) -> PromptSet | None:
+    """The prompts the run started with: a Hub dataset at its recorded commit; a file only
+    when its content is unchanged."""
+    recorded = record.run.get("workload", {}).get("dataset_source") or {}
+    if recorded.get("kind") == "hub":
+        return bench_source(recorded["pinned"])
+    source = bench_source(dataset)
+    if source and recorded.get("sha256") not in (None, source.source.get("sha256")):
+        raise ReproError(
+            f"{dataset} changed since {record.dir} started (sha256 differs)",
+            hint="restore the file, or start a new run",
+        )
+    return source
+
+
+def _resume(opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str, PromptSet | None]:
     assert opts.resume is not None
     record = RunRecord.open(opts.resume)
     resolved = read_json(opts.resume / "recipe.json")
+    if opts.dataset is not None and opts.dataset != resolved["bench"]["dataset"]:
+        raise ReproError(
+            f"{opts.resume} measures dataset {resolved['bench']['dataset']!r}, not "
+            f"{opts.dataset!r}",
+            hint="resume without --dataset, or start a new run",
+        )
+    source = _resumed_source(record, resolved["bench"]["dataset"])
     if opts.url:
         record.run["server_url"] = opts.url.rstrip("/")
     recorded = record.run.get("slos")
@@ -131,15 +171,21 @@ def _resume(opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str]:
     info = asyncio.run(fetch_server_info(record.run["server_url"]))
     record.run.update(status="running", finished_at=None, error=None)
     record.save_run()
-    return record, resolved, served_model(info)
+    return record, resolved, served_model(info), source
 
 
 def _bodies(
-    bench: dict[str, Any], endpoint: str, model: str, n: int, seed: int, template: Any
+    bench: dict[str, Any],
+    source: PromptSet | None,
+    endpoint: str,
+    model: str,
+    n: int,
+    seed: int,
+    template: Any,
 ) -> list[bytes]:
     raw = endpoint == "chat"  # the server applies its own template to chat messages
     prompts = bench_prompts(
-        bench["dataset"], n, bench["input_len"], seed=seed, template=None if raw else template
+        source, n, bench["input_len"], seed=seed, template=None if raw else template
     )
     out_len = bench["output_len"]
     if raw:
@@ -153,7 +199,7 @@ def _bodies(
 
 def run_bench(recipe: Any, opts: BenchOptions, progress: Progress | None = None) -> BenchResult:
     """Run (or resume) a sweep; returns the run folder and its status."""
-    record, resolved, model = _resume(opts) if opts.resume else _start(recipe, opts)
+    record, resolved, model, source = _resume(opts) if opts.resume else _start(recipe, opts)
     bench = resolved["bench"]
     gpus = int(resolved.get("topology", {}).get("gpus") or 0)
     endpoint = record.run["endpoint"]
@@ -170,7 +216,9 @@ def run_bench(recipe: Any, opts: BenchOptions, progress: Progress | None = None)
     ]
     try:
         error = asyncio.run(
-            _sweep(record, bench, todo, url, endpoint, model, template, gpus, opts, progress)
+            _sweep(
+                record, bench, source, todo, url, endpoint, model, template, gpus, opts, progress
+            )
         )
     except BaseException as exc:  # Ctrl-C or a bug: the finished levels stay, resumable
         record.finish("failed", f"{type(exc).__name__}: {exc}")
@@ -186,6 +234,7 @@ def run_bench(recipe: Any, opts: BenchOptions, progress: Progress | None = None)
 async def _sweep(
     record: RunRecord,
     bench: dict[str, Any],
+    source: PromptSet | None,
     todo: list[tuple[int, int]],
     url: str,
     endpoint: Endpoint,
@@ -199,9 +248,12 @@ async def _sweep(
         for concurrency, repeat in todo:
             seed = concurrency * 1009 + repeat
             if bench["warmup"]:
-                warm = _bodies(bench, endpoint, model, bench["warmup"], seed + 7_000_000, template)
+                warm = _bodies(
+                    bench, source, endpoint, model, bench["warmup"], seed + 7_000_000, template
+                )
                 await client.run(warm, min(concurrency, len(warm)), repeat=repeat)
-            bodies = _bodies(bench, endpoint, model, bench["prompts_per_level"], seed, template)
+            n = bench["prompts_per_level"]
+            bodies = _bodies(bench, source, endpoint, model, n, seed, template)
             if progress:
                 progress.level_started(concurrency, repeat, len(bodies))
             run = await client.run(

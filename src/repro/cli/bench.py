@@ -90,8 +90,25 @@ def summary_table(levels: list[dict[str, Any]]) -> Table:
 @click.argument("recipe", required=False)
 @click.option("--url", help="Server URL (default: http://127.0.0.1:<recipe server.port>).")
 @click.option("--concurrency", "concurrency", help="Comma-separated levels, e.g. 1,2,4,8.")
-@click.option("--input-len", type=click.IntRange(min=1), help="Prompt length (tokens).")
-@click.option("--output-len", type=click.IntRange(min=1), help="Output length (tokens).")
+@click.option(
+    "--input-len",
+    type=click.IntRange(min=1),
+    help="Prompt length (tokens) of the random and chat datasets.",
+)
+@click.option(
+    "--output-len",
+    type=click.IntRange(min=1),
+    help="Output length (tokens) of every request, whatever the dataset.",
+)
+@click.option(
+    "--dataset",
+    metavar="DATASET",
+    help="Prompts, overriding the recipe's bench.dataset: random, chat, sharegpt (SGLang "
+    "bench_serving's ShareGPT file, fetched from the Hub once), a .jsonl/.json/.csv/.parquet "
+    "file, or a Hub dataset hf:ORG/NAME[/PATH][@REVISION][:COLUMN], e.g. "
+    "--dataset hf:openai/gsm8k/main:question. Dataset prompts are sent as they are "
+    "(chat-formatted); the record keeps the file's sha256 or the Hub commit SHA.",
+)
 @click.option("--prompts", type=int, help="Measured requests per level.")
 @click.option(
     "--endpoint",
@@ -113,6 +130,7 @@ def bench(
     concurrency: str | None,
     input_len: int | None,
     output_len: int | None,
+    dataset: str | None,
     prompts: int | None,
     endpoint: str,
     output: Path | None,
@@ -134,6 +152,7 @@ def bench(
         concurrencies=_levels(concurrency),
         input_len=input_len,
         output_len=output_len,
+        dataset=dataset,
         prompts=prompts,
         endpoint="chat" if endpoint == "chat" else "generate",
         output=output,
