@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from repro.bench.datasets import pick_data_files
 from repro.bench.prompts import bench_prompts, bench_source, load_prompt_set
-from repro.bench.sweep import _source
+from repro.bench.sweep import BenchOptions, _source, run_bench
+from repro.datasetref import SHAREGPT_FILE, SHAREGPT_REPO
 from repro.errors import ReproError
 from repro.hub import GatedRepoAccess, HubError
 from repro.recipe.plan import Bench
@@ -133,6 +134,42 @@ def test_sharegpt_file_and_hub_reference(hub: HubServer, cache: Path, tmp_path: 
     assert "Explain TCP slow start.<|im_end|>" in prompts[0]
     assert "Name three sorting algorithms.<|im_end|>" in prompts[1]
     assert "Explain TCP slow start.<|im_end|>" in prompts[2]
+
+
+def test_sharegpt_is_bench_servings_file_from_the_hub(hub: HubServer, cache: Path) -> None:
+    hub.add_dataset(
+        SHAREGPT_REPO,
+        [
+            HubFile(SHAREGPT_FILE, json.dumps(SHAREGPT).encode(), lfs=True),
+            HubFile("ShareGPT_V3_unfiltered_cleaned_split_no_imsorry.json", b"[]", lfs=True),
+        ],
+    )
+    source = bench_source("sharegpt", endpoint=hub.endpoint, cache_dir=cache)
+    assert source is not None and source.source["files"] == [SHAREGPT_FILE]
+    assert source.prompts == ["Explain TCP slow start.", "Name three sorting algorithms."]
+    assert source.source["commit"] == hub.datasets[SHAREGPT_REPO].refs["main"]
+    fetched = len(hub.downloads())
+    bench_source("sharegpt", endpoint=hub.endpoint, cache_dir=cache)
+    assert len(hub.downloads()) == fetched  # cached after the first time
+
+
+def test_bench_from_a_local_file(sim_spec: SimServer, demo: Any, tmp_path: Path) -> None:
+    data = tmp_path / "prompts.csv"
+    data.write_text("question\nWhat is a B-tree?\nWhy is the sky blue?\n")
+    opts = BenchOptions(
+        url=sim_spec.url, concurrencies=[1, 2], output_len=8, prompts=3, dataset=str(data),
+        runs_dir=tmp_path / "runs", collect_machine=False,
+    )  # fmt: skip
+    result = run_bench(demo, opts)
+    run = json.loads((result.run_dir / "run.json").read_text())
+    assert run["status"] == "complete" and run["workload"]["dataset"] == str(data)
+    source = run["workload"]["dataset_source"]
+    assert source["kind"] == "file" and source["column"] == "question"
+    assert len(source["sha256"]) == 64
+    (result.run_dir / "levels" / "c2-r0.jsonl").unlink()  # as if it crashed there
+    data.write_text("question\nSomething else?\n")
+    with pytest.raises(ReproError, match="changed since"):
+        run_bench(demo, BenchOptions(resume=result.run_dir, collect_machine=False))
 
 
 def test_missing_column_lists_the_columns(hub: HubServer, cache: Path) -> None:
