@@ -7,7 +7,8 @@ Public API:
     StreamClient(url, endpoint).run(bodies, concurrency, ...) -> LevelRun
     summarize_level(results, concurrency=, repeat=, duration=, gpus=, slos=) -> dict
     parse_slos(["ttft_ms=500", "tpot_ms=50"]) -> {"ttft": 500.0, "tpot": 50.0}   # --slo
-    load_prompt_set(ref) -> PromptSet; chat_template_for(repo, revision) -> ChatTemplate
+    load_prompt_set(ref) -> PromptSet   # math|code|chat, a data file, hf:ORG/NAME[...]
+    chat_template_for(repo, revision) -> ChatTemplate
 """
 
 from repro.bench.client import LevelRun, RequestResult, StreamClient
