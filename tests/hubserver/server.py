@@ -278,6 +278,7 @@ class HubServer:
         token = auth.removeprefix("Bearer ").strip()
         if token and token in repo.authorized:
             return
+        prefix = "datasets/" if repo.kind == "dataset" else ""
         if not token:
             raise _error(
                 401,
@@ -289,7 +290,7 @@ class HubServer:
             403,
             "GatedRepo",
             f"Access to {repo.kind} {repo.repo_id} is restricted and you are not in the "
-            f"authorized list. Visit https://huggingface.co/{repo.repo_id} to ask for "
+            f"authorized list. Visit https://huggingface.co/{prefix}{repo.repo_id} to ask for "
             "access.",
         )
 

@@ -22,7 +22,7 @@ from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
 from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now
 from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.wire import chat_body, generate_body
-from repro.datasetref import HF_SYNTAX, bench_dataset_problem
+from repro.datasetref import bench_dataset_problem
 from repro.errors import ReproError
 
 
@@ -74,7 +74,11 @@ def _workload(bench: dict[str, Any], source: PromptSet | None) -> dict[str, Any]
 def _source(dataset: str) -> PromptSet | None:
     problem = bench_dataset_problem(dataset)
     if problem:
-        raise ReproError(f"--dataset: {problem}", hint=f"e.g. --dataset chat or {HF_SYNTAX}")
+        raise ReproError(
+            f"--dataset: {problem}",
+            hint="e.g. --dataset chat, --dataset prompts.jsonl or "
+            "--dataset hf:openai/gsm8k/main:question",
+        )
     return bench_source(dataset)
 
 
