@@ -16,12 +16,15 @@
    records when it wrote each chunk (REPRO_SIM_TRACE_FILE). Requests carry a `rid`, so each
    client event is matched to the chunk the server wrote: at 256 streams it prints the
    client's median ITL against the server-side median gap (target: within 0.1 ms), the
-   per-gap error, the delay from write to read, and TTFT split into first-event delay and
-   request upload. `--repeats` runs of each. Client and server run at `--nice` -10 (root
-   only) so that other work on the machine preempts them less.
+   per-gap error, the delay from write to read, and the client's TTFT against the wire TTFT
+   (server's first-chunk write - the moment the request left the client; target: within
+   0.1 ms). Twice: 256 requests all at once, then as Poisson arrivals at `--rate`.
+   `--repeats` runs of each. Client and server run at `--nice` -10 (root only) so that other
+   work on the machine preempts them less.
 
     .venv/bin/python benchmarks/bench_client.py [--tokens 64] [--streams 64,256,1024]
-        [--repeats 3] [--step-ms 50] [--only throughput|accuracy] [--sim-throughput]
+        [--repeats 3] [--step-ms 50] [--rate 500] [--only throughput|accuracy]
+        [--sim-throughput]
 """
 
 from __future__ import annotations
@@ -181,14 +184,20 @@ class Replay:
 # ---- measurements -------------------------------------------------------------------------
 
 
-async def _run(url: str, bodies: list[bytes], streams: int, repeats: int = 1) -> list[Measured]:
+async def _run(
+    url: str,
+    bodies: list[bytes],
+    streams: int,
+    repeats: int = 1,
+    rate: float | None = None,
+) -> list[Measured]:
     out = []
     async with StreamClient(url, "generate", read_timeout=120) as client:
         await client.run(bodies[: min(len(bodies), streams)], streams)  # open the connections
         for _ in range(repeats):
             offset = time.time() - time.perf_counter()  # the server stamps with time.time()
             cpu0 = time.process_time()
-            run = await client.run(bodies, streams)
+            run = await client.run(bodies, streams, request_rate=rate)
             out.append(Measured(run, time.process_time() - cpu0, offset))
     return out
 
@@ -248,18 +257,22 @@ def _p99(values: list[float]) -> float:
     return float(np.percentile(values, 99)) * 1e3
 
 
-def _accuracy_once(server: SimServer, trace: Path, streams: int, tokens: int) -> dict[str, float]:
+def _accuracy_once(
+    server: SimServer, trace: Path, streams: int, tokens: int, rate: float | None
+) -> dict[str, float]:
     trace.write_text("")
-    (m,) = asyncio.run(_run(server.url, _bodies(streams, tokens, rids=True), streams))
+    (m,) = asyncio.run(_run(server.url, _bodies(streams, tokens, rids=True), streams, rate=rate))
     records = {}
     for line in trace.read_text().splitlines():
         rec = json.loads(line)
         records[rec["rid"]] = rec  # the measured run comes after the warm-up: last line wins
     srv_gap: list[float] = []
-    srv_ttft, cli_gap, cli_ttft, delay, first_delay, upload, gap_err = ([] for _ in range(7))
+    cli_gap, gap_err, delay, cli_ttft, wire_ttft, first_delay, srv_ttft, queue = (
+        [] for _ in range(8)
+    )  # fmt: skip
     for i, r in enumerate(m.run.results):
         rec = records.get(f"bench-{i}")
-        if not r.ok or rec is None:
+        if not r.ok or rec is None or r.ttft_s is None:
             continue
         sent = [c["t"] for c in rec["chunks"] if c["tokens"] > 0]
         seen = m.arrivals(r)
@@ -269,11 +282,13 @@ def _accuracy_once(server: SimServer, trace: Path, streams: int, tokens: int) ->
         srv_gap += np.diff(sent).tolist()
         cli_gap += r.itl_s
         gap_err += (np.array(r.itl_s) - np.diff(sent)).tolist()
-        srv_ttft.append(sent[0] - rec["received"])
-        cli_ttft.append(r.ttft_s)
         delay += [b - a for a, b in zip(sent, seen, strict=True)]
+        out = m.offset + m.run.t0 + r.start_s  # when the request's bytes left the client
+        cli_ttft.append(r.ttft_s)
+        wire_ttft.append(sent[0] - out)
         first_delay.append(seen[0] - sent[0])
-        upload.append(rec["received"] - (m.offset + m.run.t0 + r.start_s))
+        srv_ttft.append(sent[0] - rec["received"])
+        queue.append(rec["received"] - out)
     return {
         "matched": len(cli_ttft),
         "srv_gap": _med(srv_gap),
@@ -283,16 +298,18 @@ def _accuracy_once(server: SimServer, trace: Path, streams: int, tokens: int) ->
         "gap_err99": _p99(gap_err),
         "delay": _med(delay),
         "delay99": _p99(delay),
-        "srv_ttft": _med(srv_ttft),
+        "wire_ttft": _med(wire_ttft),
         "cli_ttft": _med(cli_ttft),
-        "ttft_diff": _med(cli_ttft) - _med(srv_ttft),
+        "ttft_diff": _med(cli_ttft) - _med(wire_ttft),
         "first": _med(first_delay),
-        "upload": _med(upload),
-        "dispatch": max(r.start_s for r in m.run.results) * 1e3,
+        "srv_ttft": _med(srv_ttft),
+        "queue": _med(queue),
     }
 
 
-def accuracy(streams: int, tokens: int, step_ms: float, repeats: int, tmp: Path) -> None:
+def accuracy(
+    streams: int, tokens: int, step_ms: float, repeats: int, rate: float | None, tmp: Path
+) -> None:
     trace = tmp / "trace.jsonl"
     server = SimServer(
         tmp / "fixed.log", "--max-running-requests", str(streams),
@@ -300,25 +317,32 @@ def accuracy(streams: int, tokens: int, step_ms: float, repeats: int, tmp: Path)
     )  # fmt: skip
     try:
         _pin(server.proc.pid, SERVER_CPU)
-        runs = [_accuracy_once(server, trace, streams, tokens) for _ in range(repeats)]
+        runs = [_accuracy_once(server, trace, streams, tokens, rate) for _ in range(repeats)]
     finally:
         server.stop()
-    print(f"accuracy at {streams} streams, fixed step {step_ms:g} ms, {tokens} tokens each, "
-          f"requests matched to the simulator's trace by rid (ms; median unless p99):")  # fmt: skip
+    arrivals = "all at once" if rate is None else f"Poisson arrivals at {rate:g}/s"
+    print(
+        f"accuracy at {streams} streams ({arrivals}), fixed step {step_ms:g} ms, {tokens}"
+        " tokens each, requests matched to the simulator's trace by rid (ms; median unless p99):"
+    )
     print(
         "  run  matched | ITL: server  client    diff | per-gap err  p99 | event delay  p99"
-        " | TTFT: server  client    diff | first-event delay  request upload  dispatch"
+        " | TTFT: wire  client    diff | first-event delay"
+        " | server-side TTFT  queue"
     )
     for i, a in enumerate(runs):
         print(f"  {i:3d}  {a['matched']:7.0f} | {a['srv_gap']:11.3f} {a['cli_itl']:7.3f}"
               f" {a['itl_diff']:+7.3f} | {a['gap_err']:+11.3f} {a['gap_err99']:4.1f}"
-              f" | {a['delay']:11.3f} {a['delay99']:4.1f} | {a['srv_ttft']:12.1f}"
-              f" {a['cli_ttft']:7.1f} {a['ttft_diff']:+7.1f} | {a['first']:17.3f}"
-              f" {a['upload']:15.1f} {a['dispatch']:9.1f}")  # fmt: skip
+              f" | {a['delay']:11.3f} {a['delay99']:4.1f} | {a['wire_ttft']:10.3f}"
+              f" {a['cli_ttft']:7.3f} {a['ttft_diff']:+7.3f} | {a['first']:17.3f}"
+              f" | {a['srv_ttft']:16.1f} {a['queue']:6.1f}")  # fmt: skip
     print("  (ITL diff = client median ITL - server median gap; per-gap err = client gap - the"
           " same gap on the server; event delay = client read - server write of one event;"
-          " TTFT diff = first-event delay + request upload (client send -> simulator receipt);"
-          " dispatch = when the client started its last request)")  # fmt: skip
+          " TTFT wire = server's first-chunk write - the moment the request's bytes left the"
+          " client (the client's start stamp, see client.py _stamp_sent); TTFT diff = client"
+          " median TTFT - wire median, the first-event delay; server-side TTFT counts from"
+          " the simulator's request object, created after `queue` ms of HTTP work that waited"
+          " on its one core)")  # fmt: skip
 
 
 def main() -> None:
@@ -329,6 +353,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--accuracy-streams", type=int, default=256)
     parser.add_argument("--step-ms", type=float, default=50.0)
+    parser.add_argument("--rate", type=float, default=500.0,
+                        help="arrival rate of the spread accuracy run (req/s)")  # fmt: skip
     parser.add_argument("--sim-throughput", action="store_true")
     parser.add_argument("--only", choices=["throughput", "accuracy"])
     parser.add_argument("--nice", type=int, default=-10, help="priority of client and server")
@@ -361,7 +387,8 @@ def main() -> None:
             finally:
                 sim.stop()
         if args.only != "throughput":
-            accuracy(args.accuracy_streams, args.tokens, args.step_ms, args.repeats, tmp)
+            for rate in (None, args.rate):
+                accuracy(args.accuracy_streams, args.tokens, args.step_ms, args.repeats, rate, tmp)
 
 
 if __name__ == "__main__":

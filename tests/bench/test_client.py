@@ -64,6 +64,44 @@ def test_a_fast_stream_is_not_cut_by_a_short_or_no_read_timeout(sim_plain: SimSe
         assert all(r.ok and r.completion_tokens == 32 for r in results), results
 
 
+def test_each_request_s_ttft_spans_the_server_s(tmp_path: Path) -> None:
+    """In a burst, each request's clock starts when its bytes leave (not before the client's
+    work on the rest of the burst) and its first token is seen after the server sent it: the
+    client's TTFT holds the server's (from receipt to first chunk), never less. How close the
+    two are is benchmarks/bench_client.py's business."""
+    trace = tmp_path / "trace.jsonl"
+    server = SimServer(tmp_path / "burst.log", REPRO_SIM_TRACE_FILE=str(trace))
+    n = 128
+    bodies = [
+        generate_body("a burst", 4, temperature=0.0, ignore_eos=True)[:-1] + b',"rid":"b%d"}' % i
+        for i in range(n)
+    ]
+
+    async def go() -> tuple[float, list]:
+        async with StreamClient(server.url) as client:
+            await client.run(bodies[:8], 8)  # open some connections, as a warmup would
+            offset = time.time() - time.perf_counter()  # the simulator stamps with time.time()
+            run = await client.run(bodies, n)
+            return offset + run.t0, run.results
+
+    try:
+        t0, results = asyncio.run(go())
+    finally:
+        server.stop()
+    records = {}
+    for line in trace.read_text().splitlines():
+        record = json.loads(line)
+        records[record["rid"]] = record  # the burst comes last: last line wins
+    slack = 1e-3  # the two clocks, and a first chunk read before the server stamped it
+    for i, r in enumerate(results):
+        assert r.ok and r.ttft_s is not None, r
+        record = records[f"b{i}"]
+        start = t0 + r.start_s
+        first_chunk = next(c["t"] for c in record["chunks"] if c["tokens"] > 0)
+        assert start <= record["received"] + slack
+        assert start + r.ttft_s >= first_chunk - slack
+
+
 _EVENTS = st.lists(
     st.tuples(
         st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b and b"\r" not in b),

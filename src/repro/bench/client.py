@@ -90,14 +90,32 @@ def _describe(exc: BaseException) -> tuple[str, str]:
 
 
 class _Live:
-    """A request in flight, as the stall watchdog sees it: when its last bytes arrived."""
+    """A request in flight: when its bytes left (see `_stamp_sent`) and, for the stall
+    watchdog, when its last bytes arrived."""
 
-    __slots__ = ("last", "stalled", "task")
+    __slots__ = ("last", "sent", "stalled", "task")
 
     def __init__(self, task: asyncio.Task[Any] | None, now: float) -> None:
         self.task = task
         self.last = now
+        self.sent = now
         self.stalled = False
+
+
+async def _stamp_sent(
+    _session: object, ctx: Any, _params: aiohttp.TraceRequestChunkSentParams
+) -> None:
+    """aiohttp calls this just before it writes the request body (http_writer.py
+    StreamWriter.write): the start of the request's TTFT and E2E. Stamping before `post()`
+    instead, as bench_serving does, would add aiohttp's own work on the request (~0.1 ms)
+    and, below Python 3.12, the wait for the task that writes it (client_reqrep.py
+    ClientRequest.send) to every TTFT."""
+    ctx.trace_request_ctx.sent = time.perf_counter()
+
+
+_SENT_TRACE = aiohttp.TraceConfig()
+_SENT_TRACE.on_request_chunk_sent.append(_stamp_sent)
+_SENT_TRACE.freeze()
 
 
 class StreamClient:
@@ -133,7 +151,10 @@ class StreamClient:
     async def __aenter__(self) -> StreamClient:
         connector = aiohttp.TCPConnector(limit=0, force_close=False)
         self._session = aiohttp.ClientSession(
-            connector=connector, timeout=self._timeout, auto_decompress=False
+            connector=connector,
+            timeout=self._timeout,
+            auto_decompress=False,
+            trace_configs=[_SENT_TRACE],
         )
         if 0 < self.read_timeout < float("inf"):
             self._watchdog = asyncio.ensure_future(self._watch())
@@ -167,12 +188,13 @@ class StreamClient:
 
     async def request(self, body: bytes, result: RequestResult, t0: float) -> RequestResult:
         """Send one streaming request and fill `result` (never raises for a failed request)."""
-        start = time.perf_counter()
-        result.start_s = start - t0
-        live = _Live(asyncio.current_task(), start)
+        live = _Live(asyncio.current_task(), time.perf_counter())
         self._live.add(live)
         try:
-            async with self.session.post(self._url, data=body, headers=_HEADERS) as resp:
+            async with self.session.post(
+                self._url, data=body, headers=_HEADERS, trace_request_ctx=live
+            ) as resp:
+                start = live.sent
                 if resp.status != 200:
                     text = (await resp.text(errors="replace"))[:500]
                     result.error_kind = f"http_{resp.status}"
@@ -194,6 +216,7 @@ class StreamClient:
             result.ok = False
         finally:
             self._live.discard(live)
+            result.start_s = live.sent - t0
         return result
 
     async def _read_generate(
@@ -337,18 +360,22 @@ class StreamClient:
             await sem.acquire()
             await one(i)
 
+        # After starting a request, yield once: below Python 3.12 aiohttp writes the request
+        # in a task of its own (client_reqrep.py ClientRequest.send), so a burst of starts
+        # would hold every request's bytes back until the last one had started, and the
+        # first requests' TTFT would count the whole burst.
         if request_rate is None:
             for i in range(len(bodies)):
                 await sem.acquire()
                 tasks.append(asyncio.ensure_future(one(i)))
+                await asyncio.sleep(0)
         else:
             gaps = np.random.default_rng(seed).exponential(1.0 / request_rate, len(bodies))
             due = t0
             for i, gap in enumerate(gaps):
                 due += float(gap) if i else 0.0
                 delay = due - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+                await asyncio.sleep(max(delay, 0.0))
                 tasks.append(asyncio.ensure_future(gated(i)))
         if tasks:
             await asyncio.gather(*tasks)

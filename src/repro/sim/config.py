@@ -15,8 +15,8 @@ so that a rendered argv stays valid for real SGLang:
   REPRO_SIM_CATALOG             another option catalog JSON (default: SGLang 0.5.23's)
 
 A trace line is `{"rid", "endpoint", "stream", "received": <epoch s>, "prompt_tokens",
-"completion_tokens", "finish_reason", "aborted", "chunks": [{"t": <epoch s just before the
-chunk was written to the socket>, "tokens": <new tokens in it>}, ...]}`; a plain (non-stream)
+"completion_tokens", "finish_reason", "aborted", "chunks": [{"t": <epoch s just after the
+chunk was handed to the socket>, "tokens": <new tokens in it>}, ...]}`; a plain (non-stream)
 request has one chunk, its response. A benchmark client compares its own receive times to it.
 
 Speculative settings are resolved as SGLang's hooks do (sglang/srt/arg_groups/

@@ -160,7 +160,10 @@ class SimServer:
     async def updates(self, flow: Flow) -> AsyncGenerator[tuple[Req, int], None]:
         """Each request of a streaming flow whenever it has new output (and once when it
         finishes), with the number of output ids already sent; every send is recorded in
-        `flow.sends` for the trace. Both the native and the OpenAI streams are built on it."""
+        `flow.sends` for the trace, stamped when the consumer comes back for the next update,
+        that is once it has written this one (serialising a chunk takes the simulator tens of
+        microseconds: a stamp taken before would make a client look late by that much). Both
+        the native and the OpenAI streams are built on it."""
         ids_sent = {req.index: 0 for req in flow.reqs}
         done: set[int] = set()
         while len(done) < len(flow.reqs) and not flow.gone:
@@ -174,10 +177,9 @@ class SimServer:
                 ids_sent[req.index] = len(req.output_ids)
                 if req.finished:
                     done.add(req.index)
-                flow.sends.setdefault(req.index, []).append(
-                    (time.time(), len(req.output_ids) - before)
-                )
+                new_ids = len(req.output_ids) - before
                 yield req, before
+                flow.sends.setdefault(req.index, []).append((time.time(), new_ids))
 
     def submit(self, flow: Flow, reqs: list[Req]) -> None:
         flow.reqs = reqs
