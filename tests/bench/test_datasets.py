@@ -95,6 +95,15 @@ def test_jsonl_column_of_the_test_split_pinned_to_the_commit(hub: HubServer, cac
     assert pinned.source["commit"] == first and pinned.prompts == ps.prompts
 
 
+def test_credentials_in_the_endpoint_are_not_recorded(hub: HubServer, cache: Path) -> None:
+    scheme, _, rest = hub.endpoint.partition("://")
+    ps = load_prompt_set(
+        "hf:org/qa:question", endpoint=f"{scheme}://reader:s3cret@{rest}", cache_dir=cache
+    )
+    assert ps.prompts == [r["question"] for r in QA_TEST]
+    assert "s3cret" not in json.dumps(ps.source) and ps.source["endpoint"] == hub.endpoint
+
+
 def test_parquet_default_column_and_a_folder(hub: HubServer, cache: Path) -> None:
     hub.add_dataset(
         "org/math",

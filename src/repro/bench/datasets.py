@@ -293,7 +293,10 @@ def load_hub_dataset(
     snapshot = _storage(hub, cache) / "snapshots" / commit
     if not offline:
         missing = sum(sizes.get(f, 0) for f in files if not (snapshot / f).is_file())
-        check_space(missing, cache, SpaceMargin(), f"dataset {hub.repo}")
+        check_space(
+            missing, cache, SpaceMargin(), f"dataset {hub.repo}",
+            hint="free space there, or set HF_HUB_CACHE to a cache on a larger disk",
+        )  # fmt: skip
         with hub_errors(hub.repo, commit, endpoint, "dataset"):
             for f in files:
                 hf_hub_download(

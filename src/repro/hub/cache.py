@@ -111,8 +111,18 @@ def free_bytes(path: Path) -> int:
     return shutil.disk_usage(nearest_existing(path)).free
 
 
-def check_space(needed: int, cache: Path, margin: SpaceMargin, what: str) -> int:
-    """Free bytes at `cache`; raise `InsufficientSpace` when `needed` + margin does not fit."""
+_FETCH_SPACE_HINT = (
+    "free space there, or download elsewhere: set HF_HUB_CACHE=/big/disk/hub or "
+    "pass --cache-dir /big/disk/hub (the server must mount the same cache); "
+    "the margin is --margin-percent and --keep-free"
+)
+
+
+def check_space(
+    needed: int, cache: Path, margin: SpaceMargin, what: str, hint: str = _FETCH_SPACE_HINT
+) -> int:
+    """Free bytes at `cache`; raise `InsufficientSpace` when `needed` + margin does not fit.
+    The default hint names `repro fetch`'s options; other callers give their own."""
     where = nearest_existing(cache)
     free = shutil.disk_usage(where).free
     reserve = margin.reserve(needed)
@@ -122,9 +132,7 @@ def check_space(needed: int, cache: Path, margin: SpaceMargin, what: str) -> int
             f"+ {human_bytes(reserve)} margin = {human_bytes(needed + reserve)} needed, "
             f"{human_bytes(free)} free at {cache}"
             + (f" (filesystem of {where})" if where != cache else ""),
-            hint="free space there, or download elsewhere: set HF_HUB_CACHE=/big/disk/hub or "
-            "pass --cache-dir /big/disk/hub (the server must mount the same cache); "
-            "the margin is --margin-percent and --keep-free",
+            hint=hint,
         )
     return free
 

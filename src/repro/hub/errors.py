@@ -6,6 +6,7 @@ import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 from huggingface_hub import constants
@@ -51,7 +52,9 @@ def scrub(text: str) -> str:
 
 
 def endpoint_url(endpoint: str | None = None) -> str:
-    return (endpoint or constants.ENDPOINT).rstrip("/")
+    """The Hub's address as messages and records show it: any `user:password@` dropped."""
+    parts = urlsplit((endpoint or constants.ENDPOINT).rstrip("/"))
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def repo_url(repo: str, endpoint: str | None = None, repo_type: str | None = None) -> str:
