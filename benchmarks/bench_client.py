@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from repro.bench.client import LevelRun, RequestResult, StreamClient  # noqa: E402
+from repro.bench.client import LevelRun, RequestResult, StreamClient, measure  # noqa: E402
 from repro.bench.prompts import bench_prompts  # noqa: E402
 from repro.bench.wire import generate_body  # noqa: E402
 from tests.bench.simserver import SimServer, free_port  # noqa: E402
@@ -226,7 +226,7 @@ def throughput(
     print("  streams  requests   events   events/s (wall)    us_cpu/event")
     for streams in streams_list:
         bodies = _bodies(streams * per, tokens)
-        runs = asyncio.run(_run(url, bodies, streams, repeats))
+        runs = measure(_run(url, bodies, streams, repeats))
         rate = [m.events / m.run.duration for m in runs]
         us = [m.cpu / max(m.events, 1) * 1e6 for m in runs]
         print(f"  {streams:7d}  {len(bodies):8d}  {runs[0].events:7d}"
@@ -261,7 +261,7 @@ def _accuracy_once(
     server: SimServer, trace: Path, streams: int, tokens: int, rate: float | None
 ) -> dict[str, float]:
     trace.write_text("")
-    (m,) = asyncio.run(_run(server.url, _bodies(streams, tokens, rids=True), streams, rate=rate))
+    (m,) = measure(_run(server.url, _bodies(streams, tokens, rids=True), streams, rate=rate))
     records = {}
     for line in trace.read_text().splitlines():
         rec = json.loads(line)

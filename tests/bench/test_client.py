@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import time
@@ -11,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.bench.client import StreamClient
+from repro.bench.client import StreamClient, measure
 from repro.bench.wire import SSEParser, generate_body
 from tests.bench.simserver import SimServer
 
@@ -41,7 +40,7 @@ def test_a_stalled_stream_hits_the_read_timeout(tmp_path: Path) -> None:
             return time.perf_counter() - t, run.results
 
     try:
-        elapsed, results = asyncio.run(go())
+        elapsed, results = measure(go())
     finally:
         server.kill()  # SIGTERM waits for the ten-minute step to end
         server.stop()
@@ -60,7 +59,7 @@ def test_a_fast_stream_is_not_cut_by_a_short_or_no_read_timeout(sim_plain: SimSe
             return (await client.run([body] * 4, 4)).results
 
     for timeout in (0.3, 0.0):
-        results = asyncio.run(go(timeout))
+        results = measure(go(timeout))
         assert all(r.ok and r.completion_tokens == 32 for r in results), results
 
 
@@ -85,7 +84,7 @@ def test_each_request_s_ttft_spans_the_server_s(tmp_path: Path) -> None:
             return offset + run.t0, run.results
 
     try:
-        t0, results = asyncio.run(go())
+        t0, results = measure(go())
     finally:
         server.stop()
     records = {}

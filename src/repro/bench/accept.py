@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro.bench.client import RequestResult, StreamClient
+from repro.bench.client import RequestResult, StreamClient, measure
 from repro.bench.metrics import accept_length
 from repro.bench.prompts import chat_template_for, load_prompt_set, take
 from repro.bench.record import new_run_dir, utc_now, write_json
@@ -129,7 +129,7 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         for ps in prompt_sets
     ]
     started = utc_now()
-    sets = asyncio.run(_measure(url, bodies, opts))
+    sets = measure(_measure(url, bodies, opts))
     for result, ps in zip(sets, prompt_sets, strict=True):
         result["source"] = ps.source  # what ran: a Hub commit SHA, a file's sha256
     simulated = recipe.simulator is not None or is_simulated(info)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from repro.bench.client import Endpoint, RequestResult, StreamClient
+from repro.bench.client import Endpoint, RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
 from repro.bench.metrics import summarize_level
 from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
@@ -219,7 +219,7 @@ def run_bench(recipe: Any, opts: BenchOptions, progress: Progress | None = None)
         if (c, r) not in done
     ]
     try:
-        error = asyncio.run(
+        error = measure(
             _sweep(
                 record, bench, source, todo, url, endpoint, model, template, gpus, opts, progress
             )
