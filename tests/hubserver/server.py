@@ -59,26 +59,20 @@ class HubServer:
         *,
         gated: bool | str = False,
         authorized: Iterable[str] = (),
+        kind: str = "model",
     ) -> HubRepo:
-        repo = HubRepo(repo_id, gated=gated, authorized=set(authorized))
+        """A model repository, or with kind="dataset" a dataset repository (its own
+        namespace: `/api/datasets/...`, `/datasets/...`)."""
+        repo = HubRepo(repo_id, gated=gated, authorized=set(authorized), kind=kind)
         items = [HubFile(p, d) for p, d in files.items()] if isinstance(files, Mapping) else files
         repo.commit(items)
-        self.repos[repo_id] = repo
+        (self.datasets if kind == "dataset" else self.repos)[repo_id] = repo
         return repo
 
     def add_dataset(
-        self,
-        repo_id: str,
-        files: Mapping[str, bytes] | Iterable[HubFile],
-        *,
-        gated: bool | str = False,
-        authorized: Iterable[str] = (),
+        self, repo_id: str, files: Mapping[str, bytes] | Iterable[HubFile], **options: Any
     ) -> HubRepo:
-        """A dataset repository (its own namespace: `/api/datasets/...`, `/datasets/...`)."""
-        repo = self.add_repo(repo_id, files, gated=gated, authorized=authorized)
-        self.datasets[repo_id] = self.repos.pop(repo_id)
-        repo.kind = "dataset"
-        return repo
+        return self.add_repo(repo_id, files, kind="dataset", **options)
 
     def drop_after(self, path: str, nbytes: int, times: int = 1) -> None:
         """The next `times` downloads of `path` lose the connection after `nbytes` bytes."""
