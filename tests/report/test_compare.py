@@ -66,6 +66,21 @@ def test_different_workloads_are_refused_unless_forced(runs: Runs, tmp_path: Pat
     assert result.exit_code == 1 and "--force" in result.output
 
 
+def test_runs_on_different_prompts_are_refused_unless_forced(runs: Runs, tmp_path: Path) -> None:
+    other = _copy(runs.dflash, tmp_path)
+    meta = json.loads((other / "run.json").read_text())
+    source = meta["workload"]["dataset_source"]
+    assert source["kind"] == "shipped" and source["sha256"]
+    source["sha256"] = "0" * 64  # the same set name, other prompts (an edited file)
+    (other / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(ReproError) as err:
+        compare_runs(load_run(runs.ar), load_run(other))
+    assert "prompts:" in err.value.message and "0" * 64 in err.value.message
+    meta["workload"].pop("dataset_source")  # a record from before sources were kept
+    (other / "run.json").write_text(json.dumps(meta))
+    assert compare_runs(load_run(runs.ar), load_run(other)).matched == [1, 4]
+
+
 def test_fingerprints_side_by_side_across_machines(runs: Runs, tmp_path: Path) -> None:
     other = _copy(runs.dflash, tmp_path)
     machine = json.loads((other / "machine.json").read_text())

@@ -128,11 +128,14 @@ def compare_runs(
 ) -> Comparison:
     """B relative to A on the concurrencies both measured with the same workload.
 
-    Different workloads (input/output lengths, dataset, request rate) are refused unless
+    Different workloads (input/output lengths, dataset and the prompts it gave, request rate)
+    are refused unless
     `force`, then they become warnings; a different model is always a warning.
     """
     warnings: list[str] = []
     wa, wb = a.run.workload.identity(), b.run.workload.identity()
+    if wa["prompts"] is None or wb["prompts"] is None:  # a record from before sources
+        wa.pop("prompts"), wb.pop("prompts")
     diffs = [f"{k}: {wa[k]} vs {wb[k]}" for k in wa if wa[k] != wb[k]]
     if a.run.endpoint != b.run.endpoint:
         diffs.append(f"endpoint: {a.run.endpoint} vs {b.run.endpoint}")

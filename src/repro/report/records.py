@@ -69,15 +69,27 @@ class Workload(BaseModel):
     warmup: int | None = None
     repeats: int | None = None
     request_rate: float | None = None
+    dataset_source: dict[str, Any] | None = None  # docs/run-record.md: which prompts ran
 
     def identity(self) -> dict[str, Any]:
-        """What must agree for two runs' points to be comparable."""
+        """What must agree for two runs' points to be comparable: the settings and, where both
+        runs recorded it, the prompts' content (a Hub commit, a file's sha256)."""
         return {
             "input_len": self.input_len,
             "output_len": self.output_len,
             "dataset": self.dataset,
             "request_rate": self.request_rate,
+            "prompts": self.prompts_identity(),
         }
+
+    def prompts_identity(self) -> str | None:
+        src = self.dataset_source
+        if not src:
+            return None
+        if src.get("kind") == "hub":
+            files = ",".join(src.get("files") or [])
+            return f"{src.get('repo')}@{src.get('commit')} {files} :{src.get('column')}"
+        return f"{src.get('kind')} sha256:{src.get('sha256')} :{src.get('column', '')}"
 
 
 class RunMeta(BaseModel):
