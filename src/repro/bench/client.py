@@ -375,8 +375,8 @@ class StreamClient:
 
         # After starting a request, yield once: below Python 3.12 aiohttp writes the request
         # in a task of its own (client_reqrep.py ClientRequest.send), so a burst of starts
-        # would hold every request's bytes back until the last one had started, and the
-        # first requests' TTFT would count the whole burst.
+        # would hold every request's bytes back until the last one had started: the server
+        # would get the burst late, and all at once.
         if request_rate is None:
             for i in range(len(bodies)):
                 await sem.acquire()
