@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 from repro.image.build import PatchFile, build_image  # noqa: E402
 from repro.image.plan import plan_for_spec  # noqa: E402
 from repro.image.registry import push  # noqa: E402
-from repro.imagespec import load_image_spec  # noqa: E402
+from repro.recipe.images import load_image_spec  # noqa: E402
 from tests.support.patches import spec_info_patch  # noqa: E402
 from tests.support.registry import docker_login, running_registry  # noqa: E402
 

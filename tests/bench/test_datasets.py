@@ -20,10 +20,10 @@ from pydantic import ValidationError
 from repro.bench.datasets import pick_data_files
 from repro.bench.prompts import bench_prompts, bench_source, load_prompt_set
 from repro.bench.sweep import BenchOptions, _source, run_bench
-from repro.datasetref import SHAREGPT_FILE, SHAREGPT_REPO
 from repro.errors import ReproError
 from repro.hub import GatedRepoAccess, HubError
-from repro.recipe.plan import Bench
+from repro.spec.dataset import SHAREGPT_FILE, SHAREGPT_REPO
+from repro.spec.recipe import Bench
 from tests.bench.simserver import SimServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

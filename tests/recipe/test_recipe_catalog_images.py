@@ -7,16 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from repro.imagespec import (
-    ImageSpec,
+from repro.errors import RecipeError
+from repro.recipe import check_argv, load_catalog
+from repro.recipe.catalog import available_catalog_versions
+from repro.recipe.images import (
     ImageSpecError,
     ImageSpecNotFound,
     effective_catalog,
     list_image_specs,
     load_image_spec,
 )
-from repro.recipe import RecipeError, check_argv, load_catalog
-from repro.recipe.catalog import Catalog, CatalogOption, available_catalog_versions
+from repro.spec.catalog import Catalog, CatalogOption
+from repro.spec.image import ImageSpec
 
 from .conftest import REPO_ROOT, Project
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from repro.errors import ReproError
-from repro.recipe import RecipeError, load_recipe
+from repro.errors import RecipeError, ReproError
+from repro.recipe import load_recipe
 from repro.recipe.loader import merge
 
 from .conftest import BASE_RECIPE, Project

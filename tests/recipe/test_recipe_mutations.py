@@ -20,8 +20,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from repro.errors import RecipeError
 from repro.recipe import (
-    RecipeError,
     catalog_for_recipe,
     check_recipe,
     load_recipe,
@@ -29,8 +29,8 @@ from repro.recipe import (
     render_server_argv,
     render_shell,
 )
-from repro.recipe.schema import Recipe
 from repro.recipe.yamlio import _all_field_paths
+from repro.spec.recipe import Recipe
 
 from .conftest import REPO_ROOT, SHIPPED_RECIPES, make_project
 

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
+from repro.errors import RecipeError
 from repro.recipe import (
     LAUNCH,
-    Catalog,
-    RecipeError,
     catalog_for_recipe,
     check_recipe,
     load_catalog,
@@ -22,6 +21,7 @@ from repro.recipe import (
     render_server_argv,
     render_shell,
 )
+from repro.spec.catalog import Catalog
 
 from .conftest import BASE_RECIPE, REPO_ROOT, SHIPPED_RECIPES, Project
 

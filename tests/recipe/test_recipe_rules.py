@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from repro.recipe import Finding, Recipe, check_recipe, load_recipe
+from repro.recipe import Finding, check_recipe, load_recipe
+from repro.spec.recipe import Recipe
 
 from .conftest import BASE_RECIPE, Project
 

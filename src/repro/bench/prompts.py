@@ -22,8 +22,8 @@ from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from repro.bench.datasets import PromptSet, load_file, load_hub_dataset, read_prompts, text_table
-from repro.datasetref import DATA_SUFFIXES, HF_PREFIX, HF_SYNTAX, SHAREGPT_REF
 from repro.errors import ReproError
+from repro.spec.dataset import DATA_SUFFIXES, HF_PREFIX, HF_SYNTAX, SHAREGPT_REF
 
 SHIPPED_SETS = ("math", "code", "chat")
 

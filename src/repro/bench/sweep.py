@@ -22,8 +22,8 @@ from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
 from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now
 from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.wire import chat_body, generate_body
-from repro.datasetref import bench_dataset_problem
 from repro.errors import ReproError
+from repro.spec.dataset import bench_dataset_problem
 
 
 class Progress(Protocol):
@@ -38,7 +38,7 @@ class BenchOptions:
     concurrencies: list[int] | None = None
     input_len: int | None = None
     output_len: int | None = None
-    dataset: str | None = None  # overrides recipe bench.dataset (repro.datasetref syntax)
+    dataset: str | None = None  # overrides recipe bench.dataset (repro.spec.dataset syntax)
     prompts: int | None = None
     endpoint: Endpoint = "generate"
     output: Path | None = None

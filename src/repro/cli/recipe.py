@@ -12,9 +12,8 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from repro.errors import RecipeError
 from repro.recipe import (
-    Recipe,
-    RecipeError,
     catalog_for_recipe,
     check_recipe,
     list_recipe_files,
@@ -26,6 +25,7 @@ from repro.recipe import (
 )
 from repro.recipe.errors import display_path
 from repro.recipe.render import LAUNCH
+from repro.spec.recipe import Recipe
 
 
 def _dir(ctx: click.Context) -> Path | None:
@@ -214,7 +214,7 @@ def check_cmd(ctx: click.Context, refs: tuple[str, ...], as_json: bool, strict: 
 def schema_cmd(image: bool) -> None:
     """The JSON Schema of recipes (for editor completion), or of image specs."""
     if image:
-        from repro.imagespec import ImageSpec
+        from repro.spec.image import ImageSpec
 
         schema = ImageSpec.model_json_schema()
         schema["title"] = "repro image spec"

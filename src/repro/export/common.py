@@ -9,9 +9,10 @@ from pathlib import Path
 
 from repro import __version__
 from repro.export.image import ExportError, PinnedImage, image_for_export
-from repro.recipe import Catalog, catalog_for_recipe, check_recipe, render_env
+from repro.recipe import catalog_for_recipe, check_recipe, render_env
 from repro.recipe.render import render_node_argv, render_server_argv
-from repro.recipe.schema import SECRET_ENV_NAMES, Recipe
+from repro.spec.catalog import Catalog
+from repro.spec.recipe import SECRET_ENV_NAMES, Recipe
 
 # Where SGLang (huggingface_hub) looks for the Hub cache inside the image, as in
 # compose/sglang.yaml.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from repro.errors import ReproError
 from repro.recipe.errors import display_path
-from repro.recipe.schema import Recipe
+from repro.spec.recipe import Recipe
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _HOST = re.compile(r"^(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)(?::[0-9]{1,5})?$")

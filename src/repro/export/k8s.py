@@ -26,7 +26,7 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
-from repro.recipe.schema import Recipe
+from repro.spec.recipe import Recipe
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # set by LWS on every pod of the set

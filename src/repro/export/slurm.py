@@ -25,7 +25,7 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
-from repro.recipe.schema import Recipe
+from repro.spec.recipe import Recipe
 
 NODE_RANK = "$SLURM_NODEID"  # set by slurmstepd per task: the node's index in the job
 MASTER_ADDR = "$MASTER_ADDR"

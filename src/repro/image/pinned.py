@@ -14,7 +14,7 @@ from repro.errors import ReproError
 from repro.image.build import BuiltImage, build_image
 from repro.image.plan import plan_for_spec, resolve_image_spec
 from repro.image.registry import PushedImage, pull, push, verify
-from repro.imagespec import list_image_specs
+from repro.recipe.images import list_image_specs
 
 
 def build_for(

@@ -9,7 +9,8 @@ from repro.errors import ReproError
 from repro.image.base import Progress
 from repro.image.build import BuildPlan, PatchFile
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
-from repro.imagespec import ImageSpec, RemoteDiff, list_image_specs, load_image_spec
+from repro.recipe.images import list_image_specs, load_image_spec
+from repro.spec.image import ImageSpec, RemoteDiff
 
 PATCH_CACHE = Path.home() / ".cache" / "repro" / "patches"
 

@@ -7,7 +7,8 @@ import resource
 from pathlib import Path
 
 from repro.launch.spec import LaunchSpec
-from repro.recipe import Recipe, catalog_for_recipe, render_env, render_server_argv
+from repro.recipe import catalog_for_recipe, render_env, render_server_argv
+from repro.spec.recipe import Recipe
 
 # A simulated server loads in seconds; a 600 GB model takes tens of minutes.
 SIMULATED_HEALTH_TIMEOUT_S = 120

@@ -47,7 +47,7 @@ def resolve_patches(
 ) -> PatchResolution:
     """Pins for the spec's patch set; fills each remote diff's sha256 into `spec_data`.
 
-    `spec` is a `repro.imagespec.ImageSpec`, `spec_data` its JSON dump (edited in place).
+    `spec` is a `repro.spec.image.ImageSpec`, `spec_data` its JSON dump (edited in place).
     """
     result = PatchResolution()
     patch_set = spec.patch_set

@@ -54,9 +54,11 @@ def build_lock(
     (otherwise the image they describe is stale: `image` becomes null and `catalog` the spec's
     effective catalog again).
     """
-    from repro.imagespec import effective_catalog
-    from repro.recipe import Catalog, RecipeError, check_recipe
+    from repro.errors import RecipeError
+    from repro.recipe import check_recipe
     from repro.recipe.context import image_for_recipe, images_dir_for
+    from repro.recipe.images import effective_catalog
+    from repro.spec.catalog import Catalog
 
     spec = image_for_recipe(recipe)
     spec_data = spec.model_dump(mode="json")

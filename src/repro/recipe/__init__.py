@@ -2,7 +2,7 @@
 topology, server flags, env, benchmark plan), loaded from YAML with `extends:`, validated
 against SGLang's real option catalog, and rendered as the exact server argv and environment.
 
-Public API (other stages call these):
+Public API (other stages call these; the types, Recipe and Catalog, live in repro.spec):
 
     load_recipe(ref, recipes_dir=None) -> Recipe      # a name, a path, or a lock file
     check_recipe(recipe) -> list[Finding]             # errors and warnings, file + field path
@@ -12,9 +12,9 @@ Public API (other stages call these):
     catalog_for_recipe(recipe) -> Catalog             # the catalog of the recipe's image
 """
 
-from repro.recipe.catalog import Catalog, CatalogOption, check_argv, load_catalog
+from repro.recipe.catalog import check_argv, load_catalog
 from repro.recipe.context import catalog_for_recipe, image_for_recipe
-from repro.recipe.errors import Finding, RecipeError
+from repro.recipe.errors import Finding
 from repro.recipe.loader import default_recipes_dir, list_recipe_files, load_recipe
 from repro.recipe.render import (
     LAUNCH,
@@ -25,16 +25,11 @@ from repro.recipe.render import (
     render_shell,
 )
 from repro.recipe.rules import RULES, check_recipe
-from repro.recipe.schema import Recipe
 
 __all__ = [
     "LAUNCH",
     "RULES",
-    "Catalog",
-    "CatalogOption",
     "Finding",
-    "Recipe",
-    "RecipeError",
     "catalog_for_recipe",
     "check_argv",
     "check_recipe",

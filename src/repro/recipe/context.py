@@ -11,21 +11,23 @@ resolved) and `catalog` (extracted from the built image) when the lock carries t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from repro.recipe.catalog import Catalog
-from repro.recipe.errors import RecipeError
+from repro.errors import RecipeError
+from repro.recipe.images import (
+    ImageSpecNotFound,
+    default_images_dir,
+    effective_catalog,
+    load_image_spec,
+)
 from repro.recipe.loader import locate
-from repro.recipe.schema import Recipe
-
-if TYPE_CHECKING:
-    from repro.imagespec import ImageSpec
+from repro.spec.catalog import Catalog
+from repro.spec.image import ImageSpec
+from repro.spec.recipe import Recipe
 
 
 def images_dir_for(recipe: Recipe) -> Path:
-    from repro.imagespec import default_images_dir
 
     near = recipe.source_path.parent if recipe.source_path else recipe.recipes_dir
     return default_images_dir(near)
@@ -37,7 +39,6 @@ def image_for_recipe(recipe: Recipe, wrap: bool = True) -> ImageSpec:
     A missing spec raises a `RecipeError` naming the recipe's `image` field (with
     `wrap=False`, the `ImageSpecNotFound` itself).
     """
-    from repro.imagespec import ImageSpec, ImageSpecNotFound, load_image_spec
 
     lock = recipe.lock_data or {}
     if isinstance(lock.get("image_spec"), dict):
@@ -59,7 +60,6 @@ def image_for_recipe(recipe: Recipe, wrap: bool = True) -> ImageSpec:
 
 def catalog_for_recipe(recipe: Recipe, image: ImageSpec | None = None) -> Catalog:
     """The option catalog to render and check the recipe with."""
-    from repro.imagespec import effective_catalog
 
     lock = recipe.lock_data or {}
     if isinstance(lock.get("catalog"), dict):

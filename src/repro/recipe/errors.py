@@ -1,7 +1,7 @@
 """Recipe errors and findings: one line per problem, naming file, field path and expectation.
 
-Every problem a user can fix in a recipe (or an image spec) ends in a `RecipeError`, whose
-message holds one line per problem in the form
+Every problem a user can fix in a recipe (or an image spec) ends in a
+`repro.errors.RecipeError`, whose message holds one line per problem in the form
 
     recipes/x.yaml: server.extra_args[1]: unknown SGLang option '--specualtive-algorithm'
     (did you mean '--speculative-algorithm'?)
@@ -12,38 +12,14 @@ errors and a whole directory can be checked in one go.
 
 from __future__ import annotations
 
-import difflib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from repro.errors import ReproError
-
 Severity = Literal["error", "warning"]
 Loc = tuple[str | int, ...]
-
-
-class RecipeError(ReproError):
-    """A recipe (or the image spec, catalog or lock it names) is not valid.
-
-    `problems` holds one line per problem; `message` joins them so the CLI prints them all.
-    """
-
-    def __init__(
-        self, message: str, hint: str | None = None, problems: Sequence[str] | None = None
-    ) -> None:
-        self.problems = list(problems) if problems else [message]
-        super().__init__(message, hint=hint)
-
-    @classmethod
-    def from_problems(cls, problems: Sequence[str], hint: str | None = None) -> RecipeError:
-        lines = list(problems)
-        if len(lines) == 1:
-            return cls(lines[0], hint=hint, problems=lines)
-        text = f"{len(lines)} problems:\n" + "\n".join(f"  {line}" for line in lines)
-        return cls(text, hint=hint, problems=lines)
 
 
 @dataclass(frozen=True)
@@ -98,29 +74,3 @@ def format_loc(loc: Iterable[str | int]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
-
-
-def did_you_mean(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
-    """The closest candidate to `word` (difflib), or None when nothing is close."""
-    pool = list(dict.fromkeys(candidates))
-    if not pool:
-        return None
-    matches = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
-    if not matches and word.lower() != word:
-        matches = difflib.get_close_matches(word.lower(), pool, n=1, cutoff=cutoff)
-    if not matches and len(word) >= 3:  # an abbreviation: "cuda" for "cuda_version"
-        matches = sorted((c for c in pool if c.startswith(word)), key=len)[:1]
-    return matches[0] if matches else None
-
-
-def suggestion(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
-    """' (did you mean 'x'?)' or ''."""
-    best = did_you_mean(word, candidates, cutoff)
-    return f" (did you mean '{best}'?)" if best else ""
-
-
-def short_repr(value: object, limit: int = 60) -> str:
-    """repr() cut to a length that fits on one line."""
-    text = repr(value)
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 3] + "..."

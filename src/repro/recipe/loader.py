@@ -22,9 +22,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from repro.recipe.errors import RecipeError, display_path, format_loc, short_repr, suggestion
-from repro.recipe.schema import Recipe
+from repro.errors import RecipeError, short_repr, suggestion
+from repro.recipe.errors import display_path, format_loc
 from repro.recipe.yamlio import Document, origin, problem_lines, read_mapping
+from repro.spec.recipe import Recipe
 
 ENV_RECIPES_DIR = "REPRO_RECIPES_DIR"
 RECIPE_SUFFIXES = (".yaml", ".yml")

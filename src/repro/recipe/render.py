@@ -13,10 +13,12 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.recipe.catalog import Catalog, check_argv
-from repro.recipe.errors import Loc, RecipeError
+from repro.errors import RecipeError
+from repro.recipe.catalog import check_argv
+from repro.recipe.errors import Loc
 from repro.recipe.loader import locate
-from repro.recipe.schema import Recipe
+from repro.spec.catalog import Catalog
+from repro.spec.recipe import Recipe
 
 LAUNCH = ("python3", "-m", "sglang.launch_server")
 

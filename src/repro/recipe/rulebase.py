@@ -6,12 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from repro.recipe.catalog import Catalog
 from repro.recipe.render import Issue
-from repro.recipe.schema import Recipe
+from repro.spec.catalog import Catalog
+from repro.spec.recipe import Recipe
 
 if TYPE_CHECKING:
-    from repro.imagespec import ImageSpec
+    from repro.spec.image import ImageSpec
 
 __all__ = ["DFLASH_FAMILY", "Context", "Issue", "Rule", "algorithm", "err", "simulated", "warn"]
 

@@ -9,11 +9,10 @@ architectures, simulator, bench, env, name).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from repro.recipe.catalog import Catalog
+from repro.errors import RecipeError
 from repro.recipe.context import catalog_for_recipe, image_for_recipe
-from repro.recipe.errors import Finding, RecipeError, Severity
+from repro.recipe.errors import Finding, Severity
+from repro.recipe.images import ImageSpecNotFound
 from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
 from repro.recipe.rulebase import Context, Rule, err, simulated
@@ -35,10 +34,9 @@ from repro.recipe.rules_model import (
     rule_ep_divides_tp,
     rule_gpus_needed,
 )
-from repro.recipe.schema import Recipe
-
-if TYPE_CHECKING:
-    from repro.imagespec import ImageSpec
+from repro.spec.catalog import Catalog
+from repro.spec.image import ImageSpec
+from repro.spec.recipe import Recipe
 
 __all__ = [
     "RULES",
@@ -132,8 +130,6 @@ def check_recipe(
     """Every error and warning of `recipe`, each naming file and field path."""
     issues: list[Issue] = []
     if image is None:
-        from repro.imagespec import ImageSpecNotFound
-
         try:
             image = image_for_recipe(recipe, wrap=False)
         except ImageSpecNotFound as missing:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repro.recipe.errors import suggestion
+from repro.errors import suggestion
 from repro.recipe.hardware import MODEL_WEIGHTS_GB, gpu_model
 from repro.recipe.rulebase import Context, Issue, err, simulated, warn
 

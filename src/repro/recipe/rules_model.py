@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from repro.errors import RecipeError, suggestion
 from repro.recipe.context import images_dir_for
-from repro.recipe.errors import RecipeError, suggestion
+from repro.recipe.images import list_image_specs, load_image_spec
 from repro.recipe.rulebase import DFLASH_FAMILY, Context, Issue, algorithm, err, simulated, warn
 
 
@@ -123,7 +124,6 @@ def rule_ddtree(ctx: Context) -> list[Issue]:
 
 
 def _images_providing(ctx: Context, algorithm: str) -> list[str]:
-    from repro.imagespec import list_image_specs, load_image_spec
 
     folder = images_dir_for(ctx.recipe)
     names = []

@@ -18,7 +18,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from repro.recipe.errors import Loc, RecipeError, display_path, format_loc, short_repr, suggestion
+from repro.errors import RecipeError, short_repr, suggestion
+from repro.recipe.errors import Loc, display_path, format_loc
+from repro.spec.base import PATTERN_WORDS
 
 MAX_DEPTH = 40
 MAX_BYTES = 4 * 1024 * 1024
@@ -189,10 +191,6 @@ def check_plain(data: Any, shown: str) -> list[str]:
 
 
 # --- pydantic errors -> problems -------------------------------------------------------------
-# Regex pattern -> what it means, registered by the schema modules for readable messages.
-PATTERN_WORDS: dict[str, str] = {}
-
-
 def _expected(err: Mapping[str, Any]) -> str:
     kind = err["type"]
     ctx = err.get("ctx") or {}

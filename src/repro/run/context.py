@@ -10,7 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from repro.recipe import Recipe, catalog_for_recipe, load_recipe
+from repro.recipe import catalog_for_recipe, load_recipe
+from repro.spec.recipe import Recipe
 
 CONTEXT_FILE = "context.json"
 

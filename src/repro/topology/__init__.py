@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 from repro.topology.arch import arch_for_name
-from repro.topology.checks import Finding, check_machine
+from repro.topology.checks import MachineCheck, check_machine
 from repro.topology.doctor import DoctorReport, diagnose, run_doctor
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.host import DiskInfo, DockerInfo
 from repro.topology.interconnect import best_gpu_set, classify
-from repro.topology.models import GpuAffinity, GpuInfo, InterconnectClass, Topology
+from repro.topology.models import GpuAffinity, GpuInfo, InterconnectClass, TopoMatrix
 from repro.topology.nccl import NcclAdvice, nccl_advice
 from repro.topology.nvidia import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
 from repro.topology.requirements import (
@@ -30,16 +30,16 @@ __all__ = [
     "DiskInfo",
     "DockerInfo",
     "DoctorReport",
-    "Finding",
     "GpuAffinity",
     "GpuInfo",
     "InterconnectClass",
+    "MachineCheck",
     "MachineFingerprint",
     "NcclAdvice",
     "NvidiaSmiParseError",
     "Requirements",
     "Runner",
-    "Topology",
+    "TopoMatrix",
     "arch_for_name",
     "best_gpu_set",
     "check_machine",

@@ -20,7 +20,9 @@ DISK_HEADROOM = 1.05  # download temp files and metadata on top of the weights
 DEMO_HINT = "run the whole pipeline on the CPU simulator instead: `make demo`"
 
 
-class Finding(BaseModel):
+class MachineCheck(BaseModel):
+    """One result of `repro doctor`: a machine check that passed, warns or fails, and the fix."""
+
     check: str
     status: Status
     message: str
@@ -45,14 +47,14 @@ def _gpu_list(gpus: list[GpuInfo]) -> str:
     return ", ".join(f"{n}x {name}" for name, n in counts.items()) or "no GPUs"
 
 
-def check_machine(fp: MachineFingerprint, req: Requirements | None = None) -> list[Finding]:
+def check_machine(fp: MachineFingerprint, req: Requirements | None = None) -> list[MachineCheck]:
     """Every finding for `fp`, against `req` when given (else machine facts only)."""
     findings = [*_nvidia_findings(fp, req), *_gpu_findings(fp, req)]
     findings += _docker_findings(fp, req)
     findings.append(_disk_finding(fp, req))
     if req is not None and req.nodes > 1:
         findings.append(
-            Finding(
+            MachineCheck(
                 check="nodes",
                 status="warn",
                 message=f"the recipe spans {req.nodes} nodes; doctor checks this node only",
@@ -62,11 +64,11 @@ def check_machine(fp: MachineFingerprint, req: Requirements | None = None) -> li
     return findings
 
 
-def _nvidia_findings(fp: MachineFingerprint, req: Requirements | None) -> list[Finding]:
+def _nvidia_findings(fp: MachineFingerprint, req: Requirements | None) -> list[MachineCheck]:
     if fp.nvidia_smi is None:
         needs = req is not None and req.needs_gpus
         return [
-            Finding(
+            MachineCheck(
                 check="nvidia-smi",
                 status="warn",
                 message=fp.problems[0] if fp.problems else "nvidia-smi not found",
@@ -74,7 +76,7 @@ def _nvidia_findings(fp: MachineFingerprint, req: Requirements | None) -> list[F
             )
         ]
     found = [
-        Finding(
+        MachineCheck(
             check="nvidia-smi",
             status="pass" if fp.gpus else "warn",
             message=f"{fp.nvidia_smi}: {_gpu_list(fp.gpus)}, driver {fp.driver_version or '?'}, "
@@ -82,15 +84,15 @@ def _nvidia_findings(fp: MachineFingerprint, req: Requirements | None) -> list[F
             fix=None if fp.gpus else "check the driver with `nvidia-smi` by hand",
         )
     ]
-    found += [Finding(check="nvidia-smi", status="warn", message=p) for p in fp.problems]
+    found += [MachineCheck(check="nvidia-smi", status="warn", message=p) for p in fp.problems]
     return found
 
 
-def _gpu_findings(fp: MachineFingerprint, req: Requirements | None) -> list[Finding]:
+def _gpu_findings(fp: MachineFingerprint, req: Requirements | None) -> list[MachineCheck]:
     if req is None or not req.needs_gpus:
         if req is not None:
             return [
-                Finding(
+                MachineCheck(
                     check="gpus",
                     status="pass",
                     message="the recipe needs no GPUs (gpu_runtime: none)",
@@ -105,7 +107,7 @@ def _gpu_findings(fp: MachineFingerprint, req: Requirements | None) -> list[Find
             else f"use a machine with {need} GPUs, or a recipe variant for {have}"
         )
         return [
-            Finding(
+            MachineCheck(
                 check="gpus",
                 status="fail",
                 message=f"the recipe needs {need} GPUs; this machine has {_gpu_list(fp.gpus)}",
@@ -113,7 +115,7 @@ def _gpu_findings(fp: MachineFingerprint, req: Requirements | None) -> list[Find
             )
         ]
     found = [
-        Finding(
+        MachineCheck(
             check="gpus",
             status="pass",
             message=f"{need} GPUs needed, {have} present ({_gpu_list(fp.gpus)})",
@@ -124,7 +126,7 @@ def _gpu_findings(fp: MachineFingerprint, req: Requirements | None) -> list[Find
         usable = [g for g in fp.gpus if any(_model_matches(g.name, m) for m in req.gpu_models)]
         ok = len(usable) >= need
         found.append(
-            Finding(
+            MachineCheck(
                 check="gpu-model",
                 status="pass" if ok else "fail",
                 message=f"accepted models {', '.join(req.gpu_models)}: {len(usable)} of {have} "
@@ -140,7 +142,7 @@ def _gpu_findings(fp: MachineFingerprint, req: Requirements | None) -> list[Find
         sizes = sorted({f"{g.memory_gb:.0f}" for g in usable if g.memory_gb is not None})
         ok = len(big) >= need
         found.append(
-            Finding(
+            MachineCheck(
                 check="gpu-memory",
                 status="pass" if ok else "fail",
                 message=f"needs {req.min_gpu_memory_gb:g} GB per GPU; {len(big)} GPUs have it "
@@ -163,15 +165,15 @@ def _chosen_set(fp: MachineFingerprint, need: int) -> tuple[list[int], Interconn
     return best
 
 
-def _interconnect_finding(fp: MachineFingerprint, req: Requirements) -> Finding:
+def _interconnect_finding(fp: MachineFingerprint, req: Requirements) -> MachineCheck:
     gpus, cls = _chosen_set(fp, req.gpus)
     where = "" if len(gpus) == len(fp.gpus) else f" using GPUs {','.join(map(str, gpus))}"
     message = f"machine: {fp.interconnect.label}; deployment{where}: {cls.label}"
     pin = None if not where else f"give the server GPUs {','.join(map(str, gpus))}"
     if req.interconnect == "nvlink":
         if cls in (InterconnectClass.ALL_NVLINK, InterconnectClass.SINGLE_GPU):
-            return Finding(check="interconnect", status="pass", message=message, fix=pin)
-        return Finding(
+            return MachineCheck(check="interconnect", status="pass", message=message, fix=pin)
+        return MachineCheck(
             check="interconnect",
             status="fail",
             message=f"the recipe expects NVLink; {message}",
@@ -181,28 +183,28 @@ def _interconnect_finding(fp: MachineFingerprint, req: Requirements) -> Finding:
         InterconnectClass.ALL_NVLINK,
         InterconnectClass.PARTIAL_NVLINK,
     ):
-        return Finding(
+        return MachineCheck(
             check="interconnect",
             status="warn",
             message=f"the recipe was made for PCIe; {message}",
             fix="it runs, but an NVLink recipe variant (e.g. TP8) may be faster here",
         )
     if cls is InterconnectClass.UNKNOWN:
-        return Finding(
+        return MachineCheck(
             check="interconnect",
             status="warn",
             message=message,
             fix="run `nvidia-smi topo -m` by hand",
         )
-    return Finding(check="interconnect", status="pass", message=message, fix=pin)
+    return MachineCheck(check="interconnect", status="pass", message=message, fix=pin)
 
 
-def _arch_findings(fp: MachineFingerprint, req: Requirements) -> list[Finding]:
+def _arch_findings(fp: MachineFingerprint, req: Requirements) -> list[MachineCheck]:
     if req.image is None:
         return []
     if not req.architectures:
         return [
-            Finding(
+            MachineCheck(
                 check="architectures",
                 status="warn",
                 message=req.notes[0]
@@ -211,7 +213,7 @@ def _arch_findings(fp: MachineFingerprint, req: Requirements) -> list[Finding]:
                 fix=f"add gpu_architectures to images/{req.image}.yaml",
             )
         ]
-    found: list[Finding] = []
+    found: list[MachineCheck] = []
     by_cap: dict[str | None, list[GpuInfo]] = {}
     for gpu in fp.gpus:
         by_cap.setdefault(gpu.compute_cap, []).append(gpu)
@@ -220,7 +222,7 @@ def _arch_findings(fp: MachineFingerprint, req: Requirements) -> list[Finding]:
         names = _gpu_list(gpus)
         if cap is None:
             found.append(
-                Finding(
+                MachineCheck(
                     check="architectures",
                     status="warn",
                     message=f"compute capability of {names} is unknown",
@@ -229,7 +231,7 @@ def _arch_findings(fp: MachineFingerprint, req: Requirements) -> list[Finding]:
             )
         elif cap in req.architectures:
             found.append(
-                Finding(
+                MachineCheck(
                     check="architectures",
                     status="pass",
                     message=f"image {req.image} carries {sm_name(cap)} for {names}",
@@ -237,7 +239,7 @@ def _arch_findings(fp: MachineFingerprint, req: Requirements) -> list[Finding]:
             )
         else:
             found.append(
-                Finding(
+                MachineCheck(
                     check="architectures",
                     status="fail",
                     message=f"image {req.image} has kernels for {carried} but {names} "
@@ -248,12 +250,12 @@ def _arch_findings(fp: MachineFingerprint, req: Requirements) -> list[Finding]:
     return found
 
 
-def _nccl_finding(fp: MachineFingerprint, req: Requirements) -> Finding:
+def _nccl_finding(fp: MachineFingerprint, req: Requirements) -> MachineCheck:
     _, cls = _chosen_set(fp, req.gpus)
     advice = nccl_advice(cls)
     p2p_set = sorted(k for k in req.env if k.startswith("NCCL_P2P"))
     if cls is InterconnectClass.ALL_NVLINK and "NCCL_P2P_DISABLE" in req.env:
-        return Finding(
+        return MachineCheck(
             check="nccl",
             status="warn",
             message="NCCL_P2P_DISABLE is set on an NVLink machine: traffic that "
@@ -263,13 +265,13 @@ def _nccl_finding(fp: MachineFingerprint, req: Requirements) -> Finding:
     missing = [f"{k}={v}" for k, v in advice.env.items() if not p2p_set]
     missing += [a for a in advice.server_args if a not in req.server_args]
     if not missing:
-        return Finding(
+        return MachineCheck(
             check="nccl",
             status="pass",
             message=f"{cls.label}: "
             + ("recipe sets " + ", ".join(p2p_set) if p2p_set else "no NCCL settings needed"),
         )
-    return Finding(
+    return MachineCheck(
         check="nccl",
         status="warn",
         message=f"{cls.label}: the recipe does not set " + ", ".join(missing),
@@ -277,11 +279,11 @@ def _nccl_finding(fp: MachineFingerprint, req: Requirements) -> Finding:
     )
 
 
-def _docker_findings(fp: MachineFingerprint, req: Requirements | None) -> list[Finding]:
+def _docker_findings(fp: MachineFingerprint, req: Requirements | None) -> list[MachineCheck]:
     docker = fp.docker
     if not docker.available:
         return [
-            Finding(
+            MachineCheck(
                 check="docker",
                 status="fail" if req is not None else "warn",
                 message=f"Docker engine not usable: {docker.error}",
@@ -289,7 +291,7 @@ def _docker_findings(fp: MachineFingerprint, req: Requirements | None) -> list[F
             )
         ]
     found = [
-        Finding(
+        MachineCheck(
             check="docker",
             status="pass",
             message=f"Docker {docker.server_version} (runtimes: "
@@ -307,7 +309,7 @@ def _docker_findings(fp: MachineFingerprint, req: Requirements | None) -> list[F
     needs = req.needs_gpus if req is not None else bool(fp.gpus)
     if kinds:
         found.append(
-            Finding(
+            MachineCheck(
                 check="gpu-runtime",
                 status="pass",
                 message="Docker can give containers GPUs: " + ", ".join(kinds),
@@ -315,7 +317,7 @@ def _docker_findings(fp: MachineFingerprint, req: Requirements | None) -> list[F
         )
     elif needs:
         found.append(
-            Finding(
+            MachineCheck(
                 check="gpu-runtime",
                 status="fail" if req is not None else "warn",
                 message="Docker has neither the nvidia runtime nor NVIDIA CDI specs",
@@ -327,7 +329,7 @@ def _docker_findings(fp: MachineFingerprint, req: Requirements | None) -> list[F
     return found
 
 
-def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> Finding:
+def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> MachineCheck:
     disk = fp.disk
     where = f"{_gb(disk.free_bytes)} free at {disk.hub_cache}"
     used = 1 - disk.free_bytes / disk.total_bytes if disk.total_bytes else 0.0
@@ -339,8 +341,8 @@ def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> Finding:
         if cached:
             what += f", {_gb(cached)} of them already cached"
         if disk.free_bytes >= need:
-            return Finding(check="disk", status="pass", message=what)
-        return Finding(
+            return MachineCheck(check="disk", status="pass", message=what)
+        return MachineCheck(
             check="disk",
             status="fail",
             message=what,
@@ -348,7 +350,7 @@ def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> Finding:
             f"{_gb(need - disk.free_bytes)} more",
         )
     if used > 0.95:
-        return Finding(
+        return MachineCheck(
             check="disk",
             status="warn",
             message=f"{where} ({used:.0%} used)",
@@ -356,4 +358,4 @@ def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> Finding:
         )
     unknown = req is not None and req.needs_gpus
     note = "; weights size unknown (set model.weights_gb or lock the recipe)" if unknown else ""
-    return Finding(check="disk", status="pass", message=where + note)
+    return MachineCheck(check="disk", status="pass", message=where + note)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field, computed_field
 
-from repro.topology.checks import Finding, check_machine
+from repro.topology.checks import MachineCheck, check_machine
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.nccl import NcclAdvice, nccl_advice
 from repro.topology.requirements import Requirements, load_recipe_requirements
@@ -16,7 +16,7 @@ from repro.topology.runner import Runner, run_command
 class DoctorReport(BaseModel):
     fingerprint: MachineFingerprint
     requirements: Requirements | None = None
-    findings: list[Finding] = Field(default_factory=list)
+    findings: list[MachineCheck] = Field(default_factory=list)
     nccl: NcclAdvice
 
     @computed_field  # type: ignore[prop-decorator]

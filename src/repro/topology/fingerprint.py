@@ -20,7 +20,7 @@ from repro.topology.host import (
     numa_node_count,
 )
 from repro.topology.interconnect import classify
-from repro.topology.models import GpuInfo, InterconnectClass, Topology
+from repro.topology.models import GpuInfo, InterconnectClass, TopoMatrix
 from repro.topology.nvidia import collect_nvidia
 from repro.topology.runner import (
     DOCKER_ENV,
@@ -47,7 +47,7 @@ class MachineFingerprint(BaseModel):
     driver_version: str | None = None
     cuda_version: str | None = Field(default=None, description="highest CUDA the driver supports")
     gpus: list[GpuInfo] = Field(default_factory=list)
-    topology: Topology | None = None
+    topology: TopoMatrix | None = None
     interconnect: InterconnectClass = InterconnectClass.NONE
     docker: DockerInfo
     disk: DiskInfo

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-from repro.topology.models import InterconnectClass, Topology
+from repro.topology.models import InterconnectClass, TopoMatrix
 
 # Above this many candidate sets, `best_gpu_set` stops searching and takes the first GPUs.
 _MAX_COMBINATIONS = 20_000
 
 
 def classify(
-    topology: Topology | None, gpu_count: int, gpus: Sequence[int] | None = None
+    topology: TopoMatrix | None, gpu_count: int, gpus: Sequence[int] | None = None
 ) -> InterconnectClass:
     """Class of `gpus` (default: every GPU in the matrix) given `gpu_count` GPUs on the machine.
 
@@ -47,7 +47,7 @@ _PREFERENCE = [
 ]
 
 
-def best_gpu_set(topology: Topology, size: int) -> tuple[list[int], InterconnectClass] | None:
+def best_gpu_set(topology: TopoMatrix, size: int) -> tuple[list[int], InterconnectClass] | None:
     """The `size` GPUs with the best interconnect (NVLink clique, else one NUMA node).
 
     None when the matrix has fewer than `size` GPUs. Ties go to the lowest GPU indices.

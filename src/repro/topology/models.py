@@ -82,7 +82,7 @@ class GpuAffinity(BaseModel):
 _NVLINK = re.compile(r"^NV(\d+)$")
 
 
-class Topology(BaseModel):
+class TopoMatrix(BaseModel):
     """The `nvidia-smi topo -m` matrix: every device (GPUs, NICs) against every other."""
 
     devices: list[str] = Field(description='column order of the matrix, e.g. ["GPU0", "NIC0"]')

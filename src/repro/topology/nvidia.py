@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from repro.errors import ReproError
 from repro.topology.arch import arch_for_name, normalize_arch
-from repro.topology.models import CapSource, GpuAffinity, GpuInfo, Topology
+from repro.topology.models import CapSource, GpuAffinity, GpuInfo, TopoMatrix
 from repro.topology.runner import Runner
 
 QUERY_FIELDS = ("index", "name", "uuid", "pci.bus_id", "memory.total", "driver_version")
@@ -91,7 +91,7 @@ def _split_run_together(token: str, pattern: re.Pattern[str]) -> list[str] | Non
     return parts if parts and "".join(parts) == re.sub(r"\s+", "", token) else None
 
 
-def parse_topo(text: str) -> Topology:
+def parse_topo(text: str) -> TopoMatrix:
     """The matrix of `nvidia-smi topo -m`: tabs, ANSI codes, NIC rows/columns and legend."""
     lines = [_ANSI.sub("", line).rstrip("\r\n") for line in text.splitlines()]
     header_at = next(
@@ -146,7 +146,7 @@ def parse_topo(text: str) -> Topology:
     missing = [d for d in devices if d.startswith("GPU") and d not in matrix]
     if missing:
         raise NvidiaSmiParseError(f"`nvidia-smi topo -m` has no row for {', '.join(missing)}")
-    return Topology(devices=devices, matrix=matrix, affinity=affinity, nics=nics)
+    return TopoMatrix(devices=devices, matrix=matrix, affinity=affinity, nics=nics)
 
 
 def _row_cells(raw_cells: list[str], n_devices: int, label: str) -> tuple[list[str], list[str]]:
@@ -197,7 +197,7 @@ class NvidiaInventory:
 
     executable: str | None
     gpus: list[GpuInfo] = field(default_factory=list)
-    topology: Topology | None = None
+    topology: TopoMatrix | None = None
     driver_version: str | None = None
     cuda_version: str | None = None
     problems: list[str] = field(default_factory=list)

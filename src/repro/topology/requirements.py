@@ -7,16 +7,17 @@ how a recipe (and its image spec) spell these needs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from repro.errors import ReproError
+from repro.recipe.context import image_for_recipe
+from repro.recipe.hardware import MODEL_WEIGHTS_GB
+from repro.recipe.loader import load_recipe
+from repro.spec.image import ImageSpec
+from repro.spec.recipe import Recipe
 from repro.topology.arch import normalize_arch
-
-if TYPE_CHECKING:
-    from repro.imagespec import ImageSpec
-    from repro.recipe.schema import Recipe
 
 
 class Requirements(BaseModel):
@@ -64,9 +65,6 @@ def requirements_from_recipe(recipe: Recipe, image: ImageSpec | None = None) -> 
     `model.weights_gb` or the known size of the model; env and extra server args as given.
     A missing image spec is a note (the architecture check then warns), not an error.
     """
-    from repro.recipe.context import image_for_recipe
-    from repro.recipe.hardware import MODEL_WEIGHTS_GB
-
     notes: list[str] = []
     if image is None:
         try:
@@ -95,11 +93,4 @@ def requirements_from_recipe(recipe: Recipe, image: ImageSpec | None = None) -> 
 
 def load_recipe_requirements(ref: str) -> Requirements:
     """Requirements of recipe `ref` (a name, a recipe file or a lock)."""
-    try:
-        from repro.recipe.loader import load_recipe
-    except ImportError as err:
-        raise ReproError(
-            f"cannot check against recipe {ref!r}: the recipe module is not in this build ({err})",
-            hint="run `repro doctor` without a recipe to check the machine alone",
-        ) from err
     return requirements_from_recipe(load_recipe(ref))

@@ -1,4 +1,4 @@
-"""Image specs: what an SGLang image is made of, as a typed model (`images/<name>.yaml`).
+"""Image specs: what an SGLang image is made of (`images/<name>.yaml`).
 
 An image spec pins the base image by tag AND digest, optionally an SGLang commit to move the
 base's checkout to, the CUDA version, the GPU architectures the image must carry, a patch set
@@ -8,74 +8,36 @@ extra pip packages pinned with `==`.
 
 A patch set declares what it adds to SGLang (`provides`: speculative algorithms, server
 options, environment knobs), so that recipes using them validate before any image exists.
-`effective_catalog(spec)` is the SGLang version's shipped catalog plus those declarations;
-once an image is built, the catalog extracted from it (kept in the lock) is the truth.
-
-This module is schema + loading only; building, pushing and verifying live in `repro.image`.
+Loading lives in `repro.recipe.images`; building, pushing and verifying in `repro.image`.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    field_validator,
-    model_validator,
+from pydantic import Field, PrivateAttr, field_validator, model_validator
+
+from repro.spec.base import (
+    ALGORITHM_PATTERN,
+    COMMIT_PATTERN,
+    DIGEST_PATTERN,
+    ENV_NAME_PATTERN,
+    NAME_PATTERN,
+    OPTION_PATTERN,
+    PATCH_FILE_PATTERN,
+    PIN_PATTERN,
+    REPOSITORY_PATTERN,
+    SHA256_PATTERN,
+    TAG_PATTERN,
+    VERSION_PATTERN,
+    StrictModel,
 )
-
-from repro.recipe.catalog import Catalog, CatalogOption, load_catalog
-from repro.recipe.errors import RecipeError, display_path, suggestion
-from repro.recipe.schema import ALGORITHM_PATTERN, ENV_NAME_PATTERN, NAME_PATTERN
-from repro.recipe.yamlio import PATTERN_WORDS, problem_lines, read_mapping
-
-ENV_IMAGES_DIR = "REPRO_IMAGES_DIR"
-GPU_ARCHITECTURES = ("9.0", "10.0", "10.3", "12.0")
-DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
-SHA256_PATTERN = r"^[0-9a-f]{64}$"
-COMMIT_PATTERN = r"^[0-9a-f]{40}$"
-REPOSITORY_PATTERN = r"^[a-z0-9][a-z0-9._/:-]{0,254}$"
-TAG_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
-VERSION_PATTERN = r"^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$"
-PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+$"
-OPTION_PATTERN = r"^--[a-z0-9][a-z0-9-]{0,127}$"
-PATCH_FILE_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,199}$"
-
-PATTERN_WORDS.update(
-    {
-        DIGEST_PATTERN: "a digest sha256:<64 hex digits>",
-        SHA256_PATTERN: "64 lowercase hex digits",
-        COMMIT_PATTERN: "a full 40-character commit SHA",
-        REPOSITORY_PATTERN: "an image repository such as lmsysorg/sglang",
-        TAG_PATTERN: "an image tag",
-        VERSION_PATTERN: "a version such as 0.5.23",
-        PIN_PATTERN: "a pinned requirement such as package==1.2.3",
-        OPTION_PATTERN: "an option such as --speculative-ddtree-budget",
-        PATCH_FILE_PATTERN: "a file name in patches/<set>/ (no directories)",
-    }
-)
+from repro.spec.catalog import CatalogOption
 
 
-class ImageSpecError(RecipeError):
-    """An image spec is invalid."""
-
-
-class ImageSpecNotFound(ImageSpecError):
-    """No image spec of that name."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
-
-
-class BaseImage(_Strict):
+class BaseImage(StrictModel):
     """The image the SGLang image is built on."""
 
     image: str = Field(pattern=REPOSITORY_PATTERN, description="Repository, e.g. lmsysorg/sglang.")
@@ -113,7 +75,7 @@ class BaseImage(_Strict):
         return ref + (f"@{self.digest}" if self.digest else "")
 
 
-class RemoteDiff(_Strict):
+class RemoteDiff(StrictModel):
     """A diff fetched by repro on the host before the build (e.g. a pull request's diff)."""
 
     name: str = Field(pattern=NAME_PATTERN, description="File name for the fetched diff.")
@@ -136,7 +98,7 @@ class RemoteDiff(_Strict):
         return self
 
 
-class ProvidedOption(_Strict):
+class ProvidedOption(StrictModel):
     """A server option a patch set adds (as its argparse declaration would)."""
 
     name: str = Field(
@@ -170,7 +132,7 @@ class ProvidedOption(_Strict):
         )
 
 
-class Provides(_Strict):
+class Provides(StrictModel):
     """What a patch set adds to SGLang."""
 
     speculative_algorithms: list[str] = Field(
@@ -196,7 +158,7 @@ class Provides(_Strict):
         return value
 
 
-class PatchSet(_Strict):
+class PatchSet(StrictModel):
     """Patches applied on top of the base image's SGLang, in a thin top layer."""
 
     name: str = Field(pattern=NAME_PATTERN, description="Directory patches/<name>/.")
@@ -228,7 +190,7 @@ def _text(value: Any) -> Any:
     return value
 
 
-class ImageSpec(_Strict):
+class ImageSpec(StrictModel):
     """One SGLang image: pinned base, SGLang version/commit, CUDA, architectures, patches."""
 
     name: str = Field(pattern=NAME_PATTERN, description="Spec name; defaults to the file name.")
@@ -304,66 +266,3 @@ class ImageSpec(_Strict):
         if self.patch_set is None:
             return []
         return [patches_dir / self.patch_set.name / f for f in self.patch_set.local]
-
-
-def default_images_dir(near: Path | None = None) -> Path:
-    """`$REPRO_IMAGES_DIR`, else `images/` next to `near` (a recipes dir), else `./images`."""
-    env = os.environ.get(ENV_IMAGES_DIR)
-    if env:
-        return Path(env)
-    if near is not None and (near.parent / "images").is_dir():
-        return near.parent / "images"
-    return Path.cwd() / "images"
-
-
-def list_image_specs(images_dir: Path | None = None) -> list[str]:
-    root = images_dir or default_images_dir()
-    if not root.is_dir():
-        return []
-    return sorted(p.stem for p in root.iterdir() if p.suffix in (".yaml", ".yml"))
-
-
-def load_image_spec(ref: str | Path, images_dir: Path | None = None) -> ImageSpec:
-    """Load `images/<ref>.yaml` (or the path `ref`) and check its local patch files exist."""
-    root = images_dir or default_images_dir()
-    if isinstance(ref, Path) or "/" in ref or ref.endswith((".yaml", ".yml")):
-        path = Path(ref)
-    else:
-        path = root / f"{ref}.yaml"
-    if not path.is_file():
-        known = list_image_specs(path.parent)
-        raise ImageSpecNotFound(
-            f"no image spec '{ref}' at {display_path(path)}{suggestion(str(ref), known)}",
-            hint=f"image specs there: {', '.join(known)}" if known else f"set {ENV_IMAGES_DIR}",
-        )
-    doc = read_mapping(path, "image spec")
-    data = dict(doc.data)
-    data.setdefault("name", path.stem)
-    try:
-        spec = ImageSpec.model_validate(data)
-    except ValidationError as exc:
-        raise ImageSpecError.from_problems(problem_lines(exc, ImageSpec, [doc])) from None
-    spec._source_path = path
-    patches_dir = path.parent.parent / "patches"
-    missing = [
-        f"{display_path(path)}: patch_set.local[{i}]: no file {display_path(p)}"
-        for i, p in enumerate(spec.local_patch_paths(patches_dir))
-        if not p.is_file()
-    ]
-    if missing:
-        raise ImageSpecError.from_problems(missing)
-    return spec
-
-
-def effective_catalog(spec: ImageSpec) -> Catalog:
-    """The SGLang catalog of the spec's version plus what its patch set declares."""
-    base = load_catalog(spec.sglang_version)
-    provides = spec.provides
-    if not (provides.options or provides.speculative_algorithms or provides.env):
-        return base
-    owner = spec.patch_set.name if spec.patch_set else spec.name
-    return base.extended(
-        options=[o.to_catalog_option(owner) for o in provides.options],
-        algorithms=provides.speculative_algorithms,
-        env=provides.env,
-    )

@@ -1,47 +1,19 @@
-"""The recipe: one SGLang deployment, as a typed pydantic model.
-
-Field names are snake_case; every field carries a description so that `repro recipe schema`
-gives editors useful completion. Models are strict (YAML `"8"` is not the integer 8) and
-forbid unknown keys; the loader turns pydantic's errors into one line per problem, naming
-file, field path and what was expected, with a "did you mean" for misspelled keys.
-
-Cross-field rules (GPUs needed, DFLASH constraints, ...) live in `repro.recipe.rules`.
-"""
+"""What a recipe deploys: the model, the drafter, speculative settings, parallelism, the
+machine it is meant for, and the server's flags (rendered as SGLang launch_server options)."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, field_validator
 
-from repro.recipe.plan import NAME_PATTERN, Accept, Bench, Simulator, StrictModel
-from repro.recipe.yamlio import PATTERN_WORDS
-
-HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
-REVISION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$"
-ALGORITHM_PATTERN = r"^[A-Z][A-Z0-9_]{0,63}$"
-ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
-PARSER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-
-PATTERN_WORDS.update(
-    {
-        NAME_PATTERN: "a lowercase name (a-z, 0-9, '.', '_', '-')",
-        HF_REPO_PATTERN: "a Hugging Face repository id such as org/name",
-        REVISION_PATTERN: "a branch, tag or commit SHA",
-        ALGORITHM_PATTERN: "an upper-case algorithm name such as DFLASH",
-        ENV_NAME_PATTERN: "an environment variable name",
-        PARSER_PATTERN: "a name such as kimi_k2",
-    }
+from repro.spec.base import (
+    ALGORITHM_PATTERN,
+    HF_REPO_PATTERN,
+    PARSER_PATTERN,
+    REVISION_PATTERN,
+    StrictModel,
 )
-
-# Secrets never live in a recipe: repro forwards them from the environment at launch time.
-SECRET_ENV_NAMES = frozenset(
-    {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN", "HF_HUB_TOKEN"}
-)
-_SECRET_SUFFIXES = ("_PASSWORD", "_SECRET", "_API_KEY", "_ACCESS_KEY", "_AUTH_TOKEN")
-_HF_TOKEN_VALUE = re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")
 
 
 class ModelSpec(StrictModel):
@@ -244,111 +216,3 @@ class Server(StrictModel):
             if "\x00" in token or len(token) > 4096:
                 raise ValueError("argv tokens hold no NUL byte and are at most 4096 characters")
         return value
-
-
-class Recipe(StrictModel):
-    """One SGLang deployment: model, drafter, speculative settings, parallelism, machine,
-    server flags, environment and benchmark plan."""
-
-    name: str = Field(
-        pattern=NAME_PATTERN, description="Recipe name; defaults to the file name without .yaml."
-    )
-    description: str = Field(
-        "", max_length=10_000, description="What this deployment is and why (not inherited)."
-    )
-    extends: str | None = Field(
-        None,
-        max_length=500,
-        description="Parent recipe (a name in the same directory, or a relative path). "
-        "Mappings merge, lists and scalars replace.",
-    )
-    image: str = Field(pattern=NAME_PATTERN, description="Image spec name: images/<image>.yaml.")
-    model: ModelSpec = Field(description="The served model.")
-    drafter: DrafterSpec | None = Field(None, description="Draft model, or null for none.")
-    speculative: SpeculativeSpec | None = Field(
-        None, description="Speculative decoding, or null for autoregressive decoding."
-    )
-    parallelism: Parallelism = Field(
-        default_factory=lambda: Parallelism.model_validate({}), description="TP/EP/PP/DP."
-    )
-    topology: Topology = Field(description="GPUs, GPU models, interconnect, nodes.")
-    server: Server = Field(
-        default_factory=lambda: Server.model_validate({}), description="Server flags."
-    )
-    env: dict[str, str] = Field(
-        default_factory=dict,
-        description="Environment of the server process. Secrets (HF_TOKEN) are refused: repro "
-        "forwards them from your environment at launch.",
-    )
-    bench: Bench = Field(
-        default_factory=lambda: Bench.model_validate({}), description="Benchmark plan."
-    )
-    accept: Accept | None = Field(None, description="Acceptance-length measurement plan.")
-    simulator: Simulator | None = Field(
-        None, description="Simulator settings (only for an image with simulated: true)."
-    )
-
-    _source_path: Path | None = PrivateAttr(default=None)
-    _chain: list[Path] = PrivateAttr(default_factory=list)
-    _origins: dict[Path, dict[str, Any]] = PrivateAttr(default_factory=dict)
-    _lines: dict[Path, dict[tuple[str | int, ...], int]] = PrivateAttr(default_factory=dict)
-    _recipes_dir: Path | None = PrivateAttr(default=None)
-    _lock: dict[str, Any] | None = PrivateAttr(default=None)
-
-    @field_validator("description", mode="before")
-    @classmethod
-    def _strip(cls, value: Any) -> Any:
-        return value.strip() if isinstance(value, str) else value
-
-    @field_validator("env", mode="before")
-    @classmethod
-    def _numbers_as_text(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                k: (str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v)
-                for k, v in value.items()
-            }
-        return value
-
-    @field_validator("env")
-    @classmethod
-    def _no_secrets(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, text in value.items():
-            if not re.match(ENV_NAME_PATTERN, key):
-                raise ValueError(f"{key!r} is not an environment variable name")
-            if key in SECRET_ENV_NAMES or key.upper().endswith(_SECRET_SUFFIXES):
-                raise ValueError(
-                    f"{key} is a secret and never goes in a recipe; repro forwards it from your "
-                    "environment at launch"
-                )
-            if _HF_TOKEN_VALUE.search(text):
-                raise ValueError(f"{key} holds what looks like a Hugging Face token; remove it")
-            if "\x00" in text or len(text) > 65_536:
-                raise ValueError(f"{key}: values hold no NUL byte and are at most 64 KiB")
-        return value
-
-    # --- where it came from --------------------------------------------------------------
-    @property
-    def source_path(self) -> Path | None:
-        """The file this recipe was loaded from (the child-most file, or the lock file)."""
-        return self._source_path
-
-    @property
-    def chain(self) -> list[Path]:
-        """Files this recipe was merged from, child first (just the file without extends)."""
-        return list(self._chain)
-
-    @property
-    def recipes_dir(self) -> Path | None:
-        return self._recipes_dir
-
-    @property
-    def lock_data(self) -> dict[str, Any] | None:
-        """The whole lock document when the recipe was loaded from a lock file."""
-        return self._lock
-
-    def resolved(self) -> dict[str, Any]:
-        """The fully resolved recipe as JSON-able data (what a lock stores under `recipe`)."""
-        data = self.model_dump(mode="json")
-        data["extends"] = None
-        return data

@@ -1,0 +1,93 @@
+"""Loading image specs (`images/<name>.yaml`) and the option catalog they stand for.
+
+`effective_catalog(spec)` is the SGLang version's shipped catalog plus what the spec's patch
+set declares; once an image is built, the catalog extracted from it (kept in the lock) is the
+truth.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from repro.errors import RecipeError, suggestion
+from repro.recipe.catalog import load_catalog
+from repro.recipe.errors import display_path
+from repro.recipe.yamlio import problem_lines, read_mapping
+from repro.spec.catalog import Catalog
+from repro.spec.image import ImageSpec
+
+ENV_IMAGES_DIR = "REPRO_IMAGES_DIR"
+
+
+class ImageSpecError(RecipeError):
+    """An image spec is invalid."""
+
+
+class ImageSpecNotFound(ImageSpecError):
+    """No image spec of that name."""
+
+
+def default_images_dir(near: Path | None = None) -> Path:
+    """`$REPRO_IMAGES_DIR`, else `images/` next to `near` (a recipes dir), else `./images`."""
+    env = os.environ.get(ENV_IMAGES_DIR)
+    if env:
+        return Path(env)
+    if near is not None and (near.parent / "images").is_dir():
+        return near.parent / "images"
+    return Path.cwd() / "images"
+
+
+def list_image_specs(images_dir: Path | None = None) -> list[str]:
+    root = images_dir or default_images_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.stem for p in root.iterdir() if p.suffix in (".yaml", ".yml"))
+
+
+def load_image_spec(ref: str | Path, images_dir: Path | None = None) -> ImageSpec:
+    """Load `images/<ref>.yaml` (or the path `ref`) and check its local patch files exist."""
+    root = images_dir or default_images_dir()
+    if isinstance(ref, Path) or "/" in ref or ref.endswith((".yaml", ".yml")):
+        path = Path(ref)
+    else:
+        path = root / f"{ref}.yaml"
+    if not path.is_file():
+        known = list_image_specs(path.parent)
+        raise ImageSpecNotFound(
+            f"no image spec '{ref}' at {display_path(path)}{suggestion(str(ref), known)}",
+            hint=f"image specs there: {', '.join(known)}" if known else f"set {ENV_IMAGES_DIR}",
+        )
+    doc = read_mapping(path, "image spec")
+    data = dict(doc.data)
+    data.setdefault("name", path.stem)
+    try:
+        spec = ImageSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ImageSpecError.from_problems(problem_lines(exc, ImageSpec, [doc])) from None
+    spec._source_path = path
+    patches_dir = path.parent.parent / "patches"
+    missing = [
+        f"{display_path(path)}: patch_set.local[{i}]: no file {display_path(p)}"
+        for i, p in enumerate(spec.local_patch_paths(patches_dir))
+        if not p.is_file()
+    ]
+    if missing:
+        raise ImageSpecError.from_problems(missing)
+    return spec
+
+
+def effective_catalog(spec: ImageSpec) -> Catalog:
+    """The SGLang catalog of the spec's version plus what its patch set declares."""
+    base = load_catalog(spec.sglang_version)
+    provides = spec.provides
+    if not (provides.options or provides.speculative_algorithms or provides.env):
+        return base
+    owner = spec.patch_set.name if spec.patch_set else spec.name
+    return base.extended(
+        options=[o.to_catalog_option(owner) for o in provides.options],
+        algorithms=provides.speculative_algorithms,
+        env=provides.env,
+    )

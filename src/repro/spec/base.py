@@ -1,0 +1,47 @@
+"""The validation vocabulary every declaration shares: name patterns, their wording in error
+messages, and the strict base model."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
+HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
+REVISION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$"
+ALGORITHM_PATTERN = r"^[A-Z][A-Z0-9_]{0,63}$"
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+PARSER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+COMMIT_PATTERN = r"^[0-9a-f]{40}$"
+REPOSITORY_PATTERN = r"^[a-z0-9][a-z0-9._/:-]{0,254}$"
+TAG_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+VERSION_PATTERN = r"^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$"
+PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+$"
+OPTION_PATTERN = r"^--[a-z0-9][a-z0-9-]{0,127}$"
+PATCH_FILE_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,199}$"
+
+# How each pattern is named in an error message ("expected a Hugging Face repository id...").
+PATTERN_WORDS: dict[str, str] = {
+    NAME_PATTERN: "a lowercase name (a-z, 0-9, '.', '_', '-')",
+    HF_REPO_PATTERN: "a Hugging Face repository id such as org/name",
+    REVISION_PATTERN: "a branch, tag or commit SHA",
+    ALGORITHM_PATTERN: "an upper-case algorithm name such as DFLASH",
+    ENV_NAME_PATTERN: "an environment variable name",
+    PARSER_PATTERN: "a name such as kimi_k2",
+    DIGEST_PATTERN: "a digest sha256:<64 hex digits>",
+    SHA256_PATTERN: "64 lowercase hex digits",
+    COMMIT_PATTERN: "a full 40-character commit SHA",
+    REPOSITORY_PATTERN: "an image repository such as lmsysorg/sglang",
+    TAG_PATTERN: "an image tag",
+    VERSION_PATTERN: "a version such as 0.5.23",
+    PIN_PATTERN: "a pinned requirement such as package==1.2.3",
+    OPTION_PATTERN: "an option such as --speculative-ddtree-budget",
+    PATCH_FILE_PATTERN: "a file name in patches/<set>/ (no directories)",
+}
+
+
+class StrictModel(BaseModel):
+    """Strict types (YAML `"8"` is not 8), no unknown keys, no NaN or infinity."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)

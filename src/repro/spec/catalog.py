@@ -1,0 +1,252 @@
+"""The SGLang server option catalog: which `launch_server` options an image accepts.
+
+A catalog is the JSON dump of `ServerArgs.add_cli_args` (names, aliases, dest, action kind,
+type, nargs, choices, default) plus the registered speculative algorithms. repro ships the
+catalog of each SGLang version it knows as package data (`repro/catalogs/sglang-<v>.json`,
+read by `repro.recipe.catalog.load_catalog`); an image spec's patch set can add options
+(`provides`), and a lock carries the catalog extracted from the built image itself, which is
+then the truth.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from repro.errors import RecipeError, did_you_mean, short_repr
+
+# Replacements for deprecated options, for catalogs that do not carry them. Mirrors the
+# `new_flag=` of `DeprecatedStoreTrueAction` in sglang/srt/server_args.py (add_cli_args) and
+# the attention-DP migration in sglang/srt/arg_groups (`--dp-size N --enable-dp-attention`
+# resolves to `--attn-dp-size N`). A catalog entry's own "new_flag" wins over this table.
+DEPRECATED_REPLACEMENTS: dict[str, str] = {
+    "--disable-cuda-graph": "--cuda-graph-backend-decode disabled "
+    "--cuda-graph-backend-prefill disabled",
+    "--enable-dp-attention": "--attn-dp-size N (instead of --dp-size N --enable-dp-attention)",
+    "--monokernel-backend": "--enable-amd-monokernel",
+    "--stream-output": "--incremental-streaming-output",
+}
+
+_FLAG_KINDS = {"storetrue", "storefalse", "deprecatedstoretrue", "help", "booleanoptional"}
+_HUMAN_INT = re.compile(r"^\d+(\.\d+)?[kKmMgGtT]?$")
+
+
+@dataclass(frozen=True)
+class CatalogOption:
+    """One server option: every spelling of it and how argparse reads its values."""
+
+    options: tuple[str, ...]
+    dest: str
+    kind: str
+    type: str | None = None
+    nargs: int | str | None = None
+    choices: tuple[str, ...] | None = None
+    default: Any = None
+    new_flag: str | None = None
+    provided_by: str | None = None
+    help: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The canonical (first, long) spelling."""
+        return self.options[0]
+
+    @property
+    def deprecated(self) -> bool:
+        return self.kind.startswith("deprecated")
+
+    @property
+    def replacement(self) -> str | None:
+        return self.new_flag or DEPRECATED_REPLACEMENTS.get(self.name)
+
+    @property
+    def arity(self) -> tuple[int, int | None]:
+        """(minimum, maximum) number of values; maximum None means unbounded."""
+        if self.kind in _FLAG_KINDS or self.nargs == 0:
+            return (0, 0)
+        if self.nargs is None:
+            return (1, 1)
+        if self.nargs == "?":
+            return (0, 1)
+        if self.nargs == "*":
+            return (0, None)
+        if self.nargs == "+":
+            return (1, None)
+        if isinstance(self.nargs, int):
+            return (self.nargs, self.nargs)
+        return (1, 1)
+
+    def check_value(self, value: str) -> str | None:
+        """Why `value` is not acceptable for this option, or None when it is."""
+        if self.choices is not None and value not in self.choices:
+            hint = did_you_mean(value, self.choices)
+            near = f" (did you mean '{hint}'?)" if hint else ""
+            shown = ", ".join(self.choices[:12]) + (", ..." if len(self.choices) > 12 else "")
+            return (
+                f"{short_repr(value)} is not a valid choice for {self.name}{near}; one of: {shown}"
+            )
+        kind = self.type
+        try:
+            if kind == "int":
+                int(value)
+            elif kind == "float":
+                float(value)
+            elif kind == "human_readable_int" and not _HUMAN_INT.match(value):
+                raise ValueError
+            elif kind in ("loads", "json_list_type"):
+                parsed = json.loads(value)
+                if kind == "json_list_type" and not isinstance(parsed, list):
+                    raise ValueError
+        except ValueError:
+            expected = {
+                "int": "an integer",
+                "float": "a number",
+                "human_readable_int": "an integer such as 131072 or 128k",
+                "loads": "a JSON value",
+                "json_list_type": "a JSON list",
+            }[kind or "int"]
+            return f"{self.name} expects {expected}, got {short_repr(value)}"
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "options": list(self.options),
+            "dest": self.dest,
+            "kind": self.kind,
+            "type": self.type,
+            "nargs": self.nargs,
+            "choices": list(self.choices) if self.choices is not None else None,
+            "default": self.default,
+        }
+        for key in ("new_flag", "provided_by", "help"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CatalogOption:
+        options = tuple(str(o) for o in data["options"])
+        if not options:
+            raise ValueError("an option needs at least one spelling")
+        choices = data.get("choices")
+        return cls(
+            options=options,
+            dest=str(data.get("dest") or options[0].lstrip("-").replace("-", "_")),
+            kind=str(data.get("kind") or "store"),
+            type=data.get("type"),
+            nargs=data.get("nargs"),
+            choices=tuple(str(c) for c in choices) if choices is not None else None,
+            default=data.get("default"),
+            new_flag=data.get("new_flag"),
+            provided_by=data.get("provided_by"),
+            help=data.get("help"),
+        )
+
+
+@dataclass
+class Catalog:
+    """The options and speculative algorithms of one SGLang build (plus any patch set)."""
+
+    sglang_version: str
+    options: list[CatalogOption]
+    speculative_algorithms: list[str]
+    source: str = ""
+    env: list[str] = field(default_factory=list)
+    _by_name: dict[str, CatalogOption] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for opt in self.options:
+            for spelling in opt.options:
+                self._by_name.setdefault(spelling, opt)
+
+    # --- lookups -------------------------------------------------------------------------
+    def find(self, name: str) -> CatalogOption | None:
+        """The option spelled `name` (any alias), or None."""
+        return self._by_name.get(name)
+
+    def has(self, name: str) -> bool:
+        return name in self._by_name
+
+    def first(self, *names: str) -> str | None:
+        """The first of `names` this catalog accepts without deprecation, else any accepted."""
+        for name in names:
+            opt = self.find(name)
+            if opt is not None and not opt.deprecated:
+                return name
+        return next((n for n in names if self.has(n)), None)
+
+    def spellings(self) -> list[str]:
+        return list(self._by_name)
+
+    def suggest(self, name: str) -> str | None:
+        return did_you_mean(name, self.spellings(), cutoff=0.6)
+
+    def has_algorithm(self, algorithm: str) -> bool:
+        return algorithm in self.speculative_algorithms
+
+    # --- composition ---------------------------------------------------------------------
+    def extended(
+        self,
+        options: Iterable[CatalogOption] = (),
+        algorithms: Iterable[str] = (),
+        env: Iterable[str] = (),
+    ) -> Catalog:
+        """A new catalog with options/algorithms/env added (e.g. what a patch set provides).
+
+        An added spelling that the catalog already has is an error: argparse would refuse it.
+        """
+        added = list(options)
+        clashes = [s for opt in added for s in opt.options if self.has(s)]
+        if clashes:
+            raise RecipeError(
+                f"the patch set declares options SGLang {self.sglang_version} already has: "
+                + ", ".join(clashes),
+                hint="declare only the options the patch adds (see provides.options)",
+            )
+        algos = list(self.speculative_algorithms)
+        algos += [a for a in algorithms if a not in algos]
+        envs = list(self.env) + [e for e in env if e not in self.env]
+        return Catalog(
+            sglang_version=self.sglang_version,
+            options=[*self.options, *added],
+            speculative_algorithms=algos,
+            source=self.source,
+            env=envs,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The catalog in its JSON form (what a lock stores)."""
+        return {
+            "sglang_version": self.sglang_version,
+            "source": self.source,
+            "flags": [opt.to_dict() for opt in self.options],
+            "builtin_speculative_algorithms": list(self.speculative_algorithms),
+            "env": list(self.env),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, origin: str = "<catalog>") -> Catalog:
+        """Read the JSON form (the shipped files, or the `catalog` a lock carries)."""
+        try:
+            if not isinstance(data, Mapping):
+                raise TypeError("top level is not a mapping")
+            flags = data["flags"]
+            if not isinstance(flags, list):
+                raise TypeError("'flags' is not a list")
+            options = [CatalogOption.from_dict(f) for f in flags]
+            algos = [str(a) for a in data.get("builtin_speculative_algorithms") or []]
+            return cls(
+                sglang_version=str(data.get("sglang_version") or "unknown"),
+                options=options,
+                speculative_algorithms=algos,
+                source=str(data.get("source") or origin),
+                env=[str(e) for e in data.get("env") or []],
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise RecipeError(
+                f"{origin}: not an SGLang option catalog ({err})",
+                hint="a catalog is the JSON dump of ServerArgs.add_cli_args",
+            ) from None

@@ -1,0 +1,235 @@
+"""The recipe: one SGLang deployment, as a typed pydantic model.
+
+Field names are snake_case; every field carries a description so that `repro recipe schema`
+gives editors useful completion. Models are strict (YAML `"8"` is not the integer 8) and
+forbid unknown keys; the recipe stage's loader turns pydantic's errors into one line per
+problem, naming file, field path and what was expected, with a "did you mean" for misspelled
+keys. Cross-field rules (GPUs needed, DFLASH constraints, ...) live in `repro.recipe.rules`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, PrivateAttr, field_validator
+
+from repro.spec.base import (
+    ENV_NAME_PATTERN,
+    NAME_PATTERN,
+    StrictModel,
+)
+from repro.spec.dataset import bench_dataset_problem
+from repro.spec.deployment import (
+    DrafterSpec,
+    ModelSpec,
+    Parallelism,
+    Server,
+    SpeculativeSpec,
+    Topology,
+)
+
+# Secrets never live in a recipe: repro forwards them from the environment at launch time.
+SECRET_ENV_NAMES = frozenset(
+    {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN", "HF_HUB_TOKEN"}
+)
+_SECRET_SUFFIXES = ("_PASSWORD", "_SECRET", "_API_KEY", "_ACCESS_KEY", "_AUTH_TOKEN")
+_HF_TOKEN_VALUE = re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")
+
+
+class Bench(StrictModel):
+    """The benchmark plan: a closed-loop concurrency sweep."""
+
+    concurrencies: list[int] = Field(
+        default_factory=lambda: [1, 2, 4, 8, 16, 32, 64],
+        min_length=1,
+        max_length=64,
+        description="Concurrency levels to sweep, in order.",
+    )
+    input_len: int = Field(1024, ge=1, le=10_000_000, description="Prompt length in tokens.")
+    output_len: int = Field(1024, ge=1, le=10_000_000, description="Output length in tokens.")
+    dataset: str = Field(
+        "random",
+        max_length=500,
+        description='"random": random tokens of input_len; "chat": chat-formatted prompts of '
+        "input_len (what speculative decoding needs: random tokens make a drafter look "
+        'useless); "sharegpt": SGLang bench_serving\'s ShareGPT file from the Hub (first human '
+        "turns); a .jsonl/.json/.csv/.parquet file (relative to the working directory); or a "
+        "Hub dataset hf:ORG/NAME[/PATH][@REVISION][:COLUMN], e.g. hf:openai/gsm8k/main:question. "
+        "Dataset prompts are sent as they are, chat-formatted; output_len applies to all.",
+    )
+    prompts_per_level: int = Field(
+        64, ge=1, le=1_000_000, description="Requests measured per concurrency level."
+    )
+    warmup: int = Field(2, ge=0, le=100_000, description="Warmup requests, not measured.")
+    repeats: int = Field(1, ge=1, le=100, description="Repeats of each level (for a spread).")
+    request_rate: float | None = Field(
+        None,
+        gt=0,
+        le=1_000_000,
+        description="Open-loop Poisson arrival rate (req/s); none = closed loop.",
+    )
+
+    @field_validator("dataset")
+    @classmethod
+    def _dataset(cls, value: str) -> str:
+        problem = bench_dataset_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("concurrencies")
+    @classmethod
+    def _levels(cls, value: list[int]) -> list[int]:
+        for level in value:
+            if level < 1 or level > 100_000:
+                raise ValueError("each concurrency is between 1 and 100000")
+        if len(set(value)) != len(value):
+            raise ValueError("concurrency levels must not repeat")
+        return value
+
+
+class Accept(StrictModel):
+    """Acceptance-length measurement of the drafter."""
+
+    prompt_sets: list[str] = Field(
+        default_factory=lambda: ["math", "code", "chat"],
+        min_length=1,
+        max_length=64,
+        description="Prompt sets shipped with repro (math, code, chat), JSONL files or "
+        "hf:datasets.",
+    )
+    prompts: int = Field(32, ge=1, le=100_000, description="Prompts per set.")
+    max_new_tokens: int = Field(512, ge=1, le=1_000_000, description="Tokens generated per prompt.")
+    thinking: bool = Field(
+        False, description="Render the chat template with thinking on (where it supports it)."
+    )
+
+    @field_validator("prompt_sets")
+    @classmethod
+    def _sets(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not name.strip() or len(name) > 500 or "\x00" in name:
+                raise ValueError("prompt set names are non-empty and at most 500 characters")
+        return value
+
+
+class Simulator(StrictModel):
+    """Settings of the CPU simulator; present only for simulated deployments."""
+
+    profile: str = Field(
+        pattern=NAME_PATTERN, description="Timing/acceptance profile of the simulator, e.g. demo."
+    )
+    load_seconds: float = Field(
+        3, ge=0, le=3600, description="Imitated weight-loading time before /health_generate is ok."
+    )
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Random seed (deterministic runs).")
+
+
+class Recipe(StrictModel):
+    """One SGLang deployment: model, drafter, speculative settings, parallelism, machine,
+    server flags, environment and benchmark plan."""
+
+    name: str = Field(
+        pattern=NAME_PATTERN, description="Recipe name; defaults to the file name without .yaml."
+    )
+    description: str = Field(
+        "", max_length=10_000, description="What this deployment is and why (not inherited)."
+    )
+    extends: str | None = Field(
+        None,
+        max_length=500,
+        description="Parent recipe (a name in the same directory, or a relative path). "
+        "Mappings merge, lists and scalars replace.",
+    )
+    image: str = Field(pattern=NAME_PATTERN, description="Image spec name: images/<image>.yaml.")
+    model: ModelSpec = Field(description="The served model.")
+    drafter: DrafterSpec | None = Field(None, description="Draft model, or null for none.")
+    speculative: SpeculativeSpec | None = Field(
+        None, description="Speculative decoding, or null for autoregressive decoding."
+    )
+    parallelism: Parallelism = Field(
+        default_factory=lambda: Parallelism.model_validate({}), description="TP/EP/PP/DP."
+    )
+    topology: Topology = Field(description="GPUs, GPU models, interconnect, nodes.")
+    server: Server = Field(
+        default_factory=lambda: Server.model_validate({}), description="Server flags."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment of the server process. Secrets (HF_TOKEN) are refused: repro "
+        "forwards them from your environment at launch.",
+    )
+    bench: Bench = Field(
+        default_factory=lambda: Bench.model_validate({}), description="Benchmark plan."
+    )
+    accept: Accept | None = Field(None, description="Acceptance-length measurement plan.")
+    simulator: Simulator | None = Field(
+        None, description="Simulator settings (only for an image with simulated: true)."
+    )
+
+    _source_path: Path | None = PrivateAttr(default=None)
+    _chain: list[Path] = PrivateAttr(default_factory=list)
+    _origins: dict[Path, dict[str, Any]] = PrivateAttr(default_factory=dict)
+    _lines: dict[Path, dict[tuple[str | int, ...], int]] = PrivateAttr(default_factory=dict)
+    _recipes_dir: Path | None = PrivateAttr(default=None)
+    _lock: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @field_validator("description", mode="before")
+    @classmethod
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _numbers_as_text(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: (str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v)
+                for k, v in value.items()
+            }
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _no_secrets(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            if not re.match(ENV_NAME_PATTERN, key):
+                raise ValueError(f"{key!r} is not an environment variable name")
+            if key in SECRET_ENV_NAMES or key.upper().endswith(_SECRET_SUFFIXES):
+                raise ValueError(
+                    f"{key} is a secret and never goes in a recipe; repro forwards it from your "
+                    "environment at launch"
+                )
+            if _HF_TOKEN_VALUE.search(text):
+                raise ValueError(f"{key} holds what looks like a Hugging Face token; remove it")
+            if "\x00" in text or len(text) > 65_536:
+                raise ValueError(f"{key}: values hold no NUL byte and are at most 64 KiB")
+        return value
+
+    # --- where it came from --------------------------------------------------------------
+    @property
+    def source_path(self) -> Path | None:
+        """The file this recipe was loaded from (the child-most file, or the lock file)."""
+        return self._source_path
+
+    @property
+    def chain(self) -> list[Path]:
+        """Files this recipe was merged from, child first (just the file without extends)."""
+        return list(self._chain)
+
+    @property
+    def recipes_dir(self) -> Path | None:
+        return self._recipes_dir
+
+    @property
+    def lock_data(self) -> dict[str, Any] | None:
+        """The whole lock document when the recipe was loaded from a lock file."""
+        return self._lock
+
+    def resolved(self) -> dict[str, Any]:
+        """The fully resolved recipe as JSON-able data (what a lock stores under `recipe`)."""
+        data = self.model_dump(mode="json")
+        data["extends"] = None
+        return data
