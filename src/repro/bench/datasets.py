@@ -88,6 +88,7 @@ def _rows_table(rows: list[Any], where: str) -> Table:
 
 
 def _parquet_table(path: Path, where: str) -> Table:
+    # deferred: pyarrow is heavy and only parquet prompt files need it
     import pyarrow
     import pyarrow.parquet as pq
 
@@ -221,6 +222,7 @@ def pick_data_files(paths: list[str], sub: str = "") -> list[str]:
 
 
 def _storage(ref: HubDatasetRef, cache: Path) -> Path:
+    # deferred (as below): huggingface_hub and repro.hub load only for Hub datasets
     from huggingface_hub.file_download import repo_folder_name
 
     return cache / repo_folder_name(repo_id=ref.repo, repo_type="dataset")
@@ -254,6 +256,7 @@ def load_hub_dataset(
         hub = parse_hf_ref(ref)
     except ValueError as exc:
         raise ReproError(str(exc), hint=f"the syntax is {HF_SYNTAX}") from None
+    # deferred: huggingface_hub (and repro.hub, built on it) load only for Hub datasets
     from huggingface_hub import HfApi, constants, hf_hub_download
 
     from repro.hub.cache import SpaceMargin, cache_root, check_space

@@ -140,6 +140,7 @@ def chat_template_for(repo: str | None, revision: str | None = None) -> ChatTemp
             if found:
                 return found
         try:
+            # deferred: huggingface_hub loads only when the template is not local
             from huggingface_hub import try_to_load_from_cache
 
             for name in ("chat_template.jinja", "tokenizer_config.json"):
