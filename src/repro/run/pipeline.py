@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from repro.errors import ReproError
+from repro.fsutil import write_atomic
 from repro.run.context import RunContext
 from repro.run.stages import STAGE_DESCRIPTIONS, STAGE_FUNCTIONS
 
@@ -156,11 +157,8 @@ def _load_records(run_dir: Path) -> list[StageRecord]:
 
 
 def _save_records(run_dir: Path, records: list[StageRecord]) -> None:
-    run_dir.mkdir(parents=True, exist_ok=True)
     payload = {
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "stages": [record.__dict__ for record in records],
     }
-    tmp = run_dir / (STAGES_FILE + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n")
-    tmp.replace(run_dir / STAGES_FILE)
+    write_atomic(run_dir / STAGES_FILE, json.dumps(payload, indent=2) + "\n")
