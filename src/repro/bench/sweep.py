@@ -19,7 +19,7 @@ from repro.bench.client import Endpoint, RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
 from repro.bench.metrics import summarize_level
 from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
-from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now
+from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now, write_server_log
 from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.wire import chat_body, generate_body
 from repro.datasetref import bench_dataset_problem
@@ -290,19 +290,13 @@ async def _sweep(
 
 
 def _save_server_log(record: RunRecord, opts: BenchOptions) -> None:
-    lines: list[str] = []
     try:
         if opts.server_log is not None:
             lines = opts.server_log()
         else:
-            from repro.launch.deploy import container_of, last_log_lines, load_spec
+            from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail  # loads python_on_whales
 
-            spec = load_spec(str(record.run["recipe_name"]))
-            container = container_of(spec) if spec else None
-            lines = last_log_lines(container) if container else []
+            lines = log_tail(str(record.run["recipe_name"]), RECORDED_LOG_TAIL)
     except Exception:  # the log is a courtesy: never mask the run's own error
         lines = []
-    if lines:
-        from repro.bench.record import write_atomic
-
-        write_atomic(record.dir / "server.log", "\n".join(lines) + "\n")
+    write_server_log(record.dir, lines)

@@ -20,12 +20,14 @@ from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from repro.errors import ReproError
+from repro.fsutil import write_atomic
 from repro.image.engine import client, image_exists
 from repro.launch.compose import compose_client, compose_command, write_override
 from repro.launch.spec import SERVICE, LaunchSpec
 
 POLL_INTERVAL_S = 0.5
 LOG_TAIL = 30
+RECORDED_LOG_TAIL = 2000  # lines kept in a run folder: a crash's traceback and what led to it
 SPEC_NAME = "deployment.json"
 
 
@@ -55,7 +57,7 @@ def deployment_dir(name: str) -> Path:
 def plan(spec: LaunchSpec) -> tuple[Path, list[str]]:
     """Write the override and return it with the exact `docker compose up` command."""
     override = write_override(spec, deployment_dir(spec.name))
-    (deployment_dir(spec.name) / SPEC_NAME).write_text(spec.model_dump_json(indent=2))
+    write_atomic(deployment_dir(spec.name) / SPEC_NAME, spec.model_dump_json(indent=2))
     return override, compose_command(spec.project, override, "up", "-d", "--pull", "never")
 
 
@@ -133,6 +135,13 @@ def status(name: str) -> dict[str, object]:
         "health": state.health.status if state and state.health else None,
         "server_healthy": _probe(spec.url) == 200,
     }
+
+
+def log_tail(name: str, count: int = LOG_TAIL) -> list[str]:
+    """Deployment `name`'s last `count` server log lines; [] when it has no container."""
+    spec = load_spec(name)
+    container = container_of(spec) if spec else None
+    return last_log_lines(container, count) if container else []
 
 
 def last_log_lines(container: Container, count: int = LOG_TAIL) -> list[str]:
