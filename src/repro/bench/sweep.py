@@ -26,7 +26,13 @@ from repro.datasetref import bench_dataset_problem
 from repro.errors import ReproError
 
 
-class Progress(Protocol):
+class SweepObserver(Protocol):
+    """Structured events as a sweep runs: a level starts, a request finishes, a level's summary.
+
+    Not a `repro.progress.Progress` (lines of text): callers count and aggregate these (a
+    progress bar per level, a line per summary), so they carry data, not wording.
+    """
+
     def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
     def request_done(self, result: RequestResult) -> None: ...
     def level_done(self, summary: dict[str, Any]) -> None: ...
@@ -201,7 +207,9 @@ def _bodies(
     return [generate_body(p, out_len, temperature=0.0, ignore_eos=True) for p in prompts]
 
 
-def run_bench(recipe: Any, opts: BenchOptions, progress: Progress | None = None) -> BenchResult:
+def run_bench(
+    recipe: Any, opts: BenchOptions, progress: SweepObserver | None = None
+) -> BenchResult:
     """Run (or resume) a sweep; returns the run folder and its status."""
     record, resolved, model, source = _resume(opts) if opts.resume else _start(recipe, opts)
     bench = resolved["bench"]
@@ -246,7 +254,7 @@ async def _sweep(
     template: Any,
     gpus: int,
     opts: BenchOptions,
-    progress: Progress | None,
+    progress: SweepObserver | None,
 ) -> str | None:
     async with StreamClient(url, endpoint, read_timeout=opts.read_timeout) as client:
         for concurrency, repeat in todo:

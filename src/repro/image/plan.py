@@ -6,10 +6,10 @@ import hashlib
 from pathlib import Path
 
 from repro.errors import ReproError
-from repro.image.base import Progress
 from repro.image.build import BuildPlan, PatchFile
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
 from repro.imagespec import ImageSpec, RemoteDiff, list_image_specs, load_image_spec
+from repro.progress import Progress, quiet
 
 PATCH_CACHE = Path.home() / ".cache" / "repro" / "patches"
 
@@ -34,7 +34,7 @@ def planned_tag(spec: ImageSpec) -> str:
     return plan_for_spec(spec).tag
 
 
-def plan_for_spec(spec: ImageSpec, progress: Progress = lambda _msg: None) -> BuildPlan:
+def plan_for_spec(spec: ImageSpec, progress: Progress = quiet) -> BuildPlan:
     """Resolve the base reference and read every patch, so the build needs no network."""
     if spec.base.local:
         if spec.base.image != SIM_BASE_REPOSITORY:

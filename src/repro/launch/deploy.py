@@ -38,8 +38,9 @@ class LaunchError(ReproError):
 
 
 @dataclass
-class Progress:
-    """What the health wait reports on every poll."""
+class HealthPoll:
+    """What the health wait reports on every poll (its own shape: a state and a log line,
+    not a `repro.progress.Progress` line)."""
 
     elapsed_s: float
     state: str
@@ -61,7 +62,7 @@ def plan(spec: LaunchSpec) -> tuple[Path, list[str]]:
     return override, compose_command(spec.project, override, "up", "-d", "--pull", "never")
 
 
-def launch(spec: LaunchSpec, on_progress: Callable[[Progress], None] = lambda _p: None) -> str:
+def launch(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None] = lambda _p: None) -> str:
     """Start the deployment and wait until it is healthy; return the server URL.
 
     Anything started is stopped again when the wait fails or is interrupted (Ctrl-C).
@@ -179,7 +180,7 @@ def _preflight(spec: LaunchSpec) -> None:
         )
 
 
-def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> None:
+def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None]) -> None:
     start = time.monotonic()
     container = container_of(spec)
     while True:
@@ -209,7 +210,7 @@ def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> 
             )
         last = last_log_lines(container, 1) if container is not None else []
         on_progress(
-            Progress(
+            HealthPoll(
                 elapsed,
                 (container.state.status if container else None) or "creating",
                 last[-1] if last else "",

@@ -131,7 +131,7 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
 
 
 class _LevelPrinter:
-    """bench's Progress protocol: a line per finished level (requests are too many to print)."""
+    """bench's SweepObserver: a line per finished level (requests are too many to print)."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
