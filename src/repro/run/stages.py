@@ -1,4 +1,5 @@
-"""One function per stage of `repro run`, each a thin call into that stage's module.
+"""One function per stage of `repro run`, each a thin call into that stage's module (their
+order, and how the plan describes each, is `repro.run.pipeline.STAGES`).
 
 A stage takes the shared RunContext, does its work, stores what later stages need on the
 context (and in the run directory, so `--resume` can pick it up) and returns a one-line
@@ -6,8 +7,6 @@ summary. User-fixable failures are ReproErrors; the runner turns them into a sta
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from rich.console import Console
 
@@ -186,40 +185,3 @@ def stage_stop(ctx: RunContext, console: Console) -> str:
     write_server_log(ctx.run_dir, log_tail(name, RECORDED_LOG_TAIL))
     ctx.stop_server()
     return f"stopped {name}"
-
-
-STAGE_FUNCTIONS: dict[str, Callable[[RunContext, Console], str]] = {
-    "lock": stage_lock,
-    "image": stage_image,
-    "fetch": stage_fetch,
-    "doctor": stage_doctor,
-    "launch": stage_launch,
-    "accept": stage_accept,
-    "bench": stage_bench,
-    "report": stage_report,
-    "stop": stage_stop,
-}
-
-STAGE_DESCRIPTIONS: dict[str, Callable[[RunContext], str]] = {
-    "lock": lambda ctx: (
-        "use the lock as given"
-        if ctx.recipe.lock_data is not None
-        else "pin model, drafter, image and patches"
-    ),
-    "image": lambda ctx: f"build or find the image of spec {ctx.recipe.image}",
-    "fetch": lambda ctx: (
-        "nothing to download (simulated)"
-        if ctx.simulated
-        else f"download {ctx.recipe.model.repo} and drafter, after a disk check"
-    ),
-    "doctor": lambda ctx: "check GPUs, topology, engine and disk against the recipe",
-    "launch": lambda ctx: "start the server with Docker Compose, wait for /health_generate",
-    "accept": lambda ctx: (
-        "acceptance length per prompt set"
-        if ctx.recipe.drafter is not None
-        else "skipped: no drafter"
-    ),
-    "bench": lambda ctx: f"concurrency sweep {ctx.recipe.bench.concurrencies}",
-    "report": lambda ctx: "table, HTML and plots",
-    "stop": lambda ctx: "stop the server (kept with --keep)",
-}
