@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 from repro.errors import ReproError
+from repro.fsutil import write_atomic
 from repro.image.build import BuildPlan, PatchFile
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
 from repro.imagespec import ImageSpec, RemoteDiff, list_image_specs, load_image_spec
@@ -77,8 +78,7 @@ def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:
 
         progress(f"fetching {diff.url}")
         content = download_diff(diff.url)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_bytes(content)
+        write_atomic(cached, content)  # never a truncated diff that later reads as changed
     actual = hashlib.sha256(content).hexdigest()
     if diff.sha256 is not None and actual != diff.sha256:
         raise ReproError(
