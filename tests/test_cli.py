@@ -1,4 +1,4 @@
-"""The command line's shape: help, version, and planned commands that refuse clearly."""
+"""The command line's shape: help, version, and unknown commands that refuse clearly."""
 
 from __future__ import annotations
 

@@ -25,12 +25,6 @@ class ReproError(Exception):
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
 
 
-class NotBuiltYet(ReproError):
-    """A command whose stage is planned but not implemented in this version."""
-
-    exit_code = 3
-
-
 class DockerUnavailable(ReproError):
     """The Docker engine, Compose or buildx is missing or not running."""
 

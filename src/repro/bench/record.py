@@ -1,39 +1,38 @@
 """The run record (docs/run-record.md): one folder per run, every file written atomically
-(`<name>.tmp`, then rename), levels appended one finished level at a time so that a crashed
+(`repro.fsutil.write_atomic`), levels appended one finished level at a time so that a crashed
 run keeps what it finished and `--resume` continues it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from repro.errors import ReproError
+from repro.fsutil import write_atomic
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+SERVER_LOG = "server.log"
 
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def write_json(path: Path, data: Any) -> None:
+    """`data` as indented JSON, written atomically; values JSON has no type for become str."""
     write_atomic(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def write_server_log(run_dir: Path, lines: Sequence[str]) -> None:
+    """Keep a server's last log lines in a run folder as `server.log` (nothing when empty):
+    the one writer for the bench record on a failed sweep and `repro run`'s folder at stop."""
+    if lines:
+        write_atomic(run_dir / SERVER_LOG, "\n".join(lines) + "\n")
 
 
 def read_json(path: Path) -> Any:

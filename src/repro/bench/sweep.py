@@ -19,14 +19,20 @@ from repro.bench.client import Endpoint, RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
 from repro.bench.metrics import summarize_level
 from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
-from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now
+from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now, write_server_log
 from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
 from repro.spec.dataset import bench_dataset_problem
 
 
-class Progress(Protocol):
+class SweepObserver(Protocol):
+    """Structured events as a sweep runs: a level starts, a request finishes, a level's summary.
+
+    Not a `repro.progress.Progress` (lines of text): callers count and aggregate these (a
+    progress bar per level, a line per summary), so they carry data, not wording.
+    """
+
     def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
     def request_done(self, result: RequestResult) -> None: ...
     def level_done(self, summary: dict[str, Any]) -> None: ...
@@ -201,7 +207,9 @@ def _bodies(
     return [generate_body(p, out_len, temperature=0.0, ignore_eos=True) for p in prompts]
 
 
-def run_bench(recipe: Any, opts: BenchOptions, progress: Progress | None = None) -> BenchResult:
+def run_bench(
+    recipe: Any, opts: BenchOptions, progress: SweepObserver | None = None
+) -> BenchResult:
     """Run (or resume) a sweep; returns the run folder and its status."""
     record, resolved, model, source = _resume(opts) if opts.resume else _start(recipe, opts)
     bench = resolved["bench"]
@@ -246,7 +254,7 @@ async def _sweep(
     template: Any,
     gpus: int,
     opts: BenchOptions,
-    progress: Progress | None,
+    progress: SweepObserver | None,
 ) -> str | None:
     async with StreamClient(url, endpoint, read_timeout=opts.read_timeout) as client:
         for concurrency, repeat in todo:
@@ -290,19 +298,13 @@ async def _sweep(
 
 
 def _save_server_log(record: RunRecord, opts: BenchOptions) -> None:
-    lines: list[str] = []
     try:
         if opts.server_log is not None:
             lines = opts.server_log()
         else:
-            from repro.launch.deploy import container_of, last_log_lines, load_spec
+            from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail  # loads python_on_whales
 
-            spec = load_spec(str(record.run["recipe_name"]))
-            container = container_of(spec) if spec else None
-            lines = last_log_lines(container) if container else []
+            lines = log_tail(str(record.run["recipe_name"]), RECORDED_LOG_TAIL)
     except Exception:  # the log is a courtesy: never mask the run's own error
         lines = []
-    if lines:
-        from repro.bench.record import write_atomic
-
-        write_atomic(record.dir / "server.log", "\n".join(lines) + "\n")
+    write_server_log(record.dir, lines)

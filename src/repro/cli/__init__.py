@@ -22,17 +22,15 @@ class ReproGroup(click.Group):
     instead of a traceback."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*_command_modules(), *_planned_names()})
+        return sorted(_command_modules())
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module_name = _command_modules().get(cmd_name)
-        if module_name is not None:
-            module = importlib.import_module(f"repro.cli.{module_name}")
-            command: click.Command = getattr(module, cmd_name)
-            return command
-        from repro.cli import planned
-
-        return next((c for c in planned.COMMANDS if c.name == cmd_name), None)
+        if module_name is None:
+            return None
+        module = importlib.import_module(f"repro.cli.{module_name}")
+        command: click.Command = getattr(module, cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -51,7 +49,7 @@ def main() -> None:
 
     \b
     The pipeline, one command group per stage:
-      recipe  -> lock -> image -> fetch -> doctor -> launch -> accept / bench -> report
+      recipe -> doctor -> lock -> image -> fetch -> launch -> accept / bench -> report
     `repro run RECIPE` does all of it; `make demo` runs it on the CPU simulator.
 
     Every command that takes a recipe accepts its name (kimi26-ep4-dflash), a path to a
@@ -59,9 +57,9 @@ def main() -> None:
     """
 
 
-# Command modules that are built; each exposes a click command named like the module, and
-# `_SEVERAL` lists the modules that hold more than one command.
-_BUILT: list[str] = [
+# Command modules; each exposes a click command named like the module, and `_SEVERAL` lists
+# the modules that hold more than one command.
+_MODULES: list[str] = [
     "doctor",
     "recipe",
     "image",
@@ -83,10 +81,4 @@ _SEVERAL: dict[str, list[str]] = {
 
 def _command_modules() -> dict[str, str]:
     """Command name -> the module under repro.cli that defines it."""
-    return {name: module for module in _BUILT for name in _SEVERAL.get(module, [module])}
-
-
-def _planned_names() -> list[str]:
-    from repro.cli import planned
-
-    return [c.name for c in planned.COMMANDS if c.name and c.name not in _command_modules()]
+    return {name: module for module in _MODULES for name in _SEVERAL.get(module, [module])}

@@ -14,7 +14,7 @@ from repro.launch import launch as launch_server
 from repro.launch import status as status_of
 from repro.launch import stop as stop_deployment
 from repro.launch.compose import compose_client, compose_command
-from repro.launch.deploy import Progress, deployment_dir, known_deployments
+from repro.launch.deploy import HealthPoll, deployment_dir, known_deployments
 from repro.launch.from_recipe import image_to_run, launch_spec_for
 from repro.recipe import load_recipe
 
@@ -41,7 +41,7 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
         return
     with _console.status(f"starting {spec.name}") as status:
 
-        def show(progress: Progress) -> None:
+        def show(progress: HealthPoll) -> None:
             status.update(
                 f"{spec.name}: {progress.state}, {progress.elapsed_s:.0f} s "
                 f"[dim]{progress.last_log_line[-100:]}[/]"

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from repro.fsutil import write_atomic
 from repro.report import (
     METRICS,
     build_report,
@@ -30,10 +31,7 @@ def _write(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(output.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(output)
+    write_atomic(output, text)
     click.echo(f"wrote {output}", err=True)
 
 

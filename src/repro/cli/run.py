@@ -8,14 +8,24 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from repro.run import STAGES, RunOptions, run_pipeline
+from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
+
+_FIRST, _LAST = STAGE_NAMES[0], STAGE_NAMES[-1]
+_HELP = f"""Check, lock, build, fetch, launch, measure and report RECIPE, then stop the server.
+
+\b
+Stages: {", ".join(STAGE_NAMES)}.
+The exit code names the stage that failed: 10 + its position ({_FIRST} {exit_code_of(_FIRST)}
+... {_LAST} {exit_code_of(_LAST)}). Ctrl-C stops what repro started and keeps every finished
+result; `--resume RUN_DIR` continues.
+"""
 
 
-@click.command("run")
+@click.command("run", help=_HELP)
 @click.argument("recipe", required=False)
 @click.option("--dry-run", is_flag=True, help="Print the plan and the exact commands only.")
 @click.option("--keep", is_flag=True, help="Leave the server up at the end.")
-@click.option("--from", "from_stage", type=click.Choice(STAGES), help="Start at this stage.")
+@click.option("--from", "from_stage", type=click.Choice(STAGE_NAMES), help="Start at this stage.")
 @click.option(
     "--resume",
     type=click.Path(path_type=Path, exists=True, file_okay=False),
@@ -38,13 +48,6 @@ def run(
     port: int | None,
     runs_dir: Path,
 ) -> None:
-    """Check, lock, build, fetch, launch, measure and report RECIPE, then stop the server.
-
-    \b
-    Stages: doctor, lock, image, fetch, launch, accept, bench, report, stop. The exit code
-    names the stage that failed: 10 + its position (doctor 10 ... stop 18). Ctrl-C stops what
-    repro started and keeps every finished result; `--resume RUN_DIR` continues.
-    """
     if recipe is None and resume is None:
         raise click.UsageError("give a RECIPE (name, file or lock) or --resume RUN_DIR")
     console = Console(stderr=True, highlight=False)

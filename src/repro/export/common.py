@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from repro import __version__
 from repro.export.image import ExportError, PinnedImage, image_for_export
+from repro.fsutil import write_atomic
 from repro.recipe import catalog_for_recipe, check_recipe, render_env
 from repro.recipe.render import render_node_argv, render_server_argv
 from repro.spec.catalog import Catalog
@@ -116,14 +115,4 @@ def write_output(text: str, output: Path | None, mode: int = 0o644) -> None:
     directory = output.parent if str(output.parent) else Path(".")
     if not directory.is_dir():
         raise ExportError(f"{directory}: no such directory", hint="create it first")
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".partial", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(output, text, mode)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from filelock import FileLock, Timeout
-from huggingface_hub import constants
 from huggingface_hub.file_download import repo_folder_name
 
 from repro.hub.errors import InsufficientSpace
@@ -36,9 +36,33 @@ class SpaceMargin:
         return int(needed * self.fraction) + self.keep_free if needed > 0 else 0
 
 
+def hub_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The Hub cache huggingface_hub uses, by its own precedence: HF_HUB_CACHE (or the legacy
+    HUGGINGFACE_HUB_CACHE), else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
+    ~/.cache/huggingface/hub.
+
+    The one answer for every stage: `repro fetch` downloads there, `repro doctor` measures
+    its disk and `repro launch` mounts it into the server. Read from `env` (default: the
+    environment now), not from `huggingface_hub.constants`, which froze it at import.
+    """
+    env = os.environ if env is None else env
+
+    def path(value: str) -> Path:
+        return Path(os.path.expandvars(value)).expanduser()
+
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if env.get(var):
+            return path(env[var])
+    if env.get("HF_HOME"):
+        return path(env["HF_HOME"]) / "hub"
+    xdg = env.get("XDG_CACHE_HOME")
+    base = path(xdg) if xdg else Path(env.get("HOME") or Path.home()) / ".cache"
+    return base / "huggingface" / "hub"
+
+
 def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The Hub cache to use: `cache_dir`, else HF_HUB_CACHE (huggingface_hub's default)."""
-    return Path(cache_dir or constants.HF_HUB_CACHE).expanduser().absolute()
+    """The Hub cache to use, as an absolute path: `cache_dir`, else `hub_cache_dir()`."""
+    return (Path(cache_dir).expanduser() if cache_dir else hub_cache_dir()).absolute()
 
 
 def storage_dir(cache: Path, repo: str) -> Path:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import glob
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url, snapshot_download
@@ -35,8 +35,7 @@ from repro.hub.cache import (
 from repro.hub.errors import HubError, hub_errors
 from repro.hub.models import FetchReport, FileEntry, RepoFetch, RepoPin
 from repro.hub.verify import raise_on_mismatch, verify_pin
-
-Events = Callable[[str], None]
+from repro.progress import Progress, quiet
 
 
 def is_offline() -> bool:
@@ -54,7 +53,7 @@ def fetch_pins(
     endpoint: str | None = None,
     max_workers: int = 8,
     dry_run: bool = False,
-    on_event: Events = lambda _msg: None,
+    on_event: Progress = quiet,
 ) -> FetchReport:
     """Make every pinned file present and verified in the Hub cache; see the module doc."""
     cache = cache_root(cache_dir)
@@ -105,7 +104,7 @@ def fetch_pins(
 
 
 def _to_download(
-    cache: Path, pin: RepoPin, offline: bool, dry_run: bool, on_event: Events
+    cache: Path, pin: RepoPin, offline: bool, dry_run: bool, on_event: Progress
 ) -> list[FileEntry]:
 
     out = []
@@ -159,7 +158,7 @@ def _fetch_one(
     verify_all: bool,
     endpoint: str | None,
     max_workers: int,
-    on_event: Events,
+    on_event: Progress,
 ) -> RepoFetch:
 
     assert pin.sha is not None

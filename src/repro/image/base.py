@@ -14,11 +14,11 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from repro.errors import ReproError
 from repro.image.engine import client, image_exists
+from repro.progress import Progress, quiet
 
 BASE_REPOSITORY = "repro-base"
 SLIM_IMAGE = "python:3.12-slim"
@@ -31,8 +31,6 @@ DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_PACKAGES = ("python3", "python3-aiohttp", "git", "ca-certificates", "patch")
 # Packages for the python:3.12-slim route (pip inside the build; needs PyPI access).
 SLIM_PIP_PACKAGES = ("aiohttp==3.11.18",)
-
-Progress = Callable[[str], None]
 
 
 def base_recipe_text(method: str) -> str:
@@ -52,7 +50,7 @@ def existing_base_image() -> str | None:
     return next((base_tag(m) for m in ("slim", "mmdebstrap") if image_exists(base_tag(m))), None)
 
 
-def ensure_base_image(progress: Progress = lambda _msg: None) -> str:
+def ensure_base_image(progress: Progress = quiet) -> str:
     """Return the reference of a local base image, making it first if needed.
 
     Tries, in order: an existing content-tagged base; python:3.12-slim (local, or pulled with a

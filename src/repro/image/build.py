@@ -12,7 +12,7 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -24,6 +24,7 @@ from repro import __version__
 from repro.errors import ReproError
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
+from repro.progress import Progress, quiet
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "Dockerfile.sglang"
 CONTEXT_SCRIPTS = Path(__file__).resolve().parent / "context"
@@ -109,7 +110,7 @@ class BuiltImage(BaseModel):
         }
 
 
-def build_image(plan: BuildPlan, on_log: Callable[[str], None] = lambda _line: None) -> BuiltImage:
+def build_image(plan: BuildPlan, on_log: Progress = quiet) -> BuiltImage:
     """Build (or find, when the tag exists) the image of a plan and read its manifest."""
     if not image_exists(plan.tag):
         _run_build(plan, on_log)
@@ -149,7 +150,7 @@ def _labels(plan: BuildPlan) -> dict[str, str]:
     }
 
 
-def _run_build(plan: BuildPlan, on_log: Callable[[str], None]) -> None:
+def _run_build(plan: BuildPlan, on_log: Progress) -> None:
     with tempfile.TemporaryDirectory(prefix="repro-build-") as workdir:
         context = Path(workdir)
         _assemble_context(plan, context)

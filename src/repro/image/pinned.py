@@ -14,12 +14,11 @@ from repro.errors import ReproError
 from repro.image.build import BuiltImage, build_image
 from repro.image.plan import plan_for_spec, resolve_image_spec
 from repro.image.registry import PushedImage, pull, push, verify
+from repro.progress import Progress, quiet
 from repro.recipe.images import list_image_specs
 
 
-def build_for(
-    ref: str, on_log: Any = lambda _line: None, progress: Any = lambda _m: None
-) -> BuiltImage:
+def build_for(ref: str, on_log: Progress = quiet, progress: Progress = quiet) -> BuiltImage:
     """Build the image of REF and, when REF is a locked recipe, record it in the lock.
 
     A locked recipe builds from the lock's image spec, whose remote diffs carry the sha256

@@ -6,9 +6,10 @@ import hashlib
 from pathlib import Path
 
 from repro.errors import ReproError
-from repro.image.base import Progress
+from repro.fsutil import write_atomic
 from repro.image.build import BuildPlan, PatchFile
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
+from repro.progress import Progress, quiet
 from repro.recipe.images import list_image_specs, load_image_spec
 from repro.spec.image import ImageSpec, RemoteDiff
 
@@ -35,7 +36,7 @@ def planned_tag(spec: ImageSpec) -> str:
     return plan_for_spec(spec).tag
 
 
-def plan_for_spec(spec: ImageSpec, progress: Progress = lambda _msg: None) -> BuildPlan:
+def plan_for_spec(spec: ImageSpec, progress: Progress = quiet) -> BuildPlan:
     """Resolve the base reference and read every patch, so the build needs no network."""
     if spec.base.local:
         if spec.base.image != SIM_BASE_REPOSITORY:
@@ -78,8 +79,7 @@ def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:
 
         progress(f"fetching {diff.url}")
         content = download_diff(diff.url)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_bytes(content)
+        write_atomic(cached, content)  # never a truncated diff that later reads as changed
     actual = hashlib.sha256(content).hexdigest()
     if diff.sha256 is not None and actual != diff.sha256:
         raise ReproError(

@@ -12,8 +12,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from repro.image.base import Progress, ensure_base_image, existing_base_image
+from repro.image.base import ensure_base_image, existing_base_image
 from repro.image.engine import client, image_exists
+from repro.progress import Progress, quiet
 
 SIM_BASE_REPOSITORY = "repro-sim-base"
 SIM_SGLANG_VERSION = "0.5.23"
@@ -44,7 +45,7 @@ def sim_base_tag(base_ref: str) -> str:
     return f"{SIM_BASE_REPOSITORY}:{SIM_SGLANG_VERSION}-{digest.hexdigest()[:12]}"
 
 
-def ensure_sim_base_image(progress: Progress = lambda _msg: None, build: bool = True) -> str | None:
+def ensure_sim_base_image(progress: Progress = quiet, build: bool = True) -> str | None:
     """The tag of the simulator base image, building it (and its base) if needed.
 
     With `build=False` nothing is built: None when it does not exist yet (for --dry-run).

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 from python_on_whales import DockerClient
 
+from repro.fsutil import write_atomic
 from repro.launch.spec import SERVICE, LaunchSpec
 
 BASE_COMPOSE = Path(__file__).resolve().parents[3] / "compose" / "sglang.yaml"
@@ -56,16 +57,13 @@ def render_override(spec: LaunchSpec) -> dict[str, Any]:
 
 def write_override(spec: LaunchSpec, directory: Path) -> Path:
     """Write the override atomically and return its path."""
-    directory.mkdir(parents=True, exist_ok=True)
     path = directory / OVERRIDE_NAME
     text = (
         "# Written by `repro launch`; use with compose/sglang.yaml:\n"
         f"#   docker compose -f {BASE_COMPOSE} -f {path} up -d\n"
         + yaml.safe_dump(render_override(spec), sort_keys=False)
     )
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_atomic(path, text)
     return path
 
 

@@ -20,12 +20,14 @@ from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from repro.errors import ReproError
+from repro.fsutil import write_atomic
 from repro.image.engine import client, image_exists
 from repro.launch.compose import compose_client, compose_command, write_override
 from repro.launch.spec import SERVICE, LaunchSpec
 
 POLL_INTERVAL_S = 0.5
 LOG_TAIL = 30
+RECORDED_LOG_TAIL = 2000  # lines kept in a run folder: a crash's traceback and what led to it
 SPEC_NAME = "deployment.json"
 
 
@@ -36,8 +38,9 @@ class LaunchError(ReproError):
 
 
 @dataclass
-class Progress:
-    """What the health wait reports on every poll."""
+class HealthPoll:
+    """What the health wait reports on every poll (its own shape: a state and a log line,
+    not a `repro.progress.Progress` line)."""
 
     elapsed_s: float
     state: str
@@ -55,11 +58,11 @@ def deployment_dir(name: str) -> Path:
 def plan(spec: LaunchSpec) -> tuple[Path, list[str]]:
     """Write the override and return it with the exact `docker compose up` command."""
     override = write_override(spec, deployment_dir(spec.name))
-    (deployment_dir(spec.name) / SPEC_NAME).write_text(spec.model_dump_json(indent=2))
+    write_atomic(deployment_dir(spec.name) / SPEC_NAME, spec.model_dump_json(indent=2))
     return override, compose_command(spec.project, override, "up", "-d", "--pull", "never")
 
 
-def launch(spec: LaunchSpec, on_progress: Callable[[Progress], None] = lambda _p: None) -> str:
+def launch(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None] = lambda _p: None) -> str:
     """Start the deployment and wait until it is healthy; return the server URL.
 
     Anything started is stopped again when the wait fails or is interrupted (Ctrl-C).
@@ -135,6 +138,13 @@ def status(name: str) -> dict[str, object]:
     }
 
 
+def log_tail(name: str, count: int = LOG_TAIL) -> list[str]:
+    """Deployment `name`'s last `count` server log lines; [] when it has no container."""
+    spec = load_spec(name)
+    container = container_of(spec) if spec else None
+    return last_log_lines(container, count) if container else []
+
+
 def last_log_lines(container: Container, count: int = LOG_TAIL) -> list[str]:
     try:
         text = client().container.logs(container, tail=count)
@@ -170,7 +180,7 @@ def _preflight(spec: LaunchSpec) -> None:
         )
 
 
-def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> None:
+def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None]) -> None:
     start = time.monotonic()
     container = container_of(spec)
     while True:
@@ -200,7 +210,7 @@ def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[Progress], None]) -> 
             )
         last = last_log_lines(container, 1) if container is not None else []
         on_progress(
-            Progress(
+            HealthPoll(
                 elapsed,
                 (container.state.status if container else None) or "creating",
                 last[-1] if last else "",

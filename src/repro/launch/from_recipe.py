@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import resource
 from pathlib import Path
 
@@ -13,14 +12,6 @@ from repro.spec.recipe import Recipe
 # A simulated server loads in seconds; a 600 GB model takes tens of minutes.
 SIMULATED_HEALTH_TIMEOUT_S = 120
 GPU_HEALTH_TIMEOUT_S = 3600
-
-
-def hub_cache_dir() -> Path:
-    """The host's Hub cache (HF_HUB_CACHE, else HF_HOME/hub), where `repro fetch` writes."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    home = os.environ.get("HF_HOME")
-    return (Path(home).expanduser() if home else Path.home() / ".cache" / "huggingface") / "hub"
 
 
 def required_snapshots(recipe: Recipe, cache: Path) -> dict[str, Path]:
@@ -56,7 +47,11 @@ def image_to_run(recipe: Recipe, build_tag: bool = True) -> str:
 
 
 def launch_spec_for(recipe: Recipe, image: str, host_port: int | None = None) -> LaunchSpec:
-    """Render the recipe's argv and environment for `image` (a tag, ID or digest reference)."""
+    """Render the recipe's argv and environment for `image` (a tag, ID or digest reference).
+    The server mounts the Hub cache `repro fetch` downloads into (`cache_root()`)."""
+    from repro.hub.cache import cache_root  # deferred: repro.hub loads huggingface_hub
+
+    cache = cache_root()
     argv = render_server_argv(recipe, catalog_for_recipe(recipe))
     gpus_needed = recipe.topology.gpus
     simulated = recipe.simulator is not None
@@ -70,8 +65,8 @@ def launch_spec_for(recipe: Recipe, image: str, host_port: int | None = None) ->
         gpu_ids=None
         if recipe.topology.gpu_runtime == "none"
         else [str(index) for index in range(gpus_needed)],
-        hf_cache=hub_cache_dir(),
-        required_snapshots=required_snapshots(recipe, hub_cache_dir()),
+        hf_cache=cache,
+        required_snapshots=required_snapshots(recipe, cache),
         memlock_bytes=simulator_memlock_bytes() if simulated else None,
         start_period_s=60 if simulated else 1800,
         health_timeout_s=SIMULATED_HEALTH_TIMEOUT_S if simulated else GPU_HEALTH_TIMEOUT_S,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from repro.hub import FetchReport, SpaceMargin, fetch_pins
-from repro.hub.fetch import Events
 from repro.lock.io import LockError, is_lock_path, lock_path_for, read_lock
 from repro.lock.model import Lock
+from repro.progress import Progress, quiet
 
 
 def lock_for(ref: str | Path) -> tuple[Lock, Path]:
@@ -49,7 +49,7 @@ def fetch_recipe(
     verify_all: bool = False,
     dry_run: bool = False,
     endpoint: str | None = None,
-    on_event: Events = lambda _msg: None,
+    on_event: Progress = quiet,
 ) -> FetchReport:
     """Download (or, offline, check) the model and drafter of `ref`'s lock into the Hub cache."""
     lock, path = lock_for(ref)

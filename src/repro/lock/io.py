@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from repro.errors import ReproError
+from repro.fsutil import write_atomic
 from repro.lock.model import LOCK_SUFFIX, Lock, dump_json
 
 ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
@@ -83,20 +83,6 @@ def _dir_lock(directory: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_text_if_changed(path: Path, text: str) -> bool:
     """Atomically replace `path` with `text` unless it already holds exactly that."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,7 +92,7 @@ def write_text_if_changed(path: Path, text: str) -> bool:
                 return False
         except FileNotFoundError:
             pass
-        _atomic_write(path, text)
+        write_atomic(path, text)
         return True
 
 
@@ -131,4 +117,4 @@ def update_lock_image(
         data["image"] = image_section
         if catalog is not None:
             data["catalog"] = catalog
-        _atomic_write(path, dump_json(data))
+        write_atomic(path, dump_json(data))

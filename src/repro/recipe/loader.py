@@ -51,10 +51,6 @@ def list_recipe_files(recipes_dir: Path | None = None) -> list[Path]:
     return sorted(files, key=lambda p: p.stem)
 
 
-def recipe_names(recipes_dir: Path | None = None) -> list[str]:
-    return [p.stem for p in list_recipe_files(recipes_dir)]
-
-
 def _looks_like_path(ref: str) -> bool:
     return "/" in ref or os.sep in ref or ref.endswith((*RECIPE_SUFFIXES, ".json"))
 

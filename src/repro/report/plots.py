@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from repro.fsutil import write_atomic
 from repro.report.records import RunRecord
 from repro.report.table import SIMULATED
 
@@ -155,8 +156,6 @@ def write_plots(runs: list[RunRecord], out_dir: str | Path) -> list[Path]:
     paths = []
     for name, png in all_plots(runs).items():
         path = out / f"{name}.png"
-        tmp = path.with_suffix(".png.tmp")
-        tmp.write_bytes(png)
-        tmp.replace(path)
+        write_atomic(path, png)
         paths.append(path)
     return paths

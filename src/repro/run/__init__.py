@@ -1,5 +1,5 @@
 """`repro run`: every stage of the pipeline in order, resumable, with a plan printed first."""
 
-from repro.run.pipeline import STAGES, RunOptions, run_pipeline
+from repro.run.pipeline import STAGE_NAMES, STAGES, RunOptions, exit_code_of, run_pipeline
 
-__all__ = ["STAGES", "RunOptions", "run_pipeline"]
+__all__ = ["STAGES", "STAGE_NAMES", "RunOptions", "exit_code_of", "run_pipeline"]

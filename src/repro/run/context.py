@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from repro.fsutil import write_atomic
 from repro.recipe import catalog_for_recipe, load_recipe
 from repro.spec.recipe import Recipe
 
@@ -45,7 +46,6 @@ class RunContext:
         return cls(ref=ref, recipe=recipe, run_dir=runs_dir / f"{stamp}-{recipe.name}", port=port)
 
     def save(self) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         data = {
             "ref": self.ref,
             "lock_path": str(self.lock_path) if self.lock_path else None,
@@ -54,9 +54,7 @@ class RunContext:
             "deployment": self.deployment,
             "port": self.port,
         }
-        tmp = self.run_dir / (CONTEXT_FILE + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        tmp.replace(self.run_dir / CONTEXT_FILE)
+        write_atomic(self.run_dir / CONTEXT_FILE, json.dumps(data, indent=2) + "\n")
 
     @property
     def simulated(self) -> bool:
@@ -80,14 +78,6 @@ class RunContext:
             + render_shell(self.recipe, catalog_for_recipe(self.recipe)),
             f"# base compose file: {BASE_COMPOSE}",
         ]
-
-    def server_log(self) -> list[str]:
-        """The server's last log lines (saved into a run record when the server dies)."""
-        from repro.launch.deploy import container_of, last_log_lines, load_spec
-
-        spec = load_spec(self.deployment or "")
-        container = container_of(spec) if spec else None
-        return last_log_lines(container, 200) if container else []
 
     def server_is_up(self) -> bool:
         import urllib.request

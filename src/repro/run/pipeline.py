@@ -1,11 +1,10 @@
 """The stage runner behind `repro run`.
 
-doctor -> lock -> image -> fetch -> launch -> accept -> bench -> report -> stop. Doctor runs
-first, so a GPU recipe on a machine without GPUs stops at once, never after a Hub query, a
-long pull or a download. A plan is
-printed first; each stage reports its duration; `stages.json` in the run directory records
-what finished, so `--resume RUN` skips it. The exit code names the stage that failed
-(10 + its index), and a Ctrl-C stops whatever repro started while keeping every result.
+`STAGES` is the pipeline, in order. Doctor runs first, so a GPU recipe on a machine without
+GPUs stops at once, never after a Hub query, a long pull or a download. A plan is printed
+first; each stage reports its duration; `stages.json` in the run directory records what
+finished, so `--resume RUN` skips it. The exit code names the stage that failed (10 + its
+index), and a Ctrl-C stops whatever repro started while keeping every result.
 """
 
 from __future__ import annotations
@@ -20,19 +19,82 @@ from pathlib import Path
 from rich.console import Console
 
 from repro.errors import ReproError
+from repro.fsutil import write_atomic
 from repro.run.context import RunContext
-from repro.run.stages import STAGE_DESCRIPTIONS, STAGE_FUNCTIONS
+from repro.run.stages import (
+    stage_accept,
+    stage_bench,
+    stage_doctor,
+    stage_fetch,
+    stage_image,
+    stage_launch,
+    stage_lock,
+    stage_report,
+    stage_stop,
+)
 
-STAGES = ["doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
 STAGES_FILE = "stages.json"
+FIRST_STAGE_EXIT_CODE = 10  # the exit code of a failed stage is this + its index in STAGES
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of `repro run`: what it does, and the line the plan shows for it."""
+
+    name: str
+    run: Callable[[RunContext, Console], str]
+    describe: Callable[[RunContext], str]
+
+
+def _describe_lock(ctx: RunContext) -> str:
+    if ctx.recipe.lock_data is not None:
+        return "use the lock as given"
+    return "pin model, drafter, image and patches"
+
+
+def _describe_fetch(ctx: RunContext) -> str:
+    if ctx.simulated:
+        return "nothing to download (simulated)"
+    return f"download {ctx.recipe.model.repo} and drafter, after a disk check"
+
+
+def _describe_accept(ctx: RunContext) -> str:
+    if ctx.recipe.drafter is None:
+        return "skipped: no drafter"
+    return "acceptance length per prompt set"
+
+
+# The order is the pipeline's: every list of stages (--from, exit codes, the plan) reads it.
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        "doctor", stage_doctor, lambda _: "check GPUs, topology, engine and disk against the recipe"
+    ),
+    Stage("lock", stage_lock, _describe_lock),
+    Stage("image", stage_image, lambda ctx: f"build or find the image of spec {ctx.recipe.image}"),
+    Stage("fetch", stage_fetch, _describe_fetch),
+    Stage(
+        "launch",
+        stage_launch,
+        lambda _: "start the server with Docker Compose, wait for /health_generate",
+    ),
+    Stage("accept", stage_accept, _describe_accept),
+    Stage("bench", stage_bench, lambda ctx: f"concurrency sweep {ctx.recipe.bench.concurrencies}"),
+    Stage("report", stage_report, lambda _: "table, HTML and plots"),
+    Stage("stop", stage_stop, lambda _: "stop the server (kept with --keep)"),
+)
+STAGE_NAMES = [stage.name for stage in STAGES]
+
+
+def exit_code_of(stage: str) -> int:
+    return FIRST_STAGE_EXIT_CODE + STAGE_NAMES.index(stage)
 
 
 class StageFailed(ReproError):
-    """A stage failed; the exit code is 10 + the stage's index."""
+    """A stage failed; the exit code names it (`exit_code_of`)."""
 
     def __init__(self, stage: str, cause: ReproError) -> None:
         super().__init__(f"stage {stage} failed: {cause.message}", hint=cause.hint)
-        self.exit_code = 10 + STAGES.index(stage)
+        self.exit_code = exit_code_of(stage)
         self.stage = stage
 
 
@@ -65,10 +127,12 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     """Run (or plan, with dry_run) every stage for a recipe; see the module docstring."""
     console = console or Console(stderr=True, highlight=False)
     ctx = RunContext.create(options.ref, options.resume, options.runs_dir, options.port)
-    records = _load_records(ctx.run_dir) if options.resume else [StageRecord(s) for s in STAGES]
+    records = (
+        _load_records(ctx.run_dir) if options.resume else [StageRecord(s) for s in STAGE_NAMES]
+    )
     if options.resume:
         _relaunch_if_needed(ctx, records)
-    start_index = STAGES.index(options.from_stage) if options.from_stage else 0
+    start_index = STAGE_NAMES.index(options.from_stage) if options.from_stage else 0
     _print_plan(ctx, records, start_index, console)
     if options.dry_run:
         for line in ctx.dry_run_commands():
@@ -78,13 +142,13 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     ctx.keep = options.keep
     ctx.save()
     try:
-        for index, record in enumerate(records):
+        for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
             if index < start_index or record.status in ("done", "skipped"):
                 continue
             if record.name == "stop" and options.keep:
                 record.status, record.summary = "skipped", "--keep: the server stays up"
                 continue
-            _run_stage(ctx, record, STAGE_FUNCTIONS[record.name], console)
+            _run_stage(ctx, record, stage.run, console)
             _save_records(ctx.run_dir, records)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: stopping what repro started; results are kept")
@@ -139,11 +203,11 @@ def _print_plan(
     ctx: RunContext, records: list[StageRecord], start_index: int, console: Console
 ) -> None:
     console.print(f"[bold]repro run[/] {ctx.recipe.name} -> {ctx.run_dir}")
-    for index, record in enumerate(records):
+    for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
         if index < start_index or record.status in ("done", "skipped"):
             mark = f"skip ({record.status})" if record.status != "pending" else "skip (--from)"
         else:
-            mark = STAGE_DESCRIPTIONS[record.name](ctx)
+            mark = stage.describe(ctx)
         console.print(f"  {index + 1}. {record.name:<7} {mark}")
 
 
@@ -152,15 +216,14 @@ def _load_records(run_dir: Path) -> list[StageRecord]:
     if not path.exists():
         raise ReproError(f"{run_dir} is not a repro run (no {STAGES_FILE})")
     saved = {item["name"]: item for item in json.loads(path.read_text())["stages"]}
-    return [StageRecord(**saved[name]) if name in saved else StageRecord(name) for name in STAGES]
+    return [
+        StageRecord(**saved[name]) if name in saved else StageRecord(name) for name in STAGE_NAMES
+    ]
 
 
 def _save_records(run_dir: Path, records: list[StageRecord]) -> None:
-    run_dir.mkdir(parents=True, exist_ok=True)
     payload = {
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "stages": [record.__dict__ for record in records],
     }
-    tmp = run_dir / (STAGES_FILE + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n")
-    tmp.replace(run_dir / STAGES_FILE)
+    write_atomic(run_dir / STAGES_FILE, json.dumps(payload, indent=2) + "\n")

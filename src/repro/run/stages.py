@@ -1,4 +1,5 @@
-"""One function per stage of `repro run`, each a thin call into that stage's module.
+"""One function per stage of `repro run`, each a thin call into that stage's module (their
+order, and how the plan describes each, is `repro.run.pipeline.STAGES`).
 
 A stage takes the shared RunContext, does its work, stores what later stages need on the
 context (and in the run directory, so `--resume` can pick it up) and returns a one-line
@@ -7,12 +8,10 @@ summary. User-fixable failures are ReproErrors; the runner turns them into a sta
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 from rich.console import Console
 
 from repro.errors import ReproError
+from repro.fsutil import write_atomic
 from repro.recipe import load_recipe
 from repro.run.context import RunContext
 
@@ -69,7 +68,7 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
 
     report = run_doctor(ctx.ref)
     failed = [f for f in report.findings if f.status == "fail"]
-    (ctx.run_dir / "machine.json").write_text(report.fingerprint.model_dump_json(indent=2))
+    write_atomic(ctx.run_dir / "machine.json", report.fingerprint.model_dump_json(indent=2))
     if failed:
         lines = "; ".join(f"{f.check}: {f.message}" for f in failed)
         raise ReproError(
@@ -122,7 +121,6 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
         url=_url(ctx),
         output=None if started else record,
         resume=record if started else None,
-        server_log=ctx.server_log,
     )
     result = run_bench(ctx.recipe, options, _LevelPrinter(console))
     if result.status != "complete":
@@ -132,7 +130,7 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
 
 
 class _LevelPrinter:
-    """bench's Progress protocol: a line per finished level (requests are too many to print)."""
+    """bench's SweepObserver: a line per finished level (requests are too many to print)."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -161,9 +159,9 @@ def stage_report(ctx: RunContext, console: Console) -> str:
     bench_runs = [r for r in runs if r.run.kind == "bench"]
     table = build_report(bench_runs, "output_throughput", None)
     console.print(render_rich(table))
-    _write(out / "report.md", render_markdown(table))
+    write_atomic(out / "report.md", render_markdown(table))
     html = out / "report.html"
-    _write(html, render_html(runs, None, ("output_throughput", "ttft")))
+    write_atomic(html, render_html(runs, None, ("output_throughput", "ttft")))
     console.print(f"  report: {html}")
     for png in write_plots(runs, out):
         console.print(f"  plot:   {png}")
@@ -176,63 +174,14 @@ def _url(ctx: RunContext) -> str:
     return ctx.url
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def stage_stop(ctx: RunContext, console: Console) -> str:
     if ctx.deployment is None:
         return "nothing to stop"
+    # deferred: repro.bench loads aiohttp, repro.launch python_on_whales
+    from repro.bench.record import write_server_log
+    from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
+
     name = ctx.deployment
-    _save_server_log(ctx)
+    write_server_log(ctx.run_dir, log_tail(name, RECORDED_LOG_TAIL))
     ctx.stop_server()
     return f"stopped {name}"
-
-
-def _save_server_log(ctx: RunContext) -> None:
-    from repro.launch.deploy import container_of, last_log_lines, load_spec
-
-    spec = load_spec(ctx.deployment or "")
-    container = container_of(spec) if spec else None
-    if container is not None:
-        lines = last_log_lines(container, 2000)
-        (ctx.run_dir / "server.log").write_text("\n".join(lines) + "\n")
-
-
-STAGE_FUNCTIONS: dict[str, Callable[[RunContext, Console], str]] = {
-    "lock": stage_lock,
-    "image": stage_image,
-    "fetch": stage_fetch,
-    "doctor": stage_doctor,
-    "launch": stage_launch,
-    "accept": stage_accept,
-    "bench": stage_bench,
-    "report": stage_report,
-    "stop": stage_stop,
-}
-
-STAGE_DESCRIPTIONS: dict[str, Callable[[RunContext], str]] = {
-    "lock": lambda ctx: (
-        "use the lock as given"
-        if ctx.recipe.lock_data is not None
-        else "pin model, drafter, image and patches"
-    ),
-    "image": lambda ctx: f"build or find the image of spec {ctx.recipe.image}",
-    "fetch": lambda ctx: (
-        "nothing to download (simulated)"
-        if ctx.simulated
-        else f"download {ctx.recipe.model.repo} and drafter, after a disk check"
-    ),
-    "doctor": lambda ctx: "check GPUs, topology, engine and disk against the recipe",
-    "launch": lambda ctx: "start the server with Docker Compose, wait for /health_generate",
-    "accept": lambda ctx: (
-        "acceptance length per prompt set"
-        if ctx.recipe.drafter is not None
-        else "skipped: no drafter"
-    ),
-    "bench": lambda ctx: f"concurrency sweep {ctx.recipe.bench.concurrencies}",
-    "report": lambda ctx: "table, HTML and plots",
-    "stop": lambda ctx: "stop the server (kept with --keep)",
-}

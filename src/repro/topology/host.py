@@ -92,18 +92,6 @@ class DiskInfo(BaseModel):
     )
 
 
-def hub_cache_dir(env: Mapping[str, str]) -> Path:
-    """Where huggingface_hub stores snapshots, by its own precedence of variables."""
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):  # the second is the legacy name
-        if env.get(var):
-            return Path(env[var]).expanduser()
-    if env.get("HF_HOME"):
-        return Path(env["HF_HOME"]).expanduser() / "hub"
-    xdg = env.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path(env.get("HOME") or Path.home()) / ".cache"
-    return base / "huggingface" / "hub"
-
-
 def cached_repo_bytes(cache: Path, repo: str) -> int:
     """Bytes of model `repo` already in a Hub cache (blobs, including partial downloads)."""
     blobs = cache / ("models--" + repo.replace("/", "--")) / "blobs"
@@ -119,6 +107,8 @@ def cached_repo_bytes(cache: Path, repo: str) -> int:
 
 def disk_info(env: Mapping[str, str], repos: Sequence[str] = ()) -> DiskInfo:
     """Free space at the Hub cache, and how much of each of `repos` is already there."""
+    from repro.hub.cache import hub_cache_dir  # deferred: repro.hub loads huggingface_hub
+
     cache = hub_cache_dir(env)
     probe = cache
     while not probe.exists() and probe.parent != probe:

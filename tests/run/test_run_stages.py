@@ -1,0 +1,48 @@
+"""The one list of stages: its order is the plan's, `--from`'s and the exit codes'."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+from repro.errors import ReproError
+from repro.run.pipeline import STAGE_NAMES, StageFailed
+
+ORDER = ["doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
+
+
+def test_the_order_and_exit_codes_are_the_pipelines() -> None:
+    assert STAGE_NAMES == ORDER
+    codes = {name: StageFailed(name, ReproError("boom")).exit_code for name in ORDER}
+    assert codes == {name: 10 + index for index, name in enumerate(ORDER)}
+
+
+def test_help_and_from_choices_follow_the_list() -> None:
+    result = CliRunner().invoke(main, ["run", "--help"])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "Stages: " + ", ".join(ORDER) + "." in text
+    assert "(doctor 10 ... stop 18)" in text
+    assert "[" + "|".join(ORDER) + "]" in text
+
+
+def test_dry_run_plans_every_stage_in_order_and_writes_nothing(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
+    runs = tmp_path / "runs"
+    demo = str(repo_root / "recipes" / "demo.yaml")
+    args = ["run", demo, "--dry-run", "--from", "fetch", "--runs-dir", str(runs)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    plan = re.findall(r"^\s+(\d+)\. (\w+)\s+(.*)$", result.output, re.MULTILINE)
+    assert [(int(n), name) for n, name, _ in plan] == list(enumerate(ORDER, start=1))
+    marks = {name: mark for _, name, mark in plan}
+    assert all(marks[name] == "skip (--from)" for name in ORDER[:3])
+    assert marks["fetch"] == "nothing to download (simulated)"
+    assert marks["bench"].startswith("concurrency sweep")
+    assert not runs.exists() and not (tmp_path / "state").exists()
