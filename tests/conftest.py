@@ -15,7 +15,6 @@ import pytest
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
