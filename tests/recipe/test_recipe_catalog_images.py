@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -22,23 +23,19 @@ from repro.spec.image import ImageSpec
 
 from .conftest import REPO_ROOT, Project
 
-FIXTURE = REPO_ROOT.parent / "shared" / "fixtures" / "sglang" / "server-args-0.5.23.json"
+SHIPPED_JSON = resources.files("repro").joinpath("catalogs", "sglang-0.5.23.json")
 
 
 # --- catalog --------------------------------------------------------------------------------
-def test_shipped_catalog_is_the_fixture() -> None:
+def test_shipped_catalog_is_its_json() -> None:
     catalog = load_catalog("0.5.23")
     assert "0.5.23" in available_catalog_versions()
-    fixture = json.loads(
-        (REPO_ROOT / "tests" / "fixtures" / "sglang" / "server-args-0.5.23.json").read_text()
-    )
-    assert len(catalog.options) == len(fixture["flags"]) == 532
-    assert catalog.speculative_algorithms == fixture["builtin_speculative_algorithms"]
+    dumped = json.loads(SHIPPED_JSON.read_text())
+    assert len(catalog.options) == len(dumped["flags"]) == 532
+    assert catalog.speculative_algorithms == dumped["builtin_speculative_algorithms"]
     assert catalog.find("--tp") is None and catalog.find("--tensor-parallel-size") is catalog.find(
         "--tp-size"
     )
-    if FIXTURE.exists():
-        assert json.loads(FIXTURE.read_text()) == fixture
 
 
 def test_unknown_catalog_version() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from repro.recipe import (
 )
 from repro.spec.catalog import Catalog
 
-from .conftest import BASE_RECIPE, REPO_ROOT, SHIPPED_RECIPES, Project
+from .conftest import BASE_RECIPE, SHIPPED_RECIPES, Project
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
 
@@ -54,12 +55,12 @@ def build_parser(catalog: dict[str, Any]) -> argparse.ArgumentParser:
     return parser
 
 
-FIXTURE_JSON = REPO_ROOT / "tests" / "fixtures" / "sglang" / "server-args-0.5.23.json"
+CATALOG_JSON = resources.files("repro").joinpath("catalogs", "sglang-0.5.23.json")
 
 
 def parse(catalog: Catalog, argv: list[str]) -> argparse.Namespace:
-    """Parse with SGLang 0.5.23's options as dumped in the fixture, plus what a patch set adds."""
-    data = json.loads(FIXTURE_JSON.read_text())
+    """Parse with SGLang 0.5.23's options as dumped in the catalog, plus what a patch set adds."""
+    data = json.loads(CATALOG_JSON.read_text())
     data["flags"] += [o.to_dict() for o in catalog.options if o.provided_by]
     namespace, unknown = build_parser(data).parse_known_args(argv)
     assert unknown == []

@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from repro.sim.catalog import build_parser, load_catalog
+from repro.sim.catalog import DEFAULT_CATALOG, build_parser, load_catalog
 
 from .simproc import MODEL, PYTHON, SHIM, SRC, get_json, post_json, request
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sglang"
 DFLASH = ["--speculative-draft-model-path", "z-lab/Qwen3-DFlash"]
 
 
@@ -118,9 +117,9 @@ def test_shim_dumps_the_catalog_it_parses(patched_shim: Path) -> None:
     env = {**os.environ, "PYTHONPATH": f"{SHIM}{os.pathsep}{SRC}"}
     plain = json.loads(subprocess.check_output([PYTHON, "-c", script], env=env))
     assert plain["version"] == "0.5.23" and plain["simulated"] is True
-    fixture = json.loads((SHARED / "server-args-0.5.23.json").read_text())
-    assert plain["algorithms"] == fixture["builtin_speculative_algorithms"]
-    assert plain["flags"] == [{k: f[k] for k in plain["flags"][0]} for f in fixture["flags"]]
+    catalog = json.loads(DEFAULT_CATALOG.read_text())
+    assert plain["algorithms"] == catalog["builtin_speculative_algorithms"]
+    assert plain["flags"] == [{k: f[k] for k in plain["flags"][0]} for f in catalog["flags"]]
     env["PYTHONPATH"] = f"{patched_shim}{os.pathsep}{SRC}"
     patched = json.loads(subprocess.check_output([PYTHON, "-c", script], env=env))
     assert "DDTREE" in patched["algorithms"]

@@ -1,7 +1,8 @@
 """The simulator base image: repro's stand-in for an `lmsysorg/sglang` nightly.
 
-It carries the simulator (`repro.sim`, standard library + aiohttp) behind an `sglang` shim
-package, so compose files, rendered argv and patch application are the same as on a GPU image.
+It carries the simulator (`repro.sim`, standard library + aiohttp, and the option catalogs it
+parses argv with, `repro/catalogs/`) behind an `sglang` shim package, so compose files,
+rendered argv and patch application are the same as on a GPU image.
 Tagged by a hash of everything copied into it, so it is rebuilt only when that changes.
 """
 
@@ -22,6 +23,8 @@ SIM_SGLANG_VERSION = "0.5.23"
 _PACKAGE = Path(__file__).resolve().parents[1]
 _DOCKERFILE = Path(__file__).resolve().parent / "context" / "sim-base.Dockerfile"
 _SHIM = _PACKAGE / "sim" / "shim"
+# what of the repro package the simulator needs; the shim goes to SGLang's source tree instead
+_SIM_PACKAGE_DIRS = ("sim", "catalogs")
 
 
 def _context_files() -> dict[str, Path]:
@@ -31,10 +34,11 @@ def _context_files() -> dict[str, Path]:
         if source.is_file() and "__pycache__" not in source.parts:
             files[f"sglang/python/{source.relative_to(_SHIM).as_posix()}"] = source
     files["repro/__init__.py"] = _PACKAGE / "__init__.py"
-    for source in sorted((_PACKAGE / "sim").rglob("*")):
-        relative = source.relative_to(_PACKAGE / "sim")
-        if source.is_file() and "__pycache__" not in source.parts and relative.parts[0] != "shim":
-            files[f"repro/sim/{relative.as_posix()}"] = source
+    for directory in _SIM_PACKAGE_DIRS:
+        for source in sorted((_PACKAGE / directory).rglob("*")):
+            copied = source.is_file() and not source.is_relative_to(_SHIM)
+            if copied and "__pycache__" not in source.parts:
+                files[f"repro/{source.relative_to(_PACKAGE).as_posix()}"] = source
     return files
 
 

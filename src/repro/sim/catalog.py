@@ -1,11 +1,11 @@
 """SGLang's server command line, rebuilt from an option catalog.
 
-The catalog (`catalog/sglang-0.5.23.json`) is the JSON dump of `ServerArgs.add_cli_args` from
-the SGLang 0.5.23 wheel: every option's strings, dest, action kind, type, nargs, choices and
-default. Rebuilding the parser from it means the simulator accepts exactly the argv SGLang
-accepts (and rejects the rest with argparse's exit code 2), while only reading the handful of
-values it simulates. `REPRO_SIM_CATALOG` points at another catalog file (e.g. one extracted
-from a newer image).
+The catalog (package data, `repro/catalogs/sglang-0.5.23.json`, the one recipes are checked
+against) is the JSON dump of `ServerArgs.add_cli_args` from the SGLang 0.5.23 wheel: every
+option's strings, dest, action kind, type, nargs, choices and default. Rebuilding the parser
+from it means the simulator accepts exactly the argv SGLang accepts (and rejects the rest with
+argparse's exit code 2), while only reading the handful of values it simulates.
+`REPRO_SIM_CATALOG` points at another catalog file (e.g. one extracted from a newer image).
 
 Type converters and action classes carry SGLang's names (sglang/srt/utils/common.py,
 sglang/srt/arg_groups/argparse_actions.py), so dumping this parser the way repro dumps a real
@@ -21,11 +21,13 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 CATALOG_ENV = "REPRO_SIM_CATALOG"
-DEFAULT_CATALOG = Path(__file__).resolve().parent / "catalog" / "sglang-0.5.23.json"
+DEFAULT_CATALOG = resources.files("repro").joinpath("catalogs", "sglang-0.5.23.json")
 # Added by sgl-project/sglang#29907 (DDTree) together with the DDTREE algorithm; offered only
 # when the speculative registry has DDTREE, as on a patched image.
 DDTREE_BUDGET_OPTION = "--speculative-ddtree-budget"
@@ -150,9 +152,10 @@ _NEW_FLAGS = {
 
 
 def load_catalog(path: str | Path | None = None) -> dict[str, Any]:
-    path = Path(path or os.environ.get(CATALOG_ENV) or DEFAULT_CATALOG)
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data.setdefault("_path", str(path))
+    chosen = path or os.environ.get(CATALOG_ENV)
+    source: Traversable = Path(chosen) if chosen else DEFAULT_CATALOG
+    data = json.loads(source.read_text(encoding="utf-8"))
+    data.setdefault("_path", str(source))
     return dict(data)
 
 

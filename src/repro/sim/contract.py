@@ -7,6 +7,7 @@
 - /generate then checks the body against the JSON contract (entrypoints/api_contract.py with
   sglang/api/v1/api_types.py): unknown top-level keys are ignored, unknown `sampling_params`
   keys are refused; a violation is HTTP 400 `{"error": "<serde-style text>"}`.
+- The OpenAI routes check their bodies as protocol.py's pydantic models do (FastAPI errors).
 - Errors found while serving (no prompt, too long) are ValueErrors: `{"error": {"message"}}`
   with 400 for a plain request, an error chunk then `[DONE]` for a stream (http_server.py).
 """
@@ -130,7 +131,8 @@ class GenerateInput:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _field_error(loc: str, value: Any, kind: str, msg: str) -> RequestValidationError:
+def field_error(loc: str, value: Any, kind: str, msg: str) -> RequestValidationError:
+    """One body field refused by pydantic: `kind` is its error type (missing, int_type, ...)."""
     return RequestValidationError(
         [{"type": kind, "loc": ("body", loc), "msg": msg, "input": value}]
     )
@@ -153,16 +155,16 @@ def parse_generate(body: Any) -> GenerateInput:
     if text is not None and not (
         isinstance(text, str) or (isinstance(text, list) and all(isinstance(t, str) for t in text))
     ):
-        raise _field_error("text", text, "string_type", "Input should be a valid string")
+        raise field_error("text", text, "string_type", "Input should be a valid string")
     ids = body.get("input_ids")
     batch_ids: list[list[int]] | None = None
     if ids is not None:
         if not isinstance(ids, list):
-            raise _field_error("input_ids", ids, "list_type", "Input should be a valid list")
+            raise field_error("input_ids", ids, "list_type", "Input should be a valid list")
         batch_ids = ids if ids and all(isinstance(row, list) for row in ids) else [ids]
         for row in batch_ids:
             if not all(_is_int(i) for i in row):
-                raise _field_error("input_ids", ids, "int_type", "Input should be a valid integer")
+                raise field_error("input_ids", ids, "int_type", "Input should be a valid integer")
     stream = body.get("stream", False)
     if stream is None:
         stream = False
@@ -191,3 +193,47 @@ def parse_generate(body: Any) -> GenerateInput:
         is_batch=is_batch,
         return_prompt_token_ids=bool(body.get("return_prompt_token_ids")),
     )
+
+
+def message_text(content: Any) -> str:
+    """The text of a chat message's content: a string, or the text parts of a list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
+    raise field_error("messages", content, "string_type", "Input should be a valid string")
+
+
+def openai_sampling_params(body: dict[str, Any], max_tokens: Any) -> dict[str, Any]:
+    """The sampling params of an OpenAI request (its `max_tokens` and `n` checked as
+    protocol.py does)."""
+    if max_tokens is not None:
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+            raise field_error(
+                "max_tokens", max_tokens, "int_type", "Input should be a valid integer"
+            )
+        if max_tokens <= 0:
+            raise field_error(
+                "max_tokens",
+                max_tokens,
+                "value_error",
+                "Value error, max_tokens must be positive",
+            )
+    n = body.get("n", 1)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise field_error("n", n, "int_type", "Input should be a valid integer")
+    return {
+        "max_new_tokens": max_tokens,
+        "stop": body.get("stop"),
+        "stop_token_ids": body.get("stop_token_ids"),
+        "ignore_eos": bool(body.get("ignore_eos", False)),
+        "min_new_tokens": int(body.get("min_tokens") or 0),
+        "sampling_seed": body.get("seed"),
+        "n": n,
+    }

@@ -15,10 +15,19 @@ import logging
 import os
 import signal
 import sys
-from typing import Any
 
+from aiohttp import web
+
+from repro.sim.app import build_app
 from repro.sim.config import SimConfig, StartupError, resolve
+from repro.sim.http import Frontend
 from repro.sim.profile import ProfileError
+from repro.sim.tokenizer_manager import TokenizerManager
+
+try:  # the shim's version (a patched image may carry another); the catalog's without it
+    from sglang.version import __version__ as SGLANG_VERSION
+except ImportError:
+    SGLANG_VERSION = "0.5.23"
 
 logger = logging.getLogger("sglang.launch_server")
 
@@ -47,30 +56,24 @@ def _crash(cfg: SimConfig, message: str) -> None:
     os._exit(cfg.exit_code)
 
 
-async def _warmup(engine: Any) -> None:
+async def _warmup(manager: TokenizerManager) -> None:
     # mirrors http_server.py _execute_server_warmup: 8 greedy tokens of a fixed prompt
     event = asyncio.Event()
-    req = engine.new_request(
-        engine.prompt_from_text("The capital city of France is"),
+    req = manager.new_request(
+        manager.prompt_from_text("The capital city of France is"),
         {"max_new_tokens": 8, "temperature": 0},
         stream=False,
         event=event,
     )
-    engine.submit(req)
+    manager.submit(req)
     await event.wait()
-    engine.forget(req)
+    manager.forget(req)
 
 
 async def serve(cfg: SimConfig) -> int:
-    from aiohttp import web
-
-    from repro.sim.engine import Engine
-    from repro.sim.server import SimServer
-
-    engine = Engine(cfg)
-    server = SimServer(cfg, engine)
-    server.version = _version()
-    runner = web.AppRunner(server.app(), access_log=None, handle_signals=False)
+    manager = TokenizerManager(cfg)
+    frontend = Frontend(cfg, manager, str(SGLANG_VERSION))
+    runner = web.AppRunner(build_app(frontend), access_log=None, handle_signals=False)
     await runner.setup()
     host, port = cfg.args.host, int(cfg.args.port)
     try:
@@ -90,7 +93,7 @@ async def serve(cfg: SimConfig) -> int:
             cfg,
             f"simulated crash (REPRO_SIM_EXIT_AFTER_SECONDS={cfg.exit_after:g})",
         )
-    watcher = asyncio.ensure_future(server.watch_disconnects())
+    watcher = asyncio.ensure_future(frontend.watch_disconnects())
     logger.info(f"Uvicorn running on http://{host}:{port} (simulator: 503 until loaded)")
     logger.info(f"Load weight begin. model={cfg.args.model_path}")
     await asyncio.sleep(cfg.load_seconds)
@@ -107,11 +110,11 @@ async def serve(cfg: SimConfig) -> int:
         f"max_running_requests={cfg.max_running_requests * cfg.dp_size}, "
         f"context_len={cfg.context_length}"
     )
-    engine.start()
-    server.loaded.set()
+    manager.start()
+    frontend.loaded.set()
     if not cfg.args.skip_server_warmup:
-        await _warmup(engine)
-    engine.ready = True
+        await _warmup(manager)
+    manager.ready = True
     logger.info("The server is fired up and ready to roll!")
     await stop.wait()
     logger.info("Shutting down")
@@ -120,18 +123,9 @@ async def serve(cfg: SimConfig) -> int:
         # the event loop's closing wakeup fd ("Exception ignored ... Bad file descriptor").
         loop.remove_signal_handler(sig)
     watcher.cancel()
-    engine.close()
+    manager.close()
     await runner.cleanup()
     return 0
-
-
-def _version() -> str:
-    try:
-        from sglang.version import __version__
-
-        return str(__version__)
-    except Exception:
-        return "0.5.23"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,42 +16,20 @@ from __future__ import annotations
 
 import time
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
-from repro.sim.contract import RequestValidationError, error_response
-from repro.sim.engine import Prompt
+from repro.sim.contract import (
+    RequestValidationError,
+    error_response,
+    field_error,
+    message_text,
+    openai_sampling_params,
+)
+from repro.sim.http import SSE_DONE, Flow, Frontend, json_response, sse_event, sse_start
 from repro.sim.request import Req
-
-if TYPE_CHECKING:
-    from repro.sim.server import SimServer
-
-
-def _missing(loc: str, body: Any) -> RequestValidationError:
-    return RequestValidationError(
-        [{"type": "missing", "loc": ("body", loc), "msg": "Field required", "input": body}]
-    )
-
-
-def _type_error(loc: str, value: Any, kind: str, msg: str) -> RequestValidationError:
-    return RequestValidationError(
-        [{"type": kind, "loc": ("body", loc), "msg": msg, "input": value}]
-    )
-
-
-def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(p.get("text", ""))
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text"
-        )
-    raise _type_error("messages", content, "string_type", "Input should be a valid string")
+from repro.sim.tokenizer_manager import Prompt
 
 
 def _usage(prompt: int, completion: int, cached: int | None) -> dict[str, Any]:
@@ -85,10 +63,18 @@ def _spec_details(meta: dict[str, Any]) -> dict[str, Any] | None:
 
 
 class OpenAIRoutes:
-    def __init__(self, server: SimServer) -> None:
-        self.server = server
-        self.engine = server.engine
-        self.cfg = server.cfg
+    """The handlers of the OpenAI routes; `add_to` registers them."""
+
+    def __init__(self, frontend: Frontend) -> None:
+        self.frontend = frontend
+        self.cfg = frontend.cfg
+        self.tokenizer_manager = frontend.tokenizer_manager
+
+    def add_to(self, router: web.UrlDispatcher) -> None:
+        router.add_get("/v1/models", self.models)
+        router.add_get("/v1/models/{model:.*}", self.retrieve_model)
+        router.add_post("/v1/completions", self.completions)
+        router.add_post("/v1/chat/completions", self.chat_completions)
 
     def _card(self, model: str) -> dict[str, Any]:
         return {
@@ -102,13 +88,9 @@ class OpenAIRoutes:
         }
 
     async def models(self, request: web.Request) -> web.Response:
-        from repro.sim.server import json_response
-
         return json_response({"object": "list", "data": [self._card(self.cfg.served_model_name)]})
 
     async def retrieve_model(self, request: web.Request) -> web.Response:
-        from repro.sim.server import json_response
-
         model = request.match_info["model"]
         if model != self.cfg.served_model_name:
             error = {
@@ -133,38 +115,12 @@ class OpenAIRoutes:
                     }
                 ]
             )
-        body = await self.server.read_json(request)
+        body = await self.frontend.read_json(request)
         if not isinstance(body, dict):
-            raise _type_error(
+            raise field_error(
                 "", body, "model_attributes_type", "Input should be a valid dictionary"
             )
         return body
-
-    def _params(self, body: dict[str, Any], max_tokens: Any) -> dict[str, Any]:
-        if max_tokens is not None:
-            if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-                raise _type_error(
-                    "max_tokens", max_tokens, "int_type", "Input should be a valid integer"
-                )
-            if max_tokens <= 0:
-                raise _type_error(
-                    "max_tokens",
-                    max_tokens,
-                    "value_error",
-                    "Value error, max_tokens must be positive",
-                )
-        n = body.get("n", 1)
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise _type_error("n", n, "int_type", "Input should be a valid integer")
-        return {
-            "max_new_tokens": max_tokens,
-            "stop": body.get("stop"),
-            "stop_token_ids": body.get("stop_token_ids"),
-            "ignore_eos": bool(body.get("ignore_eos", False)),
-            "min_new_tokens": int(body.get("min_tokens") or 0),
-            "sampling_seed": body.get("seed"),
-            "n": n,
-        }
 
     def _usage_flags(self, body: dict[str, Any]) -> tuple[bool, bool]:
         default = bool(self.cfg.args.stream_response_default_include_usage)
@@ -178,42 +134,49 @@ class OpenAIRoutes:
     def _cached(self, req: Req) -> int | None:
         return req.cached_tokens if self.cfg.args.enable_cache_report else None
 
-    async def _run(self, request: web.Request, kind: str) -> web.StreamResponse:
-        from repro.sim.server import json_response
+    def _total_usage(self, reqs: list[Req], body: dict[str, Any]) -> dict[str, Any]:
+        """The usage of a whole response: each prompt counted once, not once per choice (n)."""
+        per_prompt = reqs[:: max(1, int(body.get("n", 1)))]
+        cached = None
+        if self.cfg.args.enable_cache_report:
+            cached = sum(r.cached_tokens for r in per_prompt)
+        prompt_tokens = sum(len(r.prompt_ids) for r in per_prompt)
+        return _usage(prompt_tokens, sum(len(r.output_ids) for r in reqs), cached)
 
+    async def _run(self, request: web.Request, kind: str) -> web.StreamResponse:
         try:
             body = await self._body(request)
             if kind == "chat":
                 messages = body.get("messages")
                 if messages is None:
-                    raise _missing("messages", body)
+                    raise field_error("messages", body, "missing", "Field required")
                 if not isinstance(messages, list):
-                    raise _type_error(
+                    raise field_error(
                         "messages", messages, "list_type", "Input should be a valid list"
                     )
                 parts, said = [], []
                 for message in messages:
                     if not isinstance(message, dict) or "role" not in message:
-                        raise _missing("messages.role", message)
-                    content = _content_text(message.get("content"))
+                        raise field_error("messages.role", message, "missing", "Field required")
+                    content = message_text(message.get("content"))
                     parts.append(f"<|im_start|>{message['role']}\n{content}<|im_end|>\n")
                     said.append(content)
                 text = "".join(parts) + "<|im_start|>assistant\n"
                 max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
                 prompts: list[tuple[Prompt, str | None, str]] = [
-                    (self.engine.prompt_from_text(text), " ".join(said), "")
+                    (self.tokenizer_manager.prompt_from_text(text), " ".join(said), "")
                 ]
             else:
                 if "prompt" not in body:
-                    raise _missing("prompt", body)
+                    raise field_error("prompt", body, "missing", "Field required")
                 prompts = self._completion_prompts(body["prompt"])
                 max_tokens = body.get("max_tokens", 16)
-            params = self._params(body, max_tokens)
+            params = openai_sampling_params(body, max_tokens)
             stream = bool(body.get("stream", False))
         except RequestValidationError as e:
             return json_response(error_response(str(e)), 400)
-        await self.server.loaded.wait()
-        flow = self.server.open_flow(request)
+        await self.frontend.loaded.wait()
+        flow = self.frontend.open_flow(request)
         endpoint = "/v1/chat/completions" if kind == "chat" else "/v1/completions"
         try:
             try:
@@ -221,7 +184,7 @@ class OpenAIRoutes:
                 for i, (prompt, classify_text, _echo) in enumerate(prompts):
                     for j in range(params["n"]):
                         reqs.append(
-                            self.engine.new_request(
+                            self.tokenizer_manager.new_request(
                                 prompt,
                                 params,
                                 stream=stream,
@@ -232,41 +195,39 @@ class OpenAIRoutes:
                         )
             except ValueError as e:
                 return json_response(error_response(str(e), "BadRequestError"), 400)
-            self.server.submit(flow, reqs)
+            self.frontend.submit(flow, reqs)
             model = str(body.get("model") or "default")
             echoes = [echo for _, _, echo in prompts for _ in range(params["n"])]
             if body.get("echo") is not True:
                 echoes = [""] * len(reqs)
             if stream:
                 return await self._stream(request, flow, kind, model, body, echoes)
-            while not flow.done() and not flow.gone:
-                await self.server.wait(flow)
-            for req in reqs:
-                flow.sends[req.index] = [(time.time(), len(req.output_ids))]
+            await self.frontend.wait_done(flow)
+            flow.record_whole_sends()
             return json_response(self._response(kind, model, reqs, body, echoes))
         finally:
-            self.server.close_flow(flow, endpoint)
+            self.frontend.close_flow(flow, endpoint)
 
     def _completion_prompts(self, prompt: Any) -> list[tuple[Prompt, str | None, str]]:
-        engine = self.engine
+        manager = self.tokenizer_manager
         if isinstance(prompt, str):
-            return [(engine.prompt_from_text(prompt), None, prompt)]
+            return [(manager.prompt_from_text(prompt), None, prompt)]
         if isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt):
-            return [(engine.prompt_from_text(p), None, p) for p in prompt]
+            return [(manager.prompt_from_text(p), None, p) for p in prompt]
         if isinstance(prompt, list) and all(
             isinstance(p, int) and not isinstance(p, bool) for p in prompt
         ):
-            return [(engine.prompt_from_ids(prompt), None, engine.tokenizer.decode(prompt))]
+            return [(manager.prompt_from_ids(prompt), None, manager.tokenizer.decode(prompt))]
         if isinstance(prompt, list) and all(isinstance(p, list) for p in prompt):
-            return [(engine.prompt_from_ids(p), None, engine.tokenizer.decode(p)) for p in prompt]
-        raise _type_error("prompt", prompt, "string_type", "Input should be a valid string")
+            return [(manager.prompt_from_ids(p), None, manager.tokenizer.decode(p)) for p in prompt]
+        raise field_error("prompt", prompt, "string_type", "Input should be a valid string")
 
     # ---- responses ------------------------------------------------------------------------------
     def _response(
         self, kind: str, model: str, reqs: list[Req], body: dict[str, Any], echoes: list[str]
     ) -> dict[str, Any]:
         choices = []
-        metas = [self.engine.meta_info(req, True) for req in reqs]
+        metas = [self.tokenizer_manager.meta_info(req, True) for req in reqs]
         for req, echo in zip(reqs, echoes, strict=True):
             fr = req.finish_reason or {}
             choice: dict[str, Any] = {"index": req.index}
@@ -279,17 +240,13 @@ class OpenAIRoutes:
                 logprobs=None, finish_reason=fr.get("type"), matched_stop=fr.get("matched")
             )
             choices.append(choice)
-        prompt_tokens = sum(len(r.prompt_ids) for r in reqs[:: max(1, int(body.get("n", 1)))])
-        cached = None
-        if self.cfg.args.enable_cache_report:
-            cached = sum(r.cached_tokens for r in reqs[:: max(1, int(body.get("n", 1)))])
         out: dict[str, Any] = {
             "id": reqs[0].rid,
             "object": "chat.completion" if kind == "chat" else "text_completion",
             "created": int(time.time()),
             "model": model,
             "choices": choices,
-            "usage": _usage(prompt_tokens, sum(len(r.output_ids) for r in reqs), cached),
+            "usage": self._total_usage(reqs, body),
             "metadata": {"weight_version": metas[0]["weight_version"], "simulated": True},
         }
         if body.get("return_spec_tokens_details"):
@@ -301,16 +258,13 @@ class OpenAIRoutes:
     async def _stream(
         self,
         request: web.Request,
-        flow: Any,
+        flow: Flow,
         kind: str,
         model: str,
         body: dict[str, Any],
         echoes: list[str],
     ) -> web.StreamResponse:
-        from repro.sim.server import dumps
-
-        server = self.server
-        resp = await server.sse_start(request)
+        resp = await sse_start(request)
         include_usage, continuous = self._usage_flags(body)
         created = int(time.time())
         obj = "chat.completion.chunk" if kind == "chat" else "text_completion"
@@ -324,10 +278,10 @@ class OpenAIRoutes:
             }  # fmt: skip
             if with_usage or kind != "chat":
                 data["usage"] = usage
-            return b"data: " + dumps(data) + b"\n\n"
+            return sse_event(data)
 
         try:
-            async with aclosing(server.updates(flow)) as updates:
+            async with aclosing(self.frontend.updates(flow)) as updates:
                 async for req, ids_sent in updates:
                     text = req.text()
                     delta = text[text_sent[req.index] :]
@@ -373,7 +327,7 @@ class OpenAIRoutes:
                     )
                     await resp.write(chunk(last, choice))
             if body.get("return_spec_tokens_details"):
-                metas = [self.engine.meta_info(r, True) for r in flow.reqs]
+                metas = [self.tokenizer_manager.meta_info(r, True) for r in flow.reqs]
                 details = [d for d in (_spec_details(m) for m in metas) if d is not None]
                 if details:
                     spec = details if len(details) > 1 else details[0]
@@ -381,22 +335,17 @@ class OpenAIRoutes:
                         "id": last.rid, "object": obj, "created": created, "model": model,
                         "choices": [], "usage": None, "sglext": {"spec_tokens_details": spec},
                     }  # fmt: skip
-                    await resp.write(b"data: " + dumps(data) + b"\n\n")
+                    await resp.write(sse_event(data))
             if include_usage:
-                n = max(1, int(body.get("n", 1)))
-                prompt_tokens = sum(len(r.prompt_ids) for r in flow.reqs[::n])
-                cached = None
-                if self.cfg.args.enable_cache_report:
-                    cached = sum(r.cached_tokens for r in flow.reqs[::n])
-                usage = _usage(prompt_tokens, sum(len(r.output_ids) for r in flow.reqs), cached)
+                usage = self._total_usage(flow.reqs, body)
                 if kind != "chat":  # completions dump the usage chunk with exclude_none
                     usage = {k: v for k, v in usage.items() if v is not None}
                 data = {
                     "id": last.rid, "object": obj, "created": created, "model": model,
                     "choices": [], "usage": usage,
                 }  # fmt: skip
-                await resp.write(b"data: " + dumps(data) + b"\n\n")
-            await resp.write(b"data: [DONE]\n\n")
+                await resp.write(sse_event(data))
+            await resp.write(SSE_DONE)
             await resp.write_eof()
         except (ConnectionError, RuntimeError):
             flow.gone = True

@@ -26,12 +26,10 @@ import contextlib
 import logging
 import time
 from collections import deque
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from repro.sim.config import SimConfig
-    from repro.sim.metrics import TokenizerMetrics
-    from repro.sim.request import Req
+from repro.sim.config import SimConfig
+from repro.sim.metrics import TokenizerMetrics
+from repro.sim.request import Req
 
 logger = logging.getLogger("sglang.srt.managers.scheduler")
 BLOCK = 16

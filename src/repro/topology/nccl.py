@@ -3,7 +3,7 @@
 NCCL_P2P_LEVEL values follow NCCL's environment-variable documentation (LOC, NVL, PIX, PXB,
 PHB = P2P within a NUMA node through the CPU, SYS = also across the SMP interconnect);
 nvidia-smi's NODE cell is NCCL's PHB. `--disable-custom-all-reduce` is a server option of
-SGLang 0.5.23 (its catalog: src/repro/catalogs/sglang-0.5.23.json).
+SGLang 0.5.23 (its option catalog, package data `repro/catalogs/sglang-0.5.23.json`).
 """
 
 from __future__ import annotations

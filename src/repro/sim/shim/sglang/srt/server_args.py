@@ -7,13 +7,13 @@ so dumping the options of this image gives its real command-line surface.
 
 import argparse
 
+from repro.sim.catalog import add_cli_args, load_catalog
+from repro.sim.registry import load_registry
+
 
 class ServerArgs:
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser) -> None:
-        from repro.sim.catalog import add_cli_args, load_catalog
-        from repro.sim.registry import load_registry
-
         catalog = load_catalog()
         builtin = list(catalog.get("builtin_speculative_algorithms") or [])
         add_cli_args(parser, catalog, load_registry(builtin, "catalog").names)

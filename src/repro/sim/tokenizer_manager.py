@@ -1,4 +1,4 @@
-"""The simulated engine: tokenizer-manager duties in front of one scheduler per DP rank.
+"""The simulated tokenizer manager, in front of one scheduler per DP rank.
 
 It turns validated inputs into requests (with SGLang's length checks, tokenizer_manager.py
 `_validate_one_request`), dispatches them round-robin over the DP ranks, reports the state
@@ -28,7 +28,7 @@ class Prompt:
     text: str | None  # the text it came from, for classification
 
 
-class Engine:
+class TokenizerManager:
     def __init__(self, cfg: SimConfig) -> None:
         self.cfg = cfg
         model = cfg.profile.model
