@@ -10,18 +10,20 @@ what finished, so `--resume RUN` skips it. The exit code names the stage that fa
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
 
+from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
 from repro.run.context import RunContext
 from repro.run.stages import STAGE_DESCRIPTIONS, STAGE_FUNCTIONS
+from repro.spec.record import StageRecord, StagesFile
 
 STAGES = ["doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
 STAGES_FILE = "stages.json"
@@ -48,14 +50,6 @@ class RunOptions:
 
 
 @dataclass
-class StageRecord:
-    name: str
-    status: str = "pending"  # pending | done | skipped | failed
-    seconds: float | None = None
-    summary: str = ""
-
-
-@dataclass
 class RunResult:
     run_dir: Path
     stages: list[StageRecord] = field(default_factory=list)
@@ -65,7 +59,9 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     """Run (or plan, with dry_run) every stage for a recipe; see the module docstring."""
     console = console or Console(stderr=True, highlight=False)
     ctx = RunContext.create(options.ref, options.resume, options.runs_dir, options.port)
-    records = _load_records(ctx.run_dir) if options.resume else [StageRecord(s) for s in STAGES]
+    records = (
+        _load_records(ctx.run_dir) if options.resume else [StageRecord(name=s) for s in STAGES]
+    )
     if options.resume:
         _relaunch_if_needed(ctx, records)
     start_index = STAGES.index(options.from_stage) if options.from_stage else 0
@@ -151,16 +147,15 @@ def _load_records(run_dir: Path) -> list[StageRecord]:
     path = run_dir / STAGES_FILE
     if not path.exists():
         raise ReproError(f"{run_dir} is not a repro run (no {STAGES_FILE})")
-    saved = {item["name"]: item for item in json.loads(path.read_text())["stages"]}
-    return [StageRecord(**saved[name]) if name in saved else StageRecord(name) for name in STAGES]
+    try:
+        saved = {stage.name: stage for stage in StagesFile.model_validate(read_json(path)).stages}
+    except ValidationError as err:
+        raise ReproError(
+            f"{path} is not a repro run's stage list: {err.errors()[0]['msg']}"
+        ) from None
+    return [saved.get(name) or StageRecord(name=name) for name in STAGES]
 
 
 def _save_records(run_dir: Path, records: list[StageRecord]) -> None:
-    run_dir.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "stages": [record.__dict__ for record in records],
-    }
-    tmp = run_dir / (STAGES_FILE + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n")
-    tmp.replace(run_dir / STAGES_FILE)
+    updated_at = datetime.now(UTC).isoformat(timespec="seconds")
+    write_model(run_dir / STAGES_FILE, StagesFile(updated_at=updated_at, stages=records))

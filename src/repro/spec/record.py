@@ -304,3 +304,22 @@ class RunRecord(BaseModel):
     @property
     def concurrencies(self) -> list[int]:
         return sorted({level.concurrency for level in self.levels})
+
+
+StageStatus = Literal["pending", "done", "skipped", "failed"]
+
+
+class StageRecord(BaseModel):
+    """One stage of `repro run` in `stages.json`: what `--resume` skips."""
+
+    name: str = Field(description="doctor, lock, image, fetch, launch, accept, bench, ...")
+    status: StageStatus = "pending"
+    seconds: float | None = Field(default=None, description="how long the stage ran")
+    summary: str = Field(default="", description="the stage's one-line result or error")
+
+
+class StagesFile(BaseModel):
+    """`stages.json` at the top of a `repro run` folder, rewritten after every stage."""
+
+    updated_at: str = Field(description="UTC, ISO 8601")
+    stages: list[StageRecord]
