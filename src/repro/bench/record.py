@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from repro.bench.metrics import spread
 from repro.errors import ReproError
-from repro.spec.record import BenchRunInfo, Level, RequestRow, RunStatus, Summary
+from repro.spec.record import BenchRunInfo, Level, RequestRow, RunStatus, Summary, first_error
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -155,8 +155,6 @@ def _validate(model: type[M], data: Any, path: Path) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise ReproError(
-            f"{path}: {where}: {first['msg']}", hint="see docs/run-record.md for the fields"
+            f"{path}: {first_error(err)}", hint="see docs/run-record.md for the fields"
         ) from None

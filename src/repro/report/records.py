@@ -27,6 +27,7 @@ from repro.spec.record import (
     RunRecord,
     ServerInfo,
     Summary,
+    first_error,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -169,7 +170,7 @@ class LoadedRun(RunRecord):
                 rows.append(RequestRow.model_validate_json(line))
             except ValidationError as err:
                 raise RunRecordError(
-                    f"{path}:{number}: not a request row: {_first_error(err)}",
+                    f"{path}:{number}: not a request row: {first_error(err)}",
                     hint="the file is corrupt; re-run the level with `repro bench --resume`",
                 ) from None
         return rows
@@ -209,20 +210,13 @@ def _read_json(path: Path, required: bool = True) -> Any:
         ) from None
 
 
-def _first_error(err: ValidationError) -> str:
-    """`levels[1].output_throughput: Input should be a valid number`."""
-    first = err.errors()[0]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
-    return f"{where.removeprefix('.') or '(top level)'}: {first['msg']}"
-
-
 def _validate(validate: Callable[[Any], T], data: Any, path: Path) -> T:
     """`validate(data)`, its errors naming the file and the field."""
     try:
         return validate(data)
     except ValidationError as err:
         raise RunRecordError(
-            f"{path}: {_first_error(err)}",
+            f"{path}: {first_error(err)}",
             hint="see docs/run-record.md for the expected fields",
         ) from None
 

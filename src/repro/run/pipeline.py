@@ -23,7 +23,7 @@ from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
 from repro.run.context import RunContext
 from repro.run.stages import STAGE_DESCRIPTIONS, STAGE_FUNCTIONS
-from repro.spec.record import StageRecord, StagesFile
+from repro.spec.record import StageRecord, StagesFile, first_error
 
 STAGES = ["doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
 STAGES_FILE = "stages.json"
@@ -151,7 +151,7 @@ def _load_records(run_dir: Path) -> list[StageRecord]:
         saved = {stage.name: stage for stage in StagesFile.model_validate(read_json(path)).stages}
     except ValidationError as err:
         raise ReproError(
-            f"{path} is not a repro run's stage list: {err.errors()[0]['msg']}"
+            f"{path}: {first_error(err)}", hint="is this a `repro run` folder?"
         ) from None
     return [saved.get(name) or StageRecord(name=name) for name in STAGES]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]
@@ -323,3 +323,10 @@ class StagesFile(BaseModel):
 
     updated_at: str = Field(description="UTC, ISO 8601")
     stages: list[StageRecord]
+
+
+def first_error(err: ValidationError) -> str:
+    """A record's validation error in one line: `levels[1].output_throughput: <why>`."""
+    first = err.errors()[0]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    return f"{where.removeprefix('.') or '(top level)'}: {first['msg']}"
