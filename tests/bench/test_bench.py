@@ -16,6 +16,7 @@ from repro.bench import BenchOptions, RequestResult, run_bench
 from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.errors import ReproError
+from repro.spec.record import Level
 from tests.bench.simserver import SimServer, free_port
 
 LEVEL_KEYS = {
@@ -77,8 +78,8 @@ def test_chat_endpoint_and_poisson_arrivals(sim_plain: SimServer, demo: Any, run
     demo.bench.request_rate = 50.0
     result = run_bench(demo, _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]))
     (level,) = result.levels
-    assert level["completed"] == 8 and level["accept_length"] is None
-    assert level["total_output_tokens"] == 8 * 16
+    assert level.completed == 8 and level.accept_length is None
+    assert level.total_output_tokens == 8 * 16
     run = json.loads((result.run_dir / "run.json").read_text())
     assert run["endpoint"] == "chat" and run["workload"]["request_rate"] == 50.0
     starts = sorted(r["start_s"] for r in _rows(result.run_dir / "levels" / "c2-r0.jsonl"))
@@ -103,13 +104,13 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
         def request_done(self, result: RequestResult) -> None:
             pass
 
-        def level_done(self, summary: dict[str, Any]) -> None:
+        def level_done(self, summary: Level) -> None:
             pass
 
     resumed = run_bench(None, BenchOptions(resume=run_dir, collect_machine=False), Seen())
     assert seen == [4]
     assert resumed.status == "complete"
-    assert [lv["concurrency"] for lv in resumed.levels] == [1, 2, 4]
+    assert [lv.concurrency for lv in resumed.levels] == [1, 2, 4]
     assert (run_dir / "levels" / "c1-r0.jsonl").read_bytes() == before
 
 
@@ -126,7 +127,7 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
             def request_done(self, result: RequestResult) -> None:
                 pass
 
-            def level_done(self, summary: dict[str, Any]) -> None:
+            def level_done(self, summary: Level) -> None:
                 server.kill()
 
         opts = _opts(
@@ -139,7 +140,7 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
     assert result.status == "failed"
     run = json.loads((result.run_dir / "run.json").read_text())
     assert run["status"] == "failed" and "c2-r0" in run["error"]
-    assert [lv["concurrency"] for lv in result.levels] == [1]
+    assert [lv.concurrency for lv in result.levels] == [1]
     assert (result.run_dir / "levels" / "c1-r0.jsonl").exists()
     assert not (result.run_dir / "levels" / "c2-r0.jsonl").exists()
     assert "last words" in (result.run_dir / "server.log").read_text()
@@ -206,7 +207,7 @@ def test_cli_slo_flags_give_goodput(sim_spec: SimServer, tmp_path: Path) -> None
     assert res.exit_code == 0, res.output
     level = json.loads(res.stdout[res.stdout.index("{") :])["levels"][0]
     assert level["goodput"] == pytest.approx(level["request_throughput"])
-    headers = [str(c.header) for c in summary_table([level]).columns]
+    headers = [str(c.header) for c in summary_table([Level.model_validate(level)]).columns]
     assert headers[-1] == "goodput req/s"
     run = json.loads((tmp_path / "loose" / "run.json").read_text())
     assert run["slos"] == {"ttft": 60000.0, "tpot": 60000.0}

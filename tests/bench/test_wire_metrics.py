@@ -48,25 +48,25 @@ def test_level_summary_keys_and_values() -> None:
         RequestResult(1, 0, 2, error_kind="timeout"),
     ]
     level = summarize_level(results, concurrency=1, repeat=0, duration=2.0, gpus=4)
-    assert level["completed"] == 2 and level["failed"] == 1
-    assert level["errors"] == {"timeout": 1}
-    assert level["output_throughput"] == pytest.approx(10.0)
-    assert level["output_throughput_per_gpu"] == pytest.approx(2.5)
-    assert level["median_ttft_ms"] == pytest.approx(200.0)
-    assert level["mean_itl_ms"] == pytest.approx(20.0)
-    assert level["median_tpot_ms"] == pytest.approx(20.0)
-    assert level["accept_length"] == pytest.approx(20 / 5)  # never the mean of per-request ratios
-    assert level["goodput"] is None
+    assert level.completed == 2 and level.failed == 1
+    assert level.errors == {"timeout": 1}
+    assert level.output_throughput == pytest.approx(10.0)
+    assert level.output_throughput_per_gpu == pytest.approx(2.5)
+    assert level.median_ttft_ms == pytest.approx(200.0)
+    assert level.mean_itl_ms == pytest.approx(20.0)
+    assert level.median_tpot_ms == pytest.approx(20.0)
+    assert level.accept_length == pytest.approx(20 / 5)  # never the mean of per-request ratios
+    assert level.goodput is None
     slo = summarize_level(results, concurrency=1, repeat=0, duration=2.0, slos={"ttft": 200})
-    assert slo["goodput"] == pytest.approx(0.5)
+    assert slo.goodput == pytest.approx(0.5)
 
 
 def test_summary_without_spec_or_success() -> None:
     level = summarize_level(
         [RequestResult(1, 0, 0, error_kind="connect")], concurrency=1, repeat=0, duration=1.0
     )
-    assert level["completed"] == 0 and level["accept_length"] is None
-    assert level["median_ttft_ms"] is None
+    assert level.completed == 0 and level.accept_length is None
+    assert level.median_ttft_ms is None
 
 
 def test_slo_flags_parse_to_goodput_limits() -> None:

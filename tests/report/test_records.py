@@ -11,6 +11,14 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.report import RunRecordError, load_run
+from repro.spec.record import (
+    AcceptResults,
+    BenchRunInfo,
+    MachineInfo,
+    RequestRow,
+    ServerInfo,
+    Summary,
+)
 from tests.report.conftest import Runs
 from tests.report.helpers import jsonl_rows, raw_levels
 
@@ -95,3 +103,32 @@ def test_cli_reports_a_missing_run_without_traceback(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "no such run record folder" in result.output
     assert "Traceback" not in result.output
+
+
+def test_spec_models_dump_the_files_unchanged(runs: Runs) -> None:
+    """The writers dump these models: validating a written file and dumping it gives it back."""
+    files = {
+        "summary.json": Summary,
+        "accept.json": AcceptResults,
+        "server_info.json": ServerInfo,
+        "machine.json": MachineInfo,
+    }
+    for name, model in files.items():
+        data = json.loads((runs.dflash / name).read_text())
+        assert model.model_validate(data).model_dump(mode="json", exclude_unset=True) == data
+    data = json.loads((runs.dflash / "run.json").read_text())
+    assert BenchRunInfo.model_validate(data).model_dump(mode="json") == data
+    for row in jsonl_rows(runs.dflash, 1, 0):
+        assert RequestRow.model_validate(row).model_dump(mode="json") == row
+
+
+def test_loads_a_record_without_newer_keys(runs: Runs, tmp_path: Path) -> None:
+    """run.json without kind/slos, summary.json without spread: still a bench record."""
+    run_dir = _copy(runs.ar, tmp_path)
+    meta = json.loads((run_dir / "run.json").read_text())
+    del meta["kind"], meta["slos"]
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (run_dir / "summary.json").write_text(json.dumps({"levels": summary["levels"]}))
+    run = load_run(run_dir)
+    assert run.run.kind == "bench" and run.concurrencies == [1, 4]

@@ -5,7 +5,7 @@ Public API:
     run_bench(recipe, BenchOptions(...), progress=None) -> BenchResult   # `repro bench`
     run_accept(recipes, AcceptOptions(...)) -> list[AcceptResult]       # `repro accept`
     StreamClient(url, endpoint).run(bodies, concurrency, ...) -> LevelRun
-    summarize_level(results, concurrency=, repeat=, duration=, gpus=, slos=) -> dict
+    summarize_level(results, concurrency=, repeat=, duration=, gpus=, slos=) -> Level
     parse_slos(["ttft_ms=500", "tpot_ms=50"]) -> {"ttft": 500.0, "tpot": 50.0}   # --slo
     load_prompt_set(ref) -> PromptSet   # math|code|chat, a data file, hf:ORG/NAME[...]
     chat_template_for(repo, revision) -> ChatTemplate
@@ -14,7 +14,7 @@ Public API:
 from repro.bench.client import LevelRun, RequestResult, StreamClient
 from repro.bench.metrics import accept_length, parse_slos, spread, summarize_level
 from repro.bench.prompts import ChatTemplate, PromptSet, chat_template_for, load_prompt_set
-from repro.bench.record import RunRecord
+from repro.bench.record import RunWriter
 from repro.bench.sweep import BenchOptions, BenchResult, run_bench
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
     "LevelRun",
     "PromptSet",
     "RequestResult",
-    "RunRecord",
+    "RunWriter",
     "StreamClient",
     "accept_length",
     "chat_template_for",

@@ -23,12 +23,22 @@ from pathlib import Path
 from typing import Any
 
 from repro.bench.client import RequestResult, StreamClient, measure
+from repro.bench.datasets import PromptSet
 from repro.bench.metrics import accept_length
 from repro.bench.prompts import chat_template_for, load_prompt_set, take
-from repro.bench.record import new_run_dir, utc_now, write_json
+from repro.bench.record import new_run_dir, utc_now, write_json, write_model
 from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
 from repro.bench.wire import generate_body
 from repro.errors import ReproError
+from repro.spec.record import (
+    AcceptResults,
+    AcceptRunInfo,
+    AcceptSet,
+    AcceptWorkload,
+    ServerInfo,
+    Summary,
+)
+from repro.topology import collect_fingerprint
 
 
 @dataclass
@@ -52,32 +62,34 @@ class AcceptResult:
     run_dir: Path
     simulated: bool
     algorithm: str | None
-    sets: list[dict[str, Any]]
+    sets: list[AcceptSet]
 
 
-def _set_result(name: str, results: list[RequestResult]) -> dict[str, Any]:
+def _set_result(prompt_set: PromptSet, results: list[RequestResult]) -> AcceptSet:
     ok = [r for r in results if r.ok]
-    return {
-        "prompt_set": name,
-        "prompts": len(ok),
-        "failed": len(results) - len(ok),
-        "completion_tokens": sum(r.completion_tokens for r in ok if r.spec_verify_ct),
-        "spec_verify_ct": sum(r.spec_verify_ct or 0 for r in ok),
-        "accept_length": accept_length(ok),
-        "accept_length_per_prompt": [
+    return AcceptSet(
+        prompt_set=prompt_set.name,
+        prompts=len(ok),
+        failed=len(results) - len(ok),
+        completion_tokens=sum(r.completion_tokens for r in ok if r.spec_verify_ct),
+        spec_verify_ct=sum(r.spec_verify_ct or 0 for r in ok),
+        accept_length=accept_length(ok),
+        accept_length_per_prompt=[
             r.completion_tokens / r.spec_verify_ct if r.ok and r.spec_verify_ct else None
             for r in results
         ],
-    }
+        source=prompt_set.source,  # what ran: a Hub commit SHA, a file's sha256
+    )
 
 
 async def _measure(
-    url: str, bodies_by_set: list[tuple[str, list[bytes]]], opts: AcceptOptions
-) -> list[dict[str, Any]]:
+    url: str, bodies_by_set: list[tuple[PromptSet, list[bytes]]], opts: AcceptOptions
+) -> list[AcceptSet]:
     await flush_cache(url)
     sets = []
     async with StreamClient(url, "generate", read_timeout=opts.read_timeout) as client:
-        for name, bodies in bodies_by_set:
+        for prompt_set, bodies in bodies_by_set:
+            name = prompt_set.name
             run = await client.run(bodies, opts.concurrency)
             ok = [r for r in run.results if r.ok]
             if not ok:
@@ -94,7 +106,7 @@ async def _measure(
                     hint="launch a recipe with a drafter (speculative: algorithm DFLASH, ...); "
                     "acceptance length only exists with speculative decoding",
                 )
-            sets.append(_set_result(name, run.results))
+            sets.append(_set_result(prompt_set, run.results))
     return sets
 
 
@@ -115,7 +127,7 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
     template = chat_template_for(recipe.model.repo, recipe.model.revision)
     bodies = [
         (
-            ps.name,
+            ps,
             [
                 generate_body(
                     template.render(p, thinking=thinking),
@@ -130,11 +142,9 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
     ]
     started = utc_now()
     sets = measure(_measure(url, bodies, opts))
-    for result, ps in zip(sets, prompt_sets, strict=True):
-        result["source"] = ps.source  # what ran: a Hub commit SHA, a file's sha256
     simulated = recipe.simulator is not None or is_simulated(info)
     run_dir = _run_dir(recipe, opts, url, info, simulated, started, template.origin)
-    write_json(run_dir / "accept.json", {"simulated": simulated, "sets": sets})
+    write_model(run_dir / "accept.json", AcceptResults(simulated=simulated, sets=sets))
     return AcceptResult(recipe.name, run_dir, simulated, speculative_algorithm(info), sets)
 
 
@@ -152,30 +162,25 @@ def _run_dir(
         return out  # add accept.json to an existing run
     run_dir = new_run_dir(f"{recipe.name}-accept", out, opts.runs_dir)
     plan = recipe.accept.model_dump(mode="json") if recipe.accept else None
-    write_json(
-        run_dir / "run.json",
-        {
-            "run_id": run_dir.name,
-            "recipe_name": recipe.name,
-            "kind": "accept",
-            "status": "complete",
-            "simulated": simulated,
-            "started_at": started,
-            "finished_at": utc_now(),
-            "server_url": url,
-            "endpoint": "generate",
-            "workload": {"accept": plan, "chat_template": template_origin},
-            "error": None,
-        },
+    run = AcceptRunInfo(
+        run_id=run_dir.name,
+        recipe_name=recipe.name,
+        status="complete",
+        simulated=simulated,
+        started_at=started,
+        finished_at=utc_now(),
+        server_url=url,
+        endpoint="generate",
+        workload=AcceptWorkload(accept=plan, chat_template=template_origin),
     )
+    write_model(run_dir / "run.json", run)
     write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
     if recipe.lock_data is not None:
         write_json(run_dir / "lock.json", recipe.lock_data)
-    write_json(run_dir / "server_info.json", {**info, "simulated": simulated})
-    write_json(run_dir / "summary.json", {"levels": []})
+    server_info = ServerInfo.model_validate({**info, "simulated": simulated})
+    write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
+    write_model(run_dir / "summary.json", Summary(levels=[]), exclude_unset=True)  # no spread
     if opts.collect_machine:
-        from repro.topology import collect_fingerprint
-
         write_json(run_dir / "machine.json", collect_fingerprint().model_dump(mode="json"))
     return run_dir
 

@@ -14,8 +14,8 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import aiohttp
 import msgspec
@@ -31,9 +31,9 @@ from repro.bench.wire import (
     decode_generate,
     finish_type,
 )
+from repro.spec.record import Endpoint
 
 T = TypeVar("T")
-Endpoint = Literal["generate", "chat"]
 PATHS: dict[str, str] = {"generate": "/generate", "chat": "/v1/chat/completions"}
 _HEADERS = {"Content-Type": "application/json"}
 
@@ -57,9 +57,6 @@ class RequestResult:
     start_s: float = 0.0
     finish_reason: str | None = None
     error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

@@ -20,16 +20,7 @@ import numpy as np
 
 from repro.bench.client import RequestResult
 from repro.errors import ReproError
-
-SPREAD_KEYS = (
-    "output_throughput",
-    "request_throughput",
-    "median_ttft_ms",
-    "median_itl_ms",
-    "median_tpot_ms",
-    "median_e2e_latency_ms",
-    "accept_length",
-)
+from repro.spec.record import SPREAD_KEYS, ConcurrencySpread, Level, Range
 
 
 def _stats(name: str, values_s: Iterable[float]) -> dict[str, float | None]:
@@ -105,7 +96,7 @@ def summarize_level(
     duration: float,
     gpus: int = 0,
     slos: Mapping[str, float] | None = None,
-) -> dict[str, Any]:
+) -> Level:
     """The summary of one level (one entry of `summary.json` `levels`)."""
     ok = [r for r in results if r.ok]
     errors = Counter(r.error_kind or "unknown" for r in results if not r.ok)
@@ -135,23 +126,20 @@ def summarize_level(
     level.update(_stats("e2e_latency", (r.e2e_s for r in ok if r.e2e_s is not None)))
     level["accept_length"] = accept_length(ok)
     level["goodput"] = sum(1 for r in ok if _meets(r, slos)) / dur if slos and ok else None
-    return level
+    return Level.model_validate(level)
 
 
-def spread(levels: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def spread(levels: Sequence[Level]) -> list[ConcurrencySpread]:
     """min / median / max over the repeats of each concurrency, for the SPREAD_KEYS."""
-    by_c: dict[int, list[Mapping[str, Any]]] = {}
+    by_c: dict[int, list[Level]] = {}
     for level in levels:
-        by_c.setdefault(int(level["concurrency"]), []).append(level)
+        by_c.setdefault(level.concurrency, []).append(level)
     out = []
     for c, group in sorted(by_c.items()):
-        entry: dict[str, Any] = {"concurrency": c, "repeats": len(group)}
+        ranges: dict[str, Range] = {}
         for key in SPREAD_KEYS:
-            vals = [float(g[key]) for g in group if g.get(key) is not None]
-            entry[key] = (
-                {"min": min(vals), "median": float(np.median(vals)), "max": max(vals)}
-                if vals
-                else None
-            )
-        out.append(entry)
+            vals = [v for g in group if (v := g.value(key)) is not None]
+            if vals:
+                ranges[key] = Range(min=min(vals), median=float(np.median(vals)), max=max(vals))
+        out.append(ConcurrencySpread(concurrency=c, repeats=len(group), **ranges))
     return out

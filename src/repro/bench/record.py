@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
+from repro.bench.metrics import spread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
+from repro.spec.record import BenchRunInfo, Level, RequestRow, RunStatus, Summary, first_error
+
+M = TypeVar("M", bound=BaseModel)
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 SERVER_LOG = "server.log"
@@ -33,6 +39,11 @@ def write_server_log(run_dir: Path, lines: Sequence[str]) -> None:
     the one writer for the bench record on a failed sweep and `repro run`'s folder at stop."""
     if lines:
         write_atomic(run_dir / SERVER_LOG, "\n".join(lines) + "\n")
+
+
+def write_model(path: Path, model: BaseModel, *, exclude_unset: bool = False) -> None:
+    """A run-record model as its JSON file (docs/run-record.md)."""
+    write_json(path, model.model_dump(mode="json", exclude_unset=exclude_unset))
 
 
 def read_json(path: Path) -> Any:
@@ -68,71 +79,81 @@ def level_name(concurrency: int, repeat: int) -> str:
     return f"c{concurrency}-r{repeat}"
 
 
-class RunRecord:
-    """Writes one run folder. `run` is the content of run.json, kept in memory."""
+class RunWriter:
+    """Writes one bench run folder; `run` is run.json, `levels` summary.json's finished levels."""
 
-    def __init__(self, run_dir: Path, run: dict[str, Any], levels: list[dict[str, Any]]):
+    def __init__(self, run_dir: Path, run: BenchRunInfo, levels: list[Level]):
         self.dir = run_dir
         self.run = run
         self.levels = levels
 
     # ---- create / resume ------------------------------------------------------------------
     @classmethod
-    def create(cls, run_dir: Path, run: dict[str, Any]) -> RunRecord:
-        record = cls(run_dir, run, [])
-        record.save_run()
-        return record
+    def create(cls, run_dir: Path, run: BenchRunInfo) -> RunWriter:
+        writer = cls(run_dir, run, [])
+        writer.save_run()
+        return writer
 
     @classmethod
-    def open(cls, run_dir: Path) -> RunRecord:
+    def open(cls, run_dir: Path) -> RunWriter:
         """An existing run, for --resume: finished levels come from summary.json."""
         if not run_dir.is_dir():
             raise ReproError(f"{run_dir} is not a run directory", hint="pass a folder under runs/")
-        run = read_json(run_dir / "run.json")
-        if not isinstance(run, dict) or run.get("kind") != "bench":
+        data = read_json(run_dir / "run.json")
+        if not isinstance(data, dict) or data.get("kind") != "bench":
             raise ReproError(f"{run_dir}/run.json is not a bench run record")
+        run = _validate(BenchRunInfo, data, run_dir / "run.json")
         summary_path = run_dir / "summary.json"
-        levels = read_json(summary_path).get("levels", []) if summary_path.exists() else []
+        levels = (
+            _validate(Summary, read_json(summary_path), summary_path).levels
+            if summary_path.exists()
+            else []
+        )
         # a level counts as finished only when both its summary and its JSONL exist
-        levels = [
-            lv
-            for lv in levels
-            if (
-                run_dir / "levels" / f"{level_name(lv['concurrency'], lv['repeat'])}.jsonl"
-            ).exists()
-        ]
+        levels = [lv for lv in levels if _jsonl(run_dir, lv.concurrency, lv.repeat).exists()]
         return cls(run_dir, run, levels)
 
     def finished(self) -> set[tuple[int, int]]:
-        return {(int(lv["concurrency"]), int(lv["repeat"])) for lv in self.levels}
+        return {(lv.concurrency, lv.repeat) for lv in self.levels}
 
     # ---- writing ----------------------------------------------------------------------------
     def save_run(self) -> None:
-        write_json(self.dir / "run.json", self.run)
+        write_model(self.dir / "run.json", self.run)
 
     def write(self, name: str, data: Any) -> None:
         write_json(self.dir / name, data)
 
-    def add_level(self, summary: dict[str, Any], rows: Iterable[Mapping[str, Any]]) -> None:
+    def add_level(self, summary: Level, rows: Iterable[RequestRow]) -> None:
         """Per-request JSONL first, then summary.json: a level is finished once both exist."""
-        name = level_name(summary["concurrency"], summary["repeat"])
-        text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows)
-        write_atomic(self.dir / "levels" / f"{name}.jsonl", text)
-        key = (summary["concurrency"], summary["repeat"])
-        self.levels = [lv for lv in self.levels if (lv["concurrency"], lv["repeat"]) != key] + [
-            summary
-        ]
+        text = "".join(
+            json.dumps(row.model_dump(mode="json"), separators=(",", ":")) + "\n" for row in rows
+        )
+        write_atomic(_jsonl(self.dir, summary.concurrency, summary.repeat), text)
+        key = (summary.concurrency, summary.repeat)
+        self.levels = [lv for lv in self.levels if (lv.concurrency, lv.repeat) != key]
+        self.levels.append(summary)
         self.save_summary()
 
     def save_summary(self) -> None:
-        from repro.bench.metrics import spread
-
-        write_json(
-            self.dir / "summary.json", {"levels": self.levels, "spread": spread(self.levels)}
+        write_model(
+            self.dir / "summary.json", Summary(levels=self.levels, spread=spread(self.levels))
         )
 
-    def finish(self, status: str, error: str | None = None) -> None:
-        self.run["status"] = status
-        self.run["finished_at"] = utc_now()
-        self.run["error"] = error
+    def finish(self, status: RunStatus, error: str | None = None) -> None:
+        self.run.status = status
+        self.run.finished_at = utc_now()
+        self.run.error = error
         self.save_run()
+
+
+def _jsonl(run_dir: Path, concurrency: int, repeat: int) -> Path:
+    return run_dir / "levels" / f"{level_name(concurrency, repeat)}.jsonl"
+
+
+def _validate(model: type[M], data: Any, path: Path) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise ReproError(
+            f"{path}: {first_error(err)}", hint="see docs/run-record.md for the fields"
+        ) from None

@@ -15,15 +15,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from repro.bench.client import Endpoint, RequestResult, StreamClient, measure
+from repro.bench.client import RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
 from repro.bench.metrics import summarize_level
 from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
-from repro.bench.record import RunRecord, new_run_dir, read_json, utc_now, write_server_log
+from repro.bench.record import (
+    RunWriter,
+    new_run_dir,
+    read_json,
+    utc_now,
+    write_model,
+    write_server_log,
+)
 from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
 from repro.spec.dataset import bench_dataset_problem
+from repro.spec.record import (
+    BenchRunInfo,
+    BenchWorkload,
+    Endpoint,
+    Level,
+    RequestRow,
+    ServerInfo,
+)
+from repro.topology import collect_fingerprint
 
 
 class SweepObserver(Protocol):
@@ -35,7 +51,7 @@ class SweepObserver(Protocol):
 
     def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
     def request_done(self, result: RequestResult) -> None: ...
-    def level_done(self, summary: dict[str, Any]) -> None: ...
+    def level_done(self, summary: Level) -> None: ...
 
 
 @dataclass
@@ -60,7 +76,7 @@ class BenchOptions:
 class BenchResult:
     run_dir: Path
     status: str
-    levels: list[dict[str, Any]] = field(default_factory=list)
+    levels: list[Level] = field(default_factory=list)
     error: str | None = None
 
 
@@ -68,13 +84,17 @@ def default_url(recipe: Any) -> str:
     return f"http://127.0.0.1:{recipe.server.port}"
 
 
-def _workload(bench: dict[str, Any], source: PromptSet | None) -> dict[str, Any]:
-    keys = ("input_len", "output_len", "dataset", "prompts_per_level", "warmup", "repeats")
-    return {
-        **{k: bench[k] for k in keys},
-        "request_rate": bench.get("request_rate"),
-        "dataset_source": source.source if source else None,
-    }
+def _workload(bench: dict[str, Any], source: PromptSet | None) -> BenchWorkload:
+    return BenchWorkload(
+        input_len=bench["input_len"],
+        output_len=bench["output_len"],
+        dataset=bench["dataset"],
+        prompts_per_level=bench["prompts_per_level"],
+        warmup=bench["warmup"],
+        repeats=bench["repeats"],
+        request_rate=bench.get("request_rate"),
+        dataset_source=source.source if source else None,
+    )
 
 
 def _source(dataset: str) -> PromptSet | None:
@@ -90,7 +110,7 @@ def _source(dataset: str) -> PromptSet | None:
 
 def _start(
     recipe: Any, opts: BenchOptions
-) -> tuple[RunRecord, dict[str, Any], str, PromptSet | None]:
+) -> tuple[RunWriter, dict[str, Any], str, PromptSet | None]:
     """A new run record (recipe.json holds the bench plan after CLI overrides)."""
     bench = recipe.bench.model_dump(mode="json")
     overrides = {
@@ -112,40 +132,35 @@ def _start(
     url = (opts.url or default_url(recipe)).rstrip("/")
     info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
     simulated = recipe.simulator is not None or is_simulated(info)
-    info = {**info, "simulated": simulated}
     run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
-    record = RunRecord.create(
+    record = RunWriter.create(
         run_dir,
-        {
-            "run_id": run_dir.name,
-            "recipe_name": recipe.name,
-            "kind": "bench",
-            "status": "running",
-            "simulated": simulated,
-            "started_at": utc_now(),
-            "finished_at": None,
-            "server_url": url,
-            "endpoint": opts.endpoint,
-            "workload": _workload(bench, source),
-            "slos": opts.slos,
-            "error": None,
-        },
+        BenchRunInfo(
+            run_id=run_dir.name,
+            recipe_name=recipe.name,
+            status="running",
+            simulated=simulated,
+            started_at=utc_now(),
+            server_url=url,
+            endpoint=opts.endpoint,
+            workload=_workload(bench, source),
+            slos=opts.slos,
+        ),
     )
     record.write("recipe.json", resolved)
     if recipe.lock_data is not None:
         record.write("lock.json", recipe.lock_data)
-    record.write("server_info.json", info)
+    server_info = ServerInfo.model_validate({**info, "simulated": simulated})
+    write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine:
-        from repro.topology import collect_fingerprint
-
         record.write("machine.json", collect_fingerprint().model_dump(mode="json"))
     return record, resolved, served_model(info), source
 
 
-def _resumed_source(record: RunRecord, dataset: str) -> PromptSet | None:
+def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
     """The prompts the run started with: a Hub dataset at its recorded commit; a file only
     when its content is unchanged."""
-    recorded = record.run.get("workload", {}).get("dataset_source") or {}
+    recorded = record.run.workload.dataset_source or {}
     if recorded.get("kind") == "hub":
         return bench_source(recorded["pinned"])
     source = bench_source(dataset)
@@ -157,9 +172,9 @@ def _resumed_source(record: RunRecord, dataset: str) -> PromptSet | None:
     return source
 
 
-def _resume(opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str, PromptSet | None]:
+def _resume(opts: BenchOptions) -> tuple[RunWriter, dict[str, Any], str, PromptSet | None]:
     assert opts.resume is not None
-    record = RunRecord.open(opts.resume)
+    record = RunWriter.open(opts.resume)
     resolved = read_json(opts.resume / "recipe.json")
     if opts.dataset is not None and opts.dataset != resolved["bench"]["dataset"]:
         raise ReproError(
@@ -169,17 +184,17 @@ def _resume(opts: BenchOptions) -> tuple[RunRecord, dict[str, Any], str, PromptS
         )
     source = _resumed_source(record, resolved["bench"]["dataset"])
     if opts.url:
-        record.run["server_url"] = opts.url.rstrip("/")
-    recorded = record.run.get("slos")
+        record.run.server_url = opts.url.rstrip("/")
+    recorded = record.run.slos
     if opts.slos is not None and opts.slos != recorded and record.finished():
         raise ReproError(
             f"{opts.resume} has levels measured with the SLOs {recorded}, not {opts.slos}",
             hint="resume without --slo (the run's own SLOs apply), or start a new run",
         )
     opts.slos = opts.slos or recorded
-    record.run["slos"] = opts.slos
-    info = asyncio.run(fetch_server_info(record.run["server_url"]))
-    record.run.update(status="running", finished_at=None, error=None)
+    record.run.slos = opts.slos
+    info = asyncio.run(fetch_server_info(record.run.server_url or ""))
+    record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
     return record, resolved, served_model(info), source
 
@@ -214,8 +229,8 @@ def run_bench(
     record, resolved, model, source = _resume(opts) if opts.resume else _start(recipe, opts)
     bench = resolved["bench"]
     gpus = int(resolved.get("topology", {}).get("gpus") or 0)
-    endpoint = record.run["endpoint"]
-    url = record.run["server_url"]
+    endpoint = record.run.endpoint or "generate"
+    url = record.run.server_url or ""
     template = chat_template_for(
         (resolved.get("model") or {}).get("repo"), (resolved.get("model") or {}).get("revision")
     )
@@ -240,11 +255,11 @@ def run_bench(
         record.finish("failed", error)
     else:
         record.finish("complete")
-    return BenchResult(record.dir, record.run["status"], record.levels, error)
+    return BenchResult(record.dir, record.run.status, record.levels, error)
 
 
 async def _sweep(
-    record: RunRecord,
+    record: RunWriter,
     bench: dict[str, Any],
     source: PromptSet | None,
     todo: list[tuple[int, int]],
@@ -284,27 +299,29 @@ async def _sweep(
                 gpus=gpus,
                 slos=opts.slos,
             )
-            if summary["completed"] == 0:
-                kinds = ", ".join(f"{k}: {v}" for k, v in summary["errors"].items())
+            if summary.completed == 0:
+                kinds = ", ".join(f"{k}: {v}" for k, v in summary.errors.items())
                 sample = next((r.error for r in run.results if r.error), "")
                 return (
                     f"every request of level c{concurrency}-r{repeat} failed ({kinds}); "
                     f"first error: {sample}"
                 )
-            record.add_level(summary, (r.to_json() for r in run.results))
+            rows = (RequestRow.model_validate(r, from_attributes=True) for r in run.results)
+            record.add_level(summary, rows)
             if progress:
                 progress.level_done(summary)
     return None
 
 
-def _save_server_log(record: RunRecord, opts: BenchOptions) -> None:
+def _save_server_log(record: RunWriter, opts: BenchOptions) -> None:
     try:
         if opts.server_log is not None:
             lines = opts.server_log()
         else:
-            from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail  # loads python_on_whales
+            # deferred: launch.deploy imports python_on_whales, needed only for this log
+            from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
 
-            lines = log_tail(str(record.run["recipe_name"]), RECORDED_LOG_TAIL)
+            lines = log_tail(record.run.recipe_name, RECORDED_LOG_TAIL)
     except Exception:  # the log is a courtesy: never mask the run's own error
         lines = []
     write_server_log(record.dir, lines)

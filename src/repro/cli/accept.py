@@ -21,13 +21,15 @@ def accept_table(results: list[AcceptResult]) -> Table:
     for r in results:
         mark = " (simulated)" if r.simulated else ""
         table.add_column(f"{r.recipe_name}{mark}", justify="right")
-    names = list(dict.fromkeys(s["prompt_set"] for r in results for s in r.sets))
+    names = list(dict.fromkeys(s.prompt_set for r in results for s in r.sets))
     for name in names:
         row = [name]
         for r in results:
-            found = next((s for s in r.sets if s["prompt_set"] == name), None)
-            value = found["accept_length"] if found else None
-            row.append("-" if value is None else f"{value:.2f}  (n={found['prompts']})")  # type: ignore[index]
+            found = next((s for s in r.sets if s.prompt_set == name), None)
+            value = found.accept_length if found else None
+            row.append(
+                "-" if found is None or value is None else f"{value:.2f}  (n={found.prompts})"
+            )
         table.add_row(*row)
     return table
 
@@ -83,7 +85,7 @@ def accept(
     if as_json:
         doc = [
             {"recipe": r.recipe_name, "run_dir": str(r.run_dir), "simulated": r.simulated,
-             "algorithm": r.algorithm, "sets": r.sets}
+             "algorithm": r.algorithm, "sets": [s.model_dump(mode="json") for s in r.sets]}
             for r in results
         ]  # fmt: skip
         click.echo(json.dumps(doc, indent=2))

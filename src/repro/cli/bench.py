@@ -14,6 +14,7 @@ from rich.table import Table
 from repro.bench import BenchOptions, RequestResult, parse_slos, run_bench
 from repro.errors import ReproError
 from repro.recipe import load_recipe
+from repro.spec.record import Level
 
 _console = Console(stderr=True, highlight=False)
 
@@ -47,11 +48,11 @@ class _RichProgress:
         self.failed += not result.ok
         self.progress.update(self.task, advance=1)
 
-    def level_done(self, summary: dict[str, Any]) -> None:
+    def level_done(self, summary: Level) -> None:
         self.progress.update(
             self.task,
-            description=f"c={summary['concurrency']} r={summary['repeat']} "
-            f"{summary['output_throughput']:.0f} tok/s, {summary['failed']} failed",
+            description=f"c={summary.concurrency} r={summary.repeat} "
+            f"{summary.output_throughput:.0f} tok/s, {summary.failed} failed",
         )
 
 
@@ -59,29 +60,29 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def summary_table(levels: list[dict[str, Any]]) -> Table:
+def summary_table(levels: list[Level]) -> Table:
     table = Table(title="bench")
     for col in ("conc", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
                 "TTFT p50 ms", "ITL p50 ms", "TPOT p50 ms", "E2E p99 ms", "accept"):  # fmt: skip
         table.add_column(col, justify="right")
-    goodput = any(lv.get("goodput") is not None for lv in levels)
+    goodput = any(lv.goodput is not None for lv in levels)
     if goodput:
         table.add_column("goodput req/s", justify="right")
     for lv in levels:
         table.add_row(
-            str(lv["concurrency"]),
-            str(lv["repeat"]),
-            str(lv["completed"]),
-            str(lv["failed"]),
-            _fmt(lv["request_throughput"], 2),
-            _fmt(lv["output_throughput"]),
-            _fmt(lv["output_throughput_per_user"]),
-            _fmt(lv["median_ttft_ms"]),
-            _fmt(lv["median_itl_ms"], 2),
-            _fmt(lv["median_tpot_ms"], 2),
-            _fmt(lv["p99_e2e_latency_ms"]),
-            _fmt(lv["accept_length"], 2),
-            *([_fmt(lv.get("goodput"), 2)] if goodput else []),
+            str(lv.concurrency),
+            str(lv.repeat),
+            str(lv.completed),
+            str(lv.failed),
+            _fmt(lv.request_throughput, 2),
+            _fmt(lv.output_throughput),
+            _fmt(lv.output_throughput_per_user),
+            _fmt(lv.median_ttft_ms),
+            _fmt(lv.median_itl_ms, 2),
+            _fmt(lv.median_tpot_ms, 2),
+            _fmt(lv.p99_e2e_latency_ms),
+            _fmt(lv.accept_length, 2),
+            *([_fmt(lv.goodput, 2)] if goodput else []),
         )
     return table
 
@@ -172,7 +173,8 @@ def bench(
     _console.print(summary_table(result.levels))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
-        click.echo(json.dumps({**doc, "levels": result.levels}, indent=2))
+        levels = [lv.model_dump(mode="json") for lv in result.levels]
+        click.echo(json.dumps({**doc, "levels": levels}, indent=2))
     else:
         click.echo(str(result.run_dir))
     if result.error:

@@ -19,18 +19,7 @@ from repro.report.compare import (
 )
 from repro.report.html import render_html
 from repro.report.plots import all_plots, plot_acceptance, plot_pareto, plot_throughput, write_plots
-from repro.report.records import (
-    METRICS,
-    AcceptResults,
-    Level,
-    Point,
-    RequestRow,
-    RunMeta,
-    RunRecord,
-    RunRecordError,
-    load_run,
-    load_runs,
-)
+from repro.report.records import METRICS, LoadedRun, Point, RunRecordError, load_run, load_runs
 from repro.report.table import (
     SIMULATED,
     Cell,
@@ -45,18 +34,14 @@ from repro.report.table import (
 __all__ = [
     "METRICS",
     "SIMULATED",
-    "AcceptResults",
     "Cell",
     "Comparison",
     "FingerprintRow",
-    "Level",
+    "LoadedRun",
     "Point",
     "PointDelta",
     "Report",
     "ReportRow",
-    "RequestRow",
-    "RunMeta",
-    "RunRecord",
     "RunRecordError",
     "all_plots",
     "build_report",

@@ -15,8 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.errors import ReproError
-from repro.report.records import METRICS, MetricInfo, RunRecord
+from repro.report.records import METRICS, LoadedRun, MetricInfo
 from repro.report.table import SIMULATED
+from repro.spec.record import MachineInfo, ServerInfo
 
 Direction = Literal["better", "worse", "same"]
 Verdict = Literal["real change", "within spread", "no spread (1 repeat)"]
@@ -78,39 +79,42 @@ def _verdict(a_vals: list[float], b_vals: list[float]) -> Verdict:
     return "within spread"
 
 
-def _model_of(run: RunRecord) -> str:
+def _model_of(run: LoadedRun) -> str:
     model = run.recipe.get("model") or {}
     return f"{model.get('repo', '?')}@{model.get('revision', '?')}"
 
 
-def _drafter_of(run: RunRecord) -> str:
+def _drafter_of(run: LoadedRun) -> str:
     drafter = run.recipe.get("drafter") or {}
     return f"{drafter.get('repo')}@{drafter.get('revision')}" if drafter else "none"
 
 
-def _fingerprint(run: RunRecord) -> dict[str, str]:
-    m = run.machine or {}
-    gpus = m.get("gpus") or []
-    names = sorted({str(g.get("name", "?")) for g in gpus})
-    caps = sorted({str(g.get("compute_cap")) for g in gpus if g.get("compute_cap")})
-    docker = m.get("docker") or {}
-    server = run.server_info or {}
+def _or_dash(value: object) -> str:
+    return "-" if value is None or value == "" else str(value)
+
+
+def _fingerprint(run: LoadedRun) -> dict[str, str]:
+    m = run.machine or MachineInfo()
+    names = sorted({g.name for g in m.gpus})
+    caps = sorted({g.compute_cap for g in m.gpus if g.compute_cap})
+    server = run.server_info or ServerInfo()
     par = run.recipe.get("parallelism") or {}
     spec = run.recipe.get("speculative") or {}
+    cpu_count = "?" if m.cpu_count is None else m.cpu_count
     return {
-        "hostname": str(m.get("hostname", "-")),
+        "hostname": _or_dash(m.hostname),
         "machine class": run.machine_class,
-        "GPUs": f"{len(gpus)}x {', '.join(names)}" if gpus else "none",
+        "GPUs": f"{len(m.gpus)}x {', '.join(names)}" if m.gpus else "none",
         "compute capability": ", ".join(caps) or "-",
-        "interconnect": str(m.get("interconnect", "-")),
-        "NUMA nodes": str(m.get("numa_nodes", "-")),
-        "driver": str(m.get("driver_version") or "-"),
-        "CUDA (driver)": str(m.get("cuda_version") or "-"),
-        "CPU": f"{m.get('cpu_model') or '-'} ({m.get('cpu_count', '?')} cores)",
-        "kernel": str(m.get("kernel", "-")),
-        "docker": str(docker.get("server_version") or docker.get("version") or "-"),
+        "interconnect": _or_dash(m.interconnect),
+        "NUMA nodes": _or_dash(m.numa_nodes),
+        "driver": _or_dash(m.driver_version),
+        "CUDA (driver)": _or_dash(m.cuda_version),
+        "CPU": f"{m.cpu_model or '-'} ({cpu_count} cores)",
+        "kernel": _or_dash(m.kernel),
+        "docker": _or_dash(m.docker.get("server_version") or m.docker.get("version")),
         "image digest": run.image_digest or "-",
-        "SGLang version": str(server.get("version") or "-"),
+        "SGLang version": _or_dash(server.version),
         "simulated": "yes" if run.simulated else "no",
         "model": _model_of(run),
         "drafter": _drafter_of(run),
@@ -121,8 +125,8 @@ def _fingerprint(run: RunRecord) -> dict[str, str]:
 
 
 def compare_runs(
-    a: RunRecord,
-    b: RunRecord,
+    a: LoadedRun,
+    b: LoadedRun,
     metrics: tuple[str, ...] | list[str] = DEFAULT_METRICS,
     force: bool = False,
 ) -> Comparison:
@@ -133,7 +137,7 @@ def compare_runs(
     `force`, then they become warnings; a different model is always a warning.
     """
     warnings: list[str] = []
-    wa, wb = a.run.workload.identity(), b.run.workload.identity()
+    wa, wb = a.workload_identity(), b.workload_identity()
     if wa["prompts"] is None or wb["prompts"] is None:  # a record from before sources
         wa.pop("prompts"), wb.pop("prompts")
     diffs = [f"{k}: {wa[k]} vs {wb[k]}" for k in wa if wa[k] != wb[k]]

@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 
 from repro.report.plots import all_plots
-from repro.report.records import RunRecord
+from repro.report.records import LoadedRun
 from repro.report.table import build_report, caption, fmt_value
 
 _TITLES = {
@@ -29,8 +29,8 @@ _ENV = jinja2.Environment(
 
 
 def render_html(
-    runs: list[RunRecord],
-    baseline: RunRecord | None = None,
+    runs: list[LoadedRun],
+    baseline: LoadedRun | None = None,
     metrics: list[str] | tuple[str, ...] = ("output_throughput",),
 ) -> str:
     """The page as a string; it references no file or URL outside itself."""

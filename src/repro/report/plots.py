@@ -19,11 +19,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from repro.fsutil import write_atomic
-from repro.report.records import RunRecord
+from repro.report.records import LoadedRun
 from repro.report.table import SIMULATED
 
 
-def _name(run: RunRecord) -> str:
+def _name(run: LoadedRun) -> str:
     return run.label + (f" ({SIMULATED})" if run.simulated else "")
 
 
@@ -33,7 +33,7 @@ def _figure() -> Figure:
     return fig
 
 
-def _png(fig: Figure, runs: list[RunRecord]) -> bytes:
+def _png(fig: Figure, runs: list[LoadedRun]) -> bytes:
     if any(r.simulated for r in runs):
         fig.text(
             0.99,
@@ -52,7 +52,7 @@ def _png(fig: Figure, runs: list[RunRecord]) -> bytes:
     return buf.getvalue()
 
 
-def plot_throughput(runs: list[RunRecord]) -> bytes:
+def plot_throughput(runs: list[LoadedRun]) -> bytes:
     """Output tok/s vs concurrency (log2 x axis), one line per run, min-max band from repeats."""
     fig = _figure()
     ax = fig.add_subplot(1, 1, 1)
@@ -84,7 +84,7 @@ def plot_throughput(runs: list[RunRecord]) -> bytes:
     return _png(fig, runs)
 
 
-def plot_pareto(runs: list[RunRecord]) -> bytes:
+def plot_pareto(runs: list[LoadedRun]) -> bytes:
     """Per-user tok/s (y) vs total output tok/s (x): each run's front, points labelled c=N."""
     fig = _figure()
     ax = fig.add_subplot(1, 1, 1)
@@ -108,12 +108,12 @@ def plot_pareto(runs: list[RunRecord]) -> bytes:
     return _png(fig, runs)
 
 
-def drafter_label(run: RunRecord) -> str:
+def drafter_label(run: LoadedRun) -> str:
     drafter = run.recipe.get("drafter") or {}
     return str(drafter.get("repo") or run.label)
 
 
-def plot_acceptance(runs: list[RunRecord]) -> bytes | None:
+def plot_acceptance(runs: list[LoadedRun]) -> bytes | None:
     """Grouped bars: acceptance length per prompt set, one bar per run's drafter; None if none."""
     with_accept = [r for r in runs if r.accept is not None and r.accept.sets]
     if not with_accept:
@@ -141,7 +141,7 @@ def plot_acceptance(runs: list[RunRecord]) -> bytes | None:
     return _png(fig, runs)
 
 
-def all_plots(runs: list[RunRecord]) -> dict[str, bytes]:
+def all_plots(runs: list[LoadedRun]) -> dict[str, bytes]:
     """name -> PNG bytes for every plot that has data."""
     plots = {"throughput": plot_throughput(runs), "pareto": plot_pareto(runs)}
     accept = plot_acceptance(runs)
@@ -150,7 +150,7 @@ def all_plots(runs: list[RunRecord]) -> dict[str, bytes]:
     return plots
 
 
-def write_plots(runs: list[RunRecord], out_dir: str | Path) -> list[Path]:
+def write_plots(runs: list[LoadedRun], out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []

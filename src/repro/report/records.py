@@ -1,4 +1,4 @@
-"""Run records (docs/run-record.md) loaded into typed models.
+"""Run records (docs/run-record.md) loaded for reports, validated with repro.spec.record.
 
     run = load_run("runs/20250101T000000Z-kimi26-ep4")
     run.recipe_name, run.machine_class, run.image_digest_short, run.simulated
@@ -11,14 +11,27 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from repro.errors import ReproError
+from repro.spec.record import (
+    AcceptResults,
+    AnyRunInfo,
+    BenchWorkload,
+    MachineInfo,
+    RequestRow,
+    RunRecord,
+    ServerInfo,
+    Summary,
+    first_error,
+)
 
-MetricName = Literal["output_throughput", "ttft", "itl", "accept_length"]
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class MetricInfo(BaseModel):
@@ -59,136 +72,6 @@ class RunRecordError(ReproError):
     """A run record folder or one of its files is missing or unreadable."""
 
 
-class Workload(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    input_len: int | None = None
-    output_len: int | None = None
-    dataset: str | None = None
-    prompts_per_level: int | None = None
-    warmup: int | None = None
-    repeats: int | None = None
-    request_rate: float | None = None
-    dataset_source: dict[str, Any] | None = None  # docs/run-record.md: which prompts ran
-
-    def identity(self) -> dict[str, Any]:
-        """What must agree for two runs' points to be comparable: the settings and, where both
-        runs recorded it, the prompts' content (a Hub commit, a file's sha256)."""
-        return {
-            "input_len": self.input_len,
-            "output_len": self.output_len,
-            "dataset": self.dataset,
-            "request_rate": self.request_rate,
-            "prompts": self.prompts_identity(),
-        }
-
-    def prompts_identity(self) -> str | None:
-        src = self.dataset_source
-        if not src:
-            return None
-        if src.get("kind") == "hub":
-            files = ",".join(src.get("files") or [])
-            return f"{src.get('repo')}@{src.get('commit')} {files} :{src.get('column')}"
-        return f"{src.get('kind')} sha256:{src.get('sha256')} :{src.get('column', '')}"
-
-
-class RunMeta(BaseModel):
-    """`run.json`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    run_id: str
-    recipe_name: str
-    kind: str = "bench"
-    status: Literal["running", "complete", "failed"]
-    simulated: bool = False
-    started_at: str | None = None
-    finished_at: str | None = None
-    server_url: str | None = None
-    endpoint: str | None = None
-    workload: Workload = Field(default_factory=Workload)
-    error: str | None = None
-
-
-class Level(BaseModel):
-    """One level of `summary.json`: sglang.bench_serving's keys plus repeat and errors."""
-
-    model_config = ConfigDict(extra="allow")
-
-    concurrency: int
-    repeat: int = 0
-    completed: int
-    failed: int = 0
-    errors: dict[str, int] = Field(default_factory=dict)
-    duration: float
-    request_throughput: float
-    input_throughput: float | None = None
-    output_throughput: float
-    output_throughput_per_gpu: float | None = None
-    output_throughput_per_user: float | None = None
-    total_input_tokens: int | None = None
-    total_output_tokens: int
-    mean_ttft_ms: float | None = None
-    median_ttft_ms: float | None = None
-    p90_ttft_ms: float | None = None
-    p99_ttft_ms: float | None = None
-    mean_itl_ms: float | None = None
-    median_itl_ms: float | None = None
-    p90_itl_ms: float | None = None
-    p99_itl_ms: float | None = None
-    mean_tpot_ms: float | None = None
-    mean_e2e_latency_ms: float | None = None
-    accept_length: float | None = None
-    goodput: float | None = None
-
-    def value(self, key: str) -> float | None:
-        raw = getattr(self, key, None)
-        if raw is None and self.model_extra:
-            raw = self.model_extra.get(key)
-        return None if raw is None else float(raw)
-
-
-class RequestRow(BaseModel):
-    """One line of `levels/c<concurrency>-r<repeat>.jsonl`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    concurrency: int
-    repeat: int
-    index: int
-    ok: bool
-    error_kind: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    spec_verify_ct: int | None = None
-    ttft_s: float | None = None
-    itl_s: list[float] = Field(default_factory=list)
-    e2e_s: float | None = None
-    start_s: float | None = None
-    finish_reason: Any = None
-
-
-class AcceptSet(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    prompt_set: str
-    prompts: int
-    completion_tokens: int
-    spec_verify_ct: int
-    accept_length: float | None
-    accept_length_per_prompt: list[float | None] = Field(default_factory=list)
-
-
-class AcceptResults(BaseModel):
-    """`accept.json`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    simulated: bool = False
-    sets: list[AcceptSet] = Field(default_factory=list)
-
-
 class Point(BaseModel):
     """One metric at one concurrency: the repeats' values, their mean and range."""
 
@@ -212,54 +95,29 @@ class Point(BaseModel):
         return len(self.values)
 
 
-class RunRecord(BaseModel):
-    """A loaded run record folder."""
+class LoadedRun(RunRecord):
+    """A run record loaded for reports: the record, its row label and the metric helpers."""
 
-    path: Path
-    run: RunMeta
-    recipe: dict[str, Any]
-    lock: dict[str, Any] | None = None
-    machine: dict[str, Any] | None = None
-    server_info: dict[str, Any] | None = None
-    levels: list[Level]
-    accept: AcceptResults | None = None
     label: str = Field(default="", description="row label: recipe name, unique among loaded runs")
-
-    @property
-    def run_id(self) -> str:
-        return self.run.run_id
-
-    @property
-    def recipe_name(self) -> str:
-        return self.run.recipe_name
-
-    @property
-    def simulated(self) -> bool:
-        """True when the run, the server or the acceptance results say they were simulated."""
-        return bool(
-            self.run.simulated
-            or (self.server_info or {}).get("simulated")
-            or (self.accept is not None and self.accept.simulated)
-        )
 
     @property
     def machine_class(self) -> str:
         """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box."""
-        machine = self.machine or {}
-        gpus = machine.get("gpus") or []
-        interconnect = str(machine.get("interconnect") or "unknown")
+        if self.machine is None:
+            return "unknown"
+        gpus = self.machine.gpus
         if not gpus:
-            return "no GPUs" if self.machine is not None else "unknown"
-        names = sorted({str(g.get("name", "?")).removeprefix("NVIDIA ").strip() for g in gpus})
-        return f"{len(gpus)}x {'+'.join(names)}, {interconnect}"
+            return "no GPUs"
+        names = sorted({g.name.removeprefix("NVIDIA ").strip() for g in gpus})
+        return f"{len(gpus)}x {'+'.join(names)}, {self.machine.interconnect or 'unknown'}"
 
     @property
     def image_digest(self) -> str | None:
         """The image digest from the lock, else from what the server or machine reported."""
         for section in (
             (self.lock or {}).get("image"),
-            self.server_info,
-            (self.machine or {}).get("image"),
+            self.server_info.model_dump() if self.server_info else None,
+            (self.machine.model_extra or {}).get("image") if self.machine else None,
         ):
             if isinstance(section, dict):
                 for key in ("digest", "image_digest", "repo_digest", "id", "fingerprint"):
@@ -277,9 +135,19 @@ class RunRecord(BaseModel):
         algo, _, hexpart = tail.partition(":")
         return f"{algo}:{hexpart[:12]}" if hexpart else tail[:19]
 
-    @property
-    def concurrencies(self) -> list[int]:
-        return sorted({level.concurrency for level in self.levels})
+    def workload_identity(self) -> dict[str, Any]:
+        """What must agree for two runs' points to be comparable: the settings and, where both
+        runs recorded it, the prompts' content (a Hub commit, a file's sha256)."""
+        workload = self.run.workload
+        if not isinstance(workload, BenchWorkload):  # an accept run: no bench settings
+            workload = BenchWorkload()
+        return {
+            "input_len": workload.input_len,
+            "output_len": workload.output_len,
+            "dataset": workload.dataset,
+            "request_rate": workload.request_rate,
+            "prompts": _prompts_identity(workload.dataset_source),
+        }
 
     def points(self, metric: str) -> dict[int, Point]:
         """Per concurrency, the metric's value in each repeat (levels without it are left out)."""
@@ -302,10 +170,19 @@ class RunRecord(BaseModel):
                 rows.append(RequestRow.model_validate_json(line))
             except ValidationError as err:
                 raise RunRecordError(
-                    f"{path}:{number}: not a request row: {_first_error(err)}",
+                    f"{path}:{number}: not a request row: {first_error(err)}",
                     hint="the file is corrupt; re-run the level with `repro bench --resume`",
                 ) from None
         return rows
+
+
+def _prompts_identity(source: dict[str, Any] | None) -> str | None:
+    if not source:
+        return None
+    if source.get("kind") == "hub":
+        files = ",".join(source.get("files") or [])
+        return f"{source.get('repo')}@{source.get('commit')} {files} :{source.get('column')}"
+    return f"{source.get('kind')} sha256:{source.get('sha256')} :{source.get('column', '')}"
 
 
 def _read_text(path: Path) -> str:
@@ -333,23 +210,21 @@ def _read_json(path: Path, required: bool = True) -> Any:
         ) from None
 
 
-def _first_error(err: ValidationError) -> str:
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    return f"{where}: {first['msg']}"
-
-
-def _validate(model: type[BaseModel], data: Any, path: Path, where: str = "") -> Any:
+def _validate(validate: Callable[[Any], T], data: Any, path: Path) -> T:
+    """`validate(data)`, its errors naming the file and the field."""
     try:
-        return model.model_validate(data)
+        return validate(data)
     except ValidationError as err:
         raise RunRecordError(
-            f"{path}: {where}{_first_error(err)}",
+            f"{path}: {first_error(err)}",
             hint="see docs/run-record.md for the expected fields",
         ) from None
 
 
-def load_run(path: str | Path) -> RunRecord:
+_RUN_INFO: TypeAdapter[AnyRunInfo] = TypeAdapter(AnyRunInfo)
+
+
+def load_run(path: str | Path) -> LoadedRun:
     """Load and validate one run record folder (or its `run.json`)."""
     folder = Path(path)
     if folder.name == "run.json":
@@ -359,33 +234,32 @@ def load_run(path: str | Path) -> RunRecord:
             f"{folder}: no such run record folder",
             hint="pass a folder under runs/ written by `repro bench`",
         )
-    meta: RunMeta = _validate(RunMeta, _read_json(folder / "run.json"), folder / "run.json")
+    run = _validate(_RUN_INFO.validate_python, _read_json(folder / "run.json"), folder / "run.json")
     summary_path = folder / "summary.json"
     summary = _read_json(summary_path)
     if not isinstance(summary, dict) or not isinstance(summary.get("levels"), list):
         raise RunRecordError(f'{summary_path}: expected {{"levels": [...]}}')
-    levels = [
-        _validate(Level, item, summary_path, f"levels[{i}].")
-        for i, item in enumerate(summary["levels"])
-    ]
+    levels = _validate(Summary.model_validate, summary, summary_path).levels
     recipe = _read_json(folder / "recipe.json")
     if not isinstance(recipe, dict):
         raise RunRecordError(f"{folder / 'recipe.json'}: expected a JSON object (the recipe)")
-    accept_raw = _read_json(folder / "accept.json", required=False)
-    accept = None
-    if accept_raw is not None:
-        accept = _validate(AcceptResults, accept_raw, folder / "accept.json")
-    return RunRecord(
+    return LoadedRun(
         path=folder,
-        run=meta,
+        run=run,
         recipe=recipe,
         lock=_optional_object(folder / "lock.json"),
-        machine=_optional_object(folder / "machine.json"),
-        server_info=_optional_object(folder / "server_info.json"),
+        machine=_optional(MachineInfo, folder / "machine.json"),
+        server_info=_optional(ServerInfo, folder / "server_info.json"),
         levels=levels,
-        accept=accept,
-        label=meta.recipe_name,
+        accept=_optional(AcceptResults, folder / "accept.json"),
+        label=run.recipe_name,
     )
+
+
+def _optional(model: type[M], path: Path) -> M | None:
+    """An optional file of the record, validated; None when the run did not write it."""
+    data = _read_json(path, required=False)
+    return None if data is None else _validate(model.model_validate, data, path)
 
 
 def _optional_object(path: Path) -> dict[str, Any] | None:
@@ -395,7 +269,7 @@ def _optional_object(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def load_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[RunRecord]:
+def load_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[LoadedRun]:
     """Load several run records; labels are made unique (recipe name, then run id)."""
     runs = [load_run(p) for p in paths]
     names = [r.recipe_name for r in runs]

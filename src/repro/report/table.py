@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.errors import ReproError
-from repro.report.records import METRICS, MetricInfo, RunRecord
+from repro.report.records import METRICS, LoadedRun, MetricInfo
 
 SIMULATED = "SIMULATED"
 
@@ -67,7 +67,7 @@ def _speedup(metric: MetricInfo, value: float | None, base: float | None) -> flo
 
 
 def build_report(
-    runs: list[RunRecord], metric: str = "output_throughput", baseline: RunRecord | None = None
+    runs: list[LoadedRun], metric: str = "output_throughput", baseline: LoadedRun | None = None
 ) -> Report:
     """The table model. `baseline` is one of `runs` or an extra run shown as the first row."""
     if metric not in METRICS:

@@ -9,17 +9,17 @@ index), and a Ctrl-C stops whatever repro started while keeping every result.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
 
+from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
-from repro.fsutil import write_atomic
 from repro.run.context import RunContext
 from repro.run.stages import (
     stage_accept,
@@ -32,6 +32,7 @@ from repro.run.stages import (
     stage_report,
     stage_stop,
 )
+from repro.spec.record import StageRecord, StagesFile, first_error
 
 STAGES_FILE = "stages.json"
 FIRST_STAGE_EXIT_CODE = 10  # the exit code of a failed stage is this + its index in STAGES
@@ -110,14 +111,6 @@ class RunOptions:
 
 
 @dataclass
-class StageRecord:
-    name: str
-    status: str = "pending"  # pending | done | skipped | failed
-    seconds: float | None = None
-    summary: str = ""
-
-
-@dataclass
 class RunResult:
     run_dir: Path
     stages: list[StageRecord] = field(default_factory=list)
@@ -128,7 +121,7 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     console = console or Console(stderr=True, highlight=False)
     ctx = RunContext.create(options.ref, options.resume, options.runs_dir, options.port)
     records = (
-        _load_records(ctx.run_dir) if options.resume else [StageRecord(s) for s in STAGE_NAMES]
+        _load_records(ctx.run_dir) if options.resume else [StageRecord(name=s) for s in STAGE_NAMES]
     )
     if options.resume:
         _relaunch_if_needed(ctx, records)
@@ -215,15 +208,15 @@ def _load_records(run_dir: Path) -> list[StageRecord]:
     path = run_dir / STAGES_FILE
     if not path.exists():
         raise ReproError(f"{run_dir} is not a repro run (no {STAGES_FILE})")
-    saved = {item["name"]: item for item in json.loads(path.read_text())["stages"]}
-    return [
-        StageRecord(**saved[name]) if name in saved else StageRecord(name) for name in STAGE_NAMES
-    ]
+    try:
+        saved = {stage.name: stage for stage in StagesFile.model_validate(read_json(path)).stages}
+    except ValidationError as err:
+        raise ReproError(
+            f"{path}: {first_error(err)}", hint="is this a `repro run` folder?"
+        ) from None
+    return [saved.get(name) or StageRecord(name=name) for name in STAGE_NAMES]
 
 
 def _save_records(run_dir: Path, records: list[StageRecord]) -> None:
-    payload = {
-        "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "stages": [record.__dict__ for record in records],
-    }
-    write_atomic(run_dir / STAGES_FILE, json.dumps(payload, indent=2) + "\n")
+    updated_at = datetime.now(UTC).isoformat(timespec="seconds")
+    write_model(run_dir / STAGES_FILE, StagesFile(updated_at=updated_at, stages=records))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from repro.bench.record import write_json
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.recipe import load_recipe
 from repro.run.context import RunContext
+from repro.spec.record import Level
 
 
 def stage_lock(ctx: RunContext, console: Console) -> str:
@@ -68,7 +70,7 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
 
     report = run_doctor(ctx.ref)
     failed = [f for f in report.findings if f.status == "fail"]
-    write_atomic(ctx.run_dir / "machine.json", report.fingerprint.model_dump_json(indent=2))
+    write_json(ctx.run_dir / "machine.json", report.fingerprint.model_dump(mode="json"))
     if failed:
         lines = "; ".join(f"{f.check}: {f.message}" for f in failed)
         raise ReproError(
@@ -108,7 +110,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
         [ctx.recipe],
         AcceptOptions(urls=[_url(ctx)], output=ctx.run_dir / "accept", collect_machine=False),
     )
-    lengths = ", ".join(f"{s['prompt_set']} {s['accept_length']:.2f}" for s in result.sets)
+    lengths = ", ".join(f"{s.prompt_set} {s.accept_length:.2f}" for s in result.sets)
     return f"acceptance length: {lengths}"
 
 
@@ -125,7 +127,7 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
     result = run_bench(ctx.recipe, options, _LevelPrinter(console))
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
-    peak = max((level.get("output_throughput") or 0.0) for level in result.levels)
+    peak = max(level.output_throughput for level in result.levels)
     return f"{len(result.levels)} levels, peak {peak:.1f} output tok/s"
 
 
@@ -141,11 +143,11 @@ class _LevelPrinter:
     def request_done(self, result: object) -> None:
         return None
 
-    def level_done(self, summary: dict[str, object]) -> None:
+    def level_done(self, summary: Level) -> None:
         self.console.print(
-            f"    {summary.get('output_throughput', 0):.1f} output tok/s, "
-            f"median TTFT {summary.get('median_ttft_ms', 0):.1f} ms, "
-            f"accept length {summary.get('accept_length')}"
+            f"    {summary.output_throughput:.1f} output tok/s, "
+            f"median TTFT {summary.median_ttft_ms or 0:.1f} ms, "
+            f"accept length {summary.accept_length}"
         )
 
 

@@ -1,0 +1,332 @@
+"""The run record (docs/run-record.md): one typed model per file of a run folder.
+
+`repro bench`, `repro accept` and `repro run` build these models and dump them
+(`model_dump(mode="json")`); `repro report` and `repro compare` validate the same files with
+the same models. Models of files that other programs fill in (the server's `/server_info`, a
+machine fingerprint) declare the fields repro reads and keep every other key (`extra="allow"`),
+so a record keeps what was reported and old records keep loading.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+
+Endpoint = Literal["generate", "chat"]
+RunStatus = Literal["running", "complete", "failed"]
+
+
+class BenchWorkload(BaseModel):
+    """What a bench run sends: the recipe's bench plan after CLI overrides."""
+
+    model_config = ConfigDict(extra="allow")
+
+    input_len: int | None = Field(
+        default=None, description="prompt length (tokens) of random/chat sets"
+    )
+    output_len: int | None = Field(default=None, description="tokens generated per request")
+    dataset: str | None = Field(default=None, description="the dataset reference as given")
+    prompts_per_level: int | None = Field(default=None, description="measured requests per level")
+    warmup: int | None = Field(default=None, description="unrecorded requests before each level")
+    repeats: int | None = Field(default=None, description="how often every concurrency is measured")
+    request_rate: float | None = Field(
+        default=None, description="Poisson arrivals/s; None: closed loop"
+    )
+    dataset_source: dict[str, Any] | None = Field(
+        default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
+    )
+
+
+class AcceptWorkload(BaseModel):
+    """What an accept run sends."""
+
+    model_config = ConfigDict(extra="allow")
+
+    accept: dict[str, Any] | None = Field(
+        default=None, description="the recipe's accept plan, if any"
+    )
+    chat_template: str | None = Field(default=None, description="where the chat template came from")
+
+
+class RunInfo(BaseModel):
+    """`run.json`: the fields every run kind writes."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str = Field(description="the run folder's name")
+    recipe_name: str
+    kind: str = Field(default="bench", description="which command wrote the record")
+    status: RunStatus
+    simulated: bool = Field(default=False, description="measured against the simulator")
+    started_at: str | None = Field(default=None, description="UTC, ISO 8601 with Z")
+    finished_at: str | None = None
+    server_url: str | None = None
+    endpoint: Endpoint | None = Field(default=None, description="the API the requests went to")
+    workload: BenchWorkload | AcceptWorkload
+    error: str | None = Field(default=None, description="why the run failed")
+
+
+class BenchRunInfo(RunInfo):
+    """`run.json` of `repro bench` (kind "bench")."""
+
+    kind: Literal["bench"] = "bench"
+    workload: BenchWorkload
+    slos: dict[str, float] | None = Field(
+        default=None, description="goodput SLOs in ms by ttft/tpot/e2e; None: no goodput"
+    )
+
+
+class AcceptRunInfo(RunInfo):
+    """`run.json` of a run folder made by `repro accept` (kind "accept")."""
+
+    kind: Literal["accept"] = "accept"
+    workload: AcceptWorkload
+
+
+def _run_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("kind", "bench"))
+    return str(getattr(value, "kind", "bench"))
+
+
+AnyRunInfo = Annotated[
+    Annotated[BenchRunInfo, Tag("bench")] | Annotated[AcceptRunInfo, Tag("accept")],
+    Discriminator(_run_kind),
+]
+"""`run.json` of either kind, told apart by its `kind` (absent: bench)."""
+
+
+class Level(BaseModel):
+    """One level of `summary.json`: sglang.bench_serving's keys plus repeat, errors, spread."""
+
+    model_config = ConfigDict(extra="allow")
+
+    concurrency: int = Field(description="requests in flight (closed loop) or the cap")
+    repeat: int = Field(default=0, description="which repeat of this concurrency, from 0")
+    completed: int = Field(description="requests that succeeded")
+    failed: int = 0
+    errors: dict[str, int] = Field(default_factory=dict, description="failed requests by kind")
+    duration: float = Field(description="s, first request start to last request end")
+    request_throughput: float = Field(description="completed requests/s")
+    input_throughput: float | None = Field(default=None, description="prompt tokens/s")
+    output_throughput: float = Field(description="generated tokens/s")
+    output_throughput_per_gpu: float | None = Field(
+        default=None, description="None without a GPU count"
+    )
+    output_throughput_per_user: float | None = Field(
+        default=None, description="mean over requests of completion_tokens / E2E"
+    )
+    total_input_tokens: int | None = None
+    total_output_tokens: int
+    mean_ttft_ms: float | None = None
+    median_ttft_ms: float | None = None
+    p90_ttft_ms: float | None = None
+    p99_ttft_ms: float | None = None
+    mean_itl_ms: float | None = None
+    median_itl_ms: float | None = None
+    p90_itl_ms: float | None = None
+    p99_itl_ms: float | None = None
+    mean_tpot_ms: float | None = None
+    median_tpot_ms: float | None = None
+    p90_tpot_ms: float | None = None
+    p99_tpot_ms: float | None = None
+    mean_e2e_latency_ms: float | None = None
+    median_e2e_latency_ms: float | None = None
+    p90_e2e_latency_ms: float | None = None
+    p99_e2e_latency_ms: float | None = None
+    accept_length: float | None = Field(
+        default=None, description="sum completion_tokens / sum spec_verify_ct; None without spec"
+    )
+    goodput: float | None = Field(
+        default=None, description="requests/s meeting the SLOs; None: no SLOs"
+    )
+
+    def value(self, key: str) -> float | None:
+        """A numeric key (declared or extra) as a float; None where the level lacks it."""
+        raw = getattr(self, key, None)
+        if raw is None and self.model_extra:
+            raw = self.model_extra.get(key)
+        return None if raw is None else float(raw)
+
+
+class Range(BaseModel):
+    """One metric over the repeats of a concurrency."""
+
+    min: float
+    median: float
+    max: float
+
+
+class ConcurrencySpread(BaseModel):
+    """`summary.json` `spread`: each metric's range over the repeats of one concurrency."""
+
+    concurrency: int
+    repeats: int = Field(description="how many levels (repeats) the ranges cover")
+    output_throughput: Range | None = None
+    request_throughput: Range | None = None
+    median_ttft_ms: Range | None = None
+    median_itl_ms: Range | None = None
+    median_tpot_ms: Range | None = None
+    median_e2e_latency_ms: Range | None = None
+    accept_length: Range | None = None
+
+
+SPREAD_KEYS: tuple[str, ...] = tuple(
+    name for name in ConcurrencySpread.model_fields if name not in ("concurrency", "repeats")
+)
+"""The level keys `spread` gives ranges for."""
+
+
+class Summary(BaseModel):
+    """`summary.json`, rewritten after every finished level."""
+
+    levels: list[Level]
+    spread: list[ConcurrencySpread] = Field(default_factory=list)
+
+
+class RequestRow(BaseModel):
+    """One line of `levels/c<concurrency>-r<repeat>.jsonl`: one request as the client saw it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    concurrency: int
+    repeat: int
+    index: int = Field(description="the request's position in the level")
+    ok: bool
+    error_kind: str | None = Field(default=None, description="timeout, http, ... when not ok")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    spec_verify_ct: int | None = Field(default=None, description="verify steps; None without spec")
+    ttft_s: float | None = Field(default=None, description="s to the first event carrying tokens")
+    itl_s: list[float] = Field(default_factory=list, description="s between token events")
+    e2e_s: float | None = Field(default=None, description="s to the end of the stream")
+    start_s: float = Field(default=0.0, description="s from the level's start to sending")
+    finish_reason: str | None = None
+    error: str | None = Field(default=None, description="the error message when not ok")
+
+
+class AcceptSet(BaseModel):
+    """One prompt set's acceptance length in `accept.json`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    prompt_set: str = Field(description="the set's name (math, a file stem, hf:...)")
+    prompts: int = Field(description="requests that succeeded")
+    failed: int = 0
+    completion_tokens: int = Field(description="over the requests that report spec_verify_ct")
+    spec_verify_ct: int
+    accept_length: float | None = Field(description="completion_tokens / spec_verify_ct")
+    accept_length_per_prompt: list[float | None] = Field(
+        default_factory=list, description="per request, None where it failed"
+    )
+    source: dict[str, Any] | None = Field(default=None, description="exactly which prompts ran")
+
+
+class AcceptResults(BaseModel):
+    """`accept.json`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    simulated: bool = False
+    sets: list[AcceptSet] = Field(default_factory=list)
+
+
+class ServerInfo(BaseModel):
+    """`server_info.json`: what the server reported about itself, plus `simulated`.
+
+    Written with `exclude_unset`, so only what the server sent (and `simulated`) is recorded.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    version: str | None = Field(default=None, description="the SGLang version")
+    simulated: bool = False
+
+
+class RecordedGpu(BaseModel):
+    """One GPU of `machine.json` (topology's GpuInfo, as far as reports read it)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = "?"
+    compute_cap: str | None = None
+
+
+class MachineInfo(BaseModel):
+    """`machine.json` (topology's MachineFingerprint, as far as reports read it)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    hostname: str | None = None
+    kernel: str | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    numa_nodes: int | None = None
+    driver_version: str | None = None
+    cuda_version: str | None = Field(default=None, description="highest CUDA the driver supports")
+    gpus: list[RecordedGpu] = Field(default_factory=list)
+    interconnect: str | None = Field(default=None, description="e.g. all-nvlink, pcie-cross-numa")
+    docker: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunRecord(BaseModel):
+    """A run folder's files, validated."""
+
+    path: Path = Field(description="the run folder")
+    run: AnyRunInfo
+    recipe: dict[str, Any] = Field(description="recipe.json: the resolved recipe")
+    lock: dict[str, Any] | None = Field(default=None, description="lock.json, when a lock was used")
+    machine: MachineInfo | None = None
+    server_info: ServerInfo | None = None
+    levels: list[Level] = Field(description="summary.json's finished levels")
+    accept: AcceptResults | None = None
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def recipe_name(self) -> str:
+        return self.run.recipe_name
+
+    @property
+    def simulated(self) -> bool:
+        """True when the run, the server or the acceptance results say they were simulated."""
+        return bool(
+            self.run.simulated
+            or (self.server_info is not None and self.server_info.simulated)
+            or (self.accept is not None and self.accept.simulated)
+        )
+
+    @property
+    def concurrencies(self) -> list[int]:
+        return sorted({level.concurrency for level in self.levels})
+
+
+StageStatus = Literal["pending", "done", "skipped", "failed"]
+
+
+class StageRecord(BaseModel):
+    """One stage of `repro run` in `stages.json`: what `--resume` skips."""
+
+    name: str = Field(description="doctor, lock, image, fetch, launch, accept, bench, ...")
+    status: StageStatus = "pending"
+    seconds: float | None = Field(default=None, description="how long the stage ran")
+    summary: str = Field(default="", description="the stage's one-line result or error")
+
+
+class StagesFile(BaseModel):
+    """`stages.json` at the top of a `repro run` folder, rewritten after every stage."""
+
+    updated_at: str = Field(description="UTC, ISO 8601")
+    stages: list[StageRecord]
+
+
+def first_error(err: ValidationError) -> str:
+    """A record's validation error in one line: `levels[1].output_throughput: <why>`."""
+    first = err.errors()[0]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    return f"{where.removeprefix('.') or '(top level)'}: {first['msg']}"
