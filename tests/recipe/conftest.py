@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import shutil
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from repro.recipe import Finding, load_recipe
+from repro.spec.recipe import Recipe
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_RECIPES = sorted(p.stem for p in (REPO_ROOT / "recipes").glob("*.yaml"))
@@ -54,3 +58,26 @@ parallelism: {tp: 8}
 topology: {gpus: 8, gpu_models: ["RTX PRO 6000"], interconnect: pcie}
 bench: {concurrencies: [1, 2], prompts_per_level: 8}
 """
+
+# Layers over BASE_RECIPE: a DFLASH deployment, and a DDTREE one on the patched image.
+DFLASH = "drafter: {repo: org/drafter}\nspeculative: {algorithm: DFLASH}\nbench: {dataset: chat}\n"
+DDTREE = (
+    "image: sglang-nightly-cu13-ddtree\ndrafter: {repo: org/drafter}\n"
+    "speculative: {algorithm: DDTREE, ddtree_budget: 15}\nbench: {dataset: chat}\n"
+)
+
+
+def load(project: Project, *layers: str, base: str = BASE_RECIPE, name: str = "r") -> Recipe:
+    """`base`, then each YAML layer extending the previous one; the last is `name`."""
+    project.recipe("base", base)
+    parent = "base"
+    layers = layers or ("",)
+    for i, layer in enumerate(layers):
+        current = name if i == len(layers) - 1 else f"layer{i}"
+        project.recipe(current, f"extends: {parent}\n" + textwrap.dedent(layer))
+        parent = current
+    return load_recipe(name)
+
+
+def by_rule(findings: list[Finding], rule: str) -> list[Finding]:
+    return [f for f in findings if f.rule == rule]

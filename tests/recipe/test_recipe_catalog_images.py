@@ -104,7 +104,20 @@ def test_shipped_image_specs_load(project: Project) -> None:
     assert nightly.base.reference.startswith("lmsysorg/sglang:nightly-dev-cu13-")
     assert nightly.base.digest and nightly.base.digest_unverified
     assert nightly.gpu_architectures == ["9.0", "10.0", "10.3", "12.0"]
-    assert effective_catalog(nightly) is load_catalog("0.5.23")
+    # The nightly's own SGLang is a dev build; the 0.5.23 catalog stands in for it until the
+    # lock, adjusted to the nightly's era.
+    assert nightly.base.sglang_commit == "d91c3682b0b429e4c70df63cd57f819588ce29b0"
+    assert nightly.base.sglang_version == "0.0.0.dev1+gd91c3682b"
+    assert nightly.sglang_version == "0.0.0.dev1" and nightly.catalog_version == "0.5.23"
+    catalog = effective_catalog(nightly)
+    assert catalog.sglang_version == "0.5.23"
+    era = catalog.find("--mamba-scheduler-strategy")
+    assert era is not None and era.provided_by == "sglang-nightly-cu13"
+    assert era.check_value("extra_buffer") is None and era.check_value("extra_buffer_lazy")
+    assert catalog.find("--mamba-radix-cache-strategy") is None
+    assert load_catalog("0.5.23").find("--mamba-radix-cache-strategy") is not None
+    others = [o for o in catalog.options if o.provided_by is None]
+    assert len(others) == len(load_catalog("0.5.23").options) - 1
     sim = load_image_spec("sim", project.images)
     assert (
         sim.simulated
@@ -145,10 +158,16 @@ def spec_text(**changes: str) -> str:
         ('["9.0", "10.0", "10.3", "12.0"]', "[]", "gpu_architectures: a GPU image lists"),
         ("pip: []", "pip: [torch]", "pip: 'torch' is not pinned as package==version"),
         (
-            'sglang_version: "0.5.23"',
+            'sglang_version: "0.0.0.dev1"',
             "sglang_version: latest",
             "sglang_version: expected a version",
         ),
+        (
+            'sglang_version: "0.0.0.dev1"',
+            'sglang_version: "0.5.23"',
+            "sglang_version: the base's SGLang reports 0.0.0.dev1+gd91c3682b",
+        ),
+        ("  sglang_commit: d91c", "  sglang_commit: D91C", "base.sglang_commit: expected a full"),
         ("cuda_version:", "cuda:", "cuda: unknown key 'cuda' (did you mean 'cuda_version'?)"),
     ],
 )

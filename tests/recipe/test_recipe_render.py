@@ -15,6 +15,7 @@ from repro.recipe import (
     LAUNCH,
     catalog_for_recipe,
     check_recipe,
+    image_for_recipe,
     load_catalog,
     load_recipe,
     render_compose,
@@ -59,8 +60,10 @@ CATALOG_JSON = resources.files("repro").joinpath("catalogs", "sglang-0.5.23.json
 
 
 def parse(catalog: Catalog, argv: list[str]) -> argparse.Namespace:
-    """Parse with SGLang 0.5.23's options as dumped in the catalog, plus what a patch set adds."""
+    """Parse with the catalog in force: SGLang 0.5.23's options as dumped in the package catalog, less
+    those a stand-in's image era lacks, plus what the era and a patch set add."""
     data = json.loads(CATALOG_JSON.read_text())
+    data["flags"] = [f for f in data["flags"] if all(catalog.has(o) for o in f["options"])]
     data["flags"] += [o.to_dict() for o in catalog.options if o.provided_by]
     namespace, unknown = build_parser(data).parse_known_args(argv)
     assert unknown == []
@@ -87,13 +90,18 @@ def test_shipped_recipe_renders_and_parses(project: Project, name: str) -> None:
         assert catalog.has_algorithm(ns.speculative_algorithm)
         assert recipe.drafter is not None
         assert ns.speculative_draft_model_path == recipe.drafter.repo
-    # Every token that names an option names one of SGLang 0.5.23 (or the patch set's).
+        # Unset, SGLang caps speculative decoding at 48 running requests.
+        assert ns.max_running_requests >= max(recipe.bench.concurrencies)
+    # Every token that names an option names one of SGLang 0.5.23, or one the image spec
+    # declares: its era's (the stand-in lacks it) or its patch set's.
     base = load_catalog("0.5.23")
+    image = image_for_recipe(recipe)
+    declared = {image.name, image.patch_set.name if image.patch_set else image.name}
     for token in argv:
         if token.startswith("--"):
             opt = catalog.find(token)
             assert opt is not None
-            assert base.has(token) or opt.provided_by == "ddtree"
+            assert base.has(token) or opt.provided_by in declared
 
 
 def test_ddtree_budget_parses_only_with_the_patch_set(project: Project) -> None:

@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
-from repro.recipe import Finding, check_recipe, load_recipe
-from repro.spec.recipe import Recipe
+from repro.recipe import check_recipe
 
-from .conftest import BASE_RECIPE, Project
-
-
-def load(project: Project, *layers: str, base: str = BASE_RECIPE, name: str = "r") -> Recipe:
-    """`base`, then each YAML layer extending the previous one; the last is `name`."""
-    project.recipe("base", base)
-    parent = "base"
-    layers = layers or ("",)
-    for i, layer in enumerate(layers):
-        current = name if i == len(layers) - 1 else f"layer{i}"
-        project.recipe(current, f"extends: {parent}\n" + textwrap.dedent(layer))
-        parent = current
-    return load_recipe(name)
-
-
-def by_rule(findings: list[Finding], rule: str) -> list[Finding]:
-    return [f for f in findings if f.rule == rule]
+from .conftest import BASE_RECIPE, DDTREE, DFLASH, Project, by_rule, load
 
 
 def test_base_recipe_is_clean(project: Project) -> None:
@@ -84,7 +65,6 @@ def test_dp_attention_width_divides_tp(project: Project) -> None:
 
 
 # --- DFLASH ---------------------------------------------------------------------------------
-DFLASH = "drafter: {repo: org/drafter}\nspeculative: {algorithm: DFLASH}\nbench: {dataset: chat}\n"
 
 
 def test_dflash_valid(project: Project) -> None:
@@ -123,10 +103,6 @@ def test_dflash_forces_topk_one(project: Project) -> None:
 
 
 # --- DDTREE ---------------------------------------------------------------------------------
-DDTREE = (
-    "image: sglang-nightly-cu13-ddtree\ndrafter: {repo: org/drafter}\n"
-    "speculative: {algorithm: DDTREE, ddtree_budget: 15}\nbench: {dataset: chat}\n"
-)
 
 
 def test_ddtree_valid_on_the_patched_image(project: Project) -> None:

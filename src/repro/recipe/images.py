@@ -1,8 +1,8 @@
 """Loading image specs (`images/<name>.yaml`) and the option catalog they stand for.
 
-`effective_catalog(spec)` is the SGLang version's shipped catalog plus what the spec's patch
-set declares; once an image is built, the catalog extracted from it (kept in the lock) is the
-truth.
+`effective_catalog(spec)` is the SGLang version's shipped catalog (or the stand-in the spec
+names, adjusted to the image's era) plus what the spec's patch set declares; once an image is
+built, the catalog extracted from it (kept in the lock) is the truth.
 """
 
 from __future__ import annotations
@@ -80,8 +80,26 @@ def load_image_spec(ref: str | Path, images_dir: Path | None = None) -> ImageSpe
 
 
 def effective_catalog(spec: ImageSpec) -> Catalog:
-    """The SGLang catalog of the spec's version plus what its patch set declares."""
-    base = load_catalog(spec.sglang_version)
+    """The shipped catalog of the spec's version (or of its stand-in, adjusted to the image's
+    era) plus what its patch set declares."""
+    base = load_catalog(spec.catalog_version)
+    stand_in = spec.stand_in_catalog
+    if stand_in is not None and (stand_in.adds or stand_in.lacks):
+        lacks = set(stand_in.lacks)
+        present = [s for o in stand_in.adds for s in (o.name, *o.aliases) if base.has(s)]
+        if present:
+            raise ImageSpecError(
+                f"image spec {spec.name}: stand_in_catalog.adds declares options the SGLang "
+                f"{base.sglang_version} catalog already has: {', '.join(present)}"
+            )
+        kept = [o for o in base.options if not lacks.intersection(o.options)]
+        base = Catalog(
+            sglang_version=base.sglang_version,
+            options=kept,
+            speculative_algorithms=base.speculative_algorithms,
+            source=f"{base.source}, standing in for image spec {spec.name}",
+            env=base.env,
+        ).extended(options=[o.to_catalog_option(spec.name) for o in stand_in.adds])
     provides = spec.provides
     if not (provides.options or provides.speculative_algorithms or provides.env):
         return base

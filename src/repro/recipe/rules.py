@@ -3,8 +3,8 @@
 A rule takes a `Context` (the recipe, its image spec and catalog when they could be loaded)
 and returns `Issue`s; `check_recipe` turns them into `Finding`s that name the file (the one
 in the `extends` chain that set the field) and the field path. The rules live in
-`rules_model` (parallelism, speculative decoding) and `rules_machine` (GPUs, memory,
-architectures, simulator, bench, env, name).
+`rules_model` (parallelism), `rules_speculative` (speculative decoding, patch-set
+constraints) and `rules_machine` (GPUs, memory, architectures, simulator, bench, env, name).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
 from repro.recipe.rulebase import Context, Rule, err, simulated
 from repro.recipe.rules_machine import (
+    rule_attention_arch,
     rule_bench,
     rule_env_known,
     rule_gpu_models_known,
@@ -25,14 +26,15 @@ from repro.recipe.rules_machine import (
     rule_simulated,
     rule_weights_fit,
 )
-from repro.recipe.rules_model import (
+from repro.recipe.rules_model import rule_dp_attention, rule_ep_divides_tp, rule_gpus_needed
+from repro.recipe.rules_speculative import (
     rule_algorithm_in_image,
     rule_ddtree,
+    rule_ddtree_spine,
     rule_dflash,
-    rule_dp_attention,
     rule_drafter_used,
-    rule_ep_divides_tp,
-    rule_gpus_needed,
+    rule_patch_constraints,
+    rule_running_requests,
 )
 from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
@@ -44,8 +46,10 @@ __all__ = [
     "Finding",
     "check_recipe",
     "rule_algorithm_in_image",
+    "rule_attention_arch",
     "rule_bench",
     "rule_ddtree",
+    "rule_ddtree_spine",
     "rule_dflash",
     "rule_dp_attention",
     "rule_drafter_used",
@@ -56,6 +60,8 @@ __all__ = [
     "rule_image_arch",
     "rule_name_matches_file",
     "rule_nodes_split",
+    "rule_patch_constraints",
+    "rule_running_requests",
     "rule_simulated",
     "rule_weights_fit",
 ]
@@ -106,11 +112,15 @@ RULES: list[Rule] = [
     rule_dp_attention,
     rule_dflash,
     rule_ddtree,
+    rule_ddtree_spine,
+    rule_patch_constraints,
     rule_algorithm_in_image,
+    rule_running_requests,
     rule_drafter_used,
     rule_gpu_models_known,
     rule_weights_fit,
     rule_image_arch,
+    rule_attention_arch,
     rule_simulated,
     rule_bench,
     rule_env_known,

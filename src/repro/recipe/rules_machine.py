@@ -85,6 +85,40 @@ def rule_image_arch(ctx: Context) -> list[Issue]:
     return out
 
 
+# FlashAttention 3 runs on sm_8x (without MLA) and sm_90 only: sglang 0.5.23
+# srt/layers/attention/attention_registry.py `create_flashattention_v3_backend` asserts
+# "FlashAttention v3 Backend requires SM>=80 and SM<=90" when the server starts.
+FA3_ARCH_MAJORS = ("8", "9")
+ATTENTION_BACKEND_DESTS = (
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "speculative_draft_attention_backend",
+)
+
+
+def rule_attention_arch(ctx: Context) -> list[Issue]:
+    """An fa3 attention backend only starts on Ampere/Ada/Hopper GPUs."""
+    out = []
+    for dest in ATTENTION_BACKEND_DESTS:
+        given = ctx.options.get(dest)
+        if given is None or given.value != "fa3":
+            continue
+        models = [m for m in map(gpu_model, ctx.recipe.topology.gpu_models) if m is not None]
+        other = [m for m in models if m.arch.split(".")[0] not in FA3_ARCH_MAJORS]
+        if other:
+            names = ", ".join(f"{m.name} (sm_{m.arch.replace('.', '')})" for m in other)
+            out.append(
+                err(
+                    given.loc,
+                    f"{given.spelling} fa3 needs sm_80-sm_90 GPUs, not {names}: SGLang asserts "
+                    "at startup (attention_registry.py); use flashinfer, triton or fa4",
+                    "attention-arch",
+                )
+            )
+    return out
+
+
 def rule_simulated(ctx: Context) -> list[Issue]:
     """Simulator recipes: gpu_runtime none, gpus 0, a simulator section; GPU recipes: neither."""
     r, out = ctx.recipe, []

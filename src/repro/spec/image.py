@@ -7,7 +7,19 @@ request's diff at a fixed head commit, with a sha256 that the first `repro lock`
 extra pip packages pinned with `==`.
 
 A patch set declares what it adds to SGLang (`provides`: speculative algorithms, server
-options, environment knobs), so that recipes using them validate before any image exists.
+options, environment knobs, and the constraints its algorithms put on other options), so that
+recipes using them validate before any image exists.
+
+Which SGLang an image holds, and which catalog checks recipes before it exists:
+- `base.sglang_commit` / `base.sglang_version` state the SGLang the base image holds (a
+  nightly is `0.0.0.devN+g<sha>`, a commit no release names);
+- `sglang_version` is the (public) version of the image's SGLang; its shipped catalog checks
+  recipes before `repro lock`, unless
+- `stand_in_catalog` names another shipped catalog that stands in for the image's own (repro
+  ships catalogs of releases only), adjusted by the options of the image's era that the
+  stand-in lacks or has in excess, declared as a patch set declares what it adds.
+Once an image is built, the catalog extracted from it (kept in the lock) is the truth.
+
 Loading lives in `repro.recipe.images`; building, pushing and verifying in `repro.image`.
 """
 
@@ -36,6 +48,9 @@ from repro.spec.base import (
 )
 from repro.spec.catalog import CatalogOption
 
+# What `sglang.__version__` reports, local part included (0.0.0.dev1+gd91c3682b).
+REPORTED_VERSION_PATTERN = r"^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+){0,3}$"
+
 
 class BaseImage(StrictModel):
     """The image the SGLang image is built on."""
@@ -54,6 +69,18 @@ class BaseImage(StrictModel):
         False,
         description="Built on this machine by repro (no registry): pinned by its content "
         "fingerprint in the lock instead of a digest.",
+    )
+    sglang_commit: str | None = Field(
+        None,
+        pattern=COMMIT_PATTERN,
+        description="The SGLang commit the base image holds (a nightly tag names its first 8 "
+        "hex digits); stated so that a stand-in catalog says what it stands in for.",
+    )
+    sglang_version: str | None = Field(
+        None,
+        pattern=REPORTED_VERSION_PATTERN,
+        description="What the base's `sglang.__version__` reports, e.g. 0.0.0.dev1+gd91c3682b "
+        "for a nightly.",
     )
 
     @model_validator(mode="after")
@@ -132,6 +159,33 @@ class ProvidedOption(StrictModel):
         )
 
 
+class OptionConstraint(StrictModel):
+    """What a patched algorithm's server-args validation does to another option.
+
+    `requires`: SGLang raises unless the option is unset or `value`; `refuses`: SGLang raises
+    when the option is set; `forces`: SGLang overrides the option to `value` (a recipe setting
+    another value is overridden). `repro recipe check` reads these (rules_speculative).
+    """
+
+    algorithm: str = Field(pattern=ALGORITHM_PATTERN, description="The algorithm, e.g. DDTREE.")
+    option: str = Field(pattern=OPTION_PATTERN, description="The option, e.g. --page-size.")
+    effect: Literal["requires", "refuses", "forces"] = Field(description="What SGLang does.")
+    value: int | float | str | bool | None = Field(
+        None, description="The required or forced value (true for a flag)."
+    )
+    source: str = Field(
+        max_length=500,
+        description="Where the constraint is written, e.g. sgl-project/sglang#29907 "
+        "(speculative_hook.py); named in check's messages.",
+    )
+
+    @model_validator(mode="after")
+    def _value_given(self) -> OptionConstraint:
+        if (self.effect == "refuses") != (self.value is None):
+            raise ValueError("@value: requires and forces name a value; refuses names none")
+        return self
+
+
 class Provides(StrictModel):
     """What a patch set adds to SGLang."""
 
@@ -140,6 +194,11 @@ class Provides(StrictModel):
     )
     options: list[ProvidedOption] = Field(default_factory=list, description="Server options.")
     env: list[str] = Field(default_factory=list, description="Environment knobs it reads.")
+    constraints: list[OptionConstraint] = Field(
+        default_factory=list,
+        description="What its algorithms' validation requires, refuses or forces of other "
+        "options; `repro recipe check` enforces them.",
+    )
 
     @field_validator("speculative_algorithms")
     @classmethod
@@ -181,6 +240,34 @@ class PatchSet(StrictModel):
         return value
 
 
+class StandInCatalog(StrictModel):
+    """A shipped catalog standing in for the image's own until `repro lock` extracts it."""
+
+    version: str = Field(
+        pattern=VERSION_PATTERN,
+        description="SGLang version of the shipped catalog (repro/catalogs/sglang-<version>.json).",
+    )
+    adds: list[ProvidedOption] = Field(
+        default_factory=list,
+        description="Options of the image's era that the stand-in lacks (e.g. a nightly's "
+        "--mamba-scheduler-strategy), so that recipes using them validate before the image "
+        "exists.",
+    )
+    lacks: list[str] = Field(
+        default_factory=list,
+        description="Options of the stand-in that the image's era does not have yet; removed "
+        "from the catalog recipes are checked against.",
+    )
+
+    @field_validator("lacks")
+    @classmethod
+    def _options(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not re.match(OPTION_PATTERN, name):
+                raise ValueError(f"{name!r} is not an option such as --foo-bar")
+        return value
+
+
 def _text(value: Any) -> Any:
     """YAML reads 13.0 and 12.0 as numbers; versions and architectures are text."""
     if isinstance(value, float):
@@ -198,8 +285,14 @@ class ImageSpec(StrictModel):
     base: BaseImage = Field(description="Base image, pinned by tag and digest.")
     sglang_version: str = Field(
         pattern=VERSION_PATTERN,
-        description="SGLang version of the image; selects the option catalog "
-        "(repro/catalogs/sglang-<version>.json).",
+        description="SGLang version of the image (public part: a nightly is 0.0.0.devN); "
+        "selects the shipped option catalog (repro/catalogs/sglang-<version>.json) unless "
+        "stand_in_catalog names another.",
+    )
+    stand_in_catalog: StandInCatalog | None = Field(
+        None,
+        description="The shipped catalog that checks recipes before `repro lock`, when none is "
+        "the image's own (a nightly between releases).",
     )
     sglang_commit: str | None = Field(
         None, pattern=COMMIT_PATTERN, description="SGLang commit to move the base checkout to."
@@ -253,9 +346,25 @@ class ImageSpec(StrictModel):
                 raise ValueError("@cuda_version: a GPU image names its CUDA version")
         return self
 
+    @model_validator(mode="after")
+    def _same_sglang_as_base(self) -> ImageSpec:
+        reported = self.base.sglang_version
+        public = reported.split("+")[0] if reported else None
+        if public and self.sglang_commit is None and public != self.sglang_version:
+            raise ValueError(
+                f"@sglang_version: the base's SGLang reports {reported} and sglang_commit keeps "
+                f"its checkout, so the image's version is {public}"
+            )
+        return self
+
     @property
     def source_path(self) -> Path | None:
         return self._source_path
+
+    @property
+    def catalog_version(self) -> str:
+        """The version of the shipped catalog that checks recipes before the image exists."""
+        return self.stand_in_catalog.version if self.stand_in_catalog else self.sglang_version
 
     @property
     def provides(self) -> Provides:

@@ -1,0 +1,323 @@
+"""Rules about speculative decoding: DFLASH and DDTREE, the algorithm registry, what a patch
+set's algorithms require of other options, and SGLang's cap on running requests.
+
+Each rule cites where SGLang (the 0.5.23 wheel, or the DDTree pull request) does what it
+checks. Rules that depend on the SGLang version read the catalog in force: the shipped
+stand-in before `repro lock`, the image's own after.
+"""
+
+from __future__ import annotations
+
+from repro.errors import RecipeError, suggestion
+from repro.recipe.context import images_dir_for
+from repro.recipe.images import list_image_specs, load_image_spec
+from repro.recipe.rulebase import (
+    ALGORITHM_ALIASES,
+    DFLASH_FAMILY,
+    Context,
+    Issue,
+    algorithm,
+    err,
+    sglang_release,
+    warn,
+)
+
+DDTREE_PR = "sgl-project/sglang#29907"
+
+# sglang 0.5.23 srt/arg_groups/speculative_hook.py: `_handle_dflash`, `_handle_eagle_family`,
+# `_handle_dspark`, `_handle_frozen_kv_mtp` and `_handle_ngram` reset an unset
+# --max-running-requests to 48 ("Max running requests is reset to 48 for speculative
+# decoding"); `_handle_uno` does not.
+SPECULATIVE_RUNNING_DEFAULT = 48
+UNCAPPED_ALGORITHMS = ("UNO",)
+
+# sglang 0.5.23 srt/arg_groups/choices.py DRAFT_ATTENTION_BACKEND_CHOICES: the draft attention
+# backends DFLASH supports; `_resolve_dflash_draft_attention_backend` (speculative_hook.py)
+# replaces any other with a fallback (flashinfer on CUDA) and only logs a warning.
+DFLASH_DRAFT_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
+
+# The first release whose `_handle_dflash` (speculative_hook.py) lets DFLASH run with DP
+# attention, given --enable-dp-lm-head and attn_cp_size 1; older builds raise.
+DFLASH_DP_ATTENTION_SINCE = (0, 5, 23)
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _dp_attention(ctx: Context, algo: str) -> list[Issue]:
+    """DFLASH with DP attention: refused before 0.5.23; 0.5.23's `_handle_dflash` requires
+    --enable-dp-lm-head, attn_cp_size 1 and SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off."""
+    loc = ("parallelism", "dp_attention")
+    version = ctx.catalog.sglang_version if ctx.catalog else None
+    release = sglang_release(version)
+    where = ctx.catalog_words
+    if release is not None and release < DFLASH_DP_ATTENTION_SINCE:
+        return [err(loc, f"{algo} does not combine with DP attention in {where}", "dflash")]
+    missing = []
+    if "enable_dp_lm_head" not in ctx.options:
+        missing.append("--enable-dp-lm-head (in server.extra_args)")
+    cp = ctx.options.get("attn_cp_size")
+    if cp is not None and cp.value != "1":
+        missing.append(f"attn_cp_size 1 (got {cp.value})")
+    if _truthy(ctx.recipe.env.get("SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION")):
+        missing.append("SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off")
+    needs = f"; 0.5.23 requires {', '.join(missing)}" if missing else ""
+    if release is None:
+        return [
+            warn(
+                loc,
+                f"{where} is a development build: SGLang before 0.5.23 refuses {algo} with DP "
+                f"attention, 0.5.23 allows it with --enable-dp-lm-head and attn_cp_size 1{needs}",
+                "dflash",
+            )
+        ]
+    if missing:
+        return [
+            err(
+                loc,
+                f"{algo} with DP attention requires {', '.join(missing)} in {where} "
+                "(srt/arg_groups/speculative_hook.py)",
+                "dflash",
+            )
+        ]
+    return []
+
+
+def _draft_tokens(ctx: Context) -> int | None:
+    """Draft tokens per step (the drafter's block size), when the recipe sets them."""
+    spec = ctx.recipe.speculative
+    return (spec.num_draft_tokens or spec.block_size) if spec else None
+
+
+def _draft_backend(ctx: Context, algo: str) -> list[Issue]:
+    """A draft attention backend DFLASH does not support is replaced, with only a log line."""
+    spec = ctx.recipe.speculative
+    assert spec is not None
+    backend = spec.draft_attention_backend
+    loc: tuple[str | int, ...] = ("speculative", "draft_attention_backend")
+    what = "draft_attention_backend"
+    if backend is None:  # the draft worker takes the target's (prefill) attention backend
+        target = ctx.options.get("prefill_attention_backend") or ctx.options.get(
+            "attention_backend"
+        )
+        if target is None:
+            return []
+        backend, loc, what = str(target.value), target.loc, f"the target's {target.spelling}"
+    if backend in DFLASH_DRAFT_BACKENDS:
+        return []
+    return [
+        warn(
+            loc,
+            f"{algo}'s draft worker does not support {what} '{backend}' and silently falls back "
+            f"(to flashinfer on CUDA); SGLang 0.5.23 supports {', '.join(DFLASH_DRAFT_BACKENDS)} "
+            "(speculative_hook.py)",
+            "dflash",
+        )
+    ]
+
+
+def rule_dflash(ctx: Context) -> list[Issue]:
+    """DFLASH (and DDTREE, built on it): a drafter, pp 1, DP attention as the version allows,
+    agreeing block size, a draft window no smaller than the draft tokens, a supported draft
+    attention backend (sglang 0.5.23 srt/arg_groups/speculative_hook.py `_handle_dflash`)."""
+    algo = algorithm(ctx)
+    if algo not in DFLASH_FAMILY:
+        return []
+    r, out = ctx.recipe, []
+    spec = r.speculative
+    assert spec is not None
+    if r.drafter is None:
+        out.append(err(("drafter",), f"{algo} needs a drafter (a DFlash draft model)", "dflash"))
+    if r.parallelism.pp != 1:
+        out.append(
+            err(("parallelism", "pp"), f"{algo} needs pp 1, got {r.parallelism.pp}", "dflash")
+        )
+    if r.parallelism.dp_attention:
+        out += _dp_attention(ctx, algo)
+    if (
+        spec.block_size is not None
+        and spec.num_draft_tokens is not None
+        and spec.block_size != spec.num_draft_tokens
+        and algo == "DFLASH"
+    ):
+        out.append(
+            err(
+                ("speculative", "block_size"),
+                f"block_size {spec.block_size} and num_draft_tokens {spec.num_draft_tokens} "
+                "must agree (--speculative-dflash-block-size is an alias of "
+                "--speculative-num-draft-tokens)",
+                "dflash",
+            )
+        )
+    tokens, window = _draft_tokens(ctx), spec.draft_window_size
+    if window is not None and tokens is not None and window < tokens:
+        out.append(
+            err(
+                ("speculative", "draft_window_size"),
+                f"draft_window_size {window} is smaller than the {tokens} draft "
+                "tokens: SGLang refuses to start (--speculative-draft-window-size must be >= "
+                "--speculative-num-draft-tokens, speculative_hook.py)",
+                "dflash",
+            )
+        )
+    out += _draft_backend(ctx, algo)
+    for key in ("num_steps", "eagle_topk"):
+        value = getattr(spec, key)
+        if value not in (None, 1):
+            out.append(
+                warn(
+                    ("speculative", key), f"{algo} forces {key} to 1; {value} is ignored", "dflash"
+                )
+            )
+    return out
+
+
+def rule_ddtree(ctx: Context) -> list[Issue]:
+    """DDTREE without a budget verifies block_size - 1 draft tokens: a chain (DDTREE_PR)."""
+    spec = ctx.recipe.speculative
+    if spec is None or spec.algorithm != "DDTREE" or spec.ddtree_budget is not None:
+        return []
+    return [
+        warn(
+            ("speculative", "ddtree_budget"),
+            "DDTREE without ddtree_budget uses the drafter's block_size - 1: spine mode (a "
+            f"chain), no tree ({DDTREE_PR}, ddtree_worker.py); set it, budget + 1 tokens are "
+            "verified per step",
+            "ddtree",
+        )
+    ]
+
+
+def rule_ddtree_spine(ctx: Context) -> list[Issue]:
+    """A DDTREE budget <= block_size - 1 is "spine mode": one linear chain, no tree
+    (DDTREE_PR, python/sglang/srt/speculative/ddtree_worker.py)."""
+    spec = ctx.recipe.speculative
+    block = _draft_tokens(ctx)
+    if spec is None or spec.algorithm != "DDTREE" or spec.ddtree_budget is None or block is None:
+        return []
+    budget = spec.ddtree_budget
+    if budget > block - 1:
+        return []
+    return [
+        warn(
+            ("speculative", "ddtree_budget"),
+            f"ddtree_budget {budget} with block size {block} is spine mode (a chain): a budget "
+            f"up to block_size - 1 = {block - 1} verifies one linear chain of draft tokens and "
+            f"builds no tree ({DDTREE_PR}, ddtree_worker.py); a tree needs a budget of at least "
+            f"{block}",
+            "ddtree-spine",
+        )
+    ]
+
+
+def _agrees(given: str | bool, wanted: int | float | str | bool) -> bool:
+    if isinstance(wanted, bool) or isinstance(given, bool):
+        return str(given).lower() == str(wanted).lower()
+    if isinstance(wanted, int | float):
+        try:
+            return float(given) == float(wanted)
+        except ValueError:
+            return False
+    return given == wanted
+
+
+def rule_patch_constraints(ctx: Context) -> list[Issue]:
+    """What a patch set's algorithm requires, refuses or forces of other options, as its
+    image spec declares (`patch_set.provides.constraints`, e.g. DDTREE's page size 1)."""
+    algo = algorithm(ctx)
+    if algo is None or ctx.image is None:
+        return []
+    out = []
+    for rule in ctx.image.provides.constraints:
+        opt = ctx.catalog.find(rule.option) if ctx.catalog else None
+        given = ctx.options.get(opt.dest) if opt else None
+        if rule.algorithm != algo or given is None:
+            continue
+        if rule.effect == "refuses":
+            out.append(
+                err(given.loc, f"{algo} rejects {rule.option} ({rule.source})", "patch-constraint")
+            )
+        elif rule.value is not None and not _agrees(given.value, rule.value):
+            wanted = str(rule.value).lower() if isinstance(rule.value, bool) else rule.value
+            if rule.effect == "requires":
+                message = f"{algo} requires {rule.option} {wanted}, got {given.value}"
+                out.append(err(given.loc, f"{message} ({rule.source})", "patch-constraint"))
+            else:
+                message = f"{algo} forces {rule.option} {wanted}; {given.value} is overridden"
+                out.append(warn(given.loc, f"{message} ({rule.source})", "patch-constraint"))
+    return out
+
+
+def _images_providing(ctx: Context, algorithm: str) -> list[str]:
+    folder = images_dir_for(ctx.recipe)
+    names = []
+    for name in list_image_specs(folder):
+        try:
+            spec = load_image_spec(name, folder)
+        except RecipeError:
+            continue
+        if algorithm in spec.provides.speculative_algorithms:
+            names.append(name)
+    return names
+
+
+def rule_algorithm_in_image(ctx: Context) -> list[Issue]:
+    """The speculative algorithm is registered in the image (builtin, a reserved alias such
+    as NEXTN, or from its patch set)."""
+    algo = algorithm(ctx)
+    if algo is None or ctx.catalog is None:
+        return []
+    if ctx.catalog.has_algorithm(ALGORITHM_ALIASES.get(algo, algo)):
+        return []
+    image = ctx.image.name if ctx.image else ctx.recipe.image
+    providers = _images_providing(ctx, algo)
+    where = f"; images whose patch set provides it: {', '.join(providers)}" if providers else ""
+    near = suggestion(algo, ctx.catalog.speculative_algorithms)
+    return [
+        err(
+            ("speculative", "algorithm"),
+            f"image '{image}' (SGLang {ctx.catalog.sglang_version}) does not provide {algo}"
+            f"{near}{where}",
+            "algorithm-in-image",
+        )
+    ]
+
+
+def rule_running_requests(ctx: Context) -> list[Issue]:
+    """Speculative decoding caps an unset --max-running-requests at 48: a sweep past it
+    measures a queue (SPECULATIVE_RUNNING_DEFAULT)."""
+    algo = algorithm(ctx)
+    if algo is None or algo in UNCAPPED_ALGORITHMS or "max_running_requests" in ctx.options:
+        return []
+    if ctx.recipe.server.max_running_requests is not None:
+        return []
+    levels = sorted(set(ctx.recipe.bench.concurrencies))
+    above = [str(c) for c in levels if c > SPECULATIVE_RUNNING_DEFAULT]
+    if not above:
+        return []
+    return [
+        warn(
+            ("server", "max_running_requests"),
+            f"unset, SGLang's default of {SPECULATIVE_RUNNING_DEFAULT} running requests for "
+            f"speculative decoding (srt/arg_groups/speculative_hook.py) makes bench levels "
+            f"{', '.join(above)} measure a queue; set server.max_running_requests to {levels[-1]}",
+            "max-running-requests",
+        )
+    ]
+
+
+def rule_drafter_used(ctx: Context) -> list[Issue]:
+    """A drafter without speculative decoding is never loaded; acceptance needs one."""
+    r, out = ctx.recipe, []
+    if r.drafter is not None and r.speculative is None:
+        out.append(
+            warn(("drafter",), "a drafter without speculative settings is not used", "drafter-used")
+        )
+    if r.accept is not None and r.speculative is None:
+        out.append(
+            warn(
+                ("accept",), "acceptance is measured only with speculative decoding", "drafter-used"
+            )
+        )
+    return out

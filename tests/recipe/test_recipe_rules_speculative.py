@@ -1,0 +1,222 @@
+"""Speculative-decoding rules: each with a recipe that breaks it, and the shipped recipes that
+follow SGLang's rules and the drafters' cards."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from repro.errors import RecipeError
+from repro.recipe import catalog_for_recipe, check_recipe, load_catalog, load_recipe
+from repro.recipe.images import load_image_spec
+from repro.recipe.render import render_env, render_server_argv
+
+from .conftest import DDTREE, DFLASH, Project, by_rule, load
+
+DDTREE_16 = DDTREE.replace("ddtree_budget: 15}", "ddtree_budget: 15, num_draft_tokens: 16}")
+SWEEP_256 = "bench: {concurrencies: [1, 32, 64, 128, 256], prompts_per_level: 256}\n"
+
+
+# --- SGLang's cap of 48 running requests for speculative decoding ---------------------------
+def test_unset_max_running_requests_warns_about_the_cap_of_48(project: Project) -> None:
+    project.recipe("copy", "extends: kimi26-ep4-dflash\nserver: {max_running_requests: null}\n")
+    [f] = by_rule(check_recipe(load_recipe("copy")), "max-running-requests")
+    assert f.severity == "warning" and f.path == "server.max_running_requests"
+    assert "default of 48" in f.message and "levels 64, 128, 256" in f.message
+    assert "speculative_hook.py" in f.message and "to 256" in f.message
+
+
+def test_the_cap_is_silent_when_set_or_not_reached(project: Project) -> None:
+    assert by_rule(check_recipe(load_recipe("kimi26-ep4-dflash")), "max-running-requests") == []
+    as_flag = load(
+        project, DFLASH, SWEEP_256, "server: {extra_args: [--max-running-requests, '256']}\n"
+    )
+    assert by_rule(check_recipe(as_flag), "max-running-requests") == []
+    within = load(project, DFLASH, "bench: {concurrencies: [1, 48], prompts_per_level: 48}\n")
+    assert by_rule(check_recipe(within), "max-running-requests") == []
+    autoregressive = load(project, SWEEP_256)
+    assert by_rule(check_recipe(autoregressive), "max-running-requests") == []
+
+
+def test_shipped_speculative_recipes_render_max_running_requests(project: Project) -> None:
+    for name in ("kimi26-ep4-dflash", "kimi26-ep4-dflash-long", "kimi26-tp8-dflash-b300"):
+        recipe = load_recipe(name)
+        argv = render_server_argv(recipe, catalog_for_recipe(recipe))
+        assert argv[argv.index("--max-running-requests") + 1] == "256"
+
+
+# --- DDTREE: spine mode and the pull request's constraints ----------------------------------
+def test_ddtree_budget_below_the_block_size_is_spine_mode(project: Project) -> None:
+    [f] = by_rule(check_recipe(load(project, DDTREE_16)), "ddtree-spine")
+    assert f.severity == "warning" and f.path == "speculative.ddtree_budget"
+    assert "spine mode (a chain)" in f.message and "block size 16" in f.message
+    assert "sgl-project/sglang#29907" in f.message
+    tree = load(project, DDTREE_16, "speculative: {ddtree_budget: 16}\n")
+    assert by_rule(check_recipe(tree), "ddtree-spine") == []
+
+
+def test_ddtree_without_budget_is_a_chain(project: Project) -> None:
+    recipe = load(project, DDTREE.replace(", ddtree_budget: 15", ""))
+    [f] = by_rule(check_recipe(recipe), "ddtree")
+    assert f.severity == "warning" and "spine mode (a chain)" in f.message
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("[--page-size, '2']", "DDTREE requires --page-size 1, got 2"),
+        ("[--speculative-use-rejection-sampling]", "DDTREE rejects --speculative-use-rejection"),
+    ],
+)
+def test_ddtree_pull_request_constraints(project: Project, extra: str, message: str) -> None:
+    recipe = load(project, DDTREE, f"server: {{extra_args: {extra}}}\n")
+    [f] = by_rule(check_recipe(recipe), "patch-constraint")
+    assert f.severity == "error" and f.path == "server.extra_args[0]"
+    assert message in f.message and "sgl-project/sglang#29907" in f.message
+    # The constraints are DDTREE's: plain DFLASH on the same image may set them.
+    dflash = load(
+        project, DFLASH, f"image: sglang-nightly-cu13-ddtree\nserver: {{extra_args: {extra}}}\n"
+    )
+    assert by_rule(check_recipe(dflash), "patch-constraint") == []
+
+
+def test_ddtree_accepts_what_the_pull_request_allows(project: Project) -> None:
+    extra = "server: {extra_args: [--page-size, '1', --disable-overlap-schedule]}\n"
+    assert by_rule(check_recipe(load(project, DDTREE, extra)), "patch-constraint") == []
+
+
+def test_image_spec_declares_the_constraints(project: Project) -> None:
+    spec = load_image_spec("sglang-nightly-cu13-ddtree", project.images)
+    effects = {(c.option, c.effect, c.value) for c in spec.provides.constraints}
+    assert effects == {
+        ("--speculative-use-rejection-sampling", "refuses", None),
+        ("--page-size", "requires", 1),
+        ("--disable-overlap-schedule", "forces", True),
+    }
+    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    project.write("bad.yaml", text.replace("effect: refuses", "effect: requires"), "images")
+    with pytest.raises(RecipeError, match="requires and forces name a value"):
+        load_image_spec("bad", project.images)
+
+
+# --- DFLASH ---------------------------------------------------------------------------------
+def test_draft_window_smaller_than_the_draft_tokens(project: Project) -> None:
+    small = load(project, DFLASH, "speculative: {num_draft_tokens: 16, draft_window_size: 8}\n")
+    [f] = by_rule(check_recipe(small), "dflash")
+    assert f.severity == "error" and f.path == "speculative.draft_window_size"
+    assert "smaller than the 16 draft tokens" in f.message
+    ok = load(project, DFLASH, "speculative: {block_size: 16, draft_window_size: 16}\n")
+    assert by_rule(check_recipe(ok), "dflash") == []
+
+
+def test_draft_attention_backend_outside_dflash_choices_falls_back(project: Project) -> None:
+    odd = load(project, DFLASH, "speculative: {draft_attention_backend: flashmla}\n")
+    [f] = by_rule(check_recipe(odd), "dflash")
+    assert f.severity == "warning" and f.path == "speculative.draft_attention_backend"
+    assert "silently falls back" in f.message and "intel_xpu" in f.message
+    fa4 = load(project, DFLASH, "speculative: {draft_attention_backend: fa4}\n")
+    assert by_rule(check_recipe(fa4), "dflash") == []
+    # Unset, the draft worker takes the target's backend.
+    target = load(project, DFLASH, "server: {extra_args: [--attention-backend, trtllm_mla]}\n")
+    [f] = by_rule(check_recipe(target), "dflash")
+    assert f.path == "server.extra_args[0]" and "'trtllm_mla'" in f.message
+
+
+DP_ATTENTION = "parallelism: {dp: 2, dp_attention: true}\n"
+
+
+def test_dflash_with_dp_attention_follows_0_5_23(project: Project) -> None:
+    bare = load(project, DFLASH, DP_ATTENTION)
+    [f] = by_rule(check_recipe(bare), "dflash")
+    assert f.severity == "error" and "--enable-dp-lm-head" in f.message
+    assert "stand-in for image 'sglang-nightly-cu13'" in f.message
+    ok = load(project, DFLASH, DP_ATTENTION, "server: {extra_args: [--enable-dp-lm-head]}\n")
+    assert by_rule(check_recipe(ok), "dflash") == []
+    cp = load(
+        project,
+        DFLASH,
+        DP_ATTENTION,
+        "server: {extra_args: [--enable-dp-lm-head, --attn-cp-size, '2']}\n",
+    )
+    [f] = by_rule(check_recipe(cp), "dflash")
+    assert "attn_cp_size 1 (got 2)" in f.message
+    coordinated = load(
+        project,
+        DFLASH,
+        DP_ATTENTION,
+        "server: {extra_args: [--enable-dp-lm-head]}\n"
+        "env: {SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION: '1'}\n",
+    )
+    [f] = by_rule(check_recipe(coordinated), "dflash")
+    assert "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off" in f.message
+
+
+@pytest.mark.parametrize(
+    ("version", "severity", "words"),
+    [
+        ("0.5.22", "error", "does not combine with DP attention in SGLang 0.5.22"),
+        ("0.0.0.dev1+gd91c3682b", "warning", "is a development build"),
+    ],
+)
+def test_dflash_dp_attention_reads_the_catalog_in_force(
+    project: Project, version: str, severity: str, words: str
+) -> None:
+    recipe = load(project, DFLASH, DP_ATTENTION, "server: {extra_args: [--enable-dp-lm-head]}\n")
+    own = dataclasses.replace(load_catalog("0.5.23"), sglang_version=version)
+    [f] = by_rule(check_recipe(recipe, catalog=own), "dflash")
+    assert f.severity == severity and words in f.message
+
+
+def test_nextn_is_eagle(project: Project) -> None:
+    nextn = load(project, "drafter: {repo: org/mtp}\nspeculative: {algorithm: NEXTN}\n")
+    assert by_rule(check_recipe(nextn), "algorithm-in-image") == []
+    argv = render_server_argv(nextn, catalog_for_recipe(nextn))
+    assert argv[argv.index("--speculative-algorithm") + 1] == "NEXTN"
+    typo = load(project, "drafter: {repo: org/mtp}\nspeculative: {algorithm: NEXTM}\n")
+    assert by_rule(check_recipe(typo), "algorithm-in-image")
+
+
+# --- attention backend and GPU ----------------------------------------------------------------
+def test_fa3_needs_hopper_or_older(project: Project) -> None:
+    fa3 = "server: {extra_args: [--attention-backend, fa3]}\n"
+    [f] = by_rule(check_recipe(load(project, fa3)), "attention-arch")
+    assert f.severity == "error" and "RTX PRO 6000 (sm_120)" in f.message
+    hopper = load(project, fa3, "topology: {gpu_models: [H100]}\n")
+    assert by_rule(check_recipe(hopper), "attention-arch") == []
+
+
+# --- the shipped Qwen3.6-27B recipes ----------------------------------------------------------
+QWEN = (
+    "qwen36-27b-tp1-dflash",
+    "qwen36-27b-tp1-dflash-ddtree",
+    "qwen36-27b-tp1-dflash-ddtree-tree64",
+)
+
+
+@pytest.mark.parametrize("name", QWEN)
+def test_qwen_recipes_carry_the_drafter_card(project: Project, name: str) -> None:
+    recipe = load_recipe(name)
+    argv = render_server_argv(recipe, catalog_for_recipe(recipe))
+
+    def value(option: str) -> str:
+        return argv[argv.index(option) + 1]
+
+    assert "--trust-remote-code" in argv
+    assert value("--mem-fraction-static") == "0.75"
+    assert value("--mamba-scheduler-strategy") == "extra_buffer"
+    assert value("--speculative-num-draft-tokens") == "16"
+    assert value("--max-running-requests") == "32"
+    assert render_env(recipe)["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"] == "1"
+
+
+def test_qwen_ddtree_recipes_are_named_for_what_they_are(project: Project) -> None:
+    chain = load_recipe("qwen36-27b-tp1-dflash-ddtree")
+    [f] = by_rule(check_recipe(chain), "ddtree-spine")
+    assert "spine mode (a chain)" in f.message and "spine mode" in chain.description
+    tree = load_recipe("qwen36-27b-tp1-dflash-ddtree-tree64")
+    assert tree.speculative is not None and tree.speculative.ddtree_budget == 64
+    assert by_rule(check_recipe(tree), "ddtree-spine") == []
+    assert "64.3 tok/s" in tree.description and "173.4" in tree.description
+    plain = load_recipe("qwen36-27b-tp1-dflash")
+    assert plain.speculative is not None and plain.speculative.algorithm == "DFLASH"
