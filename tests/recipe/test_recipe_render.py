@@ -60,7 +60,7 @@ CATALOG_JSON = resources.files("repro").joinpath("catalogs", "sglang-0.5.23.json
 
 
 def parse(catalog: Catalog, argv: list[str]) -> argparse.Namespace:
-    """Parse with the catalog in force: SGLang 0.5.23's options as dumped in the package catalog, less
+    """Parse with the catalog in force: SGLang 0.5.23's options from the package catalog, less
     those a stand-in's image era lacks, plus what the era and a patch set add."""
     data = json.loads(CATALOG_JSON.read_text())
     data["flags"] = [f for f in data["flags"] if all(catalog.has(o) for o in f["options"])]
