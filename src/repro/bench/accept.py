@@ -29,6 +29,7 @@ from repro.bench.record import new_run_dir, utc_now, write_json
 from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
 from repro.bench.wire import generate_body
 from repro.errors import ReproError
+from repro.lock import lock_of
 
 
 @dataclass
@@ -169,8 +170,9 @@ def _run_dir(
         },
     )
     write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
-    if recipe.lock_data is not None:
-        write_json(run_dir / "lock.json", recipe.lock_data)
+    lock = lock_of(recipe)
+    if lock is not None:
+        write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
     write_json(run_dir / "server_info.json", {**info, "simulated": simulated})
     write_json(run_dir / "summary.json", {"levels": []})
     if opts.collect_machine:

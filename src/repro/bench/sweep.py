@@ -24,6 +24,7 @@ from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.wire import chat_body, generate_body
 from repro.datasetref import bench_dataset_problem
 from repro.errors import ReproError
+from repro.lock import lock_of
 
 
 class Progress(Protocol):
@@ -126,8 +127,9 @@ def _start(
         },
     )
     record.write("recipe.json", resolved)
-    if recipe.lock_data is not None:
-        record.write("lock.json", recipe.lock_data)
+    lock = lock_of(recipe)
+    if lock is not None:
+        record.write("lock.json", lock.model_dump(mode="json"))
     record.write("server_info.json", info)
     if opts.collect_machine:
         from repro.topology import collect_fingerprint

@@ -4,8 +4,8 @@ For a recipe file, the image spec is `images/<recipe.image>.yaml` (images dir: `
 else `images/` next to the recipe's directory, else `./images`) and the catalog is the
 spec's effective catalog (shipped catalog of its SGLang version + what its patch set declares).
 
-Lock hook: a recipe loaded from a lock uses the lock's own `image_spec` (the spec as
-resolved) and `catalog` (extracted from the built image) when the lock carries them.
+With its lock, a recipe uses the lock's own `image_spec` (the spec as resolved) and
+`catalog` (extracted from the built image) when the lock carries them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from repro.recipe.schema import Recipe
 
 if TYPE_CHECKING:
     from repro.imagespec import ImageSpec
+    from repro.spec.lock import Lock
 
 
 def images_dir_for(recipe: Recipe) -> Path:
@@ -31,18 +32,17 @@ def images_dir_for(recipe: Recipe) -> Path:
     return default_images_dir(near)
 
 
-def image_for_recipe(recipe: Recipe, wrap: bool = True) -> ImageSpec:
-    """The image spec the recipe names (or the one its lock carries).
+def image_for_recipe(recipe: Recipe, lock: Lock | None = None, *, wrap: bool = True) -> ImageSpec:
+    """The image spec the recipe names (or the one its `lock` carries).
 
     A missing spec raises a `RecipeError` naming the recipe's `image` field (with
     `wrap=False`, the `ImageSpecNotFound` itself).
     """
     from repro.imagespec import ImageSpec, ImageSpecNotFound, load_image_spec
 
-    lock = recipe.lock_data or {}
-    if isinstance(lock.get("image_spec"), dict):
+    if lock is not None and lock.image_spec is not None:
         try:
-            return ImageSpec.model_validate(lock["image_spec"])
+            return ImageSpec.model_validate(lock.image_spec)
         except ValidationError as exc:
             shown, _ = locate(recipe, ())
             raise RecipeError(
@@ -57,12 +57,13 @@ def image_for_recipe(recipe: Recipe, wrap: bool = True) -> ImageSpec:
         raise RecipeError(f"{shown}: {path}: {err.message}", hint=err.hint) from None
 
 
-def catalog_for_recipe(recipe: Recipe, image: ImageSpec | None = None) -> Catalog:
-    """The option catalog to render and check the recipe with."""
+def catalog_for_recipe(
+    recipe: Recipe, image: ImageSpec | None = None, lock: Lock | None = None
+) -> Catalog:
+    """The option catalog to render and check the recipe with (its `lock`'s, when it has one)."""
     from repro.imagespec import effective_catalog
 
-    lock = recipe.lock_data or {}
-    if isinstance(lock.get("catalog"), dict):
+    if lock is not None and lock.catalog is not None:
         shown, _ = locate(recipe, ())
-        return Catalog.from_dict(lock["catalog"], origin=f"{shown}: catalog")
-    return effective_catalog(image or image_for_recipe(recipe))
+        return Catalog.from_dict(lock.catalog, origin=f"{shown}: catalog")
+    return effective_catalog(image or image_for_recipe(recipe, lock))
