@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from repro.image.build import PatchFile, build_image  # noqa: E402
-from repro.image.plan import plan_for_spec  # noqa: E402
+from repro.image.buildplan import plan_for_spec  # noqa: E402
 from repro.image.registry import push  # noqa: E402
 from repro.recipe.images import load_image_spec  # noqa: E402
 from tests.support.patches import spec_info_patch  # noqa: E402

@@ -17,21 +17,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from repro.image.pinned import build_for  # noqa: E402
+from repro.image.locked_image import build_for  # noqa: E402
 from repro.launch import LaunchError, launch  # noqa: E402
 from repro.launch.from_recipe import launch_spec_for  # noqa: E402
-from repro.recipe import load_recipe  # noqa: E402
+from repro.lock import load_locked  # noqa: E402
 from tests.support.ports import free_port  # noqa: E402
 
 
 def main(runs: int) -> None:
     os.chdir(REPO)
     os.environ["REPRO_STATE_DIR"] = tempfile.mkdtemp(prefix="repro-failfast-")
-    image = build_for("demo").tag
-    recipe = load_recipe("demo")
+    locked = load_locked("demo")
+    image = build_for(locked).tag
     noticed = []
     for run in range(runs):
-        spec = launch_spec_for(recipe, image, host_port=free_port())
+        spec = launch_spec_for(locked, image, host_port=free_port())
         spec = spec.model_copy(
             update={
                 "name": f"failfast-{run}",

@@ -32,7 +32,7 @@ def fixtures_dir() -> Path:
 def sim_image() -> str:
     """The simulator image of the `sim` image spec, built for real (cached by content tag)."""
     from repro.image.build import build_image
-    from repro.image.plan import plan_for_spec
+    from repro.image.buildplan import plan_for_spec
     from repro.recipe.images import load_image_spec
 
     spec = load_image_spec(REPO_ROOT / "images" / "sim.yaml")

@@ -18,6 +18,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from repro.recipe import catalog_for_recipe, image_for_recipe, load_recipe
+from repro.spec.lock import RepoPin
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -57,6 +58,7 @@ class Project:
             "lock_version": 1,
             "repro_version": "0.1.0",
             "recipe": recipe.resolved(),
+            "model": RepoPin.placeholder(recipe.model.repo, recipe.model.revision).model_dump(),
             "image_spec": image_for_recipe(recipe).model_dump(mode="json"),
             "catalog": catalog_for_recipe(recipe).to_dict(),
             "image": section,

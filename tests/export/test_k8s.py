@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.export import ExportError, K8sOptions, k8s_manifests, render_k8s
-from repro.recipe import catalog_for_recipe, load_recipe, render_server_argv
+from repro.lock import load_locked
+from repro.recipe import catalog_for_recipe, render_server_argv
 
 from .conftest import DIGEST, PUSHED_REPOSITORY, K8sSchemas, Project, errors_of
 
@@ -30,7 +31,7 @@ def test_lws_validates_against_crd_and_core_schemas(
     project: Project, lws_validator: Any, k8s_schemas: K8sSchemas
 ) -> None:
     lock = project.lock("kimi26-tp16-2n")
-    lws, service = k8s_manifests(load_recipe(str(lock)), K8sOptions(namespace="llm"))
+    lws, service = k8s_manifests(load_locked(str(lock)), K8sOptions(namespace="llm"))
     assert (lws["apiVersion"], lws["kind"]) == ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
     assert errors_of(lws_validator, lws) == []
     # Both pod templates are also valid core/v1 PodTemplateSpecs (strict: no unknown field).
@@ -44,7 +45,7 @@ def test_schema_validation_catches_mistakes(
     project: Project, lws_validator: Any, k8s_schemas: K8sSchemas
 ) -> None:
     """The validators are strict enough to catch what a wrong exporter would produce."""
-    lws, service = k8s_manifests(load_recipe(str(project.lock("kimi26-tp16-2n"))))
+    lws, service = k8s_manifests(load_locked(str(project.lock("kimi26-tp16-2n"))))
     bad = copy.deepcopy(lws)
     bad["spec"]["leaderWorkerTemplate"]["size"] = "2"
     bad["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["gpus"] = 8
@@ -57,8 +58,8 @@ def test_schema_validation_catches_mistakes(
 
 
 def test_lws_runs_the_rendered_command_on_every_node(project: Project) -> None:
-    recipe = load_recipe(str(project.lock("kimi26-tp16-2n")))
-    lws, service = k8s_manifests(recipe, K8sOptions(namespace="llm"))
+    locked = load_locked(str(project.lock("kimi26-tp16-2n")))
+    lws, service = k8s_manifests(locked, K8sOptions(namespace="llm"))
     tpl = lws["spec"]["leaderWorkerTemplate"]
     assert tpl["size"] == 2 and lws["spec"]["replicas"] == 1
     leader, worker = _containers(lws)
@@ -70,7 +71,9 @@ def test_lws_runs_the_rendered_command_on_every_node(project: Project) -> None:
         assert args[args.index("--node-rank") + 1] == "$(LWS_WORKER_INDEX)"
         assert args[args.index("--dist-init-addr") + 1] == "$(LWS_LEADER_ADDRESS):20000"
         # Everything else is the recipe's argv, token for token.
-        single = render_server_argv(recipe, catalog_for_recipe(recipe))
+        single = render_server_argv(
+            locked.recipe, catalog_for_recipe(locked.recipe, lock=locked.lock)
+        )
         i = args.index("--node-rank")
         assert args[:i] + args[i + 4 :] == [
             "$(LWS_GROUP_SIZE)" if a == "2" and prev == "--nnodes" else a
@@ -103,13 +106,15 @@ def test_lws_runs_the_rendered_command_on_every_node(project: Project) -> None:
 
 
 def test_single_node_is_a_deployment(project: Project, k8s_schemas: K8sSchemas) -> None:
-    recipe = load_recipe(str(project.lock("kimi26-tp8")))
-    deployment, service = k8s_manifests(recipe)
+    locked = load_locked(str(project.lock("kimi26-tp8")))
+    deployment, service = k8s_manifests(locked)
     assert errors_of(k8s_schemas.validator("Deployment"), deployment) == []
     assert errors_of(k8s_schemas.validator("Service"), service) == []
     pod = deployment["spec"]["template"]
     [container] = pod["spec"]["containers"]
-    assert container["args"] == render_server_argv(recipe, catalog_for_recipe(recipe))
+    assert container["args"] == render_server_argv(
+        locked.recipe, catalog_for_recipe(locked.recipe, lock=locked.lock)
+    )
     assert not any("LWS_" in a or a == "--node-rank" for a in container["args"])
     assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
@@ -119,7 +124,7 @@ def test_single_node_is_a_deployment(project: Project, k8s_schemas: K8sSchemas) 
 
 
 def test_simulated_recipe_requests_no_gpu(project: Project, k8s_schemas: K8sSchemas) -> None:
-    deployment, _ = k8s_manifests(load_recipe(str(project.lock("demo"))))
+    deployment, _ = k8s_manifests(load_locked(str(project.lock("demo"))))
     assert errors_of(k8s_schemas.validator("Deployment"), deployment) == []
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     assert "resources" not in container
@@ -128,11 +133,11 @@ def test_simulated_recipe_requests_no_gpu(project: Project, k8s_schemas: K8sSche
 
 
 def test_hub_cache_pvc_and_secret_name(project: Project, lws_validator: Any) -> None:
-    recipe = load_recipe(str(project.lock("kimi26-tp16-2n")))
+    locked = load_locked(str(project.lock("kimi26-tp16-2n")))
     opts = K8sOptions(
         hub_cache_pvc="hf-cache", hf_token_secret="hub", hf_token_key="hf", shm_size="64Gi"
     )
-    lws, _ = k8s_manifests(recipe, opts)
+    lws, _ = k8s_manifests(locked, opts)
     assert errors_of(lws_validator, lws) == []
     spec = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
     volumes = {v["name"]: v for v in spec["volumes"]}
@@ -141,32 +146,32 @@ def test_hub_cache_pvc_and_secret_name(project: Project, lws_validator: Any) -> 
     [token] = [e for e in spec["containers"][0]["env"] if e["name"] == "HF_TOKEN"]
     assert token["valueFrom"]["secretKeyRef"]["name"] == "hub"
     with pytest.raises(ExportError, match="not both"):
-        k8s_manifests(recipe, K8sOptions(hub_cache_pvc="a", hub_cache_host_path="/b"))
+        k8s_manifests(locked, K8sOptions(hub_cache_pvc="a", hub_cache_host_path="/b"))
 
 
 def test_yaml_text_is_plain_and_holds_no_token(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 34)
-    recipe = load_recipe(str(project.lock("kimi26-tp16-2n")))
-    text = render_k8s(recipe)
+    locked = load_locked(str(project.lock("kimi26-tp16-2n")))
+    text = render_k8s(locked)
     assert "hf_xxxx" not in text
     assert "&id" not in text and "*id" not in text  # no YAML anchors for kubectl readers
-    assert list(yaml.safe_load_all(text)) == k8s_manifests(recipe)
+    assert list(yaml.safe_load_all(text)) == k8s_manifests(locked)
 
 
 # --- the digest: from the lock, or given explicitly, never a tag ------------------------------
 def test_refuses_a_lock_without_pushed_digest(project: Project) -> None:
-    recipe = load_recipe(str(project.lock("kimi26-tp16-2n", digest=None)))
+    locked = load_locked(str(project.lock("kimi26-tp16-2n", digest=None)))
     with pytest.raises(ExportError) as caught:
-        k8s_manifests(recipe)
+        k8s_manifests(locked)
     assert "no pushed image digest" in caught.value.message
     assert "repro image push" in (caught.value.hint or "")
 
 
 def test_refuses_a_recipe_file_without_image(project: Project) -> None:
     with pytest.raises(ExportError, match="names no image digest") as caught:
-        k8s_manifests(load_recipe("kimi26-tp16-2n"))
+        k8s_manifests(load_locked("kimi26-tp16-2n"))
     assert "--image" in (caught.value.hint or "")
 
 
@@ -181,20 +186,20 @@ def test_refuses_a_recipe_file_without_image(project: Project) -> None:
 )
 def test_explicit_image_must_be_digest_pinned(project: Project, image: str) -> None:
     with pytest.raises(ExportError):
-        k8s_manifests(load_recipe("kimi26-tp16-2n"), K8sOptions(image=image))
+        k8s_manifests(load_locked("kimi26-tp16-2n"), K8sOptions(image=image))
 
 
 def test_explicit_image_tag_at_digest_keeps_the_digest(project: Project) -> None:
     opts = K8sOptions(image=f"ghcr.io/org/sglang:v1@{DIGEST}")
-    lws, _ = k8s_manifests(load_recipe("kimi26-tp16-2n"), opts)
+    lws, _ = k8s_manifests(load_locked("kimi26-tp16-2n"), opts)
     assert _containers(lws)[0]["image"] == f"ghcr.io/org/sglang@{DIGEST}"
 
 
 def test_name_must_suit_kubernetes(project: Project) -> None:
     lock = project.lock("kimi26-tp16-2n")
     with pytest.raises(ExportError, match="Kubernetes name"):
-        k8s_manifests(load_recipe(str(lock)), K8sOptions(name="Kimi_Big"))
-    lws, _ = k8s_manifests(load_recipe(str(lock)), K8sOptions(name="kimi"))
+        k8s_manifests(load_locked(str(lock)), K8sOptions(name="Kimi_Big"))
+    lws, _ = k8s_manifests(load_locked(str(lock)), K8sOptions(name="kimi"))
     assert lws["metadata"]["name"] == "kimi"
 
 
@@ -202,7 +207,7 @@ def test_multinode_recipe_must_fill_its_nodes(project: Project) -> None:
     """The tp x pp check of `repro recipe check` refuses the export too."""
     project.recipe("half", "extends: kimi26-tp8\ntopology: {gpus: 8, nodes: 2}\n")
     with pytest.raises(ExportError, match="4 GPUs per node"):
-        k8s_manifests(load_recipe("half"), K8sOptions(image=f"reg.io/x@{DIGEST}"))
+        k8s_manifests(load_locked("half"), K8sOptions(image=f"reg.io/x@{DIGEST}"))
 
 
 # --- CLI ----------------------------------------------------------------------------------------

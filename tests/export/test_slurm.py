@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.export import ExportError, SlurmOptions, render_slurm
-from repro.recipe import load_recipe
+from repro.lock import load_locked
 
 from .conftest import DIGEST, Project
 
@@ -27,7 +27,7 @@ def _srun_command(script: str) -> list[str]:
 
 
 def test_script_structure(project: Project) -> None:
-    script = render_slurm(load_recipe(str(project.lock("kimi26-tp16-2n"))))
+    script = render_slurm(load_locked(str(project.lock("kimi26-tp16-2n"))))
     lines = script.splitlines()
     assert lines[0] == "#!/bin/bash"
     sbatch = [line for line in lines if line.startswith("#SBATCH")]
@@ -57,27 +57,27 @@ def test_script_structure(project: Project) -> None:
 def test_script_passes_bash_n(project: Project, tmp_path: Path) -> None:
     for name in ("kimi26-tp16-2n", "kimi26-tp8", "demo"):
         path = tmp_path / f"{name}.sbatch"
-        path.write_text(render_slurm(load_recipe(str(project.lock(name)))))
+        path.write_text(render_slurm(load_locked(str(project.lock(name)))))
         result = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
 
 
 def test_single_node_has_no_rank(project: Project) -> None:
-    script = render_slurm(load_recipe(str(project.lock("kimi26-tp8"))))
+    script = render_slurm(load_locked(str(project.lock("kimi26-tp8"))))
     assert "#SBATCH --nodes=1" in script
     assert "--node-rank" not in script and "MASTER_ADDR" not in script
 
 
 def test_env_exported_and_no_token(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_" + "y" * 34)
-    script = render_slurm(load_recipe(str(project.lock("demo"))))
+    script = render_slurm(load_locked(str(project.lock("demo"))))
     assert "export REPRO_SIM_PROFILE=demo" in script
     assert "hf_yyyy" not in script
     assert "#SBATCH --gpus-per-node" not in script  # the simulator needs no GPU
 
 
 def test_options_and_squashfs(project: Project) -> None:
-    recipe = load_recipe(str(project.lock("kimi26-tp16-2n")))
+    locked = load_locked(str(project.lock("kimi26-tp16-2n")))
     opts = SlurmOptions(
         squashfs="/shared/images/kimi.sqsh",
         hub_cache="/shared/hf cache",
@@ -87,7 +87,7 @@ def test_options_and_squashfs(project: Project) -> None:
         job_name="kimi",
         dist_port=29500,
     )
-    script = render_slurm(recipe, opts)
+    script = render_slurm(locked, opts)
     for line in ("#SBATCH --partition=gpu", "#SBATCH --account=llm", "#SBATCH --time=04:00:00"):
         assert line in script
     assert "#SBATCH --job-name=kimi" in script
@@ -95,17 +95,17 @@ def test_options_and_squashfs(project: Project) -> None:
     assert "HUB_CACHE='/shared/hf cache'" in script
     assert '"$MASTER_ADDR:29500"' in script
     with pytest.raises(ExportError, match="absolute path"):
-        render_slurm(recipe, SlurmOptions(squashfs="kimi.sqsh"))
+        render_slurm(locked, SlurmOptions(squashfs="kimi.sqsh"))
     with pytest.raises(ExportError, match="unexpected characters"):
-        render_slurm(recipe, SlurmOptions(partition="gpu\n#SBATCH --qos=high"))
+        render_slurm(locked, SlurmOptions(partition="gpu\n#SBATCH --qos=high"))
 
 
 def test_refuses_without_digest(project: Project) -> None:
-    recipe = load_recipe(str(project.lock("kimi26-tp16-2n", digest=None)))
+    locked = load_locked(str(project.lock("kimi26-tp16-2n", digest=None)))
     with pytest.raises(ExportError, match="no pushed image digest"):
-        render_slurm(recipe)
+        render_slurm(locked)
     # A squashfs made by `repro image export --format enroot` needs no registry digest.
-    assert "IMAGE=/s/k.sqsh" in render_slurm(recipe, SlurmOptions(squashfs="/s/k.sqsh"))
+    assert "IMAGE=/s/k.sqsh" in render_slurm(locked, SlurmOptions(squashfs="/s/k.sqsh"))
 
 
 # --- enroot's reference grammar ----------------------------------------------------------------

@@ -20,7 +20,7 @@ import pytest
 
 from repro.export import SlurmOptions, render_slurm
 from repro.export.common import prepare
-from repro.recipe import load_recipe
+from repro.lock import load_locked
 
 from .conftest import Project
 from .slurm_cluster import SlurmCluster, running_slurm
@@ -59,8 +59,8 @@ def _value(argv: list[str], flag: str) -> str:
 def test_each_task_gets_its_own_node_rank(
     project: Project, slurm: SlurmCluster, tmp_path: Path
 ) -> None:
-    recipe = load_recipe(str(project.lock("kimi26-tp16-2n")))
-    script = render_slurm(recipe, SlurmOptions(launcher=(sys.executable, str(PRINT_RANK))))
+    locked = load_locked(str(project.lock("kimi26-tp16-2n")))
+    script = render_slurm(locked, SlurmOptions(launcher=(sys.executable, str(PRINT_RANK))))
     path = tmp_path / "job.sbatch"
     path.write_text(_without_pyxis(script))
     code, output = slurm.run_job(path)
@@ -78,7 +78,7 @@ def test_each_task_gets_its_own_node_rank(
         assert _value(argv, "--nnodes") == "2"
     assert sorted(_value(r["argv"], "--node-rank") for r in reports) == ["0", "1"]
     # Apart from the per-node values, the command is the recipe's argv, unchanged.
-    expected = prepare(recipe, None, 20000).argv(node_rank="RANK", dist_init_addr="ADDR")
+    expected = prepare(locked, None, 20000).argv(node_rank="RANK", dist_init_addr="ADDR")
     for report in reports:
         argv = report["argv"]
         argv[argv.index("--node-rank") + 1] = "RANK"
@@ -92,8 +92,8 @@ def test_a_rank_expanded_by_the_batch_shell_would_be_caught(
     """Control: the same job with "$SLURM_NODEID" outside the single quotes (expanded once,
     by the batch shell on the first node) gives every task rank 0, which the test above
     would reject."""
-    recipe = load_recipe(str(project.lock("kimi26-tp16-2n")))
-    script = render_slurm(recipe, SlurmOptions(launcher=(sys.executable, str(PRINT_RANK))))
+    locked = load_locked(str(project.lock("kimi26-tp16-2n")))
+    script = render_slurm(locked, SlurmOptions(launcher=(sys.executable, str(PRINT_RANK))))
     broken = _without_pyxis(script).replace('"$SLURM_NODEID"', "'\"$SLURM_NODEID\"'")
     assert broken != _without_pyxis(script)
     path = tmp_path / "broken.sbatch"

@@ -14,7 +14,7 @@ from repro.hub.cache import cache_root, hub_cache_dir
 from repro.launch.compose import CONTAINER_HUB_CACHE, render_override
 from repro.launch.from_recipe import launch_spec_for
 from repro.launch.spec import SERVICE
-from repro.recipe import load_recipe
+from repro.lock import load_locked
 from repro.topology.host import disk_info
 
 CACHE_VARS = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
@@ -31,7 +31,7 @@ def bare_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPa
 
 def mounted_cache(repo_root: Path) -> Path:
     """The host directory the rendered Compose override mounts as the server's Hub cache."""
-    spec = launch_spec_for(load_recipe(repo_root / "recipes" / "demo.yaml"), "repro/demo:test")
+    spec = launch_spec_for(load_locked(repo_root / "recipes" / "demo.yaml"), "repro/demo:test")
     (volume,) = render_override(spec)["services"][SERVICE]["volumes"]
     host, container = volume.rsplit(":", 1)
     assert container == CONTAINER_HUB_CACHE

@@ -19,12 +19,12 @@ from repro.hub import (
     GatedRepoAccess,
     HubError,
     InsufficientSpace,
-    RepoPin,
     SpaceMargin,
     VerificationFailed,
     fetch_pins,
     resolve_repo,
 )
+from repro.spec.lock import RepoPin
 
 NO_MARGIN = SpaceMargin(fraction=0, keep_free=0)
 MiB = 1 << 20

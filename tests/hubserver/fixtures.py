@@ -21,7 +21,7 @@ import pytest
 from hubserver.repos import HubFile, HubRepo, random_bytes
 from hubserver.server import HubServer
 from repro.hub import FetchReport, SpaceMargin
-from repro.lock import LockResult, fetch_recipe, lock_recipe
+from repro.lock import LockResult, fetch_recipe, load_locked, lock_recipe
 
 REPRO = Path(sys.executable).parent / "repro"
 
@@ -115,13 +115,13 @@ class Project:
 
     def lock(self, ref: str = "small", **kwargs: Any) -> LockResult:
         """`repro lock` in-process (the library function behind the CLI)."""
-        return lock_recipe(ref, endpoint=self.hub.endpoint, **kwargs)
+        return lock_recipe(load_locked(ref), endpoint=self.hub.endpoint, **kwargs)
 
     def fetch(self, ref: str = "small", **kwargs: Any) -> FetchReport:
         """`repro fetch` in-process; margin 0 unless given."""
         kwargs.setdefault("margin", SpaceMargin(fraction=0, keep_free=0))
         kwargs.setdefault("cache_dir", self.cache)
-        return fetch_recipe(ref, endpoint=self.hub.endpoint, **kwargs)
+        return fetch_recipe(load_locked(ref), endpoint=self.hub.endpoint, **kwargs)
 
     def repro(self, *args: str, **env: str | None) -> subprocess.CompletedProcess[str]:
         """The real `repro` CLI in a subprocess (huggingface_hub reads HF_* at import)."""

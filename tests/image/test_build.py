@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from repro.image.build import BuildPlan, ImageBuildError, PatchFile, build_image
+from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client
-from repro.image.plan import plan_for_spec
 from repro.recipe.images import load_image_spec
 from tests.support.patches import SPEC_INFO, spec_info_patch
 

@@ -12,7 +12,7 @@ import pytest
 from repro.launch import LaunchError, LaunchSpec, launch, status, stop
 from repro.launch.deploy import container_of
 from repro.launch.from_recipe import launch_spec_for
-from repro.recipe import load_recipe
+from repro.lock import load_locked
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.docker
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.docker
 @pytest.fixture
 def demo_spec(sim_image: str, state_dir, repo_root, monkeypatch) -> LaunchSpec:
     monkeypatch.chdir(repo_root)
-    spec = launch_spec_for(load_recipe("demo"), sim_image, host_port=free_port())
+    spec = launch_spec_for(load_locked("demo"), sim_image, host_port=free_port())
     name = f"test-{spec.host_port}"
     yield spec.model_copy(update={"name": name, "health_timeout_s": 60})
     stop(name)  # whatever the test left running (no-op when nothing was launched)

@@ -11,8 +11,8 @@ import pytest
 from hubserver.fixtures import Project
 from hubserver.tls import HttpsFiles
 from repro.errors import ReproError
-from repro.lock import lock_recipe, read_lock, update_lock_image
-from repro.recipe import load_recipe
+from repro.lock import load_locked, lock_recipe, read_lock, update_lock_image
+from repro.spec.lock import LockedImage
 
 
 def test_a_lock_is_a_recipe_and_relocking_it_changes_nothing(project: Project) -> None:
@@ -20,9 +20,9 @@ def test_a_lock_is_a_recipe_and_relocking_it_changes_nothing(project: Project) -
     assert result.created and result.written
     path = project.lock_path()
     before = path.read_bytes()
-    recipe = load_recipe(str(path))
-    assert recipe.name == "small" and recipe.model.repo == "org/model"
-    assert recipe.lock_data is not None
+    locked = load_locked(str(path))
+    assert locked.recipe.name == "small" and locked.recipe.model.repo == "org/model"
+    assert locked.lock is not None and locked.lock_path == path
     again = project.lock(str(path))
     assert again.path == path and not again.written
     assert path.read_bytes() == before
@@ -53,13 +53,13 @@ def test_image_section_survives_relock_until_spec_or_patches_change(project: Pro
     path = project.lock_path()
     image = {"reference": "repro/sglang:abc", "digest": None, "fingerprint": "sha256:" + "1" * 64}
     catalog = dict(read_lock(path).catalog or {}, source="extracted from repro/sglang:abc")
-    update_lock_image(path, image, catalog=catalog)
+    update_lock_image(path, LockedImage.model_validate(image), catalog=catalog)
     data = json.loads(path.read_text())
     assert data["image"] == image and data["catalog"]["source"].startswith("extracted")
     assert path.read_text() == json.dumps(data, sort_keys=True, indent=2) + "\n"
 
     assert not project.lock().written  # unchanged recipe: the image section is kept
-    assert read_lock(path).image == image
+    assert read_lock(path).image == LockedImage.model_validate(image)
 
     patch = project.root / "patches/fix/fix.patch"
     patch.write_text(patch.read_text() + "+c\n")  # an image built from the old patch is stale
@@ -137,7 +137,7 @@ def test_lock_errors_say_what_to_do(project: Project) -> None:
     assert err.value.hint and "HF_TOKEN" in err.value.hint
     project.hub.stop()
     with pytest.raises(ReproError, match="cannot reach the Hub"):
-        lock_recipe("small", endpoint=project.hub.endpoint)
+        lock_recipe(load_locked("small"), endpoint=project.hub.endpoint)
 
 
 def test_fetch_needs_a_current_lock(project: Project) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from repro.errors import RecipeError, ReproError
 from repro.recipe import load_recipe
-from repro.recipe.loader import merge
+from repro.recipe.loader import load_recipe_document, merge
 
 from .conftest import BASE_RECIPE, Project
 
@@ -225,10 +225,10 @@ def test_lock_file_holds_the_resolved_recipe(project: Project) -> None:
     original = load_recipe("kimi26-ep4-dflash")
     lock = {"lock_version": 1, "recipe": original.resolved(), "catalog": None, "other": {"x": 1}}
     path = project.write("locks/kimi26-ep4-dflash.lock.json", json.dumps(lock), folder=".")
-    again = load_recipe(path)
+    again, document = load_recipe_document(path)
     assert again.resolved() == original.resolved()
     assert again.extends is None
-    assert again.lock_data is not None and again.lock_data["other"] == {"x": 1}
+    assert document is not None and document["other"] == {"x": 1}
     assert again.source_path == path
     assert load_recipe("locks/kimi26-ep4-dflash.lock.json").resolved() == again.resolved()
 

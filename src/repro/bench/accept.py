@@ -30,6 +30,7 @@ from repro.bench.record import new_run_dir, utc_now, write_json, write_model
 from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
 from repro.bench.wire import generate_body
 from repro.errors import ReproError
+from repro.lock import lock_of
 from repro.spec.record import (
     AcceptResults,
     AcceptRunInfo,
@@ -175,8 +176,9 @@ def _run_dir(
     )
     write_model(run_dir / "run.json", run)
     write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
-    if recipe.lock_data is not None:
-        write_json(run_dir / "lock.json", recipe.lock_data)
+    lock = lock_of(recipe)
+    if lock is not None:
+        write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
     server_info = ServerInfo.model_validate({**info, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     write_model(run_dir / "summary.json", Summary(levels=[]), exclude_unset=True)  # no spread

@@ -30,6 +30,7 @@ from repro.bench.record import (
 from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
+from repro.lock import lock_of
 from repro.spec.dataset import bench_dataset_problem
 from repro.spec.record import (
     BenchRunInfo,
@@ -148,8 +149,9 @@ def _start(
         ),
     )
     record.write("recipe.json", resolved)
-    if recipe.lock_data is not None:
-        record.write("lock.json", recipe.lock_data)
+    lock = lock_of(recipe)
+    if lock is not None:
+        record.write("lock.json", lock.model_dump(mode="json"))
     server_info = ServerInfo.model_validate({**info, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine:

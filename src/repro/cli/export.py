@@ -77,7 +77,7 @@ def k8s(
     output: Path | None,
 ) -> None:
     from repro.export import K8sOptions, render_k8s, write_output
-    from repro.recipe import load_recipe
+    from repro.lock import load_locked
 
     secret, _, key = hf_token_secret.partition(":")
     options = K8sOptions(
@@ -91,7 +91,7 @@ def k8s(
         dist_port=dist_port,
         shm_size=shm_size,
     )
-    write_output(render_k8s(load_recipe(ref), options), output)
+    write_output(render_k8s(load_locked(ref), options), output)
 
 
 @export.command("slurm", help=f"An sbatch script: srun with pyxis, one task per node.\n{_REF_HELP}")
@@ -125,7 +125,7 @@ def slurm(
     output: Path | None,
 ) -> None:
     from repro.export import SlurmOptions, render_slurm, write_output
-    from repro.recipe import load_recipe
+    from repro.lock import load_locked
 
     options = SlurmOptions(
         image=image,
@@ -137,4 +137,4 @@ def slurm(
         job_name=job_name,
         dist_port=dist_port,
     )
-    write_output(render_slurm(load_recipe(ref), options), output, mode=0o755)
+    write_output(render_slurm(load_locked(ref), options), output, mode=0o755)

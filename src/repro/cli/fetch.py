@@ -70,12 +70,12 @@ def fetch(
     the cache without touching the network.
     """
     from repro.hub import SpaceMargin
-    from repro.lock import fetch_recipe
+    from repro.lock import fetch_recipe, load_locked
 
     err = Console(stderr=True, highlight=False)
     margin = SpaceMargin(fraction=margin_percent / 100, keep_free=keep_free)
     report = fetch_recipe(
-        recipe,
+        load_locked(recipe),
         cache_dir=cache_dir,
         margin=margin,
         verify_all=verify_all,

@@ -8,14 +8,40 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from repro.image import pinned
+from repro.errors import ReproError
+from repro.image import locked_image
+from repro.image.build import build_image
+from repro.image.buildplan import plan_for_spec
 from repro.image.registry import export_archive, export_enroot
+from repro.lock import load_locked
+from repro.recipe.images import list_image_specs, load_image_spec
+from repro.spec.image import ImageSpec
+from repro.spec.lock import Locked
 
 _console = Console(stderr=True, highlight=False)
 
 
 def _say(message: str) -> None:
     _console.print(f"[dim]·[/] {message}")
+
+
+def _names_image_spec(ref: str) -> bool:
+    return ref in list_image_specs() or (ref.endswith((".yaml", ".yml")) and "images" in ref)
+
+
+def _recipe_or_spec(ref: str) -> Locked | ImageSpec:
+    """R as the image spec it names, else as a recipe (name, file or lock)."""
+    return load_image_spec(ref) if _names_image_spec(ref) else load_locked(ref)
+
+
+def _recipe(ref: str) -> Locked:
+    """R as a recipe: push, pull, verify and export go through its lock."""
+    if _names_image_spec(ref):
+        raise ReproError(
+            f"{ref} is an image spec; push, pull and verify work on a locked recipe",
+            hint="name the recipe (or its lock file) that uses this image",
+        )
+    return load_locked(ref)
 
 
 @click.group("image")
@@ -37,8 +63,16 @@ def image() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def build(ref: str, as_json: bool) -> None:
     """Build Dockerfile.sglang for R (a no-op when its content tag exists)."""
+    target = _recipe_or_spec(ref)
     with _console.status(f"building the image of {ref}") as status:
-        built = pinned.build_for(ref, lambda line: status.update(f"[dim]{line[:110]}[/]"), _say)
+
+        def on_log(line: str) -> None:
+            status.update(f"[dim]{line[:110]}[/]")
+
+        if isinstance(target, ImageSpec):
+            built = build_image(plan_for_spec(target, _say), on_log)
+        else:
+            built = locked_image.build_for(target, on_log, _say)
     if as_json:
         click.echo(built.model_dump_json(indent=2, exclude={"manifest"}))
         return
@@ -60,7 +94,7 @@ def push(ref: str, registry: str, as_json: bool) -> None:
 
     Log in beforehand with `docker login HOST`: repro uses the Docker credential store only.
     """
-    pushed = pinned.push_for(ref, registry)
+    pushed = locked_image.push_for(_recipe(ref), registry)
     click.echo(pushed.model_dump_json(indent=2) if as_json else pushed.pinned)
 
 
@@ -68,14 +102,14 @@ def push(ref: str, registry: str, as_json: bool) -> None:
 @click.argument("ref", metavar="R")
 def pull(ref: str) -> None:
     """Pull R's image by the digest in its lock, then verify its content fingerprint."""
-    click.echo(pinned.pull_for(ref))
+    click.echo(locked_image.pull_for(_recipe(ref)))
 
 
 @image.command("verify")
 @click.argument("ref", metavar="R")
 def verify(ref: str) -> None:
     """Check that the local image has the content fingerprint R's lock records."""
-    click.echo(f"ok {pinned.verify_for(ref)}")
+    click.echo(f"ok {locked_image.verify_for(_recipe(ref))}")
 
 
 @image.command("export")
@@ -90,7 +124,7 @@ def verify(ref: str) -> None:
 @click.option("--output", "-o", type=click.Path(path_type=Path), required=True)
 def export(ref: str, fmt: str, output: Path) -> None:
     """Export R's image for machines without registry access (tar, or enroot squashfs)."""
-    reference = pinned.locked_reference(ref)
+    reference = locked_image.locked_reference(_recipe(ref))
     if fmt == "docker-archive":
         click.echo(export_archive(reference, output))
         return
@@ -112,8 +146,9 @@ def arch_check(ref: str, caps: tuple[str, ...]) -> None:
         from repro.topology import collect_fingerprint
 
         caps = tuple(g.compute_cap for g in collect_fingerprint().gpus if g.compute_cap)
-    pinned.arch_check(ref, list(caps))
-    carried, source = pinned.image_architectures(ref)
+    target = _recipe_or_spec(ref)
+    locked_image.arch_check(target, list(caps))
+    carried, source = locked_image.image_architectures(target)
     click.echo(
         f"ok: {', '.join(caps) or 'no GPUs'} covered by {', '.join(carried) or '-'} ({source})"
     )

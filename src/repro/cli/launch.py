@@ -9,14 +9,14 @@ import click
 from rich.console import Console
 
 from repro.errors import ReproError
-from repro.launch import LaunchSpec, load_spec, plan
+from repro.launch import LaunchSpec, load_spec, prepare_deployment
 from repro.launch import launch as launch_server
 from repro.launch import status as status_of
 from repro.launch import stop as stop_deployment
 from repro.launch.compose import compose_client, compose_command
 from repro.launch.deploy import HealthPoll, deployment_dir, known_deployments
 from repro.launch.from_recipe import image_to_run, launch_spec_for
-from repro.recipe import load_recipe
+from repro.lock import load_locked
 
 _console = Console(stderr=True, highlight=False)
 
@@ -32,9 +32,9 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     code; Ctrl-C during the wait stops what was started. The compose override is written to
     .repro/deployments/<name>/ so the same deployment can be run by hand.
     """
-    loaded = load_recipe(recipe)
-    spec = launch_spec_for(loaded, image_to_run(loaded, build_tag=not dry_run), host_port=port)
-    override, command = plan(spec)
+    locked = load_locked(recipe)
+    spec = launch_spec_for(locked, image_to_run(locked, build_tag=not dry_run), host_port=port)
+    override, command = prepare_deployment(spec)
     if dry_run:
         click.echo(override.read_text())
         click.echo(shlex.join(command))

@@ -39,9 +39,9 @@ def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_j
     stored). Re-locking an unchanged recipe leaves the file byte-identical. The image stage
     later adds the image digest, fingerprint and catalog to the same file.
     """
-    from repro.lock import lock_recipe
+    from repro.lock import load_locked, lock_recipe
 
-    result = lock_recipe(recipe, check=check, output=output)
+    result = lock_recipe(load_locked(recipe), check=check, output=output)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, sort_keys=True))
     else:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from repro.errors import RecipeError
+from repro.lock import LockError, load_locked
 from repro.recipe import (
     catalog_for_recipe,
     check_recipe,
@@ -25,6 +26,7 @@ from repro.recipe import (
 )
 from repro.recipe.errors import display_path
 from repro.recipe.render import LAUNCH
+from repro.spec.image import ImageSpec
 from repro.spec.recipe import Recipe
 
 
@@ -134,8 +136,9 @@ def show_cmd(ctx: click.Context, ref: str, as_json: bool) -> None:
 @click.pass_context
 def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
     """The exact SGLang server command of recipe REF."""
-    r = load_recipe(ref, _dir(ctx))
-    catalog = catalog_for_recipe(r)
+    locked = load_locked(ref, _dir(ctx))
+    r = locked.recipe
+    catalog = catalog_for_recipe(r, lock=locked.lock)
     if fmt == "shell":
         click.echo(render_shell(r, catalog))
     elif fmt == "json":
@@ -157,18 +160,20 @@ def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
 
 def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, Any]:
     try:
-        r: Recipe = load_recipe(path_or_ref, recipes_dir)
-    except RecipeError as err:
+        locked = load_locked(path_or_ref, recipes_dir)
+        r = locked.recipe
+    except (RecipeError, LockError) as err:
         name = Path(path_or_ref).stem if isinstance(path_or_ref, Path) else str(path_or_ref)
+        problems = err.problems if isinstance(err, RecipeError) else [err.message]
         return {
             "recipe": name,
             "ok": False,
             "findings": [
-                {"severity": "error", "message": line, "rule": "load"} for line in err.problems
+                {"severity": "error", "message": line, "rule": "load"} for line in problems
             ],
-            "lines": list(err.problems),
+            "lines": problems,
         }
-    findings = check_recipe(r)
+    findings = check_recipe(r, lock=locked.lock)  # a lock: against the image and catalog it pins
     return {
         "recipe": r.name,
         "file": str(r.source_path),
@@ -214,8 +219,6 @@ def check_cmd(ctx: click.Context, refs: tuple[str, ...], as_json: bool, strict: 
 def schema_cmd(image: bool) -> None:
     """The JSON Schema of recipes (for editor completion), or of image specs."""
     if image:
-        from repro.spec.image import ImageSpec
-
         schema = ImageSpec.model_json_schema()
         schema["title"] = "repro image spec"
     else:

@@ -2,10 +2,13 @@
 Slurm with pyxis/enroot, from the same recipe and the same image digest. repro writes them;
 the cluster runs them (no orchestration here).
 
-    render_k8s(recipe, K8sOptions(...)) -> str      # LWS (or Deployment) + Service, YAML
-    k8s_manifests(recipe, K8sOptions(...)) -> list  # the same as data
-    render_slurm(recipe, SlurmOptions(...)) -> str  # an sbatch script
-    image_for_export(recipe, explicit) -> PinnedImage
+    render_k8s(locked, K8sOptions(...)) -> str      # LWS (or Deployment) + Service, YAML
+    k8s_manifests(locked, K8sOptions(...)) -> list  # the same as data
+    render_slurm(locked, SlurmOptions(...)) -> str  # an sbatch script
+    image_for_export(locked, explicit) -> PinnedImage
+
+`locked` is a recipe with its lock (`repro.lock.load_locked`): the lock's pushed image digest
+is what the manifests run.
 """
 
 from repro.export.common import write_output

@@ -8,9 +8,10 @@ from pathlib import Path
 from repro import __version__
 from repro.export.image import ExportError, PinnedImage, image_for_export
 from repro.fsutil import write_atomic
-from repro.recipe import catalog_for_recipe, check_recipe, render_env
+from repro.recipe import catalog_for_recipe, check_recipe, image_for_recipe, render_env
 from repro.recipe.render import render_node_argv, render_server_argv
 from repro.spec.catalog import Catalog
+from repro.spec.lock import Locked
 from repro.spec.recipe import SECRET_ENV_NAMES, Recipe
 
 # Where SGLang (huggingface_hub) looks for the Hub cache inside the image, as in
@@ -70,11 +71,13 @@ class Prepared:
 
 
 def prepare(
-    recipe: Recipe, image: str | None, dist_port: int, image_required: bool = True
+    locked: Locked, image: str | None, dist_port: int, image_required: bool = True
 ) -> Prepared:
     """Check the recipe (errors refuse), resolve the pinned image and the environment."""
-    catalog = catalog_for_recipe(recipe)
-    errors = [f for f in check_recipe(recipe, catalog) if f.severity == "error"]
+    recipe = locked.recipe
+    spec = image_for_recipe(recipe, locked.lock)
+    catalog = catalog_for_recipe(recipe, spec, locked.lock)
+    errors = [f for f in check_recipe(recipe, catalog, spec, locked.lock) if f.severity == "error"]
     if errors:
         lines = "; ".join(f"{f.file}: {f.path}: {f.message}" for f in errors)
         raise ExportError(
@@ -96,7 +99,7 @@ def prepare(
             hint="choose another --dist-port",
         )
     try:
-        pinned: PinnedImage | None = image_for_export(recipe, image)
+        pinned: PinnedImage | None = image_for_export(locked, image)
     except ExportError:
         if image_required:
             raise

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from repro.errors import ReproError
 from repro.recipe.errors import display_path
-from repro.spec.recipe import Recipe
+from repro.spec.lock import Locked
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _HOST = re.compile(r"^(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)(?::[0-9]{1,5})?$")
@@ -86,31 +86,28 @@ def parse_pinned(text: str, what: str = "--image") -> PinnedImage:
     return PinnedImage(registry=registry, path="/".join(parts), digest=digest)
 
 
-def image_for_export(recipe: Recipe, explicit: str | None = None) -> PinnedImage:
-    """The digest-pinned image of `recipe`: `explicit`, else the lock's pushed image."""
+def image_for_export(locked: Locked, explicit: str | None = None) -> PinnedImage:
+    """The digest-pinned image of the recipe: `explicit`, else the lock's pushed image."""
     if explicit:
         return parse_pinned(explicit)
-    lock = recipe.lock_data
+    recipe = locked.recipe
     where = display_path(recipe.source_path) if recipe.source_path else recipe.name
-    if lock is None:
+    if locked.lock is None:
         raise ExportError(
             f"{where} is a recipe, not a lock: it names no image digest",
             hint=f"export from its lock (locks/{recipe.name}.lock.json) once the image is "
             f"pushed; {PUSH_HINT}",
         )
-    image = lock.get("image") or {}
-    digest, reference = image.get("digest"), image.get("reference")
-    if not digest or not reference:
+    image = locked.image
+    if image is None or not image.digest:
         raise ExportError(
-            f"{where}: the lock has no pushed image digest (image.digest is "
-            f"{'null' if not digest else 'set, image.reference missing'})",
+            f"{where}: the lock has no pushed image digest (image.digest is null)",
             hint=PUSH_HINT,
         )
-    pinned = image.get("pinned")
-    if isinstance(pinned, str) and pinned:
-        return parse_pinned(pinned, what=f"{where}: image.pinned")
-    repository = reference.split("@", 1)[0]
+    if image.pinned:
+        return parse_pinned(image.pinned, what=f"{where}: image.pinned")
+    repository = image.reference.split("@", 1)[0]
     last = repository.rsplit("/", 1)[-1]
     if ":" in last:
         repository = repository[: len(repository) - len(last)] + last.split(":", 1)[0]
-    return parse_pinned(f"{repository}@{digest}", what=f"{where}: image")
+    return parse_pinned(f"{repository}@{image.digest}", what=f"{where}: image")

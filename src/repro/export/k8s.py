@@ -26,6 +26,7 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
+from repro.spec.lock import Locked
 from repro.spec.recipe import Recipe
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
@@ -142,11 +143,11 @@ def _service(p: Prepared, opts: K8sOptions, name: str, selector: dict[str, str])
     }
 
 
-def k8s_manifests(recipe: Recipe, opts: K8sOptions | None = None) -> list[dict[str, Any]]:
+def k8s_manifests(locked: Locked, opts: K8sOptions | None = None) -> list[dict[str, Any]]:
     """The LeaderWorkerSet (or, for one node, Deployment) and the Service serving it."""
     opts = opts or K8sOptions()
-    name = resource_name(recipe, opts.name)
-    p = prepare(recipe, opts.image, opts.dist_port)
+    name = resource_name(locked.recipe, opts.name)
+    p = prepare(locked, opts.image, opts.dist_port)
     labels = _labels(name)
     if p.nodes == 1:
         args = p.argv(node_rank="0", dist_init_addr="")
@@ -195,12 +196,12 @@ def k8s_manifests(recipe: Recipe, opts: K8sOptions | None = None) -> list[dict[s
     return [lws, _service(p, opts, name, selector)]
 
 
-def render_k8s(recipe: Recipe, opts: K8sOptions | None = None) -> str:
+def render_k8s(locked: Locked, opts: K8sOptions | None = None) -> str:
     """The manifests as one multi-document YAML text for `kubectl apply -f`."""
-    docs = k8s_manifests(recipe, opts)
+    docs = k8s_manifests(locked, opts)
     image = docs[0]["metadata"]["annotations"]["repro/image"]
     header = (
-        f"# {docs[0]['kind']} + Service for recipe {recipe.name}, written by repro {__version__}\n"
+        f"# {docs[0]['kind']} + Service for recipe {locked.name}, written by repro {__version__}\n"
         f"# image {image}\n"
     )
     body = yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=100)

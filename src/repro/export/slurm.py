@@ -25,7 +25,7 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
-from repro.spec.recipe import Recipe
+from repro.spec.lock import Locked
 
 NODE_RANK = "$SLURM_NODEID"  # set by slurmstepd per task: the node's index in the job
 MASTER_ADDR = "$MASTER_ADDR"
@@ -88,12 +88,12 @@ def _container_image(p: Prepared, opts: SlurmOptions) -> tuple[str, str]:
     )
 
 
-def render_slurm(recipe: Recipe, opts: SlurmOptions | None = None) -> str:
+def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
     """The sbatch script text."""
     opts = opts or SlurmOptions()
     if opts.image and opts.squashfs:
         raise ExportError("give either --image or --squashfs, not both")
-    p = prepare(recipe, opts.image, opts.dist_port, image_required=not opts.squashfs)
+    p = prepare(locked, opts.image, opts.dist_port, image_required=not opts.squashfs)
     image, image_note = _container_image(p, opts)
     nodes = p.nodes
     lines = [
@@ -102,7 +102,7 @@ def render_slurm(recipe: Recipe, opts: SlurmOptions | None = None) -> str:
         image_note,
         f"# {HF_TOKEN}, when the model needs one, comes from the environment sbatch runs in",
         "# (exported to the job, passed on by srun and pyxis); it is never written here.",
-        *_sbatch("job-name", opts.job_name or recipe.name),
+        *_sbatch("job-name", opts.job_name or locked.name),
         *_sbatch("nodes", nodes),
         *_sbatch("ntasks-per-node", 1),
         *_sbatch("gpus-per-node", p.gpus or None),

@@ -15,7 +15,7 @@ environment; repro never stores or prints the token.
 from repro.hub.cache import SpaceMargin, cache_root, check_space, human_bytes, parse_bytes
 from repro.hub.errors import GatedRepoAccess, HubError, InsufficientSpace, VerificationFailed
 from repro.hub.fetch import fetch_pins, is_offline
-from repro.hub.models import FetchReport, FileEntry, RepoFetch, RepoPin
+from repro.hub.models import FetchReport, RepoFetch
 from repro.hub.resolve import resolve_repo
 from repro.hub.select import SELECT_PATTERNS, select_files
 from repro.hub.verify import verify_pin
@@ -23,12 +23,10 @@ from repro.hub.verify import verify_pin
 __all__ = [
     "SELECT_PATTERNS",
     "FetchReport",
-    "FileEntry",
     "GatedRepoAccess",
     "HubError",
     "InsufficientSpace",
     "RepoFetch",
-    "RepoPin",
     "SpaceMargin",
     "VerificationFailed",
     "cache_root",

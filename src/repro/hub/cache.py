@@ -19,7 +19,7 @@ from filelock import FileLock, Timeout
 from huggingface_hub.file_download import repo_folder_name
 
 from repro.hub.errors import InsufficientSpace
-from repro.hub.models import FileEntry, RepoPin
+from repro.spec.lock import FileEntry, RepoPin
 
 GiB = 1 << 30
 FileState = Literal["present", "missing", "damaged"]

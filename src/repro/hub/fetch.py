@@ -33,9 +33,10 @@ from repro.hub.cache import (
     snapshot_dir,
 )
 from repro.hub.errors import HubError, hub_errors
-from repro.hub.models import FetchReport, FileEntry, RepoFetch, RepoPin
+from repro.hub.models import FetchReport, RepoFetch
 from repro.hub.verify import raise_on_mismatch, verify_pin
 from repro.progress import Progress, quiet
+from repro.spec.lock import FileEntry, RepoPin
 
 
 def is_offline() -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from huggingface_hub import HfApi
 
 from repro.hub.errors import HubError, hub_errors
-from repro.hub.models import FileEntry, RepoPin
 from repro.hub.select import SELECT_PATTERNS, is_weight_file, select_files
+from repro.spec.lock import FileEntry, RepoPin
 
 
 def resolve_repo(repo: str, revision: str = "main", *, endpoint: str | None = None) -> RepoPin:

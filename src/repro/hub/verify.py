@@ -11,7 +11,7 @@ from pathlib import Path
 
 from repro.hub.cache import remove_cached_file, snapshot_dir
 from repro.hub.errors import VerificationFailed
-from repro.hub.models import FileEntry, RepoPin
+from repro.spec.lock import FileEntry, RepoPin
 
 _BUFFER = 8 << 20
 

@@ -25,6 +25,7 @@ from repro.errors import ReproError
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.progress import Progress, quiet
+from repro.spec.lock import LockedImage
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "Dockerfile.sglang"
 CONTEXT_SCRIPTS = Path(__file__).resolve().parent / "context"
@@ -89,16 +90,16 @@ class BuiltImage(BaseModel):
     fingerprint: str
     manifest: dict[str, Any]
 
-    def lock_section(self) -> dict[str, Any]:
-        """The lock's `image` key: identity plus a manifest summary (not the catalog)."""
+    def locked_image(self) -> LockedImage:
+        """The lock's `image` section: identity plus a manifest summary (not the catalog)."""
         summary = {key: value for key, value in self.manifest.items() if key != "catalog"}
-        return {
-            "reference": self.tag,
-            "image_id": self.image_id,
-            "fingerprint": self.fingerprint,
-            "digest": None,
-            "manifest": summary,
-        }
+        return LockedImage(
+            reference=self.tag,
+            image_id=self.image_id,
+            fingerprint=self.fingerprint,
+            digest=None,
+            manifest=summary,
+        )
 
     def catalog(self) -> dict[str, Any]:
         """The image's own option catalog, in the shape of repro's catalogs/*.json."""

@@ -55,7 +55,7 @@ def deployment_dir(name: str) -> Path:
     return state_root() / name
 
 
-def plan(spec: LaunchSpec) -> tuple[Path, list[str]]:
+def prepare_deployment(spec: LaunchSpec) -> tuple[Path, list[str]]:
     """Write the override and return it with the exact `docker compose up` command."""
     override = write_override(spec, deployment_dir(spec.name))
     write_atomic(deployment_dir(spec.name) / SPEC_NAME, spec.model_dump_json(indent=2))
@@ -68,7 +68,7 @@ def launch(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None] = lambda 
     Anything started is stopped again when the wait fails or is interrupted (Ctrl-C).
     """
     _preflight(spec)
-    override, _command = plan(spec)
+    override, _command = prepare_deployment(spec)
     compose = compose_client(spec.project, override)
     try:
         try:

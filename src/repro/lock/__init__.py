@@ -1,17 +1,18 @@
 """The lock stage: pin everything a recipe names into `locks/<recipe>.lock.json`.
 
-Public API:
+Public API (the declarations, `Lock`, `LockedImage` and `Locked`, are in `repro.spec.lock`):
 
-    lock_recipe(ref, check=False, output=None) -> LockResult   # write, or report drift
-    build_lock(recipe, previous=None) -> (Lock, patch_changes)
+    load_locked(ref) -> Locked                   # a name, recipe file or lock file, resolved once
+    with_lock(locked, required=True) -> Locked   # add locks/<recipe>.lock.json (checked current)
+    lock_recipe(locked, check=False, output=None) -> LockResult   # write, or report drift
+    build_lock(locked, previous=None) -> (Lock, patch_changes)
     read_lock(path) -> Lock; write_lock(path, lock) -> bool
-    update_lock_image(lock_path, image_section, catalog=None)  # for the image stage
-    fetch_recipe(ref, cache_dir=None, margin=None, ...) -> FetchReport
-    lock_for(ref) -> (Lock, path)                              # the lock fetch would use
+    update_lock_image(lock_path, image, catalog=None)  # for the image stage
+    fetch_recipe(locked, cache_dir=None, margin=None, ...) -> FetchReport
 """
 
 from repro.lock.drift import diff_locks
-from repro.lock.fetch import fetch_recipe, lock_for
+from repro.lock.fetch import fetch_recipe
 from repro.lock.io import (
     LockError,
     default_locks_dir,
@@ -20,23 +21,22 @@ from repro.lock.io import (
     update_lock_image,
     write_lock,
 )
-from repro.lock.model import LOCK_VERSION, Lock, PatchPin
+from repro.lock.locked import load_locked, lock_of, with_lock
 from repro.lock.resolve import LockResult, build_lock, lock_recipe
 
 __all__ = [
-    "LOCK_VERSION",
-    "Lock",
     "LockError",
     "LockResult",
-    "PatchPin",
     "build_lock",
     "default_locks_dir",
     "diff_locks",
     "fetch_recipe",
-    "lock_for",
+    "load_locked",
+    "lock_of",
     "lock_path_for",
     "lock_recipe",
     "read_lock",
     "update_lock_image",
+    "with_lock",
     "write_lock",
 ]

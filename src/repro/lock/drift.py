@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.hub.cache import human_bytes
-from repro.hub.models import RepoPin
-from repro.lock.model import Lock
+from repro.spec.lock import Lock, RepoPin
 
 
 def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
@@ -28,6 +26,10 @@ def _paths_line(what: str, old: Any, new: Any) -> list[str]:
 
 
 def diff_pins(role: str, old: RepoPin | None, new: RepoPin | None) -> list[str]:
+    # Deferred: the hub stage loads huggingface_hub, which every command resolving a recipe
+    # through the lock stage would otherwise pay for.
+    from repro.hub.cache import human_bytes
+
     if old is None and new is None:
         return []
     if old is None or new is None:

@@ -3,46 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from repro.hub import FetchReport, SpaceMargin, fetch_pins
-from repro.lock.io import LockError, is_lock_path, lock_path_for, read_lock
-from repro.lock.model import Lock
+from repro.lock.locked import with_lock
 from repro.progress import Progress, quiet
+from repro.spec.lock import Locked
 
-
-def lock_for(ref: str | Path) -> tuple[Lock, Path]:
-    """The lock of `ref`: the file itself for a lock path, else `locks/<recipe>.lock.json`.
-
-    A lock whose model/drafter repo or revision no longer match the recipe is refused.
-    """
-    if is_lock_path(ref) and Path(ref).is_file():
-        return read_lock(Path(ref)), Path(ref)
-    from repro.recipe import load_recipe
-
-    recipe = load_recipe(ref)
-    path = lock_path_for(recipe.name, recipe.source_path)
-    if not path.is_file():
-        raise LockError(
-            f"recipe {recipe.name} is not locked yet (no {path})",
-            hint=f"run `repro lock {ref}` first: fetch downloads exactly what the lock pins",
-        )
-    lock = read_lock(path)
-    wanted = [(recipe.model.repo, recipe.model.revision)]
-    if recipe.drafter is not None:
-        wanted.append((recipe.drafter.repo, recipe.drafter.revision))
-    locked = [(p.repo, p.revision) for p in lock.pins()]
-    if wanted != locked:
-        now = ", ".join(f"{r}@{v}" for r, v in wanted)
-        was = ", ".join(f"{r}@{v}" for r, v in locked)
-        raise LockError(
-            f"{path} is stale: the recipe asks for {now}, the lock pins {was}",
-            hint=f"re-lock with `repro lock {ref}`",
-        )
-    return lock, path
+if TYPE_CHECKING:
+    from repro.hub import FetchReport, SpaceMargin
 
 
 def fetch_recipe(
-    ref: str | Path,
+    locked: Locked,
     *,
     cache_dir: str | Path | None = None,
     margin: SpaceMargin | None = None,
@@ -51,11 +23,16 @@ def fetch_recipe(
     endpoint: str | None = None,
     on_event: Progress = quiet,
 ) -> FetchReport:
-    """Download (or, offline, check) the model and drafter of `ref`'s lock into the Hub cache."""
-    lock, path = lock_for(ref)
-    on_event(f"using {path}")
+    """Download (or, offline, check) the model and drafter of the recipe's lock into the Hub
+    cache; a recipe without a current lock is refused."""
+    # deferred: repro.hub loads huggingface_hub (slow to import); only fetching needs it
+    from repro.hub import fetch_pins
+
+    locked = with_lock(locked)
+    assert locked.lock is not None
+    on_event(f"using {locked.lock_path}")
     return fetch_pins(
-        lock.pins(),
+        locked.lock.pins(),
         cache_dir=cache_dir,
         margin=margin,
         verify_all=verify_all,

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.lock.model import LOCK_SUFFIX, Lock, dump_json
+from repro.spec.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
 
 ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
 
@@ -40,11 +40,7 @@ def lock_path_for(name: str, recipe_file: Path | None = None) -> Path:
     return default_locks_dir(recipe_file) / f"{name}{LOCK_SUFFIX}"
 
 
-def is_lock_path(ref: str | Path) -> bool:
-    return str(ref).endswith(".json")
-
-
-def read_lock_data(path: Path) -> dict[str, Any]:
+def _read_document(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -59,7 +55,11 @@ def read_lock_data(path: Path) -> dict[str, Any]:
 
 
 def read_lock(path: Path) -> Lock:
-    data = read_lock_data(path)
+    return parse_lock(_read_document(path), path)
+
+
+def parse_lock(data: dict[str, Any], path: Path) -> Lock:
+    """The lock document read from `path`, validated; a `LockError` names the first problem."""
     try:
         return Lock.model_validate(data)
     except ValidationError as exc:
@@ -102,19 +102,18 @@ def write_lock(path: Path, lock: Lock) -> bool:
 
 
 def update_lock_image(
-    lock_path: str | Path,
-    image_section: dict[str, Any],
-    catalog: dict[str, Any] | None = None,
+    lock_path: Path, image: LockedImage, catalog: dict[str, Any] | None = None
 ) -> None:
-    """Replace the lock's `image` key (and `catalog`, when given); nothing else changes.
+    """Replace the lock's `image` section (and `catalog`, when given); nothing else changes,
+    not even the bytes of the other sections.
 
-    For the image stage: call it after a build or pull with the reference, digest, content
-    fingerprint and manifest summary, and with the catalog extracted from the image.
+    For the image stage: call it after a build or push with the image as it now is, and with
+    the catalog extracted from the image.
     """
     path = Path(lock_path)
     with _dir_lock(path.parent):
-        data = read_lock_data(path)
-        data["image"] = image_section
+        data = _read_document(path)
+        data["image"] = image.model_dump(mode="json")
         if catalog is not None:
             data["catalog"] = catalog
         write_atomic(path, dump_json(data))

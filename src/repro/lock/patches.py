@@ -16,7 +16,7 @@ from typing import Any
 
 from repro import __version__
 from repro.errors import ReproError
-from repro.lock.model import PatchPin
+from repro.spec.lock import PatchPin
 
 MAX_DIFF_BYTES = 64 << 20
 

@@ -7,12 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from repro import __version__
-from repro.errors import ReproError
-from repro.hub import RepoPin, resolve_repo
+from repro.errors import RecipeError, ReproError
 from repro.lock.drift import diff_locks
 from repro.lock.io import LockError, lock_path_for, read_lock, write_lock
-from repro.lock.model import Lock
 from repro.lock.patches import resolve_patches
+from repro.recipe import check_recipe
+from repro.recipe.context import image_for_recipe, images_dir_for
+from repro.recipe.images import effective_catalog
+from repro.spec.catalog import Catalog
+from repro.spec.lock import Lock, Locked, RepoPin
 
 
 @dataclass
@@ -41,26 +44,24 @@ class LockResult:
 def _pin(repo: str, revision: str, simulated: bool, endpoint: str | None) -> RepoPin:
     if simulated:
         return RepoPin.placeholder(repo, revision)
+    # Deferred: huggingface_hub is slow to import; only resolving a real repo needs it.
+    from repro.hub import resolve_repo
+
     return resolve_repo(repo, revision, endpoint=endpoint)
 
 
 def build_lock(
-    recipe: Any, previous: Lock | None = None, *, endpoint: str | None = None
+    locked: Locked, previous: Lock | None = None, *, endpoint: str | None = None
 ) -> tuple[Lock, list[str]]:
-    """The lock `recipe` resolves to now, and remote patches whose content changed.
+    """The lock the recipe resolves to now, and remote patches whose content changed.
 
-    `recipe` is a `repro.recipe.Recipe`. The image section, the catalog and keys other stages
-    added are carried over from `previous` while the image spec and patches are unchanged
-    (otherwise the image they describe is stale: `image` becomes null and `catalog` the spec's
-    effective catalog again).
+    A recipe read from a lock keeps that lock's image spec. The image section, the catalog and
+    keys other stages added are carried over from `previous` while the image spec and patches
+    are unchanged (otherwise the image they describe is stale: `image` becomes null and
+    `catalog` the spec's effective catalog again).
     """
-    from repro.errors import RecipeError
-    from repro.recipe import check_recipe
-    from repro.recipe.context import image_for_recipe, images_dir_for
-    from repro.recipe.images import effective_catalog
-    from repro.spec.catalog import Catalog
-
-    spec = image_for_recipe(recipe)
+    recipe = locked.recipe
+    spec = image_for_recipe(recipe, locked.lock)
     spec_data = spec.model_dump(mode="json")
     root = spec.source_path.parent.parent if spec.source_path else images_dir_for(recipe).parent
     before = previous.patches if previous else []
@@ -100,30 +101,29 @@ def build_lock(
 
 
 def lock_recipe(
-    ref: str | Path,
+    locked: Locked,
     *,
     check: bool = False,
     output: Path | None = None,
     endpoint: str | None = None,
 ) -> LockResult:
-    """Resolve recipe `ref` (name, path or lock) into its lock file.
+    """Resolve the recipe into its lock file: `output`, else the lock it was read from, else
+    `locks/<recipe>.lock.json`.
 
     With `check`, nothing is written: the result's `drift` lists what changed since the lock
     (a branch moved, a file added/removed/resized, the recipe or image spec edited).
     """
-    from repro.recipe import load_recipe
-
-    recipe = load_recipe(ref)
-    if output is not None:
-        path = output
-    elif recipe.lock_data is not None and recipe.source_path is not None:
-        path = recipe.source_path
+    recipe = locked.recipe
+    path = output or locked.lock_path or lock_path_for(recipe.name, recipe.source_path)
+    if path == locked.lock_path:
+        previous = locked.lock
     else:
-        path = lock_path_for(recipe.name, recipe.source_path)
-    previous = read_lock(path) if path.is_file() else None
+        previous = read_lock(path) if path.is_file() else None
     if check and previous is None:
-        raise LockError(f"no lock to check at {path}", hint=f"create it with `repro lock {ref}`")
-    lock, patch_changes = build_lock(recipe, previous, endpoint=endpoint)
+        raise LockError(
+            f"no lock to check at {path}", hint=f"create it with `repro lock {recipe.name}`"
+        )
+    lock, patch_changes = build_lock(locked, previous, endpoint=endpoint)
     if check:
         assert previous is not None
         return LockResult(

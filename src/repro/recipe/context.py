@@ -4,8 +4,8 @@ For a recipe file, the image spec is `images/<recipe.image>.yaml` (images dir: `
 else `images/` next to the recipe's directory, else `./images`) and the catalog is the
 spec's effective catalog (shipped catalog of its SGLang version + what its patch set declares).
 
-Lock hook: a recipe loaded from a lock uses the lock's own `image_spec` (the spec as
-resolved) and `catalog` (extracted from the built image) when the lock carries them.
+With its lock, a recipe uses the lock's own `image_spec` (the spec as resolved) and
+`catalog` (extracted from the built image) when the lock carries them.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from repro.recipe.images import (
 from repro.recipe.loader import locate
 from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
+from repro.spec.lock import Lock
 from repro.spec.recipe import Recipe
 
 
@@ -33,17 +34,16 @@ def images_dir_for(recipe: Recipe) -> Path:
     return default_images_dir(near)
 
 
-def image_for_recipe(recipe: Recipe, wrap: bool = True) -> ImageSpec:
-    """The image spec the recipe names (or the one its lock carries).
+def image_for_recipe(recipe: Recipe, lock: Lock | None = None, *, wrap: bool = True) -> ImageSpec:
+    """The image spec the recipe names (or the one its `lock` carries).
 
     A missing spec raises a `RecipeError` naming the recipe's `image` field (with
     `wrap=False`, the `ImageSpecNotFound` itself).
     """
 
-    lock = recipe.lock_data or {}
-    if isinstance(lock.get("image_spec"), dict):
+    if lock is not None and lock.image_spec is not None:
         try:
-            return ImageSpec.model_validate(lock["image_spec"])
+            return ImageSpec.model_validate(lock.image_spec)
         except ValidationError as exc:
             shown, _ = locate(recipe, ())
             raise RecipeError(
@@ -58,11 +58,12 @@ def image_for_recipe(recipe: Recipe, wrap: bool = True) -> ImageSpec:
         raise RecipeError(f"{shown}: {path}: {err.message}", hint=err.hint) from None
 
 
-def catalog_for_recipe(recipe: Recipe, image: ImageSpec | None = None) -> Catalog:
-    """The option catalog to render and check the recipe with."""
+def catalog_for_recipe(
+    recipe: Recipe, image: ImageSpec | None = None, lock: Lock | None = None
+) -> Catalog:
+    """The option catalog to render and check the recipe with (its `lock`'s, when it has one)."""
 
-    lock = recipe.lock_data or {}
-    if isinstance(lock.get("catalog"), dict):
+    if lock is not None and lock.catalog is not None:
         shown, _ = locate(recipe, ())
-        return Catalog.from_dict(lock["catalog"], origin=f"{shown}: catalog")
-    return effective_catalog(image or image_for_recipe(recipe))
+        return Catalog.from_dict(lock.catalog, origin=f"{shown}: catalog")
+    return effective_catalog(image or image_for_recipe(recipe, lock))

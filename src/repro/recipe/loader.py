@@ -5,8 +5,8 @@
   `recipes_dir`, else `$REPRO_RECIPES_DIR`, else `./recipes`;
 - a path to a recipe file (`recipes/kimi26-ep4-dflash.yaml`);
 - a lock file: JSON (or YAML) with a top-level `recipe` key holding the fully resolved recipe
-  (the lock stage writes it; everything else in the lock stays available as
-  `Recipe.lock_data`).
+  (the lock stage writes it). `load_recipe_document` also returns the whole lock document,
+  which the lock stage reads as a `Lock` (`repro.lock.load_locked`).
 
 `extends:` names a parent (a name looked up next to the child, then in the recipes dir, or a
 path relative to the child). The parent is merged under the child: mappings merge key by
@@ -150,16 +150,6 @@ def _load_chain(
     return merge(inherited, doc.data), [doc, *docs]
 
 
-def _is_lock(doc: Document) -> bool:
-    """JSON files, `*.lock.yaml` files and documents with a `lock_version` are locks."""
-    name = doc.path.name
-    return (
-        doc.path.suffix == ".json"
-        or name.endswith((".lock.yaml", ".lock.yml"))
-        or "lock_version" in doc.data
-    )
-
-
 def _validate(data: dict[str, Any], docs: list[Document], prefix: tuple[str, ...]) -> Recipe:
     try:
         return Recipe.model_validate(data)
@@ -170,6 +160,16 @@ def _validate(data: dict[str, Any], docs: list[Document], prefix: tuple[str, ...
         ) from None
     except RecursionError:
         raise RecipeError(f"{display_path(docs[0].path)}: nested too deeply") from None
+
+
+def is_lock_document(doc: Document) -> bool:
+    """JSON files, `*.lock.yaml` files and documents with a `lock_version` are locks."""
+    name = doc.path.name
+    return (
+        doc.path.suffix == ".json"
+        or name.endswith((".lock.yaml", ".lock.yml"))
+        or "lock_version" in doc.data
+    )
 
 
 def _load_lock(doc: Document) -> Recipe:
@@ -189,19 +189,25 @@ def _load_lock(doc: Document) -> Recipe:
     recipe._chain = [doc.path]
     recipe._origins = {doc.path: doc.data}
     recipe._lines = {doc.path: doc.lines}
-    recipe._lock = doc.data
     return recipe
 
 
 def load_recipe(ref: str | Path, recipes_dir: Path | None = None) -> Recipe:
     """Load, merge (`extends`) and validate the recipe `ref` names (a name, path or lock)."""
+    return load_recipe_document(ref, recipes_dir)[0]
+
+
+def load_recipe_document(
+    ref: str | Path, recipes_dir: Path | None = None
+) -> tuple[Recipe, dict[str, Any] | None]:
+    """The recipe `ref` names and, when `ref` is a lock file, the whole lock document."""
     root = recipes_dir or default_recipes_dir()
     path = resolve_recipe_path(ref, root)
     first = read_mapping(path, "recipe")
-    if _is_lock(first):
+    if is_lock_document(first):
         recipe = _load_lock(first)
         recipe._recipes_dir = root
-        return recipe
+        return recipe, first.data
     data, docs = _load_chain(path, root, [], first)
     data.setdefault("name", path.stem)
     recipe = _validate(data, docs, ())
@@ -210,7 +216,15 @@ def load_recipe(ref: str | Path, recipes_dir: Path | None = None) -> Recipe:
     recipe._origins = {d.path: d.data for d in docs}
     recipe._lines = {d.path: d.lines for d in docs}
     recipe._recipes_dir = root
-    return recipe
+    return recipe, None
+
+
+def from_lock_file(recipe: Recipe) -> bool:
+    """Whether `recipe` was loaded from a lock file (its fields then sit under `recipe.`)."""
+    if not recipe.chain:
+        return False
+    path = recipe.chain[0]
+    return is_lock_document(Document(path=path, data=recipe._origins.get(path, {})))
 
 
 def locate(recipe: Recipe, loc: tuple[str | int, ...]) -> tuple[str, str]:
@@ -219,7 +233,7 @@ def locate(recipe: Recipe, loc: tuple[str | int, ...]) -> tuple[str, str]:
     The file is the one in the `extends` chain that supplied the value (child-most on ties);
     for a recipe loaded from a lock, paths are under `recipe.`.
     """
-    prefix: tuple[str, ...] = ("recipe",) if recipe.lock_data is not None else ()
+    prefix: tuple[str, ...] = ("recipe",) if from_lock_file(recipe) else ()
     docs = [
         Document(path=p, data=recipe._origins.get(p, {}), lines=recipe._lines.get(p, {}))
         for p in recipe.chain

@@ -56,9 +56,13 @@ class SetOption:
 
 @dataclass
 class Context:
+    """What a rule sees: the recipe, its image spec and the catalog in force (`image_catalog`:
+    that catalog was extracted from the built image and kept in the lock, not a stand-in)."""
+
     recipe: Recipe
     image: ImageSpec | None = None
     catalog: Catalog | None = None
+    image_catalog: bool = False
 
     @cached_property
     def options(self) -> dict[str, SetOption]:
@@ -80,8 +84,11 @@ class Context:
     @property
     def stand_in(self) -> bool:
         """The catalog in force is a shipped stand-in, not the one extracted from the image."""
-        locked = isinstance((self.recipe.lock_data or {}).get("catalog"), dict)
-        return not locked and self.image is not None and self.image.stand_in_catalog is not None
+        return (
+            not self.image_catalog
+            and self.image is not None
+            and self.image.stand_in_catalog is not None
+        )
 
     @property
     def catalog_words(self) -> str:

@@ -38,6 +38,7 @@ from repro.recipe.rules_speculative import (
 )
 from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
+from repro.spec.lock import Lock
 from repro.spec.recipe import Recipe
 
 __all__ = [
@@ -135,13 +136,17 @@ def _finding(recipe: Recipe, issue: Issue) -> Finding:
 
 
 def check_recipe(
-    recipe: Recipe, catalog: Catalog | None = None, image: ImageSpec | None = None
+    recipe: Recipe,
+    catalog: Catalog | None = None,
+    image: ImageSpec | None = None,
+    lock: Lock | None = None,
 ) -> list[Finding]:
-    """Every error and warning of `recipe`, each naming file and field path."""
+    """Every error and warning of `recipe`, each naming file and field path; with its `lock`,
+    against the image spec and catalog the lock pins."""
     issues: list[Issue] = []
     if image is None:
         try:
-            image = image_for_recipe(recipe, wrap=False)
+            image = image_for_recipe(recipe, lock, wrap=False)
         except ImageSpecNotFound as missing:
             issues.append(err(("image",), missing.message, "image"))
         except RecipeError as invalid:
@@ -149,10 +154,11 @@ def check_recipe(
             issues.append(err(("image",), f"invalid image spec: {problems}", "image"))
     if catalog is None and image is not None:
         try:
-            catalog = catalog_for_recipe(recipe, image)
+            catalog = catalog_for_recipe(recipe, image, lock)
         except RecipeError as no_catalog:
             issues.append(err(("image",), no_catalog.message, "catalog"))
-    ctx = Context(recipe, image, catalog)
+    image_catalog = lock is not None and lock.catalog is not None
+    ctx = Context(recipe, image, catalog, image_catalog)
     for rule in RULES:
         issues.extend(rule(ctx))
     if catalog is not None:

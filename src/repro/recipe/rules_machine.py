@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from repro.errors import suggestion
 from repro.recipe.hardware import MODEL_WEIGHTS_GB, gpu_model
+from repro.recipe.loader import from_lock_file
 from repro.recipe.rulebase import Context, Issue, err, simulated, warn
 
 
@@ -235,7 +236,7 @@ def rule_env_known(ctx: Context) -> list[Issue]:
 def rule_name_matches_file(ctx: Context) -> list[Issue]:
     """`name` is the file name, so that `repro ... NAME` finds it."""
     path = ctx.recipe.source_path
-    if path is None or ctx.recipe.lock_data is not None or path.stem == ctx.recipe.name:
+    if path is None or from_lock_file(ctx.recipe) or path.stem == ctx.recipe.name:
         return []
     return [
         warn(

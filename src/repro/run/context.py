@@ -11,7 +11,9 @@ from pathlib import Path
 import yaml
 
 from repro.fsutil import write_atomic
-from repro.recipe import catalog_for_recipe, load_recipe
+from repro.lock import load_locked
+from repro.recipe import catalog_for_recipe
+from repro.spec.lock import Locked
 from repro.spec.recipe import Recipe
 
 CONTEXT_FILE = "context.json"
@@ -19,14 +21,14 @@ CONTEXT_FILE = "context.json"
 
 @dataclass
 class RunContext:
-    """What the stages of one run share."""
+    """What the stages of one run share: the recipe with its lock once the lock stage ran
+    (`ref` is what the user named, for the commands the run prints)."""
 
     ref: str
-    recipe: Recipe
+    locked: Locked
     run_dir: Path
     port: int | None = None
     keep: bool = False
-    lock_path: Path | None = None
     image_tag: str | None = None
     url: str | None = None
     deployment: str | None = None
@@ -35,26 +37,29 @@ class RunContext:
     def create(cls, ref: str, resume: Path | None, runs_dir: Path, port: int | None) -> RunContext:
         if resume is not None:
             saved = json.loads((resume / CONTEXT_FILE).read_text())
-            pinned = saved.get("lock_path")
-            ctx = cls(ref=saved["ref"], recipe=load_recipe(pinned or saved["ref"]), run_dir=resume)
-            for key in ("lock_path", "image_tag", "url", "deployment", "port"):
-                value = saved.get(key)
-                setattr(ctx, key, Path(value) if key == "lock_path" and value else value)
+            locked = load_locked(saved.get("lock_path") or saved["ref"])
+            ctx = cls(ref=saved["ref"], locked=locked, run_dir=resume)
+            for key in ("image_tag", "url", "deployment", "port"):
+                setattr(ctx, key, saved.get(key))
             return ctx
-        recipe = load_recipe(ref)
+        locked = load_locked(ref)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        return cls(ref=ref, recipe=recipe, run_dir=runs_dir / f"{stamp}-{recipe.name}", port=port)
+        return cls(ref=ref, locked=locked, run_dir=runs_dir / f"{stamp}-{locked.name}", port=port)
 
     def save(self) -> None:
         data = {
             "ref": self.ref,
-            "lock_path": str(self.lock_path) if self.lock_path else None,
+            "lock_path": str(self.locked.lock_path) if self.locked.lock_path else None,
             "image_tag": self.image_tag,
             "url": self.url,
             "deployment": self.deployment,
             "port": self.port,
         }
         write_atomic(self.run_dir / CONTEXT_FILE, json.dumps(data, indent=2) + "\n")
+
+    @property
+    def recipe(self) -> Recipe:
+        return self.locked.recipe
 
     @property
     def simulated(self) -> bool:
@@ -66,7 +71,7 @@ class RunContext:
         from repro.launch.from_recipe import image_to_run, launch_spec_for
         from repro.recipe import render_shell
 
-        spec = launch_spec_for(self.recipe, image_to_run(self.recipe, False), self.port)
+        spec = launch_spec_for(self.locked, image_to_run(self.locked, False), self.port)
         override = self.run_dir / "compose.override.yaml"
         return [
             f"repro lock {self.ref}",
@@ -75,7 +80,7 @@ class RunContext:
             shlex.join(compose_command(spec.project, override, "up", "-d", "--pull", "never")),
             f"# {override} would hold:\n" + yaml.safe_dump(render_override(spec), sort_keys=False),
             "# the server command inside the container:\n"
-            + render_shell(self.recipe, catalog_for_recipe(self.recipe)),
+            + render_shell(self.recipe, catalog_for_recipe(self.recipe, lock=self.locked.lock)),
             f"# base compose file: {BASE_COMPOSE}",
         ]
 

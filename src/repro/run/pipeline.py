@@ -48,7 +48,7 @@ class Stage:
 
 
 def _describe_lock(ctx: RunContext) -> str:
-    if ctx.recipe.lock_data is not None:
+    if ctx.locked.lock is not None:
         return "use the lock as given"
     return "pin model, drafter, image and patches"
 

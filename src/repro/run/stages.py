@@ -13,21 +13,18 @@ from rich.console import Console
 from repro.bench.record import write_json
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.recipe import load_recipe
+from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
+from repro.recipe import image_for_recipe
 from repro.run.context import RunContext
 from repro.spec.record import Level
 
 
 def stage_lock(ctx: RunContext, console: Console) -> str:
-    from repro.lock import lock_recipe
-
-    if ctx.recipe.lock_data is not None and ctx.recipe.source_path is not None:
-        ctx.lock_path = ctx.recipe.source_path  # a lock given: run exactly what it pins
+    if ctx.locked.lock is not None:  # a lock given: run exactly what it pins
         ctx.save()
-        return f"using {ctx.lock_path} as given (nothing re-resolved)"
-    result = lock_recipe(ctx.ref)
-    ctx.lock_path = result.path
-    ctx.recipe = load_recipe(result.path)  # from here on, the run uses exactly what is pinned
+        return f"using {ctx.locked.lock_path} as given (nothing re-resolved)"
+    result = lock_recipe(ctx.locked)
+    ctx.locked = load_locked(result.path)  # from here on, the run uses exactly what is pinned
     ctx.save()
     return f"{result.path} ({'written' if result.written else 'unchanged'})"
 
@@ -35,22 +32,23 @@ def stage_lock(ctx: RunContext, console: Console) -> str:
 def stage_image(ctx: RunContext, console: Console) -> str:
     """Pull by digest when the lock records a pushed image (another cluster's bytes), else
     build; either way the content fingerprint is what the lock keeps."""
-    from repro.image import pinned
+    from repro.image import locked_image
 
-    section = (ctx.recipe.lock_data or {}).get("image") or {}
-    if section.get("pinned") and ctx.lock_path is not None:
-        ctx.image_tag = pinned.pull_for(str(ctx.lock_path))
+    image = ctx.locked.image
+    if image is not None and image.pinned:
+        ctx.image_tag = locked_image.pull_for(ctx.locked)
         ctx.save()
         return f"pulled and verified {ctx.image_tag}"
     with console.status(f"building the image of {ctx.recipe.name}") as status:
-        built = pinned.build_for(
-            str(ctx.lock_path or ctx.ref),
+        built = locked_image.build_for(
+            ctx.locked,
             lambda line: status.update(f"[dim]{line[:110]}[/]"),
             lambda message: console.print(f"  {message}"),
         )
     ctx.image_tag = built.tag
-    if ctx.lock_path is not None:
-        ctx.recipe = load_recipe(ctx.lock_path)  # now carrying the image's own catalog
+    lock_path = with_lock(ctx.locked, required=False).lock_path
+    if lock_path is not None:
+        ctx.locked = load_locked(lock_path)  # now carrying the image's own catalog
     ctx.save()
     return f"{built.tag} ({built.fingerprint[:19]})"
 
@@ -59,16 +57,19 @@ def stage_fetch(ctx: RunContext, console: Console) -> str:
     if ctx.simulated:
         return "nothing to download: the simulator needs no weights"
     from repro.hub.cache import human_bytes
-    from repro.lock import fetch_recipe
 
-    report = fetch_recipe(ctx.lock_path or ctx.ref, on_event=lambda m: console.print(f"  {m}"))
+    report = fetch_recipe(ctx.locked, on_event=lambda m: console.print(f"  {m}"))
     return f"{human_bytes(report.needed_bytes)} downloaded into {report.cache_dir}"
 
 
 def stage_doctor(ctx: RunContext, console: Console) -> str:
-    from repro.topology import run_doctor
+    from repro.topology import collect_fingerprint, diagnose, requirements_from_recipe
 
-    report = run_doctor(ctx.ref)
+    lock = ctx.locked.lock
+    image = image_for_recipe(ctx.recipe, lock) if lock is not None else None
+    requirements = requirements_from_recipe(ctx.recipe, image)
+    repos = [requirements.model_repo] if requirements.model_repo else []
+    report = diagnose(collect_fingerprint(repos=repos), requirements)
     failed = [f for f in report.findings if f.status == "fail"]
     write_json(ctx.run_dir / "machine.json", report.fingerprint.model_dump(mode="json"))
     if failed:
@@ -87,7 +88,7 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
 
     if ctx.image_tag is None:
         raise ReproError("no image for this run", hint="run the image stage first")
-    spec = launch_spec_for(ctx.recipe, ctx.image_tag, host_port=ctx.port)
+    spec = launch_spec_for(ctx.locked, ctx.image_tag, host_port=ctx.port)
     ctx.deployment = spec.name
     ctx.save()
     with console.status(f"starting {spec.name}") as status:

@@ -174,7 +174,6 @@ class Recipe(StrictModel):
     _origins: dict[Path, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _lines: dict[Path, dict[tuple[str | int, ...], int]] = PrivateAttr(default_factory=dict)
     _recipes_dir: Path | None = PrivateAttr(default=None)
-    _lock: dict[str, Any] | None = PrivateAttr(default=None)
 
     @field_validator("description", mode="before")
     @classmethod
@@ -222,11 +221,6 @@ class Recipe(StrictModel):
     @property
     def recipes_dir(self) -> Path | None:
         return self._recipes_dir
-
-    @property
-    def lock_data(self) -> dict[str, Any] | None:
-        """The whole lock document when the recipe was loaded from a lock file."""
-        return self._lock
 
     def resolved(self) -> dict[str, Any]:
         """The fully resolved recipe as JSON-able data (what a lock stores under `recipe`)."""

@@ -1,4 +1,5 @@
-"""From an image spec (images/<name>.yaml) to a concrete build plan on this machine."""
+"""From an image spec (images/<name>.yaml, or the one a lock carries) to a concrete build plan
+on this machine: the base resolved, every patch read, nothing left to download."""
 
 from __future__ import annotations
 
@@ -10,20 +11,9 @@ from repro.fsutil import write_atomic
 from repro.image.build import BuildPlan, PatchFile
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
 from repro.progress import Progress, quiet
-from repro.recipe.images import list_image_specs, load_image_spec
 from repro.spec.image import ImageSpec, RemoteDiff
 
 PATCH_CACHE = Path.home() / ".cache" / "repro" / "patches"
-
-
-def resolve_image_spec(ref: str) -> ImageSpec:
-    """An image spec by name/path, or the image spec a recipe (name, path or lock) names."""
-    if ref in list_image_specs() or (ref.endswith((".yaml", ".yml")) and "images" in ref):
-        return load_image_spec(ref)
-    from repro.recipe import load_recipe
-    from repro.recipe.context import image_for_recipe
-
-    return image_for_recipe(load_recipe(ref))
 
 
 def planned_tag(spec: ImageSpec) -> str:

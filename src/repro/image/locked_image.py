@@ -1,0 +1,121 @@
+"""A recipe's image as its lock records it: build, push, pull, verify and check it.
+
+The lock's `image` section is the contract between machines: the local tag and content
+fingerprint recorded at build time, the registry digest recorded at push time. A second
+cluster pulls by that digest and verifies the fingerprint before it trusts the image.
+"""
+
+from __future__ import annotations
+
+from repro.errors import ReproError
+from repro.image.build import BuiltImage, build_image
+from repro.image.buildplan import plan_for_spec
+from repro.image.registry import PushedImage, pull, push, verify
+from repro.lock import update_lock_image, with_lock
+from repro.progress import Progress, quiet
+from repro.recipe.context import image_for_recipe
+from repro.spec.image import ImageSpec
+from repro.spec.lock import Locked, LockedImage
+
+
+def build_for(locked: Locked, on_log: Progress = quiet, progress: Progress = quiet) -> BuiltImage:
+    """Build the recipe's image and, when the recipe is locked, record it in the lock.
+
+    A locked recipe builds from the lock's image spec, whose remote diffs carry the sha256
+    the first lock recorded: a diff that changed since is refused.
+    """
+    locked = with_lock(locked, required=False)
+    spec = image_for_recipe(locked.recipe, locked.lock)
+    built = build_image(plan_for_spec(spec, progress), on_log)
+    if locked.lock_path is not None:
+        update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
+    return built
+
+
+def push_for(locked: Locked, registry: str) -> PushedImage:
+    """Push the image the recipe's lock records; write the registry digest into the lock."""
+    locked = with_lock(locked)
+    image = _built_image(locked)
+    pushed = push(image.reference, registry)
+    assert locked.lock_path is not None
+    update_lock_image(locked.lock_path, image.pushed(pushed.digest, pushed.pinned))
+    return pushed
+
+
+def pull_for(locked: Locked) -> str:
+    """Pull the image of the recipe's lock by digest and verify its content; return the
+    reference."""
+    image = _built_image(with_lock(locked))
+    if not image.pinned:
+        raise ReproError(
+            f"the lock of {locked.name} records no registry digest",
+            hint=f"push it from the machine that built it: `repro image push {locked.name} "
+            "--registry HOST/NS`",
+        )
+    pull(image.pinned)
+    verify(image.pinned, image.fingerprint)
+    return image.pinned
+
+
+def verify_for(locked: Locked) -> str:
+    """Check the local image against the recipe's lock (by pinned digest when pushed, else
+    tag)."""
+    image = _built_image(with_lock(locked))
+    return verify(image.run_reference, image.fingerprint)
+
+
+def locked_reference(locked: Locked) -> str:
+    """The image reference to run: pinned digest when pushed, else the local tag."""
+    return _built_image(with_lock(locked)).run_reference
+
+
+def _built_image(locked: Locked) -> LockedImage:
+    if locked.image is None:
+        raise ReproError(
+            f"{locked.lock_path} records no built image",
+            hint=f"build it first: `repro image build {locked.name}`",
+        )
+    return locked.image
+
+
+def image_architectures(target: Locked | ImageSpec) -> tuple[list[str], str]:
+    """GPU architectures the image of a recipe (or of an image spec) carries, and where that
+    was read.
+
+    The built image's manifest (compiled kernels, else declared) when the recipe's lock has
+    one, else the image spec's declaration.
+    """
+    if isinstance(target, ImageSpec):
+        return list(target.gpu_architectures), f"image spec {target.name}"
+    locked = with_lock(target, required=False)
+    manifest = (locked.image.manifest if locked.image else None) or {}
+    compiled = [_arch_of(flag) for flag in manifest.get("compiled_archs") or []]
+    if compiled:
+        return sorted(set(compiled)), f"compiled kernels of the image in {locked.lock_path}"
+    if manifest.get("gpu_archs"):
+        return list(manifest["gpu_archs"]), f"image manifest in {locked.lock_path}"
+    return image_architectures(image_for_recipe(locked.recipe, locked.lock))
+
+
+def arch_check(target: Locked | ImageSpec, compute_caps: list[str]) -> list[str]:
+    """The GPUs' compute capabilities that the image has no kernels for (empty: all fine)."""
+    carried, source = image_architectures(target)
+    spec = target if isinstance(target, ImageSpec) else image_for_recipe(target.recipe, target.lock)
+    if not carried and spec.simulated:
+        return []
+    missing = sorted({cap for cap in compute_caps if cap not in carried})
+    if missing:
+        name = spec.name if isinstance(target, ImageSpec) else target.name
+        raise ReproError(
+            f"the image of {name} carries kernels for {', '.join(carried) or 'no GPU'} "
+            f"({source}); this machine's GPUs need {', '.join(missing)}",
+            hint="add the architecture to the image spec's gpu_architectures and rebuild, or "
+            "use a recipe made for these GPUs",
+        )
+    return missing
+
+
+def _arch_of(flag: str) -> str:
+    """`sm_120` / `compute_90a` -> `12.0` / `9.0`."""
+    digits = "".join(ch for ch in flag.split("_")[-1] if ch.isdigit())
+    return f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else flag

@@ -1,0 +1,72 @@
+"""What the user named, resolved once into a `Locked`: the recipe, and its lock when it has one.
+
+The CLI resolves each recipe argument here and hands the `Locked` to the stages, which never
+look a ref up again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repro.lock.io import LockError, lock_path_for, parse_lock, read_lock
+from repro.recipe.loader import from_lock_file, load_recipe_document
+from repro.spec.lock import Lock, Locked
+from repro.spec.recipe import Recipe
+
+
+def load_locked(ref: str | Path, recipes_dir: Path | None = None) -> Locked:
+    """`ref` (a recipe name, a recipe file or a lock file) as a recipe with its lock.
+
+    A lock file gives its recipe and its lock; a name or a recipe file gives the recipe alone
+    (`with_lock` adds the lock `repro lock` wrote for it).
+    """
+    recipe, document = load_recipe_document(ref, recipes_dir)
+    if document is None or recipe.source_path is None:
+        return Locked(recipe)
+    return Locked(recipe, parse_lock(document, recipe.source_path), recipe.source_path)
+
+
+def with_lock(locked: Locked, required: bool = True) -> Locked:
+    """`locked` with its lock: the one it carries, else `locks/<recipe>.lock.json`.
+
+    A missing lock, or one whose model/drafter repo or revision no longer match the recipe,
+    is refused; with `required=False`, `locked` then comes back as it was.
+    """
+    if locked.lock is not None:
+        return locked
+    try:
+        path, lock = _current_lock_of(locked.recipe)
+    except LockError:
+        if required:
+            raise
+        return locked
+    return Locked(locked.recipe, lock, path)
+
+
+def lock_of(recipe: Recipe) -> Lock | None:
+    """The lock `recipe` was loaded from (None for a recipe file)."""
+    if recipe.source_path is None or not from_lock_file(recipe):
+        return None
+    return read_lock(recipe.source_path)
+
+
+def _current_lock_of(recipe: Recipe) -> tuple[Path, Lock]:
+    path = lock_path_for(recipe.name, recipe.source_path)
+    if not path.is_file():
+        raise LockError(
+            f"recipe {recipe.name} is not locked yet (no {path})",
+            hint=f"run `repro lock {recipe.name}` first: it pins what the later stages use",
+        )
+    lock = read_lock(path)
+    wanted = [(recipe.model.repo, recipe.model.revision)]
+    if recipe.drafter is not None:
+        wanted.append((recipe.drafter.repo, recipe.drafter.revision))
+    locked = [(p.repo, p.revision) for p in lock.pins()]
+    if wanted != locked:
+        now = ", ".join(f"{r}@{v}" for r, v in wanted)
+        was = ", ".join(f"{r}@{v}" for r, v in locked)
+        raise LockError(
+            f"{path} is stale: the recipe asks for {now}, the lock pins {was}",
+            hint=f"re-lock with `repro lock {recipe.name}`",
+        )
+    return path, lock

@@ -1,0 +1,181 @@
+"""The lock file and `Locked`: everything a recipe resolves to, so it re-runs exactly elsewhere.
+
+`locks/<recipe>.lock.json`, JSON with sorted keys, two-space indent and a trailing newline, no
+timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-level keys:
+
+- `lock_version`, `repro_version`
+- `recipe`: the fully resolved recipe (`extends` merged), so a lock is itself a recipe input
+- `image_spec`: the image spec the recipe names, resolved (remote diff sha256 filled in)
+- `model`, `drafter`: `RepoPin`s (repo, revision asked for, commit sha, files, total_bytes)
+- `image`: the built/pulled image (`LockedImage`), written by the image stage through
+  `update_lock_image`; null until then
+- `catalog`: the SGLang option catalog (JSON form of `repro.recipe.Catalog`): the image
+  spec's effective catalog until the image stage puts the image's own
+- `patches`: every patch of the image's patch set with its sha256
+
+Keys other stages add are kept as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from repro.spec.recipe import Recipe
+
+LOCK_VERSION = 1
+LOCK_SUFFIX = ".lock.json"
+
+
+class FileEntry(BaseModel):
+    """One file of a repository at a commit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(description="Path inside the repository.")
+    size: int = Field(ge=0, description="Size in bytes.")
+    sha256: str | None = Field(
+        default=None,
+        description="sha256 of the content for LFS files (the Hub gives it), else null.",
+    )
+
+
+class RepoPin(BaseModel):
+    """A Hub repository pinned to a commit: what `repro lock` records for model and drafter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str = Field(description="Repository id, e.g. moonshotai/Kimi-K2.6.")
+    revision: str = Field(description="The revision the recipe asked for (branch, tag or SHA).")
+    sha: str | None = Field(description="The commit SHA it resolved to (null when simulated).")
+    files: list[FileEntry] = Field(default_factory=list, description="Selected files, by path.")
+    total_bytes: int = Field(default=0, ge=0, description="Sum of the selected files' sizes.")
+    simulated: bool = Field(
+        default=False,
+        description="A simulated deployment: the repo is a placeholder, nothing to fetch.",
+    )
+
+    @classmethod
+    def make(cls, repo: str, revision: str, sha: str, files: list[FileEntry]) -> RepoPin:
+        files = sorted(files, key=lambda f: f.path)
+        return cls(
+            repo=repo,
+            revision=revision,
+            sha=sha,
+            files=files,
+            total_bytes=sum(f.size for f in files),
+        )
+
+    @classmethod
+    def placeholder(cls, repo: str, revision: str) -> RepoPin:
+        return cls(repo=repo, revision=revision, sha=None, simulated=True)
+
+    @property
+    def label(self) -> str:
+        return f"{self.repo}@{self.sha[:12] if self.sha else self.revision}"
+
+
+class PatchPin(BaseModel):
+    """One patch of the image's patch set, pinned by content."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Patch file name (local) or the diff's name (remote).")
+    source: Literal["local", "remote"]
+    path: str | None = Field(default=None, description="patches/<set>/<file> for local patches.")
+    url: str | None = Field(default=None, description="URL of a remote diff.")
+    sha256: str = Field(description="sha256 of the patch bytes.")
+
+
+class LockedImage(BaseModel):
+    """The lock's `image` section: the contract between the machine that built the image and
+    the clusters that pull it.
+
+    Written with the keys it was given only (a built image has no `pinned` key until it is
+    pushed), so a lock file round-trips byte for byte.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    reference: str = Field(description="The local tag the build gave (repro/<spec>:<version>).")
+    fingerprint: str = Field(description="Content fingerprint: what `verify` compares.")
+    image_id: str | None = Field(default=None, description="The engine's image ID.")
+    digest: str | None = Field(default=None, description="Registry manifest digest once pushed.")
+    pinned: str | None = Field(
+        default=None, description="`repository@sha256:...` once pushed: what other clusters pull."
+    )
+    manifest: dict[str, Any] | None = Field(
+        default=None, description="The image's build manifest, without its option catalog."
+    )
+
+    @model_serializer(mode="wrap")
+    def _recorded_keys_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {key: value for key, value in data.items() if key in self.model_fields_set}
+
+    @property
+    def run_reference(self) -> str:
+        """What to run: the pinned digest when pushed, else the local tag."""
+        return self.pinned or self.reference
+
+    def pushed(self, digest: str, pinned: str) -> LockedImage:
+        """This image as recorded after a push to a registry."""
+        return self.model_copy(update={"digest": digest, "pinned": pinned})
+
+
+class Lock(BaseModel):
+    """A lock file's content; unknown top-level keys (other stages') are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    lock_version: int = LOCK_VERSION
+    repro_version: str
+    recipe: dict[str, Any]
+    image_spec: dict[str, Any] | None = None
+    model: RepoPin
+    drafter: RepoPin | None = None
+    image: LockedImage | None = None
+    catalog: dict[str, Any] | None = None
+    patches: list[PatchPin] = Field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return str(self.recipe.get("name", "?"))
+
+    def pins(self) -> list[RepoPin]:
+        return [self.model, *([self.drafter] if self.drafter else [])]
+
+    def to_json(self) -> str:
+        """The canonical text: sorted keys, indent 2, trailing newline."""
+        return dump_json(self.model_dump(mode="json"))
+
+
+def dump_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class Locked:
+    """A recipe with its lock, resolved once from what the user named (a recipe name, a recipe
+    file or a lock file) and handed to every stage.
+
+    `lock` is None for a recipe that is not locked (or whose lock was not asked for);
+    `lock_path` is the file `lock` was read from.
+    """
+
+    recipe: Recipe
+    lock: Lock | None = None
+    lock_path: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return self.recipe.name
+
+    @property
+    def image(self) -> LockedImage | None:
+        """The image the lock records (None before `repro image build`)."""
+        return self.lock.image if self.lock is not None else None
