@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.lock import load_locked
 from repro.topology import DoctorReport, MachineFingerprint, run_doctor
 
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
@@ -26,7 +27,7 @@ def doctor(ctx: click.Context, recipe: str | None, as_json: bool) -> None:
     file or a lock) also checks GPU count, model, memory, interconnect, the image's GPU
     architectures and disk for the weights. Exits 1 when any check fails.
     """
-    report = run_doctor(recipe)
+    report = run_doctor(load_locked(recipe) if recipe is not None else None)
     if as_json:
         payload = {"recipe": recipe, **report.model_dump(mode="json")}
         click.echo(json.dumps(payload, indent=2))

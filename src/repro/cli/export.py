@@ -6,6 +6,9 @@ from pathlib import Path
 
 import click
 
+from repro.export import K8sOptions, SlurmOptions, render_k8s, render_slurm, write_output
+from repro.lock import load_locked
+
 _REF_HELP = """
 \b
 REF is best a lock file (locks/<name>.lock.json) whose image was pushed: the manifest pulls
@@ -76,8 +79,6 @@ def k8s(
     dist_port: int,
     output: Path | None,
 ) -> None:
-    from repro.export import K8sOptions, render_k8s, write_output
-    from repro.lock import load_locked
 
     secret, _, key = hf_token_secret.partition(":")
     options = K8sOptions(
@@ -124,8 +125,6 @@ def slurm(
     dist_port: int,
     output: Path | None,
 ) -> None:
-    from repro.export import SlurmOptions, render_slurm, write_output
-    from repro.lock import load_locked
 
     options = SlurmOptions(
         image=image,

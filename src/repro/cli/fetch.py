@@ -10,12 +10,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.lock import fetch_recipe, load_locked
+from repro.units import human_bytes, parse_bytes
+
 if TYPE_CHECKING:  # the stage modules load when the command runs: `repro --help` stays fast
     from repro.hub import FetchReport
 
 
 def _size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
-    from repro.hub.cache import parse_bytes
 
     try:
         return parse_bytes(value)
@@ -69,8 +71,7 @@ def fetch(
     HF_TOKEN is read from the environment for gated repositories; HF_HUB_OFFLINE=1 checks
     the cache without touching the network.
     """
-    from repro.hub import SpaceMargin
-    from repro.lock import fetch_recipe, load_locked
+    from repro.hub import SpaceMargin  # deferred: huggingface_hub, for this command only
 
     err = Console(stderr=True, highlight=False)
     margin = SpaceMargin(fraction=margin_percent / 100, keep_free=keep_free)
@@ -89,7 +90,6 @@ def fetch(
 
 
 def _print(report: FetchReport, console: Console, dry_run: bool) -> None:
-    from repro.hub import human_bytes
 
     title = "Would fetch" if dry_run else "Fetched"
     table = Table(title=f"{title} into {report.cache_dir}", title_justify="left")

@@ -17,6 +17,7 @@ from repro.lock import load_locked
 from repro.recipe.images import list_image_specs, load_image_spec
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Locked
+from repro.topology import collect_fingerprint
 
 _console = Console(stderr=True, highlight=False)
 
@@ -143,8 +144,6 @@ def export(ref: str, fmt: str, output: Path) -> None:
 def arch_check(ref: str, caps: tuple[str, ...]) -> None:
     """Refuse when a GPU's compute capability is not among the image's architectures."""
     if not caps:
-        from repro.topology import collect_fingerprint
-
         caps = tuple(g.compute_cap for g in collect_fingerprint().gpus if g.compute_cap)
     target = _recipe_or_spec(ref)
     locked_image.arch_check(target, list(caps))

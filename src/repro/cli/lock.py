@@ -10,6 +10,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.lock import load_locked, lock_recipe
+from repro.units import human_bytes
+
 if TYPE_CHECKING:  # the stage modules load when the command runs: `repro --help` stays fast
     from repro.lock import LockResult
 
@@ -39,7 +42,6 @@ def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_j
     stored). Re-locking an unchanged recipe leaves the file byte-identical. The image stage
     later adds the image digest, fingerprint and catalog to the same file.
     """
-    from repro.lock import load_locked, lock_recipe
 
     result = lock_recipe(load_locked(recipe), check=check, output=output)
     if as_json:
@@ -50,7 +52,6 @@ def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_j
 
 
 def _print(result: LockResult, console: Console) -> None:
-    from repro.hub import human_bytes
 
     table = Table(title=f"Lock of {result.lock.name}", title_justify="left")
     for column in ("role", "repository", "revision", "commit", "files", "size"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,9 +111,7 @@ def prepare(
 def write_output(text: str, output: Path | None, mode: int = 0o644) -> None:
     """Write `text` to `output` atomically (a temp file renamed over it), or to stdout."""
     if output is None:
-        import click
-
-        click.echo(text, nl=False)
+        sys.stdout.write(text)
         return
     output = Path(output)
     directory = output.parent if str(output.parent) else Path(".")

@@ -12,7 +12,7 @@ huggingface_hub reads HF_ENDPOINT, HF_HUB_CACHE, HF_HUB_OFFLINE and HF_TOKEN fro
 environment; repro never stores or prints the token.
 """
 
-from repro.hub.cache import SpaceMargin, cache_root, check_space, human_bytes, parse_bytes
+from repro.hub.cache import SpaceMargin, cache_root, check_space
 from repro.hub.errors import GatedRepoAccess, HubError, InsufficientSpace, VerificationFailed
 from repro.hub.fetch import fetch_pins, is_offline
 from repro.hub.models import FetchReport, RepoFetch
@@ -32,9 +32,7 @@ __all__ = [
     "cache_root",
     "check_space",
     "fetch_pins",
-    "human_bytes",
     "is_offline",
-    "parse_bytes",
     "resolve_repo",
     "select_files",
     "verify_pin",

@@ -20,8 +20,8 @@ from huggingface_hub.file_download import repo_folder_name
 
 from repro.hub.errors import InsufficientSpace
 from repro.spec.lock import FileEntry, RepoPin
+from repro.units import GiB, human_bytes
 
-GiB = 1 << 30
 FileState = Literal["present", "missing", "damaged"]
 
 
@@ -159,29 +159,3 @@ def check_space(
             hint=hint,
         )
     return free
-
-
-def human_bytes(n: int | float) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TiB"
-
-
-def parse_bytes(text: str) -> int:
-    """'1GiB', '500MB', '0', '2.5G' -> bytes (binary units for GiB/G, decimal for GB)."""
-    units = {
-        "": 1, "b": 1,
-        "k": 1 << 10, "kib": 1 << 10, "kb": 10**3,
-        "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
-        "g": GiB, "gib": GiB, "gb": 10**9,
-        "t": 1 << 40, "tib": 1 << 40, "tb": 10**12,
-    }  # fmt: skip
-    raw = text.strip().lower().replace(" ", "")
-    number = raw.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = raw[len(number) :]
-    if unit not in units or not number:
-        raise ValueError(f"not a size: {text!r} (e.g. 1GiB, 500MB, 0)")
-    return int(float(number) * units[unit])

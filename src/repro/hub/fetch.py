@@ -27,7 +27,6 @@ from repro.hub.cache import (
     cache_root,
     check_space,
     file_state,
-    human_bytes,
     remove_cached_file,
     remove_stale_partials,
     snapshot_dir,
@@ -37,6 +36,7 @@ from repro.hub.models import FetchReport, RepoFetch
 from repro.hub.verify import raise_on_mismatch, verify_pin
 from repro.progress import Progress, quiet
 from repro.spec.lock import FileEntry, RepoPin
+from repro.units import human_bytes
 
 
 def is_offline() -> bool:

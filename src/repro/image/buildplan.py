@@ -10,6 +10,7 @@ from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.image.build import BuildPlan, PatchFile
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
+from repro.lock.patches import download_diff
 from repro.progress import Progress, quiet
 from repro.spec.image import ImageSpec, RemoteDiff
 
@@ -65,8 +66,6 @@ def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:
     if cached.exists():
         content = cached.read_bytes()
     else:
-        from repro.lock.patches import download_diff
-
         progress(f"fetching {diff.url}")
         content = download_diff(diff.url)
         write_atomic(cached, content)  # never a truncated diff that later reads as changed

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.spec.lock import Lock, RepoPin
+from repro.units import human_bytes
 
 
 def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
@@ -28,7 +29,6 @@ def _paths_line(what: str, old: Any, new: Any) -> list[str]:
 def diff_pins(role: str, old: RepoPin | None, new: RepoPin | None) -> list[str]:
     # Deferred: the hub stage loads huggingface_hub, which every command resolving a recipe
     # through the lock stage would otherwise pay for.
-    from repro.hub.cache import human_bytes
 
     if old is None and new is None:
         return []

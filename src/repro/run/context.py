@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +13,7 @@ import yaml
 
 from repro.fsutil import write_atomic
 from repro.lock import load_locked
-from repro.recipe import catalog_for_recipe
+from repro.recipe import catalog_for_recipe, render_shell
 from repro.spec.lock import Locked
 from repro.spec.recipe import Recipe
 
@@ -67,9 +68,9 @@ class RunContext:
 
     def dry_run_commands(self) -> list[str]:
         """What the run would execute, without building, pulling or starting anything."""
+        # deferred: python_on_whales
         from repro.launch.compose import BASE_COMPOSE, compose_command, render_override
         from repro.launch.from_recipe import image_to_run, launch_spec_for
-        from repro.recipe import render_shell
 
         spec = launch_spec_for(self.locked, image_to_run(self.locked, False), self.port)
         override = self.run_dir / "compose.override.yaml"
@@ -85,8 +86,6 @@ class RunContext:
         ]
 
     def server_is_up(self) -> bool:
-        import urllib.request
-
         if self.url is None:
             return False
         try:
@@ -98,7 +97,7 @@ class RunContext:
     def stop_server(self) -> None:
         """Stop the deployment this run started (no-op when it started none)."""
         if self.deployment is not None and not self.keep:
-            from repro.launch import stop
+            from repro.launch import stop  # deferred: python_on_whales
 
             stop(self.deployment)
             self.deployment = None

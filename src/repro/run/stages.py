@@ -14,9 +14,10 @@ from repro.bench.record import write_json
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
-from repro.recipe import image_for_recipe
 from repro.run.context import RunContext
 from repro.spec.record import Level
+from repro.topology import collect_fingerprint, diagnose, requirements_from_recipe
+from repro.units import human_bytes
 
 
 def stage_lock(ctx: RunContext, console: Console) -> str:
@@ -32,7 +33,7 @@ def stage_lock(ctx: RunContext, console: Console) -> str:
 def stage_image(ctx: RunContext, console: Console) -> str:
     """Pull by digest when the lock records a pushed image (another cluster's bytes), else
     build; either way the content fingerprint is what the lock keeps."""
-    from repro.image import locked_image
+    from repro.image import locked_image  # deferred: python_on_whales
 
     image = ctx.locked.image
     if image is not None and image.pinned:
@@ -56,18 +57,13 @@ def stage_image(ctx: RunContext, console: Console) -> str:
 def stage_fetch(ctx: RunContext, console: Console) -> str:
     if ctx.simulated:
         return "nothing to download: the simulator needs no weights"
-    from repro.hub.cache import human_bytes
 
     report = fetch_recipe(ctx.locked, on_event=lambda m: console.print(f"  {m}"))
     return f"{human_bytes(report.needed_bytes)} downloaded into {report.cache_dir}"
 
 
 def stage_doctor(ctx: RunContext, console: Console) -> str:
-    from repro.topology import collect_fingerprint, diagnose, requirements_from_recipe
-
-    lock = ctx.locked.lock
-    image = image_for_recipe(ctx.recipe, lock) if lock is not None else None
-    requirements = requirements_from_recipe(ctx.recipe, image)
+    requirements = requirements_from_recipe(ctx.recipe, lock=ctx.locked.lock)
     repos = [requirements.model_repo] if requirements.model_repo else []
     report = diagnose(collect_fingerprint(repos=repos), requirements)
     failed = [f for f in report.findings if f.status == "fail"]
@@ -83,6 +79,7 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
 
 
 def stage_launch(ctx: RunContext, console: Console) -> str:
+    # deferred: python_on_whales
     from repro.launch import launch
     from repro.launch.from_recipe import launch_spec_for
 
@@ -105,7 +102,7 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
 def stage_accept(ctx: RunContext, console: Console) -> str:
     if ctx.recipe.drafter is None or ctx.recipe.accept is None:
         return "skipped: no drafter"
-    from repro.bench.accept import AcceptOptions, run_accept
+    from repro.bench.accept import AcceptOptions, run_accept  # deferred: aiohttp, numpy
 
     [result] = run_accept(
         [ctx.recipe],
@@ -116,7 +113,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
 
 
 def stage_bench(ctx: RunContext, console: Console) -> str:
-    from repro.bench.sweep import BenchOptions, run_bench
+    from repro.bench.sweep import BenchOptions, run_bench  # deferred: aiohttp, numpy
 
     record = ctx.run_dir / "bench"
     started = (record / "run.json").is_file()  # an interrupted sweep: keep its finished levels
@@ -153,6 +150,7 @@ class _LevelPrinter:
 
 
 def stage_report(ctx: RunContext, console: Console) -> str:
+    # deferred: matplotlib
     from repro.report import load_runs, render_html, render_markdown, render_rich, write_plots
     from repro.report.table import build_report
 

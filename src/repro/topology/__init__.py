@@ -20,7 +20,6 @@ from repro.topology.nccl import NcclAdvice, nccl_advice
 from repro.topology.nvidia import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
 from repro.topology.requirements import (
     Requirements,
-    load_recipe_requirements,
     requirements_from_recipe,
 )
 from repro.topology.runner import CommandResult, Runner, run_command
@@ -46,7 +45,6 @@ __all__ = [
     "classify",
     "collect_fingerprint",
     "diagnose",
-    "load_recipe_requirements",
     "nccl_advice",
     "parse_banner",
     "parse_query_gpu",

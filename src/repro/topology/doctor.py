@@ -6,10 +6,11 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field, computed_field
 
+from repro.spec.lock import Locked
 from repro.topology.checks import MachineCheck, check_machine
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.nccl import NcclAdvice, nccl_advice
-from repro.topology.requirements import Requirements, load_recipe_requirements
+from repro.topology.requirements import Requirements, requirements_from_recipe
 from repro.topology.runner import Runner, run_command
 
 
@@ -38,11 +39,14 @@ def diagnose(
 
 
 def run_doctor(
-    ref: str | None = None,
+    locked: Locked | None = None,
     runner: Runner = run_command,
     env: Mapping[str, str] | None = None,
 ) -> DoctorReport:
-    """Load `ref`'s requirements (when given), fingerprint this machine and check it."""
-    requirements = load_recipe_requirements(ref) if ref is not None else None
+    """Fingerprint this machine and check it against the recipe's requirements (when given;
+    a locked recipe's image spec is the one its lock pins)."""
+    requirements = (
+        requirements_from_recipe(locked.recipe, lock=locked.lock) if locked is not None else None
+    )
     repos = [requirements.model_repo] if requirements and requirements.model_repo else []
     return diagnose(collect_fingerprint(runner, env, repos), requirements)

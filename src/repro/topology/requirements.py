@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field, field_validator
 from repro.errors import ReproError
 from repro.recipe.context import image_for_recipe
 from repro.recipe.hardware import MODEL_WEIGHTS_GB
-from repro.recipe.loader import load_recipe
 from repro.spec.image import ImageSpec
+from repro.spec.lock import Lock
 from repro.spec.recipe import Recipe
 from repro.topology.arch import normalize_arch
 
@@ -57,7 +57,9 @@ class Requirements(BaseModel):
 GB = 1e9
 
 
-def requirements_from_recipe(recipe: Recipe, image: ImageSpec | None = None) -> Requirements:
+def requirements_from_recipe(
+    recipe: Recipe, image: ImageSpec | None = None, lock: Lock | None = None
+) -> Requirements:
     """Requirements of a loaded recipe (`repro.recipe.load_recipe(ref)`).
 
     GPUs, models, memory, interconnect, nodes and runtime come from `topology`; architectures
@@ -68,7 +70,7 @@ def requirements_from_recipe(recipe: Recipe, image: ImageSpec | None = None) -> 
     notes: list[str] = []
     if image is None:
         try:
-            image = image_for_recipe(recipe)
+            image = image_for_recipe(recipe, lock)
         except ReproError as err:
             notes.append(f"image spec {recipe.image!r}: {err.message}")
     weights_gb = recipe.model.weights_gb or MODEL_WEIGHTS_GB.get(recipe.model.repo)
@@ -89,8 +91,3 @@ def requirements_from_recipe(recipe: Recipe, image: ImageSpec | None = None) -> 
         server_args=list(recipe.server.extra_args),
         notes=notes,
     )
-
-
-def load_recipe_requirements(ref: str) -> Requirements:
-    """Requirements of recipe `ref` (a name, a recipe file or a lock)."""
-    return requirements_from_recipe(load_recipe(ref))
