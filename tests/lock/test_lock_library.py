@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -52,7 +53,9 @@ def test_image_section_survives_relock_until_spec_or_patches_change(project: Pro
     project.lock()
     path = project.lock_path()
     image = {"reference": "repro/sglang:abc", "digest": None, "fingerprint": "sha256:" + "1" * 64}
-    catalog = dict(read_lock(path).catalog or {}, source="extracted from repro/sglang:abc")
+    stand_in = read_lock(path).catalog
+    assert stand_in is not None
+    catalog = dataclasses.replace(stand_in, source="extracted from repro/sglang:abc")
     update_lock_image(path, LockedImage.model_validate(image), catalog=catalog)
     data = json.loads(path.read_text())
     assert data["image"] == image and data["catalog"]["source"].startswith("extracted")
@@ -69,7 +72,7 @@ def test_image_section_survives_relock_until_spec_or_patches_change(project: Pro
     relocked = read_lock(path)
     assert relocked.image is None
     assert relocked.catalog is not None
-    assert not relocked.catalog["source"].startswith("extracted")
+    assert not relocked.catalog.source.startswith("extracted")
 
 
 def test_remote_diff_is_recorded_then_a_changed_diff_is_refused(
@@ -94,7 +97,8 @@ def test_remote_diff_is_recorded_then_a_changed_diff_is_refused(
             "sha256": pinned,
         }
         assert lock.image_spec is not None
-        assert lock.image_spec["patch_set"]["remote"][0]["sha256"] == pinned
+        assert lock.image_spec.patch_set is not None
+        assert lock.image_spec.patch_set.remote[0].sha256 == pinned
 
         before = project.lock_path().read_bytes()
         https.files["pr.diff"] += b"+sneaky\n"

@@ -25,6 +25,7 @@ from repro.errors import ReproError
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.progress import Progress, quiet
+from repro.spec.catalog import Catalog
 from repro.spec.lock import LockedImage
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "Dockerfile.sglang"
@@ -101,14 +102,15 @@ class BuiltImage(BaseModel):
             manifest=summary,
         )
 
-    def catalog(self) -> dict[str, Any]:
-        """The image's own option catalog, in the shape of repro's catalogs/*.json."""
-        return {
+    def catalog(self) -> Catalog:
+        """The image's own option catalog (from its manifest: `ServerArgs.add_cli_args`)."""
+        data = {
             "sglang_version": self.manifest.get("sglang_version"),
             "source": f"ServerArgs.add_cli_args in image {self.tag}",
             "flags": self.manifest.get("catalog") or [],
             "builtin_speculative_algorithms": self.manifest.get("speculative_algorithms") or [],
         }
+        return Catalog.from_dict(data, origin=f"the manifest of image {self.tag}")
 
 
 def build_image(plan: BuildPlan, on_log: Progress = quiet) -> BuiltImage:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.spec.image import ImageSpec
 from repro.spec.lock import Lock, RepoPin
 from repro.units import human_bytes
 
@@ -68,7 +69,7 @@ def diff_pins(role: str, old: RepoPin | None, new: RepoPin | None) -> list[str]:
 def diff_locks(old: Lock, new: Lock) -> list[str]:
     """One line per difference that matters for reproducing the deployment."""
     out = _paths_line("recipe", old.recipe, new.recipe)
-    out += _paths_line("image spec", old.image_spec, new.image_spec)
+    out += _paths_line("image spec", _json(old.image_spec), _json(new.image_spec))
     out += diff_pins("model", old.model, new.model)
     out += diff_pins("drafter", old.drafter, new.drafter)
     before = {(p.source, p.name): p.sha256 for p in old.patches}
@@ -78,3 +79,7 @@ def diff_locks(old: Lock, new: Lock) -> list[str]:
             state = "added" if key not in before else "removed" if key not in after else "changed"
             out.append(f"patch {key[1]} ({key[0]}): {state}")
     return out
+
+
+def _json(spec: ImageSpec | None) -> dict[str, Any] | None:
+    return spec.model_dump(mode="json") if spec is not None else None

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
+from repro.spec.catalog import Catalog
 from repro.spec.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
 
 ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
@@ -101,9 +102,7 @@ def write_lock(path: Path, lock: Lock) -> bool:
     return write_text_if_changed(path, lock.to_json())
 
 
-def update_lock_image(
-    lock_path: Path, image: LockedImage, catalog: dict[str, Any] | None = None
-) -> None:
+def update_lock_image(lock_path: Path, image: LockedImage, catalog: Catalog | None = None) -> None:
     """Replace the lock's `image` section (and `catalog`, when given); nothing else changes,
     not even the bytes of the other sections.
 
@@ -115,5 +114,5 @@ def update_lock_image(
         data = _read_document(path)
         data["image"] = image.model_dump(mode="json")
         if catalog is not None:
-            data["catalog"] = catalog
+            data["catalog"] = catalog.to_dict()
         write_atomic(path, dump_json(data))

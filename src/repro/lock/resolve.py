@@ -15,6 +15,7 @@ from repro.recipe import check_recipe
 from repro.recipe.context import image_for_recipe, images_dir_for
 from repro.recipe.images import effective_catalog
 from repro.spec.catalog import Catalog
+from repro.spec.image import ImageSpec
 from repro.spec.lock import Lock, Locked, RepoPin
 
 
@@ -67,15 +68,17 @@ def build_lock(
     before = previous.patches if previous else []
     patches = resolve_patches(spec, spec_data, root / "patches", before)
     # The image (and the catalog extracted from it) still describe this spec and patch set?
-    same = previous is not None and (previous.image_spec, previous.patches) == (
-        spec_data,
-        patches.pins,
+    same = (
+        previous is not None
+        and previous.image_spec is not None
+        and previous.image_spec.model_dump(mode="json") == spec_data
+        and previous.patches == patches.pins
     )
-    carried: dict[str, Any] = {"image": None, "catalog": effective_catalog(spec).to_dict()}
+    carried: dict[str, Any] = {"image": None, "catalog": effective_catalog(spec)}
     if previous is not None and same:
         carried = {"image": previous.image, "catalog": previous.catalog or carried["catalog"]}
         carried.update(previous.model_extra or {})
-    catalog = Catalog.from_dict(carried["catalog"], origin="catalog")
+    catalog: Catalog = carried["catalog"]
     errors = [f for f in check_recipe(recipe, catalog, spec) if f.severity == "error"]
     if errors:
         raise RecipeError.from_problems(
@@ -91,7 +94,7 @@ def build_lock(
     lock = Lock(
         repro_version=__version__,
         recipe=recipe.resolved(),
-        image_spec=spec_data,
+        image_spec=ImageSpec.model_validate(spec_data),
         model=model,
         drafter=drafter,
         patches=patches.pins,

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from repro.errors import RecipeError
 from repro.recipe.images import (
     ImageSpecNotFound,
@@ -40,15 +38,8 @@ def image_for_recipe(recipe: Recipe, lock: Lock | None = None, *, wrap: bool = T
     A missing spec raises a `RecipeError` naming the recipe's `image` field (with
     `wrap=False`, the `ImageSpecNotFound` itself).
     """
-
     if lock is not None and lock.image_spec is not None:
-        try:
-            return ImageSpec.model_validate(lock.image_spec)
-        except ValidationError as exc:
-            shown, _ = locate(recipe, ())
-            raise RecipeError(
-                f"{shown}: image_spec: not a valid image spec ({exc.error_count()} errors)"
-            ) from None
+        return lock.image_spec
     try:
         return load_image_spec(recipe.image, images_dir_for(recipe))
     except ImageSpecNotFound as err:
@@ -62,8 +53,6 @@ def catalog_for_recipe(
     recipe: Recipe, image: ImageSpec | None = None, lock: Lock | None = None
 ) -> Catalog:
     """The option catalog to render and check the recipe with (its `lock`'s, when it has one)."""
-
     if lock is not None and lock.catalog is not None:
-        shown, _ = locate(recipe, ())
-        return Catalog.from_dict(lock.catalog, origin=f"{shown}: catalog")
+        return lock.catalog
     return effective_catalog(image or image_for_recipe(recipe, lock))

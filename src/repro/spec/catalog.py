@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_core import CoreSchema, core_schema
+
 from repro.errors import RecipeError, did_you_mean, short_repr
 
 # Replacements for deprecated options, for catalogs that do not carry them. Mirrors the
@@ -226,6 +228,23 @@ class Catalog:
             "builtin_speculative_algorithms": list(self.speculative_algorithms),
             "env": list(self.env),
         }
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, _source: Any, _handler: Any) -> CoreSchema:
+        """In a pydantic model (the lock's `catalog`) a catalog is its JSON form."""
+
+        def validate(value: Any) -> Catalog:
+            if isinstance(value, Catalog):
+                return value
+            try:
+                return cls.from_dict(value, origin="catalog")
+            except RecipeError as err:
+                raise ValueError(err.message) from None
+
+        return core_schema.no_info_plain_validator_function(
+            validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda c: c.to_dict()),
+        )
 
     @classmethod
     def from_dict(cls, data: Any, origin: str = "<catalog>") -> Catalog:

@@ -9,7 +9,7 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
 - `model`, `drafter`: `RepoPin`s (repo, revision asked for, commit sha, files, total_bytes)
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
-- `catalog`: the SGLang option catalog (JSON form of `repro.recipe.Catalog`): the image
+- `catalog`: the SGLang option catalog (JSON form of `repro.spec.catalog.Catalog`): the image
   spec's effective catalog until the image stage puts the image's own
 - `patches`: every patch of the image's patch set with its sha256
 
@@ -23,8 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
+from repro.spec.catalog import Catalog
+from repro.spec.image import ImageSpec
 from repro.spec.recipe import Recipe
 
 LOCK_VERSION = 1
@@ -135,11 +143,11 @@ class Lock(BaseModel):
     lock_version: int = LOCK_VERSION
     repro_version: str
     recipe: dict[str, Any]
-    image_spec: dict[str, Any] | None = None
+    image_spec: ImageSpec | None = None
     model: RepoPin
     drafter: RepoPin | None = None
     image: LockedImage | None = None
-    catalog: dict[str, Any] | None = None
+    catalog: Catalog | None = None
     patches: list[PatchPin] = Field(default_factory=list)
 
     @property
