@@ -131,7 +131,7 @@ def summary_table(levels: list[Level]) -> Table:
     type=click.Choice(["generate", "chat"]),
     default="generate",
     show_default=True,
-    help="SGLang's native /generate (carries speculative stats) or /v1/chat/completions.",
+    help="SGLang's native /generate or /v1/chat/completions (both report speculative stats).",
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (default: runs/...).")
 @click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
