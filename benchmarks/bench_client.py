@@ -206,7 +206,7 @@ class Measured:
     def __init__(self, run: LevelRun, cpu: float, offset: float) -> None:
         self.run, self.cpu, self.offset = run, cpu, offset
         ok = [r for r in run.results if r.ok]
-        self.events = sum(len(r.itl_s) + 1 for r in ok)
+        self.events = sum(len(r.chunk_gap_s) + 1 for r in ok)
         self.failed = len(run.results) - len(ok)
         if self.failed:
             kinds = sorted({str(r.error_kind) for r in run.results if not r.ok})
@@ -215,7 +215,7 @@ class Measured:
     def arrivals(self, r: RequestResult) -> list[float]:
         """Epoch times at which the client saw each token-carrying event of `r`."""
         first = self.offset + self.run.t0 + r.start_s + (r.ttft_s or 0.0)
-        return [first, *(first + np.cumsum(r.itl_s)).tolist()]
+        return [first, *(first + np.cumsum(r.chunk_gap_s)).tolist()]
 
 
 def throughput(
@@ -280,8 +280,8 @@ def _accuracy_once(
             print(f"  bench-{i}: server sent {len(sent)} token chunks, client saw {len(seen)}")
             continue
         srv_gap += np.diff(sent).tolist()
-        cli_gap += r.itl_s
-        gap_err += (np.array(r.itl_s) - np.diff(sent)).tolist()
+        cli_gap += r.chunk_gap_s
+        gap_err += (np.array(r.chunk_gap_s) - np.diff(sent)).tolist()
         delay += [b - a for a, b in zip(sent, seen, strict=True)]
         out = m.offset + m.run.t0 + r.start_s  # when the request's bytes left the client
         cli_ttft.append(r.ttft_s)

@@ -29,7 +29,8 @@ LEVEL_KEYS = {
 }  # fmt: skip
 ROW_KEYS = {
     "concurrency", "repeat", "index", "ok", "error_kind", "prompt_tokens", "completion_tokens",
-    "cached_tokens", "spec_verify_ct", "ttft_s", "itl_s", "e2e_s", "start_s", "finish_reason",
+    "cached_tokens", "spec_verify_ct", "ttft_s", "itl_s", "chunk_gap_s", "chunk_tokens", "e2e_s",
+    "start_s", "finish_reason",
 }  # fmt: skip
 
 
@@ -66,8 +67,9 @@ def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -
     rows = _rows(run_dir / "levels" / "c4-r0.jsonl")
     assert len(rows) == 8 and set(rows[0]) >= ROW_KEYS  # plus "error": its message
     assert all(r["ok"] and r["completion_tokens"] == 16 and r["spec_verify_ct"] for r in rows)
-    # speculative chunks carry several tokens: fewer gaps than tokens
-    assert all(len(r["itl_s"]) < 15 for r in rows)
+    # speculative chunks carry several tokens: fewer gaps than tokens, one ITL per token
+    assert all(len(r["chunk_gap_s"]) < 15 and len(r["itl_s"]) == 15 for r in rows)
+    assert all(sum(r["chunk_tokens"]) == 15 for r in rows)
     level4 = summary["levels"][1]
     tokens = sum(r["completion_tokens"] for r in rows)
     assert level4["accept_length"] == pytest.approx(tokens / sum(r["spec_verify_ct"] for r in rows))

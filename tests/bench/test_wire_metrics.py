@@ -37,7 +37,7 @@ def _req(i: int, ttft: float, itl: list[float], tokens: int, verify: int | None)
     e2e = ttft + sum(itl)
     return RequestResult(
         1, 0, i, ok=True, prompt_tokens=10, completion_tokens=tokens, spec_verify_ct=verify,
-        ttft_s=ttft, itl_s=itl, e2e_s=e2e,
+        ttft_s=ttft, chunk_gap_s=itl, chunk_tokens=[1] * len(itl), e2e_s=e2e,
     )  # fmt: skip
 
 

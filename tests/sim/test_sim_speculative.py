@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any
 
-from .simproc import get_json, metric_value, post_json, sse
+from .simproc import FAST, MODEL, get_json, metric_value, post_json, sse
 
 MATH = "Solve the equation 3x + 7 = 22 and explain each step of the derivation carefully."
 RANDOM = "qz3 vv# ..pl x9x9 ]]k mmq@ 77z %rt bb-- zzk7 ,,q"
@@ -94,3 +94,42 @@ def test_openai_spec_tokens_details(sim_dflash: Any) -> None:
     details = out["sglext"]["spec_tokens_details"]
     assert details["spec_num_proposed_drafts"] == details["spec_verify_ct"] * 7
     assert details["spec_accept_length"] == 32 / details["spec_verify_ct"]
+
+
+def test_streamed_chat_carries_sglext_only_when_asked(sim_dflash: Any) -> None:
+    body = {
+        "messages": [{"role": "user", "content": MATH}],
+        "max_tokens": 16,
+        "ignore_eos": True,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    status, payloads, _ = sse(sim_dflash.url + "/v1/chat/completions", body)
+    assert status == 200
+    assert not any("sglext" in json.loads(p) for p in payloads if p != "[DONE]")
+    status, payloads, _ = sse(
+        sim_dflash.url + "/v1/chat/completions", {**body, "return_spec_tokens_details": True}
+    )
+    chunks = [json.loads(p) for p in payloads if p != "[DONE]"]
+    (ext,) = [c for c in chunks if "sglext" in c]
+    assert ext["choices"] == []  # serving_chat.py: sglext at response level, before usage
+    details = ext["sglext"]["spec_tokens_details"]
+    assert details["spec_accept_length"] == 16 / details["spec_verify_ct"]
+    assert chunks.index(ext) == len(chunks) - 2 and "usage" in chunks[-1]
+
+
+def test_speculative_server_runs_at_most_48_unless_told(sim_factory: Any) -> None:
+    """speculative_hook.py: without --max-running-requests a speculative server runs 48."""
+    args = [
+        "--model-path", MODEL, "--speculative-algorithm", "DFLASH",
+        "--speculative-draft-model-path", "z-lab/Qwen3-0.6B-DFlash",
+    ]  # fmt: skip
+    capped = sim_factory(args, FAST)
+    info = get_json(capped.url + "/server_info")
+    assert info["max_running_requests"] == 48
+    assert info["internal_states"][0]["effective_max_running_requests_per_dp"] == 48
+    assert "Max running requests is reset to 48" in capped.log()
+    chosen = sim_factory([*args, "--max-running-requests", "96"], FAST)
+    info = get_json(chosen.url + "/server_info")
+    assert info["max_running_requests"] == 96
+    assert info["internal_states"][0]["effective_max_running_requests_per_dp"] == 96

@@ -1,11 +1,13 @@
 """The streaming load generator: one aiohttp session, closed-loop concurrency or Poisson
 arrivals, and per-event arrival times taken as the bytes come off the socket.
 
-What it measures mirrors python/sglang/bench_serving.py (`async_request_sglang_generate`,
-`async_request_openai_chat_completions`): TTFT = first chunk carrying tokens, E2E = end of
-stream, TPOT = (E2E - TTFT) / (completion_tokens - 1). Unlike bench_serving, ITL is the raw
-gap between token-carrying events: several events in one socket read get the same time (a
-gap of 0), and a chunk carrying k tokens is one gap, not k smoothed ones.
+What it measures mirrors sglang/benchmark/serving.py (SGLang 0.5.23,
+`async_request_sglang_generate`, `async_request_openai_chat_completions`): TTFT = first chunk
+carrying tokens, E2E = end of stream, TPOT = (E2E - TTFT) / (completion_tokens - 1). Each gap
+between token-carrying events is kept with the new tokens its event carried (`chunk_gap_s`,
+`chunk_tokens`), from which metrics.py derives bench_serving's per-token ITL; several events
+in one socket read get the same time (a gap of 0). On the chat endpoint the tokens per event
+come from `usage` on every chunk (`stream_options.continuous_usage_stats`), else 1 per event.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from repro.bench.wire import (
     SSEParser,
     decode_generate,
     finish_type,
+    spec_verify_ct,
 )
 from repro.spec.record import Endpoint
 
@@ -52,7 +55,8 @@ class RequestResult:
     cached_tokens: int = 0
     spec_verify_ct: int | None = None
     ttft_s: float | None = None
-    itl_s: list[float] = field(default_factory=list)
+    chunk_gap_s: list[float] = field(default_factory=list)
+    chunk_tokens: list[int] = field(default_factory=list)
     e2e_s: float | None = None
     start_s: float = 0.0
     finish_reason: str | None = None
@@ -238,7 +242,8 @@ class StreamClient:
         decode = decode_generate
         last_tokens = 0
         last_t = 0.0
-        itl = result.itl_s
+        itl = result.chunk_gap_s
+        new_tokens = result.chunk_tokens
         done = False
         last: GenMeta | None = None
         try:
@@ -266,6 +271,7 @@ class StreamClient:
                             result.ttft_s = now - start
                         else:
                             itl.append(now - last_t)
+                            new_tokens.append(meta.completion_tokens - last_tokens)
                         last_t = now
                         last_tokens = meta.completion_tokens
                     if meta.finish_reason is not None:
@@ -288,8 +294,9 @@ class StreamClient:
         clock = time.perf_counter
         decode = CHAT_DECODER.decode
         last_t = 0.0
-        events = 0
-        itl = result.itl_s
+        last_tokens = 0
+        itl = result.chunk_gap_s
+        new_tokens = result.chunk_tokens
         done = False
         while data := await readany():
             now = clock()
@@ -303,27 +310,32 @@ class StreamClient:
                     result.error_kind = "server_error"
                     result.error = str(chunk.message or chunk.error)
                     return
+                usage = chunk.usage
                 for choice in chunk.choices:
                     delta = choice.delta
                     if delta is not None and (delta.content or delta.reasoning_content):
-                        events += 1
+                        tokens = usage.completion_tokens if usage is not None else last_tokens + 1
+                        if tokens <= last_tokens:  # no new token (bench_serving skips these)
+                            continue
                         if result.ttft_s is None:
                             result.ttft_s = now - start
                         else:
                             itl.append(now - last_t)
+                            new_tokens.append(tokens - last_tokens)
                         last_t = now
+                        last_tokens = tokens
                     if choice.finish_reason is not None:
                         result.finish_reason = choice.finish_reason
-                usage = chunk.usage
                 if usage is not None:
                     result.prompt_tokens = usage.prompt_tokens
                     result.completion_tokens = usage.completion_tokens
                     details = usage.prompt_tokens_details
                     result.cached_tokens = (details.cached_tokens or 0) if details else 0
-                    result.spec_verify_ct = usage.spec_verify_ct
+                if chunk.sglext is not None:
+                    result.spec_verify_ct = spec_verify_ct(chunk.sglext)
             result.e2e_s = now - start
         if result.completion_tokens == 0:
-            result.completion_tokens = events
+            result.completion_tokens = last_tokens
         self._finish(result, done)
 
     @staticmethod

@@ -1,13 +1,17 @@
 """Per-level statistics (numpy), with the keys of `sglang.bench_serving`'s result dict.
 
-Definitions follow python/sglang/bench_serving.py `calculate_metrics`: throughputs are totals
-over the level's duration (first request start to last request end, warmup excluded), TPOT
-per request is (E2E - TTFT) / (completion_tokens - 1) for requests with more than one token,
-percentiles are numpy's linear ones. Additions: `output_throughput_per_gpu`,
-`output_throughput_per_user` (mean over requests of completion_tokens / E2E: the speed one
-user sees), `errors` by kind, `goodput` under SLOs, and `accept_length` =
+Definitions follow sglang/benchmark/serving.py (SGLang 0.5.23) `calculate_metrics`:
+throughputs are totals over the level's duration (first request start to last request end,
+warmup excluded), TPOT per request is (E2E - TTFT) / (completion_tokens - 1) for requests with
+more than one token, ITL is per token (its `/generate` reader spreads each chunk gap over the
+new tokens the chunk carries, once per token), percentiles are numpy's linear ones.
+Additions: the per-chunk gaps (`*_chunk_gap_ms`: a speculative server's verify-step latency),
+`output_throughput_per_gpu`, `output_throughput_per_user` (mean over requests of
+completion_tokens / E2E: the speed one user sees), `errors` by kind, `goodput` under SLOs,
+verify steps per second, and acceptance under both conventions: pooled `accept_length` =
 sum(completion_tokens) / sum(spec_verify_ct) over the level (never the server's cumulative
-average, which counts everything since boot and is wrong under DP).
+average, which counts everything since boot and is wrong under DP) and the mean of per-request
+values (z-lab's DFlash benchmark), each with a seeded 95% bootstrap interval over requests.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ import numpy as np
 
 from repro.bench.client import RequestResult
 from repro.errors import ReproError
-from repro.spec.record import SPREAD_KEYS, ConcurrencySpread, Level, Range
+from repro.spec.record import SPREAD_KEYS, ConcurrencySpread, Interval, Level, Range, RequestRow
+
+BOOTSTRAP_RESAMPLES = 1000
 
 
 def _stats(name: str, values_s: Iterable[float]) -> dict[str, float | None]:
@@ -34,6 +40,70 @@ def _stats(name: str, values_s: Iterable[float]) -> dict[str, float | None]:
         f"p90_{name}_ms": float(p90),
         f"p99_{name}_ms": float(p99),
     }
+
+
+def per_token_itl(chunk_gaps: Sequence[float], chunk_tokens: Sequence[int]) -> list[float]:
+    """bench_serving 0.5.23's ITL (benchmark/serving.py, `async_request_sglang_generate`):
+    each chunk gap divided by the new tokens the chunk carries, once per token."""
+    out: list[float] = []
+    for gap, tokens in zip(chunk_gaps, chunk_tokens, strict=True):
+        if tokens > 0:
+            out += [gap / tokens] * tokens
+    return out
+
+
+def request_row(result: RequestResult) -> RequestRow:
+    """One line of the level's JSONL: the request with both its per-token ITL and chunk gaps."""
+    row = RequestRow.model_validate(result, from_attributes=True)
+    row.itl_s = per_token_itl(result.chunk_gap_s, result.chunk_tokens)
+    return row
+
+
+def _bootstrap(
+    statistic: Any, columns: Sequence[np.ndarray], rng: np.random.Generator
+) -> Interval | None:
+    """95% percentile interval of `statistic(*resampled columns)` over requests drawn with
+    replacement (each column indexed by the same draw, shape resamples x requests)."""
+    n = len(columns[0])
+    if n < 2:
+        return None
+    draw = rng.integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))
+    values = statistic(*(col[draw] for col in columns))
+    low, high = np.percentile(values, [2.5, 97.5])
+    return Interval(low=float(low), high=float(high))
+
+
+def _acceptance(ok: Sequence[RequestResult], rng: np.random.Generator) -> dict[str, Any]:
+    spec = [r for r in ok if r.spec_verify_ct]
+    if not spec:
+        return {"accept_length": None, "accept_length_mean_per_request": None}
+    tokens = np.array([r.completion_tokens for r in spec], dtype=np.float64)
+    verify = np.array([r.spec_verify_ct for r in spec], dtype=np.float64)
+    return {
+        "accept_length": float(tokens.sum() / verify.sum()),
+        "accept_length_ci95": _bootstrap(
+            lambda t, v: t.sum(axis=1) / v.sum(axis=1), [tokens, verify], rng
+        ),
+        "accept_length_mean_per_request": float((tokens / verify).mean()),
+        "accept_length_mean_per_request_ci95": _bootstrap(
+            lambda ratio: ratio.mean(axis=1), [tokens / verify], rng
+        ),
+    }
+
+
+def _throughput_interval(
+    ok: Sequence[RequestResult], output_throughput: float, rng: np.random.Generator
+) -> Interval | None:
+    """The level's output throughput scaled by the resampled requests' token rate
+    (sum completion_tokens / sum E2E) relative to all requests' rate: the spread that
+    request-to-request variation puts on the throughput."""
+    timed = [r for r in ok if r.e2e_s]
+    tokens = np.array([r.completion_tokens for r in timed], dtype=np.float64)
+    e2e = np.array([r.e2e_s for r in timed], dtype=np.float64)
+    if not timed or tokens.sum() == 0:
+        return None
+    scale = output_throughput / (tokens.sum() / e2e.sum())
+    return _bootstrap(lambda t, e: t.sum(axis=1) / e.sum(axis=1) * scale, [tokens, e2e], rng)
 
 
 def accept_length(results: Iterable[RequestResult]) -> float | None:
@@ -121,10 +191,17 @@ def summarize_level(
         "total_output_tokens": total_out,
     }
     level.update(_stats("ttft", (r.ttft_s for r in ok if r.ttft_s is not None)))
-    level.update(_stats("itl", (gap for r in ok for gap in r.itl_s)))
+    itl = (t for r in ok for t in per_token_itl(r.chunk_gap_s, r.chunk_tokens))
+    level.update(_stats("itl", itl))
+    level.update(_stats("chunk_gap", (gap for r in ok for gap in r.chunk_gap_s)))
     level.update(_stats("tpot", (t for r in ok if (t := _tpot(r)) is not None)))
     level.update(_stats("e2e_latency", (r.e2e_s for r in ok if r.e2e_s is not None)))
-    level["accept_length"] = accept_length(ok)
+    rng = np.random.default_rng(concurrency * 1009 + repeat)  # seeded: a level's CIs repeat
+    level.update(_acceptance(ok, rng))
+    level["output_throughput_ci95"] = _throughput_interval(ok, out_tp, rng) if ok else None
+    verify = sum(r.spec_verify_ct or 0 for r in ok)
+    level["spec_verify_ct"] = verify if verify else None
+    level["verify_steps_per_s"] = verify / dur if verify else None
     level["goodput"] = sum(1 for r in ok if _meets(r, slos)) / dur if slos and ok else None
     return Level.model_validate(level)
 

@@ -17,7 +17,15 @@ from pydantic import BaseModel, ValidationError
 from repro.bench.metrics import spread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.spec.record import BenchRunInfo, Level, RequestRow, RunStatus, Summary, first_error
+from repro.spec.record import (
+    BenchRunInfo,
+    Level,
+    RequestRow,
+    RunStatus,
+    Summary,
+    first_error,
+)
+from repro.spec.server import MetricsSample
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -116,6 +124,10 @@ class RunWriter:
     def finished(self) -> set[tuple[int, int]]:
         return {(lv.concurrency, lv.repeat) for lv in self.levels}
 
+    def kept(self) -> set[tuple[int, int]]:
+        """The finished levels `--resume` keeps: the valid ones (invalid ones run again)."""
+        return {(lv.concurrency, lv.repeat) for lv in self.levels if lv.valid}
+
     # ---- writing ----------------------------------------------------------------------------
     def save_run(self) -> None:
         write_model(self.dir / "run.json", self.run)
@@ -123,12 +135,20 @@ class RunWriter:
     def write(self, name: str, data: Any) -> None:
         write_json(self.dir / name, data)
 
-    def add_level(self, summary: Level, rows: Iterable[RequestRow]) -> None:
-        """Per-request JSONL first, then summary.json: a level is finished once both exist."""
-        text = "".join(
-            json.dumps(row.model_dump(mode="json"), separators=(",", ":")) + "\n" for row in rows
+    def add_level(
+        self, summary: Level, rows: Iterable[RequestRow], series: Sequence[MetricsSample] = ()
+    ) -> None:
+        """The metrics series and per-request JSONL first, then summary.json: a level is
+        finished once its JSONL and summary exist."""
+        requests = _jsonl(self.dir, summary.concurrency, summary.repeat)
+        metrics = requests.with_name(
+            f"{level_name(summary.concurrency, summary.repeat)}.metrics.jsonl"
         )
-        write_atomic(_jsonl(self.dir, summary.concurrency, summary.repeat), text)
+        if series:
+            write_atomic(metrics, _lines(series))
+        else:
+            metrics.unlink(missing_ok=True)  # a re-run level drops the old one's series
+        write_atomic(requests, _lines(rows))
         key = (summary.concurrency, summary.repeat)
         self.levels = [lv for lv in self.levels if (lv.concurrency, lv.repeat) != key]
         self.levels.append(summary)
@@ -144,6 +164,12 @@ class RunWriter:
         self.run.finished_at = utc_now()
         self.run.error = error
         self.save_run()
+
+
+def _lines(models: Iterable[BaseModel]) -> str:
+    return "".join(
+        json.dumps(m.model_dump(mode="json"), separators=(",", ":")) + "\n" for m in models
+    )
 
 
 def _jsonl(run_dir: Path, concurrency: int, repeat: int) -> Path:

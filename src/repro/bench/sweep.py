@@ -1,15 +1,18 @@
 """`repro bench`: a concurrency sweep against a running server, written as a run record.
 
 Each (concurrency, repeat) level runs its warmup requests (not recorded), then
-`prompts_per_level` measured requests; its per-request JSONL and the updated summary.json are
-written as soon as it finishes. `resume` skips the levels a run already finished. A level in
-which no request succeeded ends the run as failed (with the server's last log lines when
-repro launched it), keeping the finished levels.
+`prompts_per_level` measured requests while the server's `/metrics` is scraped; its
+per-request JSONL, its metrics series and the updated summary.json are written as soon as it
+finishes, with the server's limits, the client's CPU time and the validity verdict
+(validity.py). `resume` skips the levels a run already finished validly and measures invalid
+ones again. A level in which no request succeeded ends the run as failed (with the server's
+last log lines when repro launched it), keeping the finished levels.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +20,7 @@ from typing import Any, Protocol
 
 from repro.bench.client import RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
-from repro.bench.metrics import summarize_level
+from repro.bench.metrics import request_row, summarize_level
 from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
 from repro.bench.record import (
     RunWriter,
@@ -28,6 +31,8 @@ from repro.bench.record import (
     write_server_log,
 )
 from repro.bench.server import fetch_server_info, is_simulated, served_model
+from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
+from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
 from repro.lock import lock_of
@@ -37,9 +42,9 @@ from repro.spec.record import (
     BenchWorkload,
     Endpoint,
     Level,
-    RequestRow,
     ServerInfo,
 )
+from repro.spec.server import ServerState
 from repro.topology import collect_fingerprint
 
 
@@ -69,6 +74,8 @@ class BenchOptions:
     runs_dir: Path = Path("runs")
     read_timeout: float = 300.0
     slos: dict[str, float] | None = None
+    max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
+    metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     collect_machine: bool = True
     server_log: Callable[[], list[str]] | None = None
 
@@ -146,6 +153,9 @@ def _start(
             endpoint=opts.endpoint,
             workload=_workload(bench, source),
             slos=opts.slos,
+            max_failed_pct=(
+                DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
+            ),
         ),
     )
     record.write("recipe.json", resolved)
@@ -195,6 +205,8 @@ def _resume(opts: BenchOptions) -> tuple[RunWriter, dict[str, Any], str, PromptS
         )
     opts.slos = opts.slos or recorded
     record.run.slos = opts.slos
+    if opts.max_failed_pct is not None:
+        record.run.max_failed_pct = opts.max_failed_pct
     info = asyncio.run(fetch_server_info(record.run.server_url or ""))
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
@@ -236,7 +248,7 @@ def run_bench(
     template = chat_template_for(
         (resolved.get("model") or {}).get("repo"), (resolved.get("model") or {}).get("revision")
     )
-    done = record.finished()
+    done = record.kept()
     todo = [
         (c, r)
         for r in range(bench["repeats"])
@@ -285,6 +297,10 @@ async def _sweep(
             bodies = _bodies(bench, source, endpoint, model, n, seed, template)
             if progress:
                 progress.level_started(concurrency, repeat, len(bodies))
+            limits = await fetch_limits(url)
+            scraper = MetricsScraper(url, opts.metrics_interval)
+            scraper.start()
+            cpu0 = time.process_time()
             run = await client.run(
                 bodies,
                 concurrency,
@@ -293,6 +309,8 @@ async def _sweep(
                 seed=seed,
                 on_done=progress.request_done if progress else None,
             )
+            cpu = time.process_time() - cpu0
+            samples = await scraper.stop()
             summary = summarize_level(
                 run.results,
                 concurrency=concurrency,
@@ -308,11 +326,30 @@ async def _sweep(
                     f"every request of level c{concurrency}-r{repeat} failed ({kinds}); "
                     f"first error: {sample}"
                 )
-            rows = (RequestRow.model_validate(r, from_attributes=True) for r in run.results)
-            record.add_level(summary, rows)
+            summary = _judged(
+                summary,
+                server_state(limits, samples, scraper.available),
+                cpu,
+                offered_load(summary, n, bench.get("request_rate") is None),
+                record.run.max_failed_pct,
+            )
+            record.add_level(summary, (request_row(r) for r in run.results), samples)
             if progress:
                 progress.level_done(summary)
     return None
+
+
+def _judged(
+    summary: Level, server: ServerState, cpu_s: float, offered: int | None, max_failed_pct: float
+) -> Level:
+    """The level with the server's state, the client's CPU time and the verdict."""
+    per_s = cpu_s / summary.duration if summary.duration > 0 else None
+    level = summary.model_copy(
+        update={"server": server, "client_cpu_s": cpu_s, "client_cpu_per_s": per_s}
+    )
+    level.reasons = judge(level, offered=offered, max_failed_pct=max_failed_pct)
+    level.valid = not level.reasons
+    return level
 
 
 def _save_server_log(record: RunWriter, opts: BenchOptions) -> None:

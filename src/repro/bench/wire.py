@@ -15,7 +15,10 @@ Sources (SGLang 0.5.x):
   `decode_generate` does not even scan them (it decodes the trailing meta_info alone).
 - `/v1/chat/completions`: srt/entrypoints/openai/protocol.py ChatCompletionStreamResponse
   (`choices[].delta.content`, `choices[].finish_reason`, `usage` on the last chunk when
-  `stream_options.include_usage` is set).
+  `stream_options.include_usage` is set, and on every content chunk with
+  `continuous_usage_stats`). Speculative stats are not in `usage`: with
+  `return_spec_tokens_details: true` a chunk with `choices: []` carries
+  `sglext.spec_tokens_details` (SpecTokensDetails; a list when n > 1), serving_chat.py.
 """
 
 from __future__ import annotations
@@ -59,12 +62,23 @@ class ChatUsage(msgspec.Struct):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     prompt_tokens_details: PromptDetails | None = None
-    spec_verify_ct: int | None = None
+
+
+class SpecTokensDetails(msgspec.Struct):
+    """protocol.py SpecTokensDetails, the fields the benchmark reads."""
+
+    spec_verify_ct: int = 0
+    spec_accept_length: float = 0.0
+
+
+class SglExt(msgspec.Struct):
+    spec_tokens_details: SpecTokensDetails | list[SpecTokensDetails] | None = None
 
 
 class ChatChunk(msgspec.Struct):
     choices: list[ChatChoice] = []
     usage: ChatUsage | None = None
+    sglext: SglExt | None = None
     error: dict[str, Any] | str | None = None
     object: str | None = None
     message: str | None = None
@@ -99,6 +113,16 @@ def decode_generate(payload: bytes) -> GenChunk:
         except msgspec.DecodeError:
             pass
     return GEN_DECODER.decode(payload)
+
+
+def spec_verify_ct(sglext: SglExt) -> int | None:
+    """Verify steps from `sglext.spec_tokens_details` (summed over choices); None without."""
+    details = sglext.spec_tokens_details
+    if details is None:
+        return None
+    if isinstance(details, list):
+        return sum(d.spec_verify_ct for d in details) if details else None
+    return details.spec_verify_ct
 
 
 def finish_type(reason: dict[str, Any] | str | None) -> str | None:
@@ -139,7 +163,8 @@ def chat_body(
     temperature: float,
     ignore_eos: bool,
 ) -> bytes:
-    # ignore_eos is an SGLang extension of ChatCompletionRequest (openai/protocol.py)
+    # ignore_eos and return_spec_tokens_details are SGLang extensions of
+    # ChatCompletionRequest (srt/entrypoints/openai/protocol.py)
     return _ENCODER.encode(
         {
             "model": model,
@@ -148,7 +173,8 @@ def chat_body(
             "temperature": temperature,
             "ignore_eos": ignore_eos,
             "stream": True,
-            "stream_options": {"include_usage": True},
+            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+            "return_spec_tokens_details": True,
         }
     )
 

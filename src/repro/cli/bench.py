@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from repro.bench import BenchOptions, RequestResult, parse_slos, run_bench
 from repro.errors import ReproError
@@ -52,7 +53,8 @@ class _RichProgress:
         self.progress.update(
             self.task,
             description=f"c={summary.concurrency} r={summary.repeat} "
-            f"{summary.output_throughput:.0f} tok/s, {summary.failed} failed",
+            f"{summary.output_throughput:.0f} tok/s, {summary.failed} failed"
+            + ("" if summary.valid else ", INVALID"),
         )
 
 
@@ -60,12 +62,22 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _verdict(level: Level) -> Text:
+    if level.valid:
+        return Text("yes", style="green")
+    return Text("NO: " + "; ".join(level.reasons), style="bold red")
+
+
 def summary_table(levels: list[Level]) -> Table:
+    """One row per level; ITL is per token (bench_serving's), chunk the gap between stream
+    chunks (a verify step on a speculative server), accept the pooled tokens per verify step."""
     table = Table(title="bench")
     for col in ("conc", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
-                "TTFT p50 ms", "ITL p50 ms", "TPOT p50 ms", "E2E p99 ms", "accept"):  # fmt: skip
+                "TTFT p50 ms", "ITL p50 ms", "chunk p50 ms", "TPOT p50 ms", "E2E p99 ms",
+                "accept", "steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     goodput = any(lv.goodput is not None for lv in levels)
+    table.add_column("valid", justify="left")
     if goodput:
         table.add_column("goodput req/s", justify="right")
     for lv in levels:
@@ -79,9 +91,12 @@ def summary_table(levels: list[Level]) -> Table:
             _fmt(lv.output_throughput_per_user),
             _fmt(lv.median_ttft_ms),
             _fmt(lv.median_itl_ms, 2),
+            _fmt(lv.median_chunk_gap_ms, 2),
             _fmt(lv.median_tpot_ms, 2),
             _fmt(lv.p99_e2e_latency_ms),
             _fmt(lv.accept_length, 2),
+            _fmt(lv.verify_steps_per_s, 0),
+            _verdict(lv),
             *([_fmt(lv.goodput, 2)] if goodput else []),
         )
     return table
@@ -116,7 +131,7 @@ def summary_table(levels: list[Level]) -> Table:
     type=click.Choice(["generate", "chat"]),
     default="generate",
     show_default=True,
-    help="SGLang's native /generate (carries speculative stats) or /v1/chat/completions.",
+    help="SGLang's native /generate or /v1/chat/completions (both report speculative stats).",
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (default: runs/...).")
 @click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
@@ -124,6 +139,11 @@ def summary_table(levels: list[Level]) -> Table:
               help="Seconds without data before a request counts as stalled.")  # fmt: skip
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
+@click.option("--max-failed-pct", type=click.FloatRange(min=0, max=100),
+              help="A level with more failed requests (percent) is invalid [default: 1, or "
+              "the resumed run's own].")  # fmt: skip
+@click.option("--metrics-interval", type=click.FloatRange(min=0.01), default=0.5,
+              show_default=True, help="Seconds between the server's /metrics scrapes.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
 def bench(
     recipe: str | None,
@@ -138,12 +158,17 @@ def bench(
     resume: Path | None,
     read_timeout: float,
     slo: tuple[str, ...],
+    max_failed_pct: float | None,
+    metrics_interval: float,
     as_json: bool,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
 
     Prints a summary table on stderr and the run folder on stdout (or, with --json, the
-    summary). With --resume RUN, finished levels are kept and only the rest run.
+    summary). Every level gets a validity verdict (valid, or the reasons it is not: no
+    output, failed requests, concurrency above the server's running-request cap, the server
+    not running the offered load, acceptance disagreeing with the server's, a saturated
+    client). With --resume RUN, valid levels are kept; invalid and missing ones run.
     """
     if recipe is None and resume is None:
         raise ReproError("give a RECIPE, or --resume RUN", hint="e.g. repro bench demo")
@@ -160,6 +185,8 @@ def bench(
         resume=resume,
         read_timeout=read_timeout,
         slos=parse_slos(slo),
+        max_failed_pct=max_failed_pct,
+        metrics_interval=metrics_interval,
     )
     with Progress(
         TextColumn("{task.description}"),

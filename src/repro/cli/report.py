@@ -59,6 +59,11 @@ def _write(text: str, output: Path | None) -> None:
     help="Write to this file (html: report.html).",
 )
 @click.option("--plots", type=click.Path(path_type=Path), help="Also write the PNG plots here.")
+@click.option(
+    "--include-invalid",
+    is_flag=True,
+    help="Count levels whose validity verdict failed in values, best and speedups (marked !).",
+)
 def report(
     runs: tuple[Path, ...],
     baseline: Path | None,
@@ -66,11 +71,14 @@ def report(
     metrics: tuple[str, ...],
     output: Path | None,
     plots: Path | None,
+    include_invalid: bool,
 ) -> None:
     """One row per run, one column per concurrency; best per column marked (*).
 
     With --baseline RUN each cell also shows the speedup vs that run (e.g. kimi26-ep4-dflash
-    vs kimi26-ep4). Runs from the simulator are marked SIMULATED in every format.
+    vs kimi26-ep4). Runs from the simulator are marked SIMULATED in every format. Levels whose
+    validity verdict failed are left out of values, best marks and speedups (shown as
+    `invalid`) unless --include-invalid.
     """
     # loaded together so that labels are unique across the runs and the baseline
     loaded = load_runs([*runs, *([baseline] if baseline is not None else [])])
@@ -82,9 +90,9 @@ def report(
         for path in write_plots(shown, plots):
             click.echo(f"wrote {path}", err=True)
     if fmt == "html":
-        _write(render_html(records, base, chosen), output or Path("report.html"))
+        _write(render_html(records, base, chosen, include_invalid), output or Path("report.html"))
         return
-    reports = [build_report(records, m, base) for m in chosen]
+    reports = [build_report(records, m, base, include_invalid) for m in chosen]
     if fmt == "json":
         data = [report_to_json(r) for r in reports]
         _write(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n", output)
@@ -101,14 +109,33 @@ def report(
 @click.command("compare")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
-@click.option("--metric", "metrics", type=_METRIC, multiple=True, help="Default: all four.")
+@click.option(
+    "--metric",
+    "metrics",
+    type=_METRIC,
+    multiple=True,
+    help=f"Default: {', '.join(DEFAULT_METRICS)}.",
+)
 @click.option("--force", is_flag=True, help="Compare even when the workloads differ.")
+@click.option(
+    "--include-invalid", is_flag=True, help="Count invalid levels too (their points marked)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def compare(a: Path, b: Path, metrics: tuple[str, ...], force: bool, as_json: bool) -> None:
+def compare(
+    a: Path,
+    b: Path,
+    metrics: tuple[str, ...],
+    force: bool,
+    include_invalid: bool,
+    as_json: bool,
+) -> None:
     """B relative to A on matched concurrency levels: delta, direction, and whether it is
-    within the runs' own spread (repeats) or a real change; machines side by side."""
+    within the runs' own spread (repeats) or a real change; machines side by side. Levels
+    whose validity verdict failed are left out (named in a warning) unless --include-invalid."""
     run_a, run_b = load_runs([a, b])
-    result = compare_runs(run_a, run_b, metrics or DEFAULT_METRICS, force=force)
+    result = compare_runs(
+        run_a, run_b, metrics or DEFAULT_METRICS, force=force, include_invalid=include_invalid
+    )
     if as_json:
         click.echo(json.dumps(comparison_to_json(result), indent=2))
     else:

@@ -3,6 +3,9 @@
 cmp = compare_runs(a, b)                       # refuses different workloads unless force
 cmp.points[i].delta, .direction ("better"|"worse"|"same"), .verdict
 cmp.machines                                   # fingerprint fields side by side
+
+Points come from valid levels only; each invalid level is named in a warning with its reasons.
+With `include_invalid` they count too, and their points are marked.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from repro.spec.record import MachineInfo, ServerInfo
 Direction = Literal["better", "worse", "same"]
 Verdict = Literal["real change", "within spread", "no spread (1 repeat)"]
 
-DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "accept_length")
+DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "tpot", "accept_length")
 
 
 class PointDelta(BaseModel):
@@ -38,6 +41,7 @@ class PointDelta(BaseModel):
     percent: float | None
     direction: Direction  # of B relative to A
     verdict: Verdict
+    invalid: bool = False  # A's or B's values include invalid levels
 
 
 class FingerprintRow(BaseModel):
@@ -62,6 +66,7 @@ class Comparison(BaseModel):
     points: list[PointDelta]
     machines: list[FingerprintRow]
     same_machine: bool
+    include_invalid: bool = False
 
 
 def _direction(info: MetricInfo, a: float, b: float, rel_tol: float = 1e-9) -> Direction:
@@ -129,6 +134,7 @@ def compare_runs(
     b: LoadedRun,
     metrics: tuple[str, ...] | list[str] = DEFAULT_METRICS,
     force: bool = False,
+    include_invalid: bool = False,
 ) -> Comparison:
     """B relative to A on the concurrencies both measured with the same workload.
 
@@ -158,6 +164,9 @@ def compare_runs(
     for run in (a, b):
         if run.run.status != "complete":
             warnings.append(f"{run.label}: run status is {run.run.status}")
+        for c, reasons in run.invalid_reasons().items():
+            use = "included, marked" if include_invalid else "left out"
+            warnings.append(f"{run.label} c={c} is invalid ({use}): {'; '.join(reasons)}")
     ca, cb = set(a.concurrencies), set(b.concurrencies)
     matched = sorted(ca & cb)
     if not matched:
@@ -168,7 +177,7 @@ def compare_runs(
     points: list[PointDelta] = []
     for metric in metrics:
         info = METRICS[metric]
-        pa, pb = a.points(metric), b.points(metric)
+        pa, pb = a.points(metric, include_invalid), b.points(metric, include_invalid)
         for c in matched:
             if c not in pa or c not in pb:
                 continue
@@ -187,6 +196,7 @@ def compare_runs(
                     percent=(y.mean - x.mean) / x.mean * 100 if x.mean else None,
                     direction=_direction(info, x.mean, y.mean),
                     verdict=_verdict(x.values, y.values),
+                    invalid=x.invalid > 0 or y.invalid > 0,
                 )
             )
     fa, fb = _fingerprint(a), _fingerprint(b)
@@ -206,6 +216,7 @@ def compare_runs(
         points=points,
         machines=machines,
         same_machine=fa["hostname"] == fb["hostname"] and fa["GPUs"] == fb["GPUs"],
+        include_invalid=include_invalid,
     )
 
 
@@ -244,7 +255,7 @@ def render_comparison(cmp: Comparison) -> Group:
             f"{p.delta:+.2f}",
             "-" if p.percent is None else f"{p.percent:+.1f}%",
             Text(_arrow(p), style=style),
-            Text(p.verdict, style=verdict_style),
+            Text(p.verdict + (" (invalid levels!)" if p.invalid else ""), style=verdict_style),
         )
     parts.append(table)
     if cmp.only_a or cmp.only_b:

@@ -13,7 +13,7 @@ import jinja2
 
 from repro.report.plots import all_plots
 from repro.report.records import LoadedRun
-from repro.report.table import build_report, caption, fmt_value
+from repro.report.table import build_report, caption, cell_text, fmt_value
 
 _TITLES = {
     "throughput": "Throughput vs concurrency",
@@ -32,9 +32,10 @@ def render_html(
     runs: list[LoadedRun],
     baseline: LoadedRun | None = None,
     metrics: list[str] | tuple[str, ...] = ("output_throughput",),
+    include_invalid: bool = False,
 ) -> str:
     """The page as a string; it references no file or URL outside itself."""
-    tables = [build_report(runs, metric, baseline) for metric in metrics]
+    tables = [build_report(runs, metric, baseline, include_invalid) for metric in metrics]
     shown = list(runs)
     if baseline is not None and all(r.path.resolve() != baseline.path.resolve() for r in runs):
         shown.insert(0, baseline)
@@ -49,5 +50,6 @@ def render_html(
         simulated=any(r.simulated for r in shown),
         generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         fmt=fmt_value,
+        cell_text=cell_text,
         caption=caption,
     )

@@ -3,6 +3,8 @@
     run = load_run("runs/20250101T000000Z-kimi26-ep4")
     run.recipe_name, run.machine_class, run.image_digest_short, run.simulated
     run.points("output_throughput")        # {concurrency: Point(mean, values per repeat)}
+                                           # from valid levels; include_invalid=True: all
+    run.invalid_reasons()                  # {concurrency: reasons of its invalid levels}
 
 A missing or corrupt file raises `RunRecordError` naming the file and what was wrong.
 """
@@ -56,7 +58,21 @@ METRICS: dict[str, MetricInfo] = {
         name="ttft", key="mean_ttft_ms", label="mean TTFT", unit="ms", higher_is_better=False
     ),
     "itl": MetricInfo(
-        name="itl", key="mean_itl_ms", label="mean ITL", unit="ms", higher_is_better=False
+        name="itl",
+        key="mean_itl_ms",
+        label="mean ITL (per token)",
+        unit="ms",
+        higher_is_better=False,
+    ),
+    "tpot": MetricInfo(
+        name="tpot", key="mean_tpot_ms", label="mean TPOT", unit="ms", higher_is_better=False
+    ),
+    "chunk_gap": MetricInfo(
+        name="chunk_gap",
+        key="mean_chunk_gap_ms",
+        label="mean chunk gap",
+        unit="ms",
+        higher_is_better=False,
     ),
     "accept_length": MetricInfo(
         name="accept_length",
@@ -77,6 +93,7 @@ class Point(BaseModel):
 
     concurrency: int
     values: list[float]
+    invalid: int = Field(default=0, description="how many of the values come from invalid levels")
 
     @property
     def mean(self) -> float:
@@ -149,15 +166,34 @@ class LoadedRun(RunRecord):
             "prompts": _prompts_identity(workload.dataset_source),
         }
 
-    def points(self, metric: str) -> dict[int, Point]:
-        """Per concurrency, the metric's value in each repeat (levels without it are left out)."""
+    def points(self, metric: str, include_invalid: bool = False) -> dict[int, Point]:
+        """Per concurrency, the metric's value in each repeat (levels without it are left out;
+        invalid levels too, unless `include_invalid`)."""
         key = METRICS[metric].key if metric in METRICS else metric
-        out: dict[int, list[float]] = {}
+        out: dict[int, Point] = {}
         for level in sorted(self.levels, key=lambda lv: (lv.concurrency, lv.repeat)):
             value = level.value(key)
-            if value is not None:
-                out.setdefault(level.concurrency, []).append(value)
-        return {c: Point(concurrency=c, values=v) for c, v in out.items()}
+            if value is None or not (level.valid or include_invalid):
+                continue
+            point = out.setdefault(
+                level.concurrency, Point(concurrency=level.concurrency, values=[])
+            )
+            point.values.append(value)
+            point.invalid += not level.valid
+        return out
+
+    def invalid_reasons(self) -> dict[int, list[str]]:
+        """Per concurrency with invalid levels, their reasons (each once, `r<repeat>: ...`
+        when the concurrency was repeated)."""
+        repeated = {lv.concurrency for lv in self.levels if lv.repeat > 0}
+        out: dict[int, list[str]] = {}
+        for level in sorted(self.levels, key=lambda lv: (lv.concurrency, lv.repeat)):
+            if level.valid:
+                continue
+            tag = f"r{level.repeat}: " if level.concurrency in repeated else ""
+            reasons = out.setdefault(level.concurrency, [])
+            reasons += [tag + r for r in level.reasons or ["invalid"] if tag + r not in reasons]
+        return out
 
     def requests(self, concurrency: int, repeat: int) -> list[RequestRow]:
         """The per-request rows of one level (`levels/c<c>-r<r>.jsonl`)."""

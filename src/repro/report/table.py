@@ -2,6 +2,10 @@
 
 report = build_report(runs, metric="output_throughput", baseline=base_run)
 render_markdown(report) / render_rich(report) / report_to_json(report)
+
+Cells, best marks, peaks and speedups come from valid levels only; a concurrency whose levels
+are all invalid shows `invalid` (the reasons are in the JSON). With `include_invalid`, invalid
+levels count too and their cells are marked `!`.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from repro.errors import ReproError
 from repro.report.records import METRICS, LoadedRun, MetricInfo
 
 SIMULATED = "SIMULATED"
+INVALID_MARK = "!"
 
 
 class Cell(BaseModel):
@@ -27,6 +32,8 @@ class Cell(BaseModel):
     repeats: int = 0
     best: bool = False
     speedup: float | None = Field(default=None, description="vs the baseline; >1 is better")
+    invalid: bool = Field(default=False, description="the value includes invalid levels")
+    reasons: list[str] = Field(default_factory=list, description="why levels here are invalid")
 
 
 class ReportRow(BaseModel):
@@ -49,10 +56,15 @@ class Report(BaseModel):
     concurrencies: list[int]
     rows: list[ReportRow]
     baseline: str | None = None  # label of the baseline row
+    include_invalid: bool = False
 
     @property
     def any_simulated(self) -> bool:
         return any(r.simulated for r in self.rows)
+
+    @property
+    def any_invalid(self) -> bool:
+        return any(cell.reasons for r in self.rows for cell in r.cells.values())
 
 
 def _better(metric: MetricInfo, a: float, b: float) -> bool:
@@ -67,9 +79,13 @@ def _speedup(metric: MetricInfo, value: float | None, base: float | None) -> flo
 
 
 def build_report(
-    runs: list[LoadedRun], metric: str = "output_throughput", baseline: LoadedRun | None = None
+    runs: list[LoadedRun],
+    metric: str = "output_throughput",
+    baseline: LoadedRun | None = None,
+    include_invalid: bool = False,
 ) -> Report:
-    """The table model. `baseline` is one of `runs` or an extra run shown as the first row."""
+    """The table model. `baseline` is one of `runs` or an extra run shown as the first row;
+    invalid levels are left out of every number unless `include_invalid`."""
     if metric not in METRICS:
         raise ReproError(
             f"unknown metric {metric!r}", hint=f"choose one of {', '.join(sorted(METRICS))}"
@@ -82,17 +98,21 @@ def build_report(
         all_runs.insert(0, baseline)
     concurrencies = sorted({c for r in all_runs for c in r.concurrencies})
     rows: list[ReportRow] = []
-    base_points = baseline.points(metric) if baseline is not None else {}
+    base_points = baseline.points(metric, include_invalid) if baseline is not None else {}
     for run in all_runs:
-        points = run.points(metric)
+        points = run.points(metric, include_invalid)
+        reasons = run.invalid_reasons()
         cells: dict[int, Cell] = {}
         for c in concurrencies:
             p = points.get(c)
             cell = (
                 Cell()
                 if p is None
-                else Cell(value=p.mean, low=p.low, high=p.high, repeats=p.repeats)
+                else Cell(
+                    value=p.mean, low=p.low, high=p.high, repeats=p.repeats, invalid=p.invalid > 0
+                )
             )
+            cell.reasons = reasons.get(c, [])
             if baseline is not None and p is not None and c in base_points:
                 cell.speedup = _speedup(info, p.mean, base_points[c].mean)
             cells[c] = cell
@@ -135,6 +155,7 @@ def build_report(
         concurrencies=concurrencies,
         rows=rows,
         baseline=next((r.label for r in rows if r.is_baseline), None),
+        include_invalid=include_invalid,
     )
 
 
@@ -162,7 +183,11 @@ def row_title(row: ReportRow) -> str:
 
 
 def cell_text(cell: Cell, metric: MetricInfo, with_speedup: bool) -> str:
+    if cell.value is None and cell.reasons:
+        return "invalid"
     text = fmt_value(cell.value, metric)
+    if cell.invalid:
+        text += f" {INVALID_MARK}"
     if cell.best:
         text += " *"
     if with_speedup and cell.speedup is not None:
@@ -176,6 +201,10 @@ def caption(report: Report) -> str:
     parts = [f"{m.label} ({m.unit}, {better} is better) by concurrency; * best per column"]
     if report.baseline:
         parts.append(f"(Nx) speedup vs baseline {report.baseline}")
+    if report.include_invalid:
+        parts.append(f"{INVALID_MARK}: includes levels whose validity verdict failed")
+    elif report.any_invalid:
+        parts.append("invalid levels are left out (--include-invalid to show them)")
     if report.any_simulated:
         parts.append(f"{SIMULATED}: numbers come from the CPU simulator, not a GPU server")
     return "; ".join(parts)

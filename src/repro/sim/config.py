@@ -23,7 +23,9 @@ Speculative settings are resolved as SGLang's hooks do (sglang/srt/arg_groups/
 speculative_hook.py: DFLASH forces num_steps/topk to 1, takes `--speculative-dflash-block-size`
 as the draft tokens and refuses a disagreeing `--speculative-num-draft-tokens`, needs a draft
 model and pp_size 1; DDTREE (PR #29907) reuses the DFlash drafter and verifies budget + 1
-tokens per step, budget defaulting to block_size - 1).
+tokens per step, budget defaulting to block_size - 1). A speculative server started without
+`--max-running-requests` runs at most SPECULATIVE_MAX_RUNNING (48) requests and reports that
+in /server_info, as speculative_hook.py's handlers reset it for every algorithm.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from repro.sim.profile import CATEGORIES, Profile, SpecProfile, accept_cdf, load
 from repro.sim.registry import Registry, load_registry
 
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE", "FROZEN_KV_MTP")
+SPECULATIVE_MAX_RUNNING = 48  # speculative_hook.py, e.g. _handle_dflash
 DFLASH_FAMILY = ("DFLASH", "DDTREE")
 _SECRET_DESTS = ("api_key", "admin_api_key")
 
@@ -245,4 +248,11 @@ def resolve(argv: list[str]) -> SimConfig:
     cfg.exit_code = int(_env_float("REPRO_SIM_EXIT_CODE", 1) or 0)
     cfg.trace_file = os.environ.get("REPRO_SIM_TRACE_FILE") or None
     _speculative(cfg, parser)
+    if cfg.algorithm and not args.max_running_requests:
+        args.max_running_requests = SPECULATIVE_MAX_RUNNING
+        cfg.max_running_requests = max(1, SPECULATIVE_MAX_RUNNING // cfg.dp_size)
+        cfg.warnings.append(
+            "Max running requests is reset to 48 for speculative decoding. You can override "
+            "this by explicitly setting --max-running-requests."
+        )
     return cfg

@@ -10,5 +10,6 @@ from here; nothing here imports a stage. Modules:
 - `catalog`: SGLang's server-option catalog;
 - `dataset`: references to prompt sources (bench datasets, Hub datasets);
 - `lock`: the lock with typed sections, and `Locked` (a recipe with its lock);
-- `record`: the run record that bench/accept/run write and report/compare read.
+- `record`: the run record that bench/accept/run write and report/compare read;
+- `server`: the server's limits and `/metrics` during a bench level (part of the record).
 """

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
+from repro.spec.server import ServerState
+
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]
 
@@ -76,6 +78,9 @@ class BenchRunInfo(RunInfo):
     slos: dict[str, float] | None = Field(
         default=None, description="goodput SLOs in ms by ttft/tpot/e2e; None: no goodput"
     )
+    max_failed_pct: float = Field(
+        default=1.0, description="a level with more failed requests (percent) is invalid"
+    )
 
 
 class AcceptRunInfo(RunInfo):
@@ -96,6 +101,13 @@ AnyRunInfo = Annotated[
     Discriminator(_run_kind),
 ]
 """`run.json` of either kind, told apart by its `kind` (absent: bench)."""
+
+
+class Interval(BaseModel):
+    """A 95% bootstrap interval (percentiles 2.5 and 97.5 of the resampled statistic)."""
+
+    low: float
+    high: float
 
 
 class Level(BaseModel):
@@ -124,10 +136,18 @@ class Level(BaseModel):
     median_ttft_ms: float | None = None
     p90_ttft_ms: float | None = None
     p99_ttft_ms: float | None = None
-    mean_itl_ms: float | None = None
+    mean_itl_ms: float | None = Field(
+        default=None, description="per token, as bench_serving: chunk gap / its new tokens"
+    )
     median_itl_ms: float | None = None
     p90_itl_ms: float | None = None
     p99_itl_ms: float | None = None
+    mean_chunk_gap_ms: float | None = Field(
+        default=None, description="per stream chunk carrying tokens (a verify step's latency)"
+    )
+    median_chunk_gap_ms: float | None = None
+    p90_chunk_gap_ms: float | None = None
+    p99_chunk_gap_ms: float | None = None
     mean_tpot_ms: float | None = None
     median_tpot_ms: float | None = None
     p90_tpot_ms: float | None = None
@@ -137,11 +157,32 @@ class Level(BaseModel):
     p90_e2e_latency_ms: float | None = None
     p99_e2e_latency_ms: float | None = None
     accept_length: float | None = Field(
-        default=None, description="sum completion_tokens / sum spec_verify_ct; None without spec"
+        default=None,
+        description="pooled (tokens per verify step): sum completion_tokens / sum spec_verify_ct;"
+        " None without spec",
+    )
+    accept_length_ci95: Interval | None = None
+    accept_length_mean_per_request: float | None = Field(
+        default=None, description="mean over requests of completion_tokens / spec_verify_ct"
+    )
+    accept_length_mean_per_request_ci95: Interval | None = None
+    output_throughput_ci95: Interval | None = None
+    spec_verify_ct: int | None = Field(default=None, description="verify steps, all requests")
+    verify_steps_per_s: float | None = Field(
+        default=None, description="spec_verify_ct / duration: engine speed apart from acceptance"
     )
     goodput: float | None = Field(
         default=None, description="requests/s meeting the SLOs; None: no SLOs"
     )
+    client_cpu_s: float | None = Field(
+        default=None, description="CPU time the bench process used during the level"
+    )
+    client_cpu_per_s: float | None = Field(
+        default=None, description="client_cpu_s / duration (1.0: one core busy all along)"
+    )
+    server: ServerState | None = None
+    valid: bool = Field(default=True, description="False: the numbers do not measure the server")
+    reasons: list[str] = Field(default_factory=list, description="why the level is invalid")
 
     def value(self, key: str) -> float | None:
         """A numeric key (declared or extra) as a float; None where the level lacks it."""
@@ -168,9 +209,11 @@ class ConcurrencySpread(BaseModel):
     request_throughput: Range | None = None
     median_ttft_ms: Range | None = None
     median_itl_ms: Range | None = None
+    median_chunk_gap_ms: Range | None = None
     median_tpot_ms: Range | None = None
     median_e2e_latency_ms: Range | None = None
     accept_length: Range | None = None
+    verify_steps_per_s: Range | None = None
 
 
 SPREAD_KEYS: tuple[str, ...] = tuple(
@@ -201,7 +244,15 @@ class RequestRow(BaseModel):
     cached_tokens: int = 0
     spec_verify_ct: int | None = Field(default=None, description="verify steps; None without spec")
     ttft_s: float | None = Field(default=None, description="s to the first event carrying tokens")
-    itl_s: list[float] = Field(default_factory=list, description="s between token events")
+    itl_s: list[float] = Field(
+        default_factory=list, description="s per token after the first (bench_serving's itl)"
+    )
+    chunk_gap_s: list[float] = Field(
+        default_factory=list, description="s between events carrying tokens"
+    )
+    chunk_tokens: list[int] = Field(
+        default_factory=list, description="new tokens of the event ending each chunk gap"
+    )
     e2e_s: float | None = Field(default=None, description="s to the end of the stream")
     start_s: float = Field(default=0.0, description="s from the level's start to sending")
     finish_reason: str | None = None

@@ -1,0 +1,167 @@
+"""The server's state during a level: its effective limits and its `/metrics` over time.
+
+Limits come from `/server_info` (sglang/srt/entrypoints/http_server.py `server_info`: the
+resolved server arguments, so a speculative server started without `--max-running-requests`
+reports the 48 that srt/arg_groups/speculative_hook.py set; `internal_states[i]
+.effective_max_running_requests_per_dp` from srt/managers/scheduler_components/
+internal_state.py). The series is `/metrics` (with `--enable-metrics`) scraped on the
+benchmark's own event loop while the level runs, read with prometheus_client's parser; the
+gauge names are those of sglang/srt/observability/metrics_collector.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+from pydantic import ValidationError
+
+from repro.bench.server import fetch_server_info
+from repro.errors import ReproError
+from repro.spec.server import MetricsSample, ServerLimits, ServerState
+
+# gauge -> (MetricsSample field, how the DP ranks' values combine)
+_GAUGES: dict[str, tuple[str, Callable[[Iterable[float]], float]]] = {
+    "sglang:num_running_reqs": ("num_running_reqs", sum),
+    "sglang:num_queue_reqs": ("num_queue_reqs", sum),
+    "sglang:token_usage": ("token_usage", statistics.fmean),
+    "sglang:cache_hit_rate": ("cache_hit_rate", statistics.fmean),
+    "sglang:gen_throughput": ("gen_throughput", sum),
+    "sglang:spec_accept_length": ("spec_accept_length", statistics.fmean),
+}
+# only these lines reach the parser: a real server's page is mostly histograms
+_PREFIXES = tuple(
+    p for name in _GAUGES for p in (f"{name}{{", f"{name} ", f"# HELP {name} ", f"# TYPE {name} ")
+)
+_LIMIT_KEYS = (
+    "max_running_requests",
+    "dp_size",
+    "max_total_num_tokens",
+    "speculative_algorithm",
+    "speculative_num_draft_tokens",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_ddtree_budget",
+)
+_TIMEOUT = aiohttp.ClientTimeout(total=10)
+
+
+def server_limits(info: dict[str, Any]) -> ServerLimits | None:
+    """The limits in a `/server_info` document; None when it does not have their shape."""
+    data = {key: info[key] for key in _LIMIT_KEYS if info.get(key) is not None}
+    states = info.get("internal_states")
+    if isinstance(states, list) and states and isinstance(states[0], dict):
+        per_dp = states[0].get("effective_max_running_requests_per_dp")
+        if per_dp is not None:
+            data["effective_max_running_requests_per_dp"] = per_dp
+    try:
+        return ServerLimits.model_validate(data)
+    except ValidationError:
+        return None
+
+
+async def fetch_limits(url: str) -> ServerLimits | None:
+    """The server's limits now; None when it does not answer (a dead server fails the level
+    itself, which says why)."""
+    try:
+        return server_limits(await fetch_server_info(url))
+    except ReproError:
+        return None
+
+
+def parse_metrics(text: str, t_s: float) -> MetricsSample:
+    """One `/metrics` page as a sample; a gauge reported per TP/PP/EP rank counts once per DP
+    rank (its first sample)."""
+    wanted = "\n".join(line for line in text.splitlines() if line.startswith(_PREFIXES))
+    values: dict[str, float] = {}
+    for family in text_string_to_metric_families(wanted + "\n"):
+        field, combine = _GAUGES[family.name]
+        per_rank: dict[str, float] = {}
+        for sample in family.samples:
+            per_rank.setdefault(sample.labels.get("dp_rank", ""), float(sample.value))
+        if per_rank:
+            values[field] = combine(per_rank.values())
+    return MetricsSample(t_s=t_s, **values)
+
+
+class MetricsScraper:
+    """Scrapes `/metrics` every `interval` seconds from `start()` until `stop()`.
+
+    A 404 (no `--enable-metrics`) ends the scraping with `available` False; a failed scrape
+    (the server busy or gone) is skipped.
+    """
+
+    def __init__(self, url: str, interval: float) -> None:
+        self.url = url.rstrip("/") + "/metrics"
+        self.interval = interval
+        self.samples: list[MetricsSample] = []
+        self.available = False
+        self._t0 = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._t0 = time.perf_counter()
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> list[MetricsSample]:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        return self.samples
+
+    async def _run(self) -> None:
+        async with aiohttp.ClientSession(timeout=_TIMEOUT) as session:
+            while True:
+                if not await self._scrape(session):
+                    return
+                await asyncio.sleep(self.interval)
+
+    async def _scrape(self, session: aiohttp.ClientSession) -> bool:
+        """One sample; False when the server has no /metrics."""
+        try:
+            async with session.get(self.url) as resp:
+                if resp.status == 404:
+                    return False
+                if resp.status != 200:
+                    return True
+                text = await resp.text(errors="replace")
+        except (TimeoutError, aiohttp.ClientError, OSError):
+            return True
+        self.available = True
+        with contextlib.suppress(ValueError):
+            self.samples.append(parse_metrics(text, time.perf_counter() - self._t0))
+        return True
+
+
+def _values(samples: list[MetricsSample], field: str) -> list[float]:
+    return [v for s in samples if (v := getattr(s, field)) is not None]
+
+
+def server_state(
+    limits: ServerLimits | None, samples: list[MetricsSample], available: bool
+) -> ServerState:
+    """The summary of a level's series: mean and peak running, peak queue, server acceptance."""
+    running = _values(samples, "num_running_reqs")
+    queued = _values(samples, "num_queue_reqs")
+    usage = _values(samples, "token_usage")
+    gen = _values(samples, "gen_throughput")
+    accept = [v for v in _values(samples, "spec_accept_length") if v > 0]
+    return ServerState(
+        limits=limits,
+        metrics_available=available,
+        samples=len(samples),
+        mean_running=statistics.fmean(running) if running else None,
+        max_running=max(running) if running else None,
+        max_queued=max(queued) if queued else None,
+        mean_token_usage=statistics.fmean(usage) if usage else None,
+        mean_gen_throughput=statistics.fmean(gen) if gen else None,
+        spec_accept_length=statistics.fmean(accept) if accept else None,
+    )

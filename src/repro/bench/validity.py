@@ -1,0 +1,81 @@
+"""The validity verdict of a level: do its numbers measure the server as configured?
+
+A level is invalid, with one reason per failed check, when it produced no output tokens; when
+more than `max_failed_pct` percent of its requests failed; when its offered concurrency is
+above the server's running-request cap (the level then measures a queue: a speculative SGLang
+server started without `--max-running-requests` runs at most 48,
+sglang/srt/arg_groups/speculative_hook.py); when the server's own `/metrics` never showed
+the offered load running; when the client's acceptance disagrees with the server's
+`sglang:spec_accept_length`; or when the client itself was near saturation (its timings then
+include its own queueing).
+"""
+
+from __future__ import annotations
+
+from repro.spec.record import Level
+
+DEFAULT_MAX_FAILED_PCT = 1.0
+RUNNING_SHARE = 0.5
+"""The server must have run at least this share of the offered load at some scrape..."""
+MIN_SAMPLES = 5
+"""...of at least this many scrapes (fewer cover too little of a level to judge it)."""
+ACCEPT_TOLERANCE = 0.25
+"""Client and server acceptance may differ by this fraction of the server's."""
+CLIENT_CPU_LIMIT = 0.9
+"""CPU seconds per second of the level above which the client counts as saturated."""
+
+
+def offered_load(level: Level, prompts: int, closed_loop: bool) -> int | None:
+    """Requests in flight the level asked for: its concurrency, at most its requests;
+    None for Poisson arrivals, whose load the arrival rate sets."""
+    return min(level.concurrency, prompts) if closed_loop else None
+
+
+def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[str]:
+    """Why `level` is invalid; empty when it is valid."""
+    reasons: list[str] = []
+    sent = level.completed + level.failed
+    if level.total_output_tokens == 0:
+        reasons.append("no output tokens")
+    if sent and level.failed * 100.0 / sent > max_failed_pct:
+        reasons.append(
+            f"{level.failed} of {sent} requests failed "
+            f"({level.failed * 100.0 / sent:.1f}% > {max_failed_pct:g}%)"
+        )
+    server = level.server
+    cap = server.limits.running_cap if server is not None and server.limits else None
+    load = offered if offered is not None else level.concurrency
+    if cap is not None and load > cap:
+        reasons.append(
+            f"concurrency {load} is above the server's max_running_requests {cap}: "
+            "the level measures a queue"
+        )
+    peak = server.max_running if server is not None else None
+    if (
+        offered is not None
+        and peak is not None
+        and server is not None
+        and server.samples >= MIN_SAMPLES
+    ):
+        expected = min(offered, cap) if cap else offered
+        if peak < RUNNING_SHARE * expected:
+            reasons.append(
+                f"the server ran at most {peak:g} requests while {expected} were offered"
+            )
+    server_accept = server.spec_accept_length if server is not None else None
+    client_accept = level.accept_length
+    if (
+        client_accept is not None
+        and server_accept
+        and abs(client_accept - server_accept) > ACCEPT_TOLERANCE * server_accept
+    ):
+        reasons.append(
+            f"acceptance {client_accept:.2f} (pooled, from the requests) disagrees "
+            f"with the server's spec_accept_length {server_accept:.2f}"
+        )
+    if level.client_cpu_per_s is not None and level.client_cpu_per_s > CLIENT_CPU_LIMIT:
+        reasons.append(
+            f"the client used {level.client_cpu_per_s:.2f} CPU s per s: near saturation, "
+            "its timings include its own delays"
+        )
+    return reasons

@@ -1,0 +1,68 @@
+"""The server's state during each bench level (docs/run-record.md): its effective limits from
+`/server_info` and its `/metrics` series, as recorded in `summary.json` and
+`levels/c<concurrency>-r<repeat>.metrics.jsonl`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ServerLimits(BaseModel):
+    """The server's effective limits as `/server_info` reported them when a level started.
+
+    SGLang reports its resolved arguments there, so a speculative server started without
+    `--max-running-requests` says 48 (sglang/srt/arg_groups/speculative_hook.py).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    max_running_requests: int | None = Field(default=None, description="server_args, all ranks")
+    effective_max_running_requests_per_dp: int | None = Field(
+        default=None, description="internal_states[0]: what each DP rank's scheduler runs"
+    )
+    dp_size: int | None = None
+    max_total_num_tokens: int | None = Field(default=None, description="KV cache tokens")
+    speculative_algorithm: str | None = None
+    speculative_num_draft_tokens: int | None = None
+    speculative_num_steps: int | None = None
+    speculative_eagle_topk: int | None = None
+
+    @property
+    def running_cap(self) -> int | None:
+        """Requests the server runs at once (all DP ranks); None when it did not say."""
+        if self.effective_max_running_requests_per_dp:
+            return self.effective_max_running_requests_per_dp * (self.dp_size or 1)
+        return self.max_running_requests or None
+
+
+class MetricsSample(BaseModel):
+    """One scrape of the server's `/metrics` during a level: a line of
+    `levels/c<concurrency>-r<repeat>.metrics.jsonl` (gauges summed or averaged over DP ranks)."""
+
+    t_s: float = Field(description="s from the level's start")
+    num_running_reqs: float | None = Field(default=None, description="sum over ranks")
+    num_queue_reqs: float | None = Field(default=None, description="sum over ranks")
+    token_usage: float | None = Field(default=None, description="KV cache in use, 0-1, mean")
+    cache_hit_rate: float | None = Field(default=None, description="prefix cache hits, mean")
+    gen_throughput: float | None = Field(default=None, description="tok/s, sum over ranks")
+    spec_accept_length: float | None = Field(
+        default=None, description="the server's last logged acceptance length, mean"
+    )
+
+
+class ServerState(BaseModel):
+    """The server during one level: its limits and a summary of its `/metrics` series."""
+
+    limits: ServerLimits | None = Field(default=None, description="None: /server_info failed")
+    metrics_available: bool = Field(
+        default=False, description="False: no /metrics (started without --enable-metrics)"
+    )
+    samples: int = Field(default=0, description="scrapes in the level's series")
+    mean_running: float | None = None
+    max_running: float | None = None
+    max_queued: float | None = None
+    mean_token_usage: float | None = None
+    mean_gen_throughput: float | None = None
+    spec_accept_length: float | None = Field(
+        default=None, description="mean of the non-zero server-side acceptance samples"
+    )

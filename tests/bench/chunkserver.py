@@ -1,0 +1,72 @@
+"""A small real HTTP server that streams 4 tokens per chunk every 10 ms, on both endpoints:
+SGLang's `/generate` (cumulative `meta_info.completion_tokens`) and `/v1/chat/completions`
+(`usage` on every chunk, as `stream_options.continuous_usage_stats` asks), so that per-token
+ITL and chunk gaps have known values."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from aiohttp import web
+
+TOKENS_PER_CHUNK = 4
+CHUNK_GAP_S = 0.010
+
+
+def _sse(data: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+
+async def _server_info(request: web.Request) -> web.Response:
+    return web.json_response({"version": "test", "max_running_requests": 64})
+
+
+async def _stream(request: web.Request) -> web.StreamResponse:
+    body = await request.json()
+    chat = request.path.endswith("/completions")
+    total = int(body["max_tokens"] if chat else body["sampling_params"]["max_new_tokens"])
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await resp.prepare(request)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for step, done in enumerate(range(TOKENS_PER_CHUNK, total + 1, TOKENS_PER_CHUNK)):
+        await asyncio.sleep(max(0.0, start + step * CHUNK_GAP_S - loop.time()))
+        if chat:
+            usage = {"prompt_tokens": 3, "completion_tokens": done, "total_tokens": 3 + done}
+            choice = {"index": 0, "delta": {"content": "abcd"}, "finish_reason": None}
+            await resp.write(_sse({"choices": [choice], "usage": usage}))
+        else:
+            finish = {"type": "length"} if done == total else None
+            meta = {"prompt_tokens": 3, "completion_tokens": done, "finish_reason": finish}
+            await resp.write(_sse({"text": "x" * done, "meta_info": meta}))
+    await resp.write(b"data: [DONE]\n\n")
+    return resp
+
+
+@contextmanager
+def chunk_server() -> Iterator[str]:
+    """The server's URL while the block runs (its own event loop, in a thread)."""
+    app = web.Application()
+    app.router.add_get("/server_info", _server_info)
+    app.router.add_post("/generate", _stream)
+    app.router.add_post("/v1/chat/completions", _stream)
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
