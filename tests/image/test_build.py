@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from testcontainers.core.container import DockerContainer
 
 from repro.image.build import BuildPlan, ImageBuildError, PatchFile, build_image
 from repro.image.buildplan import plan_for_spec
@@ -21,28 +21,20 @@ def _sim_plan(repo_root: Path, patches: list[PatchFile]) -> BuildPlan:
     return plan.model_copy(update={"name": "sim-test", "patches": patches})
 
 
-def _run_sim(image: str, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            "docker",
-            "run",
-            "--rm",
-            "-e",
-            "REPRO_SIM_FAIL_AT_START=checked-argv",
-            "-e",
-            "REPRO_SIM_LOAD_SECONDS=0",
-            image,
-            "python3",
-            "-m",
-            "sglang.launch_server",
-            "--model-path",
-            "m",
-            *argv,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+def _run_sim(image: str, *argv: str) -> tuple[int, str]:
+    """Start the simulator's launch_server in `image` (testcontainers: removed on exit, no
+    pull) and return its exit status and output."""
+    command = ["python3", "-m", "sglang.launch_server", "--model-path", "m", *argv]
+    container = (
+        DockerContainer(image)
+        .with_env("REPRO_SIM_FAIL_AT_START", "checked-argv")
+        .with_env("REPRO_SIM_LOAD_SECONDS", "0")
+        .with_command(command)
     )
+    with container:
+        status = container.get_wrapped_container().wait(timeout=120)["StatusCode"]
+        stdout, stderr = container.get_logs()
+    return status, (stdout + stderr).decode()
 
 
 def test_manifest_records_what_the_image_contains(sim_image: str) -> None:
@@ -66,10 +58,10 @@ def test_a_patch_changes_what_the_server_accepts(repo_root: Path, tmp_path: Path
 
     unpatched = build_image(_sim_plan(repo_root, []))
     args = ("--speculative-algorithm", "DDTREE", "--speculative-draft-model-path", "d")
-    refused = _run_sim(unpatched.tag, *args)
-    assert refused.returncode == 2, refused.stderr
-    accepted = _run_sim(patched.tag, *args, "--speculative-ddtree-budget", "15")
-    assert accepted.returncode != 2, accepted.stderr
+    status, output = _run_sim(unpatched.tag, *args)
+    assert status == 2, output
+    status, output = _run_sim(patched.tag, *args, "--speculative-ddtree-budget", "15")
+    assert status != 2, output
 
 
 def test_same_inputs_same_tag_and_a_patch_change_rebuilds_only_the_top(

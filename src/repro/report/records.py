@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from repro.errors import ReproError
+from repro.spec.lock import Lock
 from repro.spec.record import (
     AcceptResults,
     AnyRunInfo,
@@ -130,17 +131,16 @@ class LoadedRun(RunRecord):
 
     @property
     def image_digest(self) -> str | None:
-        """The image digest from the lock, else from what the server or machine reported."""
-        for section in (
-            (self.lock or {}).get("image"),
-            self.server_info.model_dump() if self.server_info else None,
-            (self.machine.model_extra or {}).get("image") if self.machine else None,
-        ):
-            if isinstance(section, dict):
-                for key in ("digest", "image_digest", "repo_digest", "id", "fingerprint"):
-                    value = section.get(key)
-                    if isinstance(value, str) and value:
-                        return value
+        """The image digest from the lock (registry digest, else content fingerprint), else what
+        the server reported."""
+        image = self.lock.image if self.lock is not None else None
+        if image is not None:
+            return image.digest or image.fingerprint
+        reported = self.server_info.model_dump() if self.server_info else {}
+        for key in ("digest", "image_digest", "repo_digest", "id", "fingerprint"):
+            value = reported.get(key)
+            if isinstance(value, str) and value:
+                return value
         return None
 
     @property
@@ -283,7 +283,7 @@ def load_run(path: str | Path) -> LoadedRun:
         path=folder,
         run=run,
         recipe=recipe,
-        lock=_optional_object(folder / "lock.json"),
+        lock=_optional(Lock, folder / "lock.json"),
         machine=_optional(MachineInfo, folder / "machine.json"),
         server_info=_optional(ServerInfo, folder / "server_info.json"),
         levels=levels,
@@ -296,13 +296,6 @@ def _optional(model: type[M], path: Path) -> M | None:
     """An optional file of the record, validated; None when the run did not write it."""
     data = _read_json(path, required=False)
     return None if data is None else _validate(model.model_validate, data, path)
-
-
-def _optional_object(path: Path) -> dict[str, Any] | None:
-    data = _read_json(path, required=False)
-    if data is not None and not isinstance(data, dict):
-        raise RunRecordError(f"{path}: expected a JSON object")
-    return data
 
 
 def load_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[LoadedRun]:

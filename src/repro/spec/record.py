@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
+from repro.spec.lock import Lock
 from repro.spec.server import ServerState
 
 Endpoint = Literal["generate", "chat"]
@@ -329,7 +330,7 @@ class RunRecord(BaseModel):
     path: Path = Field(description="the run folder")
     run: AnyRunInfo
     recipe: dict[str, Any] = Field(description="recipe.json: the resolved recipe")
-    lock: dict[str, Any] | None = Field(default=None, description="lock.json, when a lock was used")
+    lock: Lock | None = Field(default=None, description="lock.json, when a lock was used")
     machine: MachineInfo | None = None
     server_info: ServerInfo | None = None
     levels: list[Level] = Field(description="summary.json's finished levels")
