@@ -13,7 +13,7 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.registry import PushedImage, pull, push, verify
 from repro.lock import update_lock_image, with_lock
 from repro.progress import Progress, quiet
-from repro.recipe.context import image_for_recipe
+from repro.recipe.images import image_for_recipe
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Locked, LockedImage
 

@@ -13,8 +13,8 @@ Public API (other stages call these; the types, Recipe and Catalog, live in repr
 """
 
 from repro.recipe.catalog import check_argv, load_catalog
-from repro.recipe.context import catalog_for_recipe, image_for_recipe
 from repro.recipe.errors import Finding
+from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.recipe.loader import default_recipes_dir, list_recipe_files, load_recipe
 from repro.recipe.render import (
     LAUNCH,

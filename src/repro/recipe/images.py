@@ -15,9 +15,12 @@ from pydantic import ValidationError
 from repro.errors import RecipeError, suggestion
 from repro.recipe.catalog import load_catalog
 from repro.recipe.errors import display_path
+from repro.recipe.loader import locate
 from repro.recipe.yamlio import problem_lines, read_mapping
 from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
+from repro.spec.lock import Lock
+from repro.spec.recipe import Recipe
 
 ENV_IMAGES_DIR = "REPRO_IMAGES_DIR"
 
@@ -109,3 +112,35 @@ def effective_catalog(spec: ImageSpec) -> Catalog:
         algorithms=provides.speculative_algorithms,
         env=provides.env,
     )
+
+
+def images_dir_for(recipe: Recipe) -> Path:
+    """Where the recipe's image specs live (`images/` beside its recipes directory)."""
+    near = recipe.source_path.parent if recipe.source_path else recipe.recipes_dir
+    return default_images_dir(near)
+
+
+def image_for_recipe(recipe: Recipe, lock: Lock | None = None, *, wrap: bool = True) -> ImageSpec:
+    """The image spec the recipe names (or the one its `lock` carries).
+
+    A missing spec raises a `RecipeError` naming the recipe's `image` field (with
+    `wrap=False`, the `ImageSpecNotFound` itself).
+    """
+    if lock is not None and lock.image_spec is not None:
+        return lock.image_spec
+    try:
+        return load_image_spec(recipe.image, images_dir_for(recipe))
+    except ImageSpecNotFound as err:
+        if not wrap:
+            raise
+        shown, path = locate(recipe, ("image",))
+        raise RecipeError(f"{shown}: {path}: {err.message}", hint=err.hint) from None
+
+
+def catalog_for_recipe(
+    recipe: Recipe, image: ImageSpec | None = None, lock: Lock | None = None
+) -> Catalog:
+    """The option catalog to render and check the recipe with (its `lock`'s, when it has one)."""
+    if lock is not None and lock.catalog is not None:
+        return lock.catalog
+    return effective_catalog(image or image_for_recipe(recipe, lock))

@@ -10,9 +10,8 @@ constraints) and `rules_machine` (GPUs, memory, architectures, simulator, bench,
 from __future__ import annotations
 
 from repro.errors import RecipeError
-from repro.recipe.context import catalog_for_recipe, image_for_recipe
 from repro.recipe.errors import Finding, Severity
-from repro.recipe.images import ImageSpecNotFound
+from repro.recipe.images import ImageSpecNotFound, catalog_for_recipe, image_for_recipe
 from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
 from repro.recipe.rulebase import Context, Rule, err, simulated

@@ -9,8 +9,7 @@ stand-in before `repro lock`, the image's own after.
 from __future__ import annotations
 
 from repro.errors import RecipeError, suggestion
-from repro.recipe.context import images_dir_for
-from repro.recipe.images import list_image_specs, load_image_spec
+from repro.recipe.images import images_dir_for, list_image_specs, load_image_spec
 from repro.recipe.rulebase import (
     ALGORITHM_ALIASES,
     DFLASH_FAMILY,

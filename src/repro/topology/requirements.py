@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from repro.errors import ReproError
-from repro.recipe.context import image_for_recipe
 from repro.recipe.hardware import MODEL_WEIGHTS_GB
+from repro.recipe.images import image_for_recipe
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Lock
 from repro.spec.recipe import Recipe
