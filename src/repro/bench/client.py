@@ -23,14 +23,7 @@ import numpy as np
 import uvloop
 from yarl import URL
 
-from repro.bench.wire import (
-    CHAT_DECODER,
-    DONE,
-    GenMeta,
-    SSEParser,
-    decode_generate,
-    finish_type,
-)
+from repro.bench.readers import ChatReader, EventReader, GenerateReader
 from repro.spec.record import Endpoint
 
 T = TypeVar("T")
@@ -211,9 +204,19 @@ class StreamClient:
                     result.error = text
                     return result
                 if self.endpoint == "generate":
-                    await self._read_generate(resp, result, start, live)
+                    generate = GenerateReader(result, start, live)
+                    try:
+                        await generate.consume(resp.content)
+                    finally:
+                        generate.counts()
+                    reader: EventReader = generate
                 else:
-                    await self._read_chat(resp, result, start, live)
+                    reader = ChatReader(result, start, live)
+                    await reader.consume(resp.content)
+                    if result.completion_tokens == 0:
+                        result.completion_tokens = reader.events
+                if not reader.stopped:
+                    self._finish(result, reader.done)
         except asyncio.CancelledError:
             task = live.task
             if not live.stalled or task is None or task.uncancel() > 0:
@@ -228,103 +231,6 @@ class StreamClient:
             self._live.discard(live)
             result.start_s = live.sent - t0
         return result
-
-    async def _read_generate(
-        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float, live: _Live
-    ) -> None:
-        feed = SSEParser().feed
-        readany = resp.content.readany
-        clock = time.perf_counter
-        decode = decode_generate
-        last_tokens = 0
-        last_t = 0.0
-        itl = result.itl_s
-        done = False
-        last: GenMeta | None = None
-        try:
-            while data := await readany():
-                now = clock()
-                live.last = now
-                for payload in feed(data):
-                    if payload == DONE:
-                        done = True
-                        continue
-                    chunk = decode(payload)
-                    if chunk.error is not None:
-                        result.error_kind = "server_error"
-                        err = chunk.error
-                        result.error = str(
-                            err.get("message", err) if isinstance(err, dict) else err
-                        )
-                        return
-                    meta = chunk.meta_info
-                    if meta is None:
-                        continue
-                    last = meta
-                    if meta.completion_tokens > last_tokens:
-                        if result.ttft_s is None:
-                            result.ttft_s = now - start
-                        else:
-                            itl.append(now - last_t)
-                        last_t = now
-                        last_tokens = meta.completion_tokens
-                    if meta.finish_reason is not None:
-                        result.finish_reason = finish_type(meta.finish_reason)
-                    if meta.spec_verify_ct is not None:
-                        result.spec_verify_ct = meta.spec_verify_ct
-                result.e2e_s = now - start
-        finally:  # the counts of the last meta_info seen, however the stream ended
-            if last is not None:
-                result.prompt_tokens = last.prompt_tokens
-                result.completion_tokens = last.completion_tokens
-                result.cached_tokens = last.cached_tokens
-        self._finish(result, done)
-
-    async def _read_chat(
-        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float, live: _Live
-    ) -> None:
-        feed = SSEParser().feed
-        readany = resp.content.readany
-        clock = time.perf_counter
-        decode = CHAT_DECODER.decode
-        last_t = 0.0
-        events = 0
-        itl = result.itl_s
-        done = False
-        while data := await readany():
-            now = clock()
-            live.last = now
-            for payload in feed(data):
-                if payload == DONE:
-                    done = True
-                    continue
-                chunk = decode(payload)
-                if chunk.error is not None or chunk.object == "error":
-                    result.error_kind = "server_error"
-                    result.error = str(chunk.message or chunk.error)
-                    return
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta is not None and (delta.content or delta.reasoning_content):
-                        events += 1
-                        if result.ttft_s is None:
-                            result.ttft_s = now - start
-                        else:
-                            itl.append(now - last_t)
-                        last_t = now
-                    if choice.finish_reason is not None:
-                        result.finish_reason = choice.finish_reason
-                usage = chunk.usage
-                if usage is not None:
-                    result.prompt_tokens = usage.prompt_tokens
-                    result.completion_tokens = usage.completion_tokens
-                    details = usage.prompt_tokens_details
-                    result.cached_tokens = (details.cached_tokens or 0) if details else 0
-                    result.spec_verify_ct = usage.spec_verify_ct
-            result.e2e_s = now - start
-        if result.completion_tokens == 0:
-            result.completion_tokens = events
-        self._finish(result, done)
 
     @staticmethod
     def _finish(result: RequestResult, done: bool) -> None:
