@@ -83,6 +83,8 @@ def our_client(url: str, streams: int, tokens: int) -> None:
     print(json.dumps({
         "failed": sum(not r.ok for r in results),
         "median_itl_ms": float(np.median(itl)) * 1e3 if itl else None,
+        "itl_pct_ms": [float(x) * 1e3 for x in np.percentile(itl, [1, 10, 25, 50, 75, 90, 99])]
+        if itl else [],
     }))  # fmt: skip
 
 
@@ -105,15 +107,13 @@ def _tokenizer(folder: Path) -> Path:
 
 
 def _bench_python(arg: str | None) -> str | None:
-    candidates = [arg, os.environ.get("BENCH_SERVING_PYTHON"), "/tmp/benchvenv/bin/python",
-                  sys.executable]  # fmt: skip
-    for python in candidates:
+    """The first python where sglang.benchmark.serving imports (only `arg` when given)."""
+    default = [os.environ.get("BENCH_SERVING_PYTHON"), "/tmp/benchvenv/bin/python", sys.executable]
+    for python in [arg] if arg else default:
         if python and Path(python).exists():
             check = [python, "-W", "ignore", "-c", "import sglang.benchmark.serving"]
             if subprocess.run(check, capture_output=True).returncode == 0:
                 return python
-            if arg:
-                break
     return None
 
 
@@ -186,6 +186,9 @@ class Bench:
                         got = json.loads(out.strip().splitlines()[-1])
                         diff = got["median_itl_ms"] - period["median_send_gap_ms"]
                         itl = f"{got['median_itl_ms']:.3f} ms ({diff:+.3f}), failed {got['failed']}"
+                        print(
+                            "    ITL percentiles 1..99:", [round(x, 2) for x in got["itl_pct_ms"]]
+                        )
                     gap = period["median_send_gap_ms"]
                     print(f"  {name:30s} {period['events']:7.0f}  {per_event:12.2f}"
                           f"  {gap:12.3f} ms  {itl}", flush=True)  # fmt: skip
