@@ -339,7 +339,7 @@ def accuracy(
     print("  (ITL diff = client median ITL - server median gap; per-gap err = client gap - the"
           " same gap on the server; event delay = client read - server write of one event;"
           " TTFT wire = server's first-chunk write - the moment the request's bytes left the"
-          " client (the client's start stamp, see client.py _stamp_sent); TTFT diff = client"
+          " client (the client's start stamp, see http1.py Connection.send); TTFT diff = client"
           " median TTFT - wire median, the first-event delay; server-side TTFT counts from"
           " the simulator's request object, created after `queue` ms of HTTP work that waited"
           " on its one core)")  # fmt: skip

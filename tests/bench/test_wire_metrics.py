@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 
 import pytest
@@ -9,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro.bench.client import RequestResult
+from repro.bench.http1 import Connection
 from repro.bench.metrics import parse_slos, summarize_level
 from repro.bench.wire import GEN_DECODER, SSEParser, decode_generate, finish_type
 from repro.errors import ReproError
@@ -117,3 +120,61 @@ def test_generate_chunks_decode_as_the_full_decoder_does(
     obj.update(tail)
     payload = json.dumps(obj, separators=(",", ":") if compact else None).encode()
     assert decode_generate(payload) == GEN_DECODER.decode(payload)
+
+
+class _Transport:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _response_bodies(head: bytes, reads: list[bytes]) -> tuple[int, bytes, bool, bytes]:
+    """Feed a response to a Connection read by read: status, body, reusable, error body."""
+
+    async def go() -> tuple[int, bytes, bool, bytes]:
+        conn = Connection()
+        conn.connection_made(_Transport())  # type: ignore[arg-type]
+        got = bytearray()
+        _, done = conn.send(b"POST / HTTP/1.1\r\n\r\n", got.extend)
+        for data in [head, *reads]:
+            conn.data_received(data)
+        assert done.done()
+        return done.result(), bytes(got), conn.reusable, bytes(conn.error_body)
+
+    return asyncio.run(go())
+
+
+def _split(stream: bytes, cuts: list[int]) -> list[bytes]:
+    bounds = sorted({0, len(stream), *(c % (len(stream) + 1) for c in cuts)})
+    return [stream[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    chunks=st.lists(st.binary(min_size=1, max_size=300), max_size=6),
+    cuts=st.lists(st.integers(0, 2000), max_size=8),
+    extension=st.booleans(),
+    trailer=st.booleans(),
+)
+def test_chunked_bodies_do_not_depend_on_how_reads_split_them(
+    chunks: list[bytes], cuts: list[int], extension: bool, trailer: bool
+) -> None:
+    ext = b";x=1" if extension else b""
+    stream = b"".join(b"%x%s\r\n%s\r\n" % (len(c), ext, c) for c in chunks)
+    stream += b"0\r\n" + (b"X-Trailer: 1\r\n" if trailer else b"") + b"\r\n"
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    status, body, reusable, _ = _response_bodies(b"", _split(head + stream, cuts))
+    assert (status, body, reusable) == (200, b"".join(chunks), True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(body=st.binary(max_size=500), cuts=st.lists(st.integers(0, 600), max_size=5))
+def test_length_and_error_bodies_do_not_depend_on_how_reads_split_them(
+    body: bytes, cuts: list[int]
+) -> None:
+    head = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body)
+    assert _response_bodies(b"", _split(head + body, cuts)) == (200, body, True, b"")
+    head = b"HTTP/1.1 503 Busy\r\ncontent-length: %d\r\n\r\n" % len(body)
+    assert _response_bodies(b"", _split(head + body, cuts)) == (503, b"", True, body)

@@ -1,5 +1,6 @@
-"""The streaming load generator: one aiohttp session, closed-loop concurrency or Poisson
-arrivals, and per-event arrival times taken as the bytes come off the socket.
+"""The streaming load generator: keep-alive connections (repro.bench.http1), closed-loop
+concurrency or Poisson arrivals, and per-event arrival times taken as the bytes come off the
+socket.
 
 What it measures mirrors sglang/benchmark/serving.py (SGLang 0.5.23,
 `async_request_sglang_generate`, `async_request_openai_chat_completions`): TTFT = first chunk
@@ -14,31 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-import aiohttp
 import msgspec
 import numpy as np
 import uvloop
-from yarl import URL
 
-from repro.bench.wire import (
-    CHAT_DECODER,
-    DONE,
-    GenMeta,
-    SSEParser,
-    decode_generate,
-    finish_type,
-    spec_verify_ct,
-)
+from repro.bench.http1 import Connection, Pool, ProtocolError
+from repro.bench.readers import ChatReader, EventReader, GenerateReader, StreamStopped
 from repro.spec.record import Endpoint
 
 T = TypeVar("T")
 PATHS: dict[str, str] = {"generate": "/generate", "chat": "/v1/chat/completions"}
-_HEADERS = {"Content-Type": "application/json"}
 
 
 @dataclass(slots=True)
@@ -88,24 +81,22 @@ def measure(main: Coroutine[Any, Any, T]) -> T:
 
 
 def _describe(exc: BaseException) -> tuple[str, str]:
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return "connect", str(exc)
-    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
-        return "timeout", f"no data for the read timeout ({type(exc).__name__})"
-    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
-        return "disconnected", str(exc) or type(exc).__name__
-    if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
+    if isinstance(exc, asyncio.TimeoutError):
+        return "timeout", f"no connection within the connect timeout ({type(exc).__name__})"
+    if isinstance(exc, ConnectionError):
         return "disconnected", str(exc) or type(exc).__name__
     if isinstance(exc, msgspec.DecodeError | msgspec.ValidationError):
         return "protocol", f"undecodable stream chunk: {exc}"
-    if isinstance(exc, aiohttp.ClientError):
+    if isinstance(exc, ProtocolError):
+        return "protocol", str(exc)
+    if isinstance(exc, OSError):
         return "client", str(exc) or type(exc).__name__
     raise exc
 
 
 class _Live:
-    """A request in flight: when its bytes left (see `_stamp_sent`) and, for the stall
-    watchdog, when its last bytes arrived."""
+    """A request in flight: when its bytes left (`Connection.send`, the start of its TTFT and
+    E2E) and, for the stall watchdog, when its last bytes arrived."""
 
     __slots__ = ("last", "sent", "stalled", "task")
 
@@ -116,30 +107,15 @@ class _Live:
         self.stalled = False
 
 
-async def _stamp_sent(
-    _session: object, ctx: Any, _params: aiohttp.TraceRequestChunkSentParams
-) -> None:
-    """aiohttp calls this just before it writes the request body (http_writer.py
-    StreamWriter.write): the start of the request's TTFT and E2E. Stamping before `post()`
-    instead, as bench_serving does, would add aiohttp's own work on the request (~0.1 ms)
-    and, below Python 3.12, the wait for the task that writes it (client_reqrep.py
-    ClientRequest.send) to every TTFT."""
-    ctx.trace_request_ctx.sent = time.perf_counter()
-
-
-_SENT_TRACE = aiohttp.TraceConfig()
-_SENT_TRACE.on_request_chunk_sent.append(_stamp_sent)
-_SENT_TRACE.freeze()
-
-
 class StreamClient:
-    """Async context manager holding one `ClientSession` (`TCPConnector(limit=0)`).
+    """Async context manager holding a pool of keep-alive connections (repro.bench.http1),
+    as many as requests in flight.
 
     The read timeout (no byte for `read_timeout` seconds, before the headers or mid-stream) is
     enforced by one watchdog task that looks at every request in flight `_WATCH_STEPS` times
-    per timeout, not by aiohttp's `sock_read`, which re-arms a timer on every socket read:
-    a stall is caught between `read_timeout` and `read_timeout * (1 + 1/_WATCH_STEPS)`.
-    A `read_timeout` of 0 (or less, or infinite) waits for data forever.
+    per timeout, not by a timer re-armed on every socket read: a stall is caught between
+    `read_timeout` and `read_timeout * (1 + 1/_WATCH_STEPS)`. A `read_timeout` of 0 (or less,
+    or infinite) waits for data forever.
     """
 
     _WATCH_STEPS = 10
@@ -155,21 +131,23 @@ class StreamClient:
         self.base_url = base_url.rstrip("/")
         self.endpoint: Endpoint = endpoint
         self.url = self.base_url + PATHS[endpoint]
-        self._url = URL(self.url)  # parsed once, not on every request
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {self.url}")
+        self._head = (
+            f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+            "Content-Type: application/json\r\nAccept: */*\r\nContent-Length: "
+        ).encode()
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        tls = ssl.create_default_context() if parts.scheme == "https" else None
+        self._pool_args = (parts.hostname, port, connect_timeout, tls)
         self.read_timeout = read_timeout
-        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout)
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: Pool | None = None
         self._live: set[_Live] = set()
         self._watchdog: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> StreamClient:
-        connector = aiohttp.TCPConnector(limit=0, force_close=False)
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            timeout=self._timeout,
-            auto_decompress=False,
-            trace_configs=[_SENT_TRACE],
-        )
+        self._pool = Pool(*self._pool_args)
         if 0 < self.read_timeout < float("inf"):
             self._watchdog = asyncio.ensure_future(self._watch())
         return self
@@ -180,9 +158,9 @@ class StreamClient:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watchdog
             self._watchdog = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     async def _watch(self) -> None:
         limit = self.read_timeout
@@ -195,29 +173,38 @@ class StreamClient:
                     live.task.cancel()
 
     @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
+    def pool(self) -> Pool:
+        if self._pool is None:
             raise RuntimeError("StreamClient used outside `async with`")
-        return self._session
+        return self._pool
 
     async def request(self, body: bytes, result: RequestResult, t0: float) -> RequestResult:
         """Send one streaming request and fill `result` (never raises for a failed request)."""
         live = _Live(asyncio.current_task(), time.perf_counter())
         self._live.add(live)
+        pool = self.pool
+        conn: Connection | None = None
+        reader: EventReader = (GenerateReader if self.endpoint == "generate" else ChatReader)(
+            result, 0.0, live
+        )
         try:
-            async with self.session.post(
-                self._url, data=body, headers=_HEADERS, trace_request_ctx=live
-            ) as resp:
-                start = live.sent
-                if resp.status != 200:
-                    text = (await resp.text(errors="replace"))[:500]
-                    result.error_kind = f"http_{resp.status}"
-                    result.error = text
-                    return result
-                if self.endpoint == "generate":
-                    await self._read_generate(resp, result, start, live)
-                else:
-                    await self._read_chat(resp, result, start, live)
+            try:
+                conn = await pool.acquire()
+            except OSError as exc:
+                result.error_kind, result.error = "connect", str(exc) or type(exc).__name__
+                return result
+            live.sent, done = conn.send(self._head + b"%d\r\n\r\n" % len(body) + body, reader.feed)
+            reader.start = live.sent
+            status = await done
+            if status != 200:
+                result.error_kind = f"http_{status}"
+                result.error = conn.error_body.decode(errors="replace")[:500]
+                return result
+            if isinstance(reader, ChatReader) and result.completion_tokens == 0:
+                result.completion_tokens = reader.last_tokens
+            self._finish(result, reader.done)
+        except StreamStopped:
+            pass  # the server's error is in the result
         except asyncio.CancelledError:
             task = live.task
             if not live.stalled or task is None or task.uncancel() > 0:
@@ -225,118 +212,17 @@ class StreamClient:
             result.ok = False
             result.error_kind = "timeout"
             result.error = f"no data for the read timeout ({self.read_timeout:g} s)"
-        except (TimeoutError, aiohttp.ClientError, OSError, msgspec.MsgspecError) as exc:
+        except (TimeoutError, OSError, ProtocolError, msgspec.MsgspecError) as exc:
             result.error_kind, result.error = _describe(exc)
             result.ok = False
         finally:
+            if isinstance(reader, GenerateReader):
+                reader.counts()
+            if conn is not None:
+                pool.release(conn)
             self._live.discard(live)
             result.start_s = live.sent - t0
         return result
-
-    async def _read_generate(
-        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float, live: _Live
-    ) -> None:
-        feed = SSEParser().feed
-        readany = resp.content.readany
-        clock = time.perf_counter
-        decode = decode_generate
-        last_tokens = 0
-        last_t = 0.0
-        itl = result.chunk_gap_s
-        new_tokens = result.chunk_tokens
-        done = False
-        last: GenMeta | None = None
-        try:
-            while data := await readany():
-                now = clock()
-                live.last = now
-                for payload in feed(data):
-                    if payload == DONE:
-                        done = True
-                        continue
-                    chunk = decode(payload)
-                    if chunk.error is not None:
-                        result.error_kind = "server_error"
-                        err = chunk.error
-                        result.error = str(
-                            err.get("message", err) if isinstance(err, dict) else err
-                        )
-                        return
-                    meta = chunk.meta_info
-                    if meta is None:
-                        continue
-                    last = meta
-                    if meta.completion_tokens > last_tokens:
-                        if result.ttft_s is None:
-                            result.ttft_s = now - start
-                        else:
-                            itl.append(now - last_t)
-                            new_tokens.append(meta.completion_tokens - last_tokens)
-                        last_t = now
-                        last_tokens = meta.completion_tokens
-                    if meta.finish_reason is not None:
-                        result.finish_reason = finish_type(meta.finish_reason)
-                    if meta.spec_verify_ct is not None:
-                        result.spec_verify_ct = meta.spec_verify_ct
-                result.e2e_s = now - start
-        finally:  # the counts of the last meta_info seen, however the stream ended
-            if last is not None:
-                result.prompt_tokens = last.prompt_tokens
-                result.completion_tokens = last.completion_tokens
-                result.cached_tokens = last.cached_tokens
-        self._finish(result, done)
-
-    async def _read_chat(
-        self, resp: aiohttp.ClientResponse, result: RequestResult, start: float, live: _Live
-    ) -> None:
-        feed = SSEParser().feed
-        readany = resp.content.readany
-        clock = time.perf_counter
-        decode = CHAT_DECODER.decode
-        last_t = 0.0
-        last_tokens = 0
-        itl = result.chunk_gap_s
-        new_tokens = result.chunk_tokens
-        done = False
-        while data := await readany():
-            now = clock()
-            live.last = now
-            for payload in feed(data):
-                if payload == DONE:
-                    done = True
-                    continue
-                chunk = decode(payload)
-                if chunk.error is not None or chunk.object == "error":
-                    result.error_kind = "server_error"
-                    result.error = str(chunk.message or chunk.error)
-                    return
-                usage = chunk.usage
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta is not None and (delta.content or delta.reasoning_content):
-                        tokens = usage.completion_tokens if usage is not None else last_tokens + 1
-                        if tokens <= last_tokens:  # no new token (bench_serving skips these)
-                            continue
-                        if result.ttft_s is None:
-                            result.ttft_s = now - start
-                        else:
-                            itl.append(now - last_t)
-                            new_tokens.append(tokens - last_tokens)
-                        last_t = now
-                        last_tokens = tokens
-                    if choice.finish_reason is not None:
-                        result.finish_reason = choice.finish_reason
-                if usage is not None:
-                    result.prompt_tokens = usage.prompt_tokens
-                    result.completion_tokens = usage.completion_tokens
-                    details = usage.prompt_tokens_details
-                    result.cached_tokens = (details.cached_tokens or 0) if details else 0
-                if chunk.sglext is not None:
-                    result.spec_verify_ct = spec_verify_ct(chunk.sglext)
-            result.e2e_s = now - start
-        if result.completion_tokens == 0:
-            result.completion_tokens = last_tokens
-        self._finish(result, done)
 
     @staticmethod
     def _finish(result: RequestResult, done: bool) -> None:
@@ -382,10 +268,9 @@ class StreamClient:
             await sem.acquire()
             await one(i)
 
-        # After starting a request, yield once: below Python 3.12 aiohttp writes the request
-        # in a task of its own (client_reqrep.py ClientRequest.send), so a burst of starts
-        # would hold every request's bytes back until the last one had started: the server
-        # would get the burst late, and all at once.
+        # After starting a request, yield once, so that it connects and writes its bytes
+        # before the next starts: a burst of starts would otherwise hold every request's
+        # bytes back until the last one had started (the server would get them all at once).
         if request_rate is None:
             for i in range(len(bodies)):
                 await sem.acquire()
