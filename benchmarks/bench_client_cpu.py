@@ -18,7 +18,9 @@ batch's first stream opens and 20 ms after its last one closes, and counts the c
 meanwhile: CPU per event = that CPU time / those chunks. Imports, warmup and the report a
 client prints afterwards are not counted. For repro's client it also checks per-event timing:
 its median ITL (gap between token-carrying events) against the median gap between chunks of a
-stream as the server sent them (target: within 0.1 ms).
+stream as the server sent them (target: within 0.1 ms), and its per-token median ITL (each gap
+spread over the tokens its chunk carried) against bench_serving's own `median_itl_ms` on the same
+stream (target: within 5%).
 
 bench_serving runs with `--bench-python` (default: $BENCH_SERVING_PYTHON, else
 /tmp/benchvenv/bin/python, else this interpreter) when `sglang.benchmark.serving` imports
@@ -54,6 +56,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
 from repro.bench.client import StreamClient, measure  # noqa: E402
+from repro.bench.metrics import per_token_itl  # noqa: E402
 from repro.bench.prompts import bench_prompts  # noqa: E402
 from repro.bench.wire import generate_body  # noqa: E402
 from tests.bench.simserver import free_port  # noqa: E402
@@ -80,9 +83,11 @@ def our_client(url: str, streams: int, tokens: int) -> None:
 
     results = measure(go())
     itl = [gap for r in results if r.ok for gap in r.chunk_gap_s]
+    per_token = [t for r in results if r.ok for t in per_token_itl(r.chunk_gap_s, r.chunk_tokens)]
     print(json.dumps({
         "failed": sum(not r.ok for r in results),
         "median_itl_ms": float(np.median(itl)) * 1e3 if itl else None,
+        "median_token_itl_ms": float(np.median(per_token)) * 1e3 if per_token else None,
         "itl_pct_ms": [float(x) * 1e3 for x in np.percentile(itl, [1, 10, 25, 50, 75, 90, 99])]
         if itl else [],
     }))  # fmt: skip
@@ -168,6 +173,7 @@ class Bench:
             preexec_fn=lambda: os.sched_setaffinity(0, {a.server_cpu}),
         )  # fmt: skip
         us: dict[str, list[float]] = {}
+        token_itl: dict[str, list[float]] = {}
         try:
             _wait_up(url)
             print(f"{per_chunk} token(s) per chunk ({a.streams} streams x {a.tokens} tokens,"
@@ -182,7 +188,15 @@ class Bench:
                     per_event = period["client_cpu_s"] / max(period["events"], 1) * 1e6
                     us.setdefault(name, []).append(per_event)
                     itl = ""
+                    output_file = self.tmp / ("rust.jsonl" if "rust" in name else "py.jsonl")
+                    if name != "repro" and output_file.is_file():
+                        # bench_serving's own per-token ITL (benchmark/serving.py), its last run
+                        theirs = json.loads(output_file.read_text().splitlines()[-1])
+                        token_itl.setdefault(name, []).append(theirs["median_itl_ms"])
                     if name == "repro":
+                        token_itl.setdefault(name, []).append(
+                            json.loads(out.strip().splitlines()[-1])["median_token_itl_ms"]
+                        )
                         got = json.loads(out.strip().splitlines()[-1])
                         diff = got["median_itl_ms"] - period["median_send_gap_ms"]
                         itl = f"{got['median_itl_ms']:.3f} ms ({diff:+.3f}), failed {got['failed']}"
@@ -192,6 +206,11 @@ class Bench:
                     gap = period["median_send_gap_ms"]
                     print(f"  {name:30s} {period['events']:7.0f}  {per_event:12.2f}"
                           f"  {gap:12.3f} ms  {itl}", flush=True)  # fmt: skip
+            ours = float(np.median(token_itl.get("repro", [np.nan])))
+            for name, values in token_itl.items():
+                median = float(np.median(values))
+                print(f"  per-token median ITL {name:30s} {median:8.3f} ms"
+                      f"  (repro / this: {ours / median:.3f})")  # fmt: skip
         finally:
             server.terminate()
             server.wait()
