@@ -10,6 +10,7 @@ from rich.table import Table
 
 from repro.lock import load_locked
 from repro.topology import DoctorReport, MachineFingerprint, run_doctor
+from repro.units import human_bytes
 
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
 
@@ -17,8 +18,22 @@ _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
 @click.command("doctor")
 @click.argument("recipe", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print fingerprint and findings as JSON.")
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="Also measure all-reduce bus bandwidth (1 MiB to 1 GiB, NCCL, one process per GPU) "
+    "across the recipe's GPUs; kept in the machine fingerprint of every later run.",
+)
+@click.option(
+    "--probe-image",
+    metavar="IMAGE",
+    help="Run the probe inside this image (it has torch and NCCL); default: the lock's image "
+    "when RECIPE is locked and built, else the host's torch.",
+)
 @click.pass_context
-def doctor(ctx: click.Context, recipe: str | None, as_json: bool) -> None:
+def doctor(
+    ctx: click.Context, recipe: str | None, as_json: bool, probe: bool, probe_image: str | None
+) -> None:
     """Check this machine (GPUs, topology, engine, disk) against a recipe.
 
     \b
@@ -26,8 +41,15 @@ def doctor(ctx: click.Context, recipe: str | None, as_json: bool) -> None:
     Docker's GPU runtime, free disk where the Hub cache lives. With RECIPE (a name, a recipe
     file or a lock) also checks GPU count, model, memory, interconnect, the image's GPU
     architectures and disk for the weights. Exits 1 when any check fails.
+
+    \b
+    --probe measures what the interconnect class cannot tell: whether P2P works and how
+    fast an all-reduce is (nccl-tests' busbw), before a 600 GB weight load. NVLink multicast
+    stays off during it (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
+    NVSHMEM_DISABLE_NVLS=1).
     """
-    report = run_doctor(load_locked(recipe) if recipe is not None else None)
+    locked = load_locked(recipe) if recipe is not None else None
+    report = run_doctor(locked, probe=probe or probe_image is not None, probe_image=probe_image)
     if as_json:
         payload = {"recipe": recipe, **report.model_dump(mode="json")}
         click.echo(json.dumps(payload, indent=2))
@@ -53,6 +75,21 @@ def _print(report: DoctorReport, console: Console) -> None:
     for f in report.findings:
         table.add_row(f.check, f"[{_STYLE[f.status]}]{f.status}[/]", f.message, f.fix or "")
     console.print(table)
+    probe = fp.interconnect_probe
+    if probe is not None:
+        console.print(f"[bold]Interconnect probe[/] ({probe.where or 'not run'}): {probe.message}")
+        if probe.points:
+            sizes = Table(title_justify="left")
+            for column in ("size", "time", "algbw", "busbw"):
+                sizes.add_column(column, justify="right")
+            for point in probe.points:
+                sizes.add_row(
+                    human_bytes(point.size_bytes),
+                    f"{point.time_us:,.1f} us",
+                    f"{point.algbw_gbps:,.2f} GB/s",
+                    f"{point.busbw_gbps:,.2f} GB/s",
+                )
+            console.print(sizes)
     advice = report.nccl
     if advice.env or advice.server_args or advice.notes:
         console.print(f"[bold]NCCL / SGLang for {advice.interconnect.label}[/]")

@@ -10,6 +10,7 @@ from repro.spec.lock import Locked
 from repro.topology.checks import MachineCheck, check_machine
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.nccl import NcclAdvice, nccl_advice
+from repro.topology.probe import InterconnectProbe, probe_allreduce, save_probe
 from repro.topology.requirements import Requirements, requirements_from_recipe
 from repro.topology.runner import Runner, run_command
 
@@ -42,11 +43,34 @@ def run_doctor(
     locked: Locked | None = None,
     runner: Runner = run_command,
     env: Mapping[str, str] | None = None,
+    *,
+    probe: bool = False,
+    probe_image: str | None = None,
 ) -> DoctorReport:
     """Fingerprint this machine and check it against the recipe's requirements (when given;
-    a locked recipe's image spec is the one its lock pins)."""
+    a locked recipe's image spec is the one its lock pins). With `probe`, first measure the
+    all-reduce bandwidth across the recipe's GPUs (all GPUs without a recipe)."""
     requirements = (
         requirements_from_recipe(locked.recipe, lock=locked.lock) if locked is not None else None
     )
     repos = [requirements.model_repo] if requirements and requirements.model_repo else []
-    return diagnose(collect_fingerprint(runner, env, repos), requirements)
+    fingerprint = collect_fingerprint(runner, env, repos)
+    if probe:
+        fingerprint.interconnect_probe = probe_interconnect(fingerprint, locked, probe_image)
+    return diagnose(fingerprint, requirements)
+
+
+def probe_interconnect(
+    fingerprint: MachineFingerprint, locked: Locked | None = None, image: str | None = None
+) -> InterconnectProbe:
+    """All-reduce busbw across the GPUs the recipe uses (its `topology.gpus`, else all), in
+    `image`, else the lock's image when it has one, else with the host's torch; kept for
+    later fingerprints of the same GPUs."""
+    uuids = fingerprint.gpu_uuids
+    wanted = locked.recipe.topology.gpus if locked is not None else len(uuids)
+    uuids = uuids[: min(wanted, len(uuids))] if wanted else uuids
+    if image is None and locked is not None and locked.image is not None:
+        image = locked.image.run_reference
+    result = probe_allreduce(len(uuids), uuids, image=image)
+    save_probe(result)
+    return result

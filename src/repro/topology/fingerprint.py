@@ -22,6 +22,7 @@ from repro.topology.host import (
 from repro.topology.interconnect import classify
 from repro.topology.models import GpuInfo, InterconnectClass, TopoMatrix
 from repro.topology.nvidia import collect_nvidia
+from repro.topology.probe import InterconnectProbe, last_probe
 from repro.topology.runner import (
     DOCKER_ENV,
     NVIDIA_SMI_ENV,
@@ -54,6 +55,15 @@ class MachineFingerprint(BaseModel):
     problems: list[str] = Field(
         default_factory=list, description="what could not be read while collecting, and why"
     )
+    interconnect_probe: InterconnectProbe | None = Field(
+        default=None,
+        description="all-reduce bus bandwidth measured by `repro doctor --probe` (the last "
+        "probe of exactly these GPUs)",
+    )
+
+    @property
+    def gpu_uuids(self) -> list[str]:
+        return [g.uuid for g in self.gpus if g.uuid]
 
     @property
     def gpu_models(self) -> list[str]:
@@ -111,4 +121,5 @@ def collect_fingerprint(
         docker=docker,
         disk=disk_info(environ, repos),
         problems=nvidia.problems,
+        interconnect_probe=last_probe([g.uuid for g in nvidia.gpus if g.uuid]),
     )
