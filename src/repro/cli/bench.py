@@ -144,6 +144,9 @@ def summary_table(levels: list[Level]) -> Table:
               "the resumed run's own].")  # fmt: skip
 @click.option("--metrics-interval", type=click.FloatRange(min=0.01), default=0.5,
               show_default=True, help="Seconds between the server's /metrics scrapes.")  # fmt: skip
+@click.option("--gpu-hour-usd", type=click.FloatRange(min=0, min_open=True),
+              help="Price of one GPU-hour in USD, for $/Mtok per level [default: the "
+              "recipe's cost.gpu_hour_usd].")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
 def bench(
     recipe: str | None,
@@ -160,6 +163,7 @@ def bench(
     slo: tuple[str, ...],
     max_failed_pct: float | None,
     metrics_interval: float,
+    gpu_hour_usd: float | None,
     as_json: bool,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
@@ -187,6 +191,7 @@ def bench(
         slos=parse_slos(slo),
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
+        gpu_hour_usd=gpu_hour_usd,
     )
     with Progress(
         TextColumn("{task.description}"),
