@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from repro.bench import BenchOptions, run_bench
 from repro.bench.energy import LevelMeter, usd_per_mtok
 from repro.bench.telemetry import integrate_power, is_local
+from repro.cli import main
+from repro.cli.bench import summary_table
 from repro.spec.server import LevelEnergy
 from tests.bench.simserver import SimServer
 
@@ -97,3 +100,22 @@ def test_h200_power_readings_lag_a_load_change() -> None:
     joules = integrate_power(moving["t_s"], moving["power_w"], moving["duration_s"])
     assert joules > moving["counter_j"] * 1.05
     assert moving["power_w"][0] > 600 and min(moving["power_w"]) < 150
+
+
+def test_report_shows_cost_and_plots_the_cost_pareto(
+    sim_plain: SimServer, demo: Any, runs: Path, tmp_path: Path
+) -> None:
+    result = run_bench(demo, _opts(sim_plain.url, runs, gpu_hour_usd=2.0))
+    cli = CliRunner()
+    out = cli.invoke(main, ["report", str(result.run_dir), "--metric", "usd_per_mtok",
+                            "--format", "json"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    assert "usd_per_mtok" in json.dumps(rows)
+    plots = tmp_path / "plots"
+    out = cli.invoke(main, ["report", str(result.run_dir), "--plots", str(plots)])
+    assert out.exit_code == 0, out.output
+    assert (plots / "cost_pareto.png").stat().st_size > 1000
+    table = summary_table(result.levels)
+    headers = [c.header for c in table.columns]
+    assert "J/tok (sim)" in headers and "W (sim)" in headers and "$/Mtok" in headers

@@ -77,6 +77,7 @@ def summary_table(levels: list[Level]) -> Table:
                 "accept", "steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     goodput = any(lv.goodput is not None for lv in levels)
+    energy = _energy_headers(table, levels)
     table.add_column("valid", justify="left")
     if goodput:
         table.add_column("goodput req/s", justify="right")
@@ -96,10 +97,30 @@ def summary_table(levels: list[Level]) -> Table:
             _fmt(lv.p99_e2e_latency_ms),
             _fmt(lv.accept_length, 2),
             _fmt(lv.verify_steps_per_s, 0),
+            *_energy_cells(lv, energy),
             _verdict(lv),
             *([_fmt(lv.goodput, 2)] if goodput else []),
         )
     return table
+
+
+def _energy_headers(table: Table, levels: list[Level]) -> bool:
+    """Energy and cost columns when any level has them, headed `(sim)` for the simulator's
+    power model; False when none has."""
+    sources = {lv.energy.source for lv in levels if lv.energy and lv.energy.energy_j is not None}
+    priced = any(lv.usd_per_mtok is not None for lv in levels)
+    if not sources and not priced:
+        return False
+    tag = " (sim)" if sources == {"simulated"} else ""
+    for col in (f"J/tok{tag}", f"W{tag}", "$/Mtok"):
+        table.add_column(col, justify="right")
+    return True
+
+
+def _energy_cells(lv: Level, shown: bool) -> list[str]:
+    if not shown:
+        return []
+    return [_fmt(lv.joules_per_output_token, 3), _fmt(lv.mean_power_w, 0), _fmt(lv.usd_per_mtok, 3)]
 
 
 @click.command("bench")
