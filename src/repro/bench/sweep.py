@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from repro.bench.client import RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
+from repro.bench.energy import LevelMeter, usd_per_mtok
 from repro.bench.metrics import request_row, summarize_level
 from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
 from repro.bench.record import (
@@ -44,7 +45,7 @@ from repro.spec.record import (
     Level,
     ServerInfo,
 )
-from repro.spec.server import ServerState
+from repro.spec.server import LevelEnergy, ServerState
 from repro.topology import collect_fingerprint
 
 
@@ -76,6 +77,7 @@ class BenchOptions:
     slos: dict[str, float] | None = None
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
+    gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
     collect_machine: bool = True
     server_log: Callable[[], list[str]] | None = None
 
@@ -156,6 +158,7 @@ def _start(
             max_failed_pct=(
                 DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
             ),
+            gpu_hour_usd=_gpu_hour_usd(recipe, opts),
         ),
     )
     record.write("recipe.json", resolved)
@@ -207,6 +210,8 @@ def _resume(opts: BenchOptions) -> tuple[RunWriter, dict[str, Any], str, PromptS
     record.run.slos = opts.slos
     if opts.max_failed_pct is not None:
         record.run.max_failed_pct = opts.max_failed_pct
+    if opts.gpu_hour_usd is not None:
+        record.run.gpu_hour_usd = opts.gpu_hour_usd
     info = asyncio.run(fetch_server_info(record.run.server_url or ""))
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
@@ -300,6 +305,8 @@ async def _sweep(
             limits = await fetch_limits(url)
             scraper = MetricsScraper(url, opts.metrics_interval)
             scraper.start()
+            meter = LevelMeter(url)
+            await meter.start()
             cpu0 = time.process_time()
             run = await client.run(
                 bodies,
@@ -310,6 +317,7 @@ async def _sweep(
                 on_done=progress.request_done if progress else None,
             )
             cpu = time.process_time() - cpu0
+            energy = await meter.stop()
             samples = await scraper.stop()
             summary = summarize_level(
                 run.results,
@@ -333,6 +341,7 @@ async def _sweep(
                 offered_load(summary, n, bench.get("request_rate") is None),
                 record.run.max_failed_pct,
             )
+            summary = _with_energy(summary, energy, gpus, record.run.gpu_hour_usd)
             record.add_level(summary, (request_row(r) for r in run.results), samples)
             if progress:
                 progress.level_done(summary)
@@ -350,6 +359,31 @@ def _judged(
     level.reasons = judge(level, offered=offered, max_failed_pct=max_failed_pct)
     level.valid = not level.reasons
     return level
+
+
+def _gpu_hour_usd(recipe: Any, opts: BenchOptions) -> float | None:
+    if opts.gpu_hour_usd is not None:
+        return opts.gpu_hour_usd
+    cost = getattr(recipe, "cost", None)
+    return cost.gpu_hour_usd if cost is not None else None
+
+
+def _with_energy(level: Level, energy: LevelEnergy, gpus: int, gpu_hour_usd: float | None) -> Level:
+    """The level with its energy readings, joules per output token and dollars per Mtok
+    (the recipe's GPU count, else the GPUs the readings cover)."""
+    tokens = level.total_output_tokens
+    return level.model_copy(
+        update={
+            "energy": energy,
+            "joules_per_output_token": energy.energy_j / tokens
+            if energy.energy_j is not None and tokens
+            else None,
+            "mean_power_w": energy.mean_power_w,
+            "usd_per_mtok": usd_per_mtok(
+                gpus or energy.gpus, gpu_hour_usd, level.output_throughput
+            ),
+        }
+    )
 
 
 def _save_server_log(record: RunWriter, opts: BenchOptions) -> None:

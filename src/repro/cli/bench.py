@@ -77,6 +77,7 @@ def summary_table(levels: list[Level]) -> Table:
                 "accept", "steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     goodput = any(lv.goodput is not None for lv in levels)
+    energy = _energy_headers(table, levels)
     table.add_column("valid", justify="left")
     if goodput:
         table.add_column("goodput req/s", justify="right")
@@ -96,10 +97,30 @@ def summary_table(levels: list[Level]) -> Table:
             _fmt(lv.p99_e2e_latency_ms),
             _fmt(lv.accept_length, 2),
             _fmt(lv.verify_steps_per_s, 0),
+            *_energy_cells(lv, energy),
             _verdict(lv),
             *([_fmt(lv.goodput, 2)] if goodput else []),
         )
     return table
+
+
+def _energy_headers(table: Table, levels: list[Level]) -> bool:
+    """Energy and cost columns when any level has them, headed `(sim)` for the simulator's
+    power model; False when none has."""
+    sources = {lv.energy.source for lv in levels if lv.energy and lv.energy.energy_j is not None}
+    priced = any(lv.usd_per_mtok is not None for lv in levels)
+    if not sources and not priced:
+        return False
+    tag = " (sim)" if sources == {"simulated"} else ""
+    for col in (f"J/tok{tag}", f"W{tag}", "$/Mtok"):
+        table.add_column(col, justify="right")
+    return True
+
+
+def _energy_cells(lv: Level, shown: bool) -> list[str]:
+    if not shown:
+        return []
+    return [_fmt(lv.joules_per_output_token, 3), _fmt(lv.mean_power_w, 0), _fmt(lv.usd_per_mtok, 3)]
 
 
 @click.command("bench")
@@ -144,6 +165,9 @@ def summary_table(levels: list[Level]) -> Table:
               "the resumed run's own].")  # fmt: skip
 @click.option("--metrics-interval", type=click.FloatRange(min=0.01), default=0.5,
               show_default=True, help="Seconds between the server's /metrics scrapes.")  # fmt: skip
+@click.option("--gpu-hour-usd", type=click.FloatRange(min=0, min_open=True),
+              help="Price of one GPU-hour in USD, for $/Mtok per level [default: the "
+              "recipe's cost.gpu_hour_usd].")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
 def bench(
     recipe: str | None,
@@ -160,6 +184,7 @@ def bench(
     slo: tuple[str, ...],
     max_failed_pct: float | None,
     metrics_interval: float,
+    gpu_hour_usd: float | None,
     as_json: bool,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
@@ -187,6 +212,7 @@ def bench(
         slos=parse_slos(slo),
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
+        gpu_hour_usd=gpu_hour_usd,
     )
     with Progress(
         TextColumn("{task.description}"),

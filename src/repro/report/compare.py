@@ -25,7 +25,8 @@ from repro.spec.record import MachineInfo, ServerInfo
 Direction = Literal["better", "worse", "same"]
 Verdict = Literal["real change", "within spread", "no spread (1 repeat)"]
 
-DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "tpot", "accept_length")
+ENERGY_METRICS = ("joules_per_token", "usd_per_mtok")  # skipped where a run has no readings
+DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "tpot", "accept_length", *ENERGY_METRICS)
 
 
 class PointDelta(BaseModel):

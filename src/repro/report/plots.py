@@ -108,6 +108,32 @@ def plot_pareto(runs: list[LoadedRun]) -> bytes:
     return _png(fig, runs)
 
 
+def plot_cost_pareto(runs: list[LoadedRun]) -> bytes | None:
+    """Output tokens per dollar (y) vs per-user tok/s (x), InferenceX's headline view: each
+    run's front, points labelled c=N; None when no run has a GPU-hour price."""
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    for run in runs:
+        cost = run.points("usd_per_mtok")
+        per_user = run.points("output_throughput_per_user")
+        cs = sorted(c for c in set(cost) & set(per_user) if cost[c].mean > 0)
+        if not cs:
+            continue
+        xs = [per_user[c].mean for c in cs]
+        ys = [1e6 / cost[c].mean for c in cs]
+        ax.plot(xs, ys, marker="o", label=_name(run))
+        for c, x, y in zip(cs, xs, ys, strict=True):
+            ax.annotate(f"c={c}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    if not ax.get_legend_handles_labels()[0]:
+        return None
+    ax.set_xlabel("per-user output throughput (tok/s)")
+    ax.set_ylabel("output tokens per dollar")
+    ax.set_title("Tokens per dollar vs per-user speed (up and right is better)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig, runs)
+
+
 def drafter_label(run: LoadedRun) -> str:
     drafter = run.recipe.get("drafter") or {}
     return str(drafter.get("repo") or run.label)
@@ -147,6 +173,9 @@ def all_plots(runs: list[LoadedRun]) -> dict[str, bytes]:
     accept = plot_acceptance(runs)
     if accept is not None:
         plots["acceptance"] = accept
+    cost = plot_cost_pareto(runs)
+    if cost is not None:
+        plots["cost_pareto"] = cost
     return plots
 
 

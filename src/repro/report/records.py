@@ -82,6 +82,24 @@ METRICS: dict[str, MetricInfo] = {
         unit="tok/step",
         higher_is_better=True,
     ),
+    # energy and cost (issue 21): None in levels without readings or a GPU-hour price
+    "joules_per_token": MetricInfo(
+        name="joules_per_token",
+        key="joules_per_output_token",
+        label="energy per output token",
+        unit="J/tok",
+        higher_is_better=False,
+    ),
+    "power": MetricInfo(
+        name="power", key="mean_power_w", label="mean GPU power", unit="W", higher_is_better=False
+    ),
+    "usd_per_mtok": MetricInfo(
+        name="usd_per_mtok",
+        key="usd_per_mtok",
+        label="cost per million output tokens",
+        unit="$/Mtok",
+        higher_is_better=False,
+    ),
 }
 
 

@@ -20,6 +20,10 @@ a report built on the simulator can say what it stands for. Fields (times in mil
   first), `accept_length` per prompt category (mean tokens per verify step, bonus token
   included, at `reference_draft_tokens`), optional `accept_scale` ([[verified, factor], ...]:
   multiplies the mean accepted drafts, piecewise linear in the verified tokens per step).
+- `power` (optional; per GPU, watts): `idle_w` all along, `busy_w` during a forward step plus
+  `per_running_req_w` per running request, capped at `max_w` (the board limit). The simulator
+  reports the energy this gives at `/repro_sim/power`, which `repro bench` records as
+  simulated when NVML has no GPU to read (sim/power.py).
 """
 
 from __future__ import annotations
@@ -54,6 +58,14 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class PowerProfile:
+    idle_w: float = 0.0
+    busy_w: float = 0.0
+    per_running_req_w: float = 0.0
+    max_w: float = 0.0  # 0: no cap
+
+
+@dataclass(frozen=True)
 class SpecProfile:
     default_draft_tokens: int = 4
     draft_ms: float = 0.0
@@ -79,6 +91,7 @@ class Profile:
     mean_output_tokens: int
     speculative: dict[str, SpecProfile]
     deployment: dict[str, Any] = field(default_factory=dict)
+    power: PowerProfile | None = None
 
     def spec(self, algorithm: str) -> SpecProfile:
         return self.speculative.get(algorithm) or self.speculative.get("*") or SpecProfile()
@@ -131,6 +144,10 @@ def load_profile(name: str | None = None) -> Profile:
     unknown = set(data.get("timing", {})) - timing_fields
     if unknown:
         raise ProfileError(f"{path}: unknown timing field(s) {sorted(unknown)}")
+    power = data.get("power")
+    unknown = set(power or {}) - set(PowerProfile.__dataclass_fields__)
+    if unknown:
+        raise ProfileError(f"{path}: unknown power field(s) {sorted(unknown)}")
     return Profile(
         name=str(data.get("name") or path.stem),
         description=str(data.get("description", "")),
@@ -141,6 +158,7 @@ def load_profile(name: str | None = None) -> Profile:
         mean_output_tokens=int(data.get("generation", {}).get("mean_output_tokens", 256)),
         speculative={k.upper(): _spec(v) for k, v in data.get("speculative", {}).items()},
         deployment=dict(data.get("deployment", {})),
+        power=PowerProfile(**{k: float(v) for k, v in power.items()}) if power else None,
     )
 
 

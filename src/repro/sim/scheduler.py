@@ -29,6 +29,7 @@ from collections import deque
 
 from repro.sim.config import SimConfig
 from repro.sim.metrics import TokenizerMetrics
+from repro.sim.power import EnergyMeter
 from repro.sim.request import Req
 
 logger = logging.getLogger("sglang.srt.managers.scheduler")
@@ -81,6 +82,7 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._clock = 0.0
         self.forward_ct = 0
+        self.energy: EnergyMeter | None = None  # the profile's power model, when it has one
         # cumulative since boot (or /flush_cache): internal_states avg_spec_accept_length
         self.spec_total_accept_tokens = 0
         self.spec_total_forward_ct = 0
@@ -160,6 +162,8 @@ class Scheduler:
 
     async def _step_wait(self, ms: float) -> None:
         duration = ms * self.cfg.time_scale / 1000.0
+        if self.energy is not None:
+            self.energy.step(duration, len(self.running))
         now = time.perf_counter()
         if self._clock < now - 0.05:  # far behind (CPU-bound): do not try to catch up
             self._clock = now

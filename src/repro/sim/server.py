@@ -67,6 +67,7 @@ class NativeRoutes:
         router.add_route("PUT", "/generate", self.generate)
         router.add_post("/abort_request", self.abort_request)
         router.add_get("/metrics", self.metrics)
+        router.add_get("/repro_sim/power", self.power)
 
     async def health_generate(self, request: web.Request) -> web.Response:
         if not self.tokenizer_manager.ready:
@@ -173,6 +174,13 @@ class NativeRoutes:
             body=self.tokenizer_manager.render_metrics().encode(),
             headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
         )
+
+    async def power(self, request: web.Request) -> web.Response:
+        """The simulated GPUs' energy counter (not an SGLang endpoint: sim/power.py)."""
+        meter = self.tokenizer_manager.energy
+        if meter is None:
+            return json_response({"error": "the simulator profile has no power entry"}, 404)
+        return json_response(meter.reading(self.cfg.profile.name))
 
     async def generate(self, request: web.Request) -> web.StreamResponse:
         try:

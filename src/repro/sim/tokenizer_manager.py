@@ -17,6 +17,7 @@ from typing import Any
 
 from repro.sim.config import SimConfig
 from repro.sim.metrics import Exposition, TokenizerMetrics
+from repro.sim.power import EnergyMeter
 from repro.sim.request import Req
 from repro.sim.scheduler import Scheduler
 from repro.sim.textgen import Tokenizer, classify, classify_ids, request_rng, vocabulary
@@ -35,6 +36,11 @@ class TokenizerManager:
         self.tokenizer = Tokenizer(int(model.get("vocab_size", 151_936)), (cfg.eos_token_id,))
         self.metrics = TokenizerMetrics()
         self.schedulers = [Scheduler(cfg, rank, self.metrics) for rank in range(cfg.dp_size)]
+        power = cfg.profile.power
+        gpus = cfg.args.tp_size * cfg.args.pp_size
+        self.energy = EnergyMeter(power, gpus, cfg.dp_size) if power else None
+        for scheduler in self.schedulers:
+            scheduler.energy = self.energy
         self._next_rank = 0
         self.ready = False  # ServerStatus.Up after "weight loading" and warmup
         self.startup_time = time.time()

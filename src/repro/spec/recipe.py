@@ -127,6 +127,17 @@ class Simulator(StrictModel):
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Random seed (deterministic runs).")
 
 
+class Cost(StrictModel):
+    """What the deployment's machine costs, for dollars per million tokens in bench records."""
+
+    gpu_hour_usd: float = Field(
+        gt=0,
+        le=10_000,
+        description="Price of one GPU-hour in US dollars (e.g. a cloud's on-demand rate); "
+        "`repro bench --gpu-hour-usd` overrides it.",
+    )
+
+
 class Recipe(StrictModel):
     """One SGLang deployment: model, drafter, speculative settings, parallelism, machine,
     server flags, environment and benchmark plan."""
@@ -167,6 +178,9 @@ class Recipe(StrictModel):
     accept: Accept | None = Field(None, description="Acceptance-length measurement plan.")
     simulator: Simulator | None = Field(
         None, description="Simulator settings (only for an image with simulated: true)."
+    )
+    cost: Cost | None = Field(
+        None, description="Machine price, for dollars per million output tokens; null: none."
     )
 
     _source_path: Path | None = PrivateAttr(default=None)

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
 from repro.spec.lock import Lock
-from repro.spec.server import ServerState
+from repro.spec.server import LevelEnergy, ServerState
 
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]
@@ -81,6 +81,9 @@ class BenchRunInfo(RunInfo):
     )
     max_failed_pct: float = Field(
         default=1.0, description="a level with more failed requests (percent) is invalid"
+    )
+    gpu_hour_usd: float | None = Field(
+        default=None, description="price of one GPU-hour (recipe cost or --gpu-hour-usd)"
     )
 
 
@@ -182,6 +185,15 @@ class Level(BaseModel):
         default=None, description="client_cpu_s / duration (1.0: one core busy all along)"
     )
     server: ServerState | None = None
+    energy: LevelEnergy | None = Field(default=None, description="GPU energy readings")
+    joules_per_output_token: float | None = Field(
+        default=None, description="energy.energy_j / total_output_tokens"
+    )
+    mean_power_w: float | None = Field(default=None, description="energy.mean_power_w")
+    usd_per_mtok: float | None = Field(
+        default=None,
+        description="dollars per million output tokens: gpus x gpu_hour_usd / output tok/s",
+    )
     valid: bool = Field(default=True, description="False: the numbers do not measure the server")
     reasons: list[str] = Field(default_factory=list, description="why the level is invalid")
 

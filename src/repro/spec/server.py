@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -66,3 +68,44 @@ class ServerState(BaseModel):
     spec_accept_length: float | None = Field(
         default=None, description="mean of the non-zero server-side acceptance samples"
     )
+
+
+EnergySource = Literal["nvml", "nvml-power-samples", "simulated", "none"]
+
+
+class GpuEnergy(BaseModel):
+    """One GPU's readings over a level (NVML)."""
+
+    index: int = Field(description="NVML device index")
+    name: str | None = None
+    energy_j: float | None = Field(
+        default=None, description="the energy counter's difference; None: the GPU has none"
+    )
+    integrated_j: float | None = Field(default=None, description="the power samples integrated")
+    mean_power_w: float | None = None
+    max_power_w: float | None = None
+    mean_sm_clock_mhz: float | None = None
+    max_memory_used_bytes: float | None = None
+    mean_utilization_pct: float | None = None
+
+
+class LevelEnergy(BaseModel):
+    """`summary.json` level `energy`: where the level's energy readings came from and what they
+    were, or why there are none."""
+
+    source: EnergySource = Field(
+        description="nvml: the GPUs' energy counters; nvml-power-samples: integrated power "
+        "samples (GPUs without the counter); simulated: the simulator's power model; none"
+    )
+    reason: str | None = Field(default=None, description="why no (or only partial) readings")
+    gpus: int = Field(default=0, description="GPUs the readings cover")
+    energy_j: float | None = Field(default=None, description="joules, all GPUs, over the level")
+    mean_power_w: float | None = Field(default=None, description="energy_j / duration, all GPUs")
+    max_power_w: float | None = Field(default=None, description="the highest sample, all GPUs")
+    duration_s: float | None = Field(default=None, description="s the readings span")
+    interval_s: float | None = Field(default=None, description="s between power samples")
+    samples: int = Field(default=0, description="power samples per GPU")
+    sampler_cpu_per_s: float | None = Field(
+        default=None, description="CPU time of the sampler thread per second of the level"
+    )
+    per_gpu: list[GpuEnergy] = Field(default_factory=list)
