@@ -97,8 +97,10 @@ def test_paired_difference_tells_a_better_drafter_from_noise() -> None:
     better = paired_difference("A", _set(a), "B", _set([x + 0.5 for x in a]))
     assert better.verdict == "b better" and better.difference == pytest.approx(0.5)
     assert better.ci95 is not None and better.ci95.low > 0
-    noisy = paired_difference("A", _set(a), "B", _set([x + d for x, d in
-                              zip(a, [0.4, -0.5, 0.3, -0.2, 0.1, -0.3, 0.2, 0.0], strict=True)]))  # fmt: skip
+    jitter = [0.4, -0.5, 0.3, -0.2, 0.1, -0.3, 0.2, 0.0]
+    noisy = paired_difference(
+        "A", _set(a), "B", _set([x + d for x, d in zip(a, jitter, strict=True)])
+    )
     assert noisy.verdict == "within noise"
     worse = paired_difference("A", _set(a), "B", _set([x - 1 for x in a]))
     assert worse.verdict == "a better" and worse.pairs == 8
