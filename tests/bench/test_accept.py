@@ -73,4 +73,7 @@ def test_cli_side_by_side(
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout[res.stdout.index("[") :])
     assert len(doc) == 2 and [s["prompt_set"] for s in doc[0]["sets"]] == ["chat", "mine"]
-    assert doc[0]["sets"] == doc[1]["sets"]  # temperature 0, same seed: same drafts accepted
+    keys = ("prompt_set", "accept_length", "accept_length_per_prompt", "accept_histogram")
+    same = [[{k: s[k] for k in keys} for s in d["sets"]] for d in doc]
+    assert same[0] == same[1]  # temperature 0, same seed: same drafts accepted
+    assert all(d["verdict"] == "within noise" for d in doc[0]["comparison"])

@@ -1,14 +1,20 @@
 """`repro accept`: the drafter's acceptance length per prompt set, measured per request.
 
-For each recipe: check the server is SGLang and speculative, `/flush_cache`, then send each
-prompt set's chat-formatted prompts (the model's chat template, else the built-in ChatML one)
-at low concurrency and temperature 0 to `/generate`, and read `completion_tokens` and
-`spec_verify_ct` from each request's finished `meta_info` (tokenizer_manager.py). A set's
-acceptance length is sum(completion_tokens) / sum(spec_verify_ct): never the server's
-cumulative `avg_spec_accept_length`.
+For each recipe: check the server is SGLang and speculative, `/flush_cache`, then for each
+prompt set send `concurrency` warmup requests (the set's first prompts) and measure the next
+`prompts` prompts (cycling through a shorter set), chat-formatted (the model's chat template,
+else the built-in ChatML one, `enable_thinking` as asked), non-streaming to `/generate` at
+temperature 0, top_p 1, top_k 1: z-lab's DFlash benchmark protocol (repro.bench.benchsets,
+which also names the sets that reproduce its datasets). From each response's `meta_info`
+(tokenizer_manager.py) come `completion_tokens`, `spec_verify_ct` and the accepted-drafts
+histogram; a set's acceptance is reported both pooled, sum(completion_tokens) /
+sum(spec_verify_ct), and as the mean of per-request values (z-lab's), each with a 95%
+bootstrap interval; never the server's cumulative `avg_spec_accept_length`.
 
-Prompt sets are shipped sets, data files or Hub datasets (repro.bench.datasets); each set's
-result records its source (for a Hub dataset, the commit SHA and files read).
+With a baseline (a recipe without the drafter, or a URL) the same requests go there too, for
+the speedup; `check_lossless` compares each prompt's output token ids with and without the
+drafter at the run's concurrency and at the recipe's top bench concurrency. With several
+recipes every later one is compared with the first, paired by prompt (drafter A/B).
 
 The results go to `accept.json` in a run folder: a new `runs/<UTC>-<recipe>-accept/` (with
 run.json, recipe.json, server_info.json, machine.json and an empty summary.json), or an
@@ -22,24 +28,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro.bench.client import RequestResult, StreamClient, measure
+from repro.bench.acceptclient import Batch, Completion, body, run_batch
+from repro.bench.acceptstats import lossless_level, paired_difference, set_result
+from repro.bench.benchsets import (
+    BENCH_SETS,
+    PROTOCOL,
+    PROTOCOL_MAX_NEW_TOKENS,
+    PROTOCOL_SAMPLING,
+)
 from repro.bench.datasets import PromptSet
-from repro.bench.metrics import accept_length
-from repro.bench.prompts import chat_template_for, load_prompt_set, take
+from repro.bench.prompts import chat_template_for, load_prompt_set
 from repro.bench.record import new_run_dir, utc_now, write_json, write_model
 from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
-from repro.bench.wire import generate_body
 from repro.errors import ReproError
 from repro.lock import lock_of
+from repro.recipe import load_recipe
 from repro.spec.record import (
+    AcceptDiff,
     AcceptResults,
     AcceptRunInfo,
     AcceptSet,
     AcceptWorkload,
+    LosslessCheck,
     ServerInfo,
     Summary,
 )
 from repro.topology import collect_fingerprint
+
+Payload = dict[str, Any]
 
 
 @dataclass
@@ -47,13 +63,15 @@ class AcceptOptions:
     urls: list[str] = field(default_factory=list)  # one per recipe, in order; else the port
     prompt_sets: list[str] | None = None  # default: recipe.accept.prompt_sets
     prompts: int | None = None
-    max_new_tokens: int | None = None
+    max_new_tokens: int | None = None  # default: 2048 for BENCH_SETS, else the recipe's plan
     thinking: bool | None = None
-    concurrency: int = 4
+    concurrency: int = 1
     temperature: float = 0.0
+    baseline: str | None = None  # a recipe without the drafter, or a server URL
+    check_lossless: bool = False
     output: Path | None = None
     runs_dir: Path = Path("runs")
-    read_timeout: float = 300.0
+    read_timeout: float = 3600.0
     collect_machine: bool = True
 
 
@@ -64,89 +82,186 @@ class AcceptResult:
     simulated: bool
     algorithm: str | None
     sets: list[AcceptSet]
+    results: AcceptResults
 
 
-def _set_result(prompt_set: PromptSet, results: list[RequestResult]) -> AcceptSet:
-    ok = [r for r in results if r.ok]
-    return AcceptSet(
-        prompt_set=prompt_set.name,
-        prompts=len(ok),
-        failed=len(results) - len(ok),
-        completion_tokens=sum(r.completion_tokens for r in ok if r.spec_verify_ct),
-        spec_verify_ct=sum(r.spec_verify_ct or 0 for r in ok),
-        accept_length=accept_length(ok),
-        accept_length_per_prompt=[
-            r.completion_tokens / r.spec_verify_ct if r.ok and r.spec_verify_ct else None
-            for r in results
-        ],
-        source=prompt_set.source,  # what ran: a Hub commit SHA, a file's sha256
-    )
+@dataclass
+class SetPlan:
+    """One prompt set's requests: warmup (not measured) and measured, in order."""
+
+    prompt_set: PromptSet
+    max_new_tokens: int
+    warmup: list[Payload]
+    measured: list[Payload]
 
 
-async def _measure(
-    url: str, bodies_by_set: list[tuple[PromptSet, list[bytes]]], opts: AcceptOptions
-) -> list[AcceptSet]:
-    await flush_cache(url)
-    sets = []
-    async with StreamClient(url, "generate", read_timeout=opts.read_timeout) as client:
-        for prompt_set, bodies in bodies_by_set:
-            name = prompt_set.name
-            run = await client.run(bodies, opts.concurrency)
-            ok = [r for r in run.results if r.ok]
-            if not ok:
-                first = next((r for r in run.results if r.error), None)
-                raise ReproError(
-                    f"every request of prompt set {name!r} failed at {url}"
-                    + (f" ({first.error_kind}: {first.error})" if first else ""),
-                    hint="check the server (repro status / logs) and try again",
-                )
-            if all(r.spec_verify_ct is None for r in ok):
-                raise ReproError(
-                    f"the server at {url} is not speculative: its responses carry no "
-                    "spec_verify_ct",
-                    hint="launch a recipe with a drafter (speculative: algorithm DFLASH, ...); "
-                    "acceptance length only exists with speculative decoding",
-                )
-            sets.append(_set_result(prompt_set, run.results))
-    return sets
+def _url_of(ref: str) -> str:
+    if ref.startswith(("http://", "https://")):
+        return ref.rstrip("/")
+    return f"http://127.0.0.1:{load_recipe(ref).server.port}"
 
 
-def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
+def _plan(recipe: Any, opts: AcceptOptions) -> tuple[list[SetPlan], bool, str]:
     plan = recipe.accept
     set_refs = opts.prompt_sets or (plan.prompt_sets if plan else ["math", "code", "chat"])
     count = opts.prompts or (plan.prompts if plan else 32)
-    max_new = opts.max_new_tokens or (plan.max_new_tokens if plan else 512)
     thinking = opts.thinking if opts.thinking is not None else (plan.thinking if plan else False)
     prompt_sets = [load_prompt_set(ref) for ref in set_refs]  # bad input fails before any I/O
-    info = asyncio.run(fetch_server_info(url))
+    template = chat_template_for(recipe.model.repo, recipe.model.revision)
+    sampling = {**PROTOCOL_SAMPLING, "temperature": opts.temperature}
+    plans = []
+    for ps in prompt_sets:
+        protocol_default = PROTOCOL_MAX_NEW_TOKENS if ps.name in BENCH_SETS else None
+        max_new = (
+            opts.max_new_tokens
+            or protocol_default
+            or (plan.max_new_tokens if plan else PROTOCOL_MAX_NEW_TOKENS)
+        )
+        texts = [template.render(p, thinking=thinking) for p in ps.prompts]
+        warm = opts.concurrency
+        picked = [texts[i % len(texts)] for i in range(warm + count)]  # z-lab: cycle the set
+        payloads = [body(t, max_new, sampling) for t in picked]
+        plans.append(SetPlan(ps, max_new, payloads[:warm], payloads[warm:]))
+    return plans, thinking, template.origin
+
+
+def _measure(url: str, plan: SetPlan, opts: AcceptOptions) -> Batch:
+    run_batch(url, plan.warmup, opts.concurrency, opts.read_timeout)
+    batch = run_batch(url, plan.measured, opts.concurrency, opts.read_timeout)
+    if not any(r.ok for r in batch.results):
+        first = next((r for r in batch.results if r.error), None)
+        raise ReproError(
+            f"every request of prompt set {plan.prompt_set.name!r} failed at {url}"
+            + (f" ({first.error})" if first else ""),
+            hint="check the server (repro status / logs) and try again",
+        )
+    return batch
+
+
+def _check_speculative(url: str, info: dict[str, Any], batch: Batch | None = None) -> None:
     if "speculative_algorithm" in info and speculative_algorithm(info) is None:
         raise ReproError(
             f"the server at {url} runs without speculative decoding "
             "(speculative_algorithm is null)",
-            hint="launch a recipe with a drafter; acceptance length needs speculative decoding",
+            hint="launch a recipe with a drafter; acceptance length only exists with "
+            "speculative decoding (a server without one is the --baseline)",
         )
-    template = chat_template_for(recipe.model.repo, recipe.model.revision)
-    bodies = [
-        (
-            ps,
-            [
-                generate_body(
-                    template.render(p, thinking=thinking),
-                    max_new,
-                    temperature=opts.temperature,
-                    ignore_eos=False,
-                )
-                for p in take(ps.prompts, count)
-            ],
+    if batch is not None and all(r.spec_verify_ct is None for r in batch.results if r.ok):
+        raise ReproError(
+            f"the server at {url} is not speculative: its responses carry no spec_verify_ct",
+            hint="launch a recipe with a drafter (speculative: algorithm DFLASH, ...); "
+            "acceptance length only exists with speculative decoding",
         )
-        for ps in prompt_sets
+
+
+def _lossless(
+    recipe: Any,
+    url: str,
+    base_url: str,
+    plans: list[SetPlan],
+    measured: list[tuple[Batch, Batch]],
+    opts: AcceptOptions,
+) -> LosslessCheck:
+    """At the run's concurrency (the measured batches) and at the top bench concurrency."""
+    labels = [(p.prompt_set.name, i) for p in plans for i in range(len(p.measured))]
+
+    def flat(batches: list[Batch]) -> list[Completion]:
+        return [r for b in batches for r in b.results]
+
+    levels = [
+        lossless_level(
+            opts.concurrency, labels, flat([m for m, _ in measured]), flat([b for _, b in measured])
+        )
     ]
+    top = max(recipe.bench.concurrencies) if recipe.bench else opts.concurrency
+    if top > opts.concurrency:
+        payloads = [p for plan in plans for p in plan.measured]
+        total = max(len(payloads), top)  # enough requests to hold `top` in flight
+        cycled = [payloads[i % len(payloads)] for i in range(total)]
+        cycled_labels = [labels[i % len(labels)] for i in range(total)]
+        spec = run_batch(url, cycled, top, opts.read_timeout).results
+        plain = run_batch(base_url, cycled, top, opts.read_timeout).results
+        levels.append(lossless_level(top, cycled_labels, spec, plain))
+    return LosslessCheck(
+        baseline=opts.baseline or base_url,
+        passed=all(not level.divergent and level.prompts for level in levels),
+        levels=levels,
+    )
+
+
+def lossless_failure(check: LosslessCheck | None) -> str | None:
+    """What a failed lossless check says: the first divergent prompt and position."""
+    if check is None or check.passed:
+        return None
+    for level in check.levels:
+        if level.divergent:
+            first = level.divergent[0]
+            return (
+                f"lossless check failed at concurrency {level.concurrency}: "
+                f"{len(level.divergent)} of {level.prompts} outputs differ from the baseline's; "
+                f"first: prompt {first.prompt} of set {first.prompt_set!r} at output token "
+                f"{first.position}"
+            )
+    return "lossless check failed: no output could be compared"
+
+
+def _simulated_profile(info: dict[str, Any]) -> dict[str, Any] | None:
+    if not info.get("sim_profile"):
+        return None
+    return {"name": info["sim_profile"], "drafter": info.get("sim_drafter")}
+
+
+def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
+    plans, thinking, template_origin = _plan(recipe, opts)
+    info = asyncio.run(fetch_server_info(url))
+    _check_speculative(url, info)
+    base_url = _url_of(opts.baseline) if opts.baseline else None
+    if opts.check_lossless and base_url is None:
+        raise ReproError(
+            "--check-lossless needs a --baseline to compare with",
+            hint="give the same model without the drafter: --baseline RECIPE or --baseline URL",
+        )
     started = utc_now()
-    sets = measure(_measure(url, bodies, opts))
+    asyncio.run(flush_cache(url))
+    if base_url:
+        asyncio.run(flush_cache(base_url))
+    sets, measured = [], []
+    for plan in plans:
+        batch = _measure(url, plan, opts)
+        _check_speculative(url, info, batch)
+        base = _measure(base_url, plan, opts) if base_url else None
+        if base is not None:
+            measured.append((batch, base))
+        sets.append(
+            set_result(
+                plan.prompt_set.name, plan.prompt_set.source, batch, plan.max_new_tokens, base
+            )
+        )
+    lossless = None
+    if opts.check_lossless and base_url:
+        lossless = _lossless(recipe, url, base_url, plans, measured, opts)
     simulated = recipe.simulator is not None or is_simulated(info)
-    run_dir = _run_dir(recipe, opts, url, info, simulated, started, template.origin)
-    write_model(run_dir / "accept.json", AcceptResults(simulated=simulated, sets=sets))
-    return AcceptResult(recipe.name, run_dir, simulated, speculative_algorithm(info), sets)
+    protocol = {
+        "name": PROTOCOL,
+        "thinking": thinking,
+        "concurrency": opts.concurrency,
+        "warmup_requests": opts.concurrency,
+        "sampling": {**PROTOCOL_SAMPLING, "temperature": opts.temperature},
+        "endpoint": "/generate (non-streaming)",
+        "chat_template": template_origin,
+        "baseline": opts.baseline,
+    }
+    results = AcceptResults(
+        simulated=simulated,
+        sets=sets,
+        recipe_name=recipe.name,
+        protocol=protocol,
+        simulated_profile=_simulated_profile(info),
+        lossless=lossless,
+    )
+    run_dir = _run_dir(recipe, opts, url, info, simulated, started, protocol)
+    write_model(run_dir / "accept.json", results)
+    return AcceptResult(recipe.name, run_dir, simulated, speculative_algorithm(info), sets, results)
 
 
 def _run_dir(
@@ -156,7 +271,7 @@ def _run_dir(
     info: dict[str, Any],
     simulated: bool,
     started: str,
-    template_origin: str,
+    protocol: dict[str, Any],
 ) -> Path:
     out = opts.output
     if out is not None and (out / "run.json").is_file():
@@ -172,7 +287,9 @@ def _run_dir(
         finished_at=utc_now(),
         server_url=url,
         endpoint="generate",
-        workload=AcceptWorkload(accept=plan, chat_template=template_origin),
+        workload=AcceptWorkload(
+            accept=plan, chat_template=protocol["chat_template"], protocol=protocol
+        ),
     )
     write_model(run_dir / "run.json", run)
     write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
@@ -187,8 +304,20 @@ def _run_dir(
     return run_dir
 
 
+def compare_drafters(results: list[AcceptResult]) -> list[AcceptDiff]:
+    """Every later recipe against the first, per prompt set both measured (paired by prompt)."""
+    first, diffs = results[0], []
+    for other in results[1:]:
+        for a in first.sets:
+            b = next((s for s in other.sets if s.prompt_set == a.prompt_set), None)
+            if b is not None:
+                diffs.append(paired_difference(first.recipe_name, a, other.recipe_name, b))
+    return diffs
+
+
 def run_accept(recipes: list[Any], opts: AcceptOptions) -> list[AcceptResult]:
-    """Acceptance per prompt set for each recipe (side by side when several)."""
+    """Acceptance per prompt set for each recipe; with several, the paired A/B differences
+    (the same prompts go to each) are added to every accept.json."""
     if opts.urls and len(opts.urls) != len(recipes):
         raise ReproError(
             f"{len(opts.urls)} --url for {len(recipes)} recipes",
@@ -200,4 +329,9 @@ def run_accept(recipes: list[Any], opts: AcceptOptions) -> list[AcceptResult]:
     for i, recipe in enumerate(recipes):
         url = (opts.urls[i] if opts.urls else f"http://127.0.0.1:{recipe.server.port}").rstrip("/")
         out.append(accept_one(recipe, url, opts))
+    if len(out) > 1:
+        diffs = compare_drafters(out)
+        for r in out:
+            r.results.comparison = diffs
+            write_model(r.run_dir / "accept.json", r.results)
     return out

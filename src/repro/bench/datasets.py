@@ -124,7 +124,10 @@ def file_table(path: Path, where: str) -> Table:
 
 
 def first_human_turn(turns: list[Any]) -> str | None:
-    """The first user turn of a ShareGPT or OpenAI-style conversation."""
+    """The first user turn of a ShareGPT or OpenAI-style conversation, or of a list of user
+    turns as text (mt_bench_prompts' `prompt`: the first turn, as z-lab's benchmark sends)."""
+    if turns and isinstance(turns[0], str):
+        return turns[0]
     for turn in turns:
         if not isinstance(turn, dict):
             continue

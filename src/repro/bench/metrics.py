@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -59,7 +59,7 @@ def request_row(result: RequestResult) -> RequestRow:
     return row
 
 
-def _bootstrap(
+def bootstrap(
     statistic: Any, columns: Sequence[np.ndarray], rng: np.random.Generator
 ) -> Interval | None:
     """95% percentile interval of `statistic(*resampled columns)` over requests drawn with
@@ -73,7 +73,17 @@ def _bootstrap(
     return Interval(low=float(low), high=float(high))
 
 
-def _acceptance(ok: Sequence[RequestResult], rng: np.random.Generator) -> dict[str, Any]:
+class SpecCounts(Protocol):
+    """What acceptance needs of a request (a streamed RequestResult or an accept Completion)."""
+
+    @property
+    def completion_tokens(self) -> int: ...
+    @property
+    def spec_verify_ct(self) -> int | None: ...
+
+
+def acceptance_stats(ok: Sequence[SpecCounts], rng: np.random.Generator) -> dict[str, Any]:
+    """Both conventions over the requests that report spec_verify_ct, with 95% intervals."""
     spec = [r for r in ok if r.spec_verify_ct]
     if not spec:
         return {"accept_length": None, "accept_length_mean_per_request": None}
@@ -81,11 +91,11 @@ def _acceptance(ok: Sequence[RequestResult], rng: np.random.Generator) -> dict[s
     verify = np.array([r.spec_verify_ct for r in spec], dtype=np.float64)
     return {
         "accept_length": float(tokens.sum() / verify.sum()),
-        "accept_length_ci95": _bootstrap(
+        "accept_length_ci95": bootstrap(
             lambda t, v: t.sum(axis=1) / v.sum(axis=1), [tokens, verify], rng
         ),
         "accept_length_mean_per_request": float((tokens / verify).mean()),
-        "accept_length_mean_per_request_ci95": _bootstrap(
+        "accept_length_mean_per_request_ci95": bootstrap(
             lambda ratio: ratio.mean(axis=1), [tokens / verify], rng
         ),
     }
@@ -103,7 +113,7 @@ def _throughput_interval(
     if not timed or tokens.sum() == 0:
         return None
     scale = output_throughput / (tokens.sum() / e2e.sum())
-    return _bootstrap(lambda t, e: t.sum(axis=1) / e.sum(axis=1) * scale, [tokens, e2e], rng)
+    return bootstrap(lambda t, e: t.sum(axis=1) / e.sum(axis=1) * scale, [tokens, e2e], rng)
 
 
 def accept_length(results: Iterable[RequestResult]) -> float | None:
@@ -197,7 +207,7 @@ def summarize_level(
     level.update(_stats("tpot", (t for r in ok if (t := _tpot(r)) is not None)))
     level.update(_stats("e2e_latency", (r.e2e_s for r in ok if r.e2e_s is not None)))
     rng = np.random.default_rng(concurrency * 1009 + repeat)  # seeded: a level's CIs repeat
-    level.update(_acceptance(ok, rng))
+    level.update(acceptance_stats(ok, rng))
     level["output_throughput_ci95"] = _throughput_interval(ok, out_tp, rng) if ok else None
     verify = sum(r.spec_verify_ct or 0 for r in ok)
     level["spec_verify_ct"] = verify if verify else None

@@ -21,6 +21,7 @@ from typing import Any
 from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from repro.bench.benchsets import BENCH_SETS, load_bench_set
 from repro.bench.datasets import PromptSet, load_file, load_hub_dataset, read_prompts, text_table
 from repro.errors import ReproError
 from repro.spec.dataset import DATA_SUFFIXES, HF_PREFIX, HF_SYNTAX, SHAREGPT_REF
@@ -40,7 +41,8 @@ BUILTIN_CHAT_TEMPLATE = (
 def load_prompt_set(
     ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
 ) -> PromptSet:
-    """A shipped set by name, a data file, or a Hub dataset (`hf:...`, pinned to a commit).
+    """A shipped set by name, a named benchmark set (BENCH_SETS: z-lab's protocol), a data
+    file, or a Hub dataset (`hf:...`, pinned to a commit).
 
     Raises ReproError for an empty set. `endpoint` / `cache_dir` default to HF_ENDPOINT /
     HF_HUB_CACHE.
@@ -51,14 +53,16 @@ def load_prompt_set(
         prompts, _ = read_prompts(where, [(where, text_table(text, ".jsonl", where))], None, "")
         digest = hashlib.sha256(text.encode()).hexdigest()
         found = PromptSet(ref, prompts, {"kind": "shipped", "name": ref, "sha256": digest})
+    elif ref in BENCH_SETS:
+        found = load_bench_set(ref, endpoint=endpoint, cache_dir=cache_dir)
     elif ref.startswith(HF_PREFIX):
         found = load_hub_dataset(ref, endpoint=endpoint, cache_dir=cache_dir)
     else:
         path = Path(ref)
         if not path.is_file():
             raise ReproError(
-                f"prompt set {ref!r} is neither a shipped set nor a file",
-                hint=f"use one of {', '.join(SHIPPED_SETS)}, a path to a "
+                f"prompt set {ref!r} is neither a shipped or benchmark set nor a file",
+                hint=f"use one of {', '.join(SHIPPED_SETS + tuple(BENCH_SETS))}, a path to a "
                 f"{'/'.join(DATA_SUFFIXES)} file, or {HF_SYNTAX}",
             )
         found = load_file(path)

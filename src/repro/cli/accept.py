@@ -1,4 +1,5 @@
-"""`repro accept RECIPE...`: acceptance length per prompt set, drafters side by side."""
+"""`repro accept RECIPE...`: acceptance per prompt set, drafters side by side (A/B with paired
+intervals), speedup over a baseline, and the lossless check."""
 
 from __future__ import annotations
 
@@ -9,28 +10,61 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from repro.bench.accept import AcceptOptions, AcceptResult, run_accept
+from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
+from repro.bench.benchsets import BENCH_SETS
+from repro.errors import ReproError
 from repro.recipe import load_recipe
+from repro.spec.record import AcceptDiff, AcceptSet, Interval
 
 _console = Console(stderr=True, highlight=False)
 
 
-def accept_table(results: list[AcceptResult]) -> Table:
-    table = Table(title="acceptance length (sum completion_tokens / sum spec_verify_ct)")
-    table.add_column("prompt set")
-    for r in results:
-        mark = " (simulated)" if r.simulated else ""
-        table.add_column(f"{r.recipe_name}{mark}", justify="right")
-    names = list(dict.fromkeys(s.prompt_set for r in results for s in r.sets))
-    for name in names:
-        row = [name]
-        for r in results:
-            found = next((s for s in r.sets if s.prompt_set == name), None)
-            value = found.accept_length if found else None
-            row.append(
-                "-" if found is None or value is None else f"{value:.2f}  (n={found.prompts})"
-            )
-        table.add_row(*row)
+def _ci(value: float | None, interval: Interval | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" + (f" [{interval.low:.2f}, {interval.high:.2f}]" if interval else "")
+
+
+def _row(s: AcceptSet) -> list[str]:
+    return [
+        _ci(s.accept_length_mean_per_request, s.accept_length_mean_per_request_ci95),
+        _ci(s.accept_length, s.accept_length_ci95),
+        f"{s.mean_output_tokens:.0f}" if s.mean_output_tokens is not None else "-",
+        f"{s.speedup:.2f}x" if s.speedup else "-",
+        str(s.prompts),
+    ]
+
+
+def accept_table(r: AcceptResult) -> Table:
+    """The table a DFlash paper prints, for one recipe."""
+    proto = r.results.protocol or {}
+    mark = " (simulated)" if r.simulated else ""
+    profile = r.results.simulated_profile
+    if profile:
+        mark += f" profile {profile['name']}"
+    table = Table(
+        title=f"{r.recipe_name}{mark}: acceptance length, thinking "
+        f"{'on' if proto.get('thinking') else 'off'}, concurrency {proto.get('concurrency')}"
+    )
+    for name in ("prompt set", "per-request mean [95%]", "pooled [95%]", "mean out", "speedup"):
+        table.add_column(name, justify="left" if name == "prompt set" else "right")
+    table.add_column("n", justify="right")
+    for s in r.sets:
+        table.add_row(s.prompt_set, *_row(s))
+    return table
+
+
+def diff_table(diffs: list[AcceptDiff]) -> Table:
+    table = Table(title="drafter A/B: per-request mean acceptance, B - A, paired bootstrap 95%")
+    for name in ("prompt set", "A", "B", "A value", "B value", "B - A [95%]", "verdict"):
+        table.add_column(name)
+    for d in diffs:
+        table.add_row(
+            d.prompt_set, d.a, d.b,
+            "-" if d.a_value is None else f"{d.a_value:.2f}",
+            "-" if d.b_value is None else f"{d.b_value:.2f}",
+            _ci(d.difference, d.ci95), d.verdict,
+        )  # fmt: skip
     return table
 
 
@@ -40,15 +74,30 @@ def accept_table(results: list[AcceptResult]) -> Table:
 @click.option(
     "--prompts",
     "prompt_sets",
-    help="Comma-separated prompt sets: math, code, chat, .jsonl/.json/.csv/.parquet files, or "
-    "Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN] (default column: the first of prompt, "
-    "text, question, instruction, problem), e.g. --prompts math,hf:openai/gsm8k/main:question. "
-    "A comma always separates two sets (names, paths and columns hold none).",
+    help="Comma-separated prompt sets: the benchmark sets of z-lab's DFlash protocol ("
+    + ", ".join(BENCH_SETS)
+    + ": Hub datasets pinned to their commit), the offline sets math, code, chat, "
+    ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
+    "e.g. --prompts gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )
 @click.option("-n", "--num-prompts", type=click.IntRange(min=1), help="Prompts per set.")
-@click.option("--max-new-tokens", type=click.IntRange(min=1), help="Tokens per prompt.")
+@click.option(
+    "--max-new-tokens",
+    type=click.IntRange(min=1),
+    help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
+)
 @click.option("--thinking/--no-thinking", default=None, help="Chat template thinking switch.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--baseline",
+    help="The same model without the drafter (a recipe or URL): speedup, lossless check.",
+)
+@click.option(
+    "--check-lossless",
+    is_flag=True,
+    help="Compare output token ids with and without the drafter (needs --baseline), at "
+    "--concurrency and at the recipe's top bench concurrency; exit 1 when any differ.",
+)
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (or a bench run).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def accept(
@@ -59,11 +108,14 @@ def accept(
     max_new_tokens: int | None,
     thinking: bool | None,
     concurrency: int,
+    baseline: str | None,
+    check_lossless: bool,
     output: Path | None,
     as_json: bool,
 ) -> None:
-    """Measure each RECIPE's acceptance length per prompt set (temperature 0, after
-    /flush_cache, chat-formatted prompts) and print them side by side.
+    """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
+    /flush_cache and warmup, chat-formatted prompts, temperature 0, concurrency 1) and print
+    both conventions with 95% intervals; with two recipes, their paired difference.
 
     Writes accept.json into a run folder per recipe and prints the folders on stdout.
     """
@@ -77,18 +129,37 @@ def accept(
         max_new_tokens=max_new_tokens,
         thinking=thinking,
         concurrency=concurrency,
+        baseline=baseline,
+        check_lossless=check_lossless,
         output=output,
     )
     with _console.status("measuring acceptance"):
         results = run_accept(loaded, opts)
-    _console.print(accept_table(results))
+    for r in results:
+        _console.print(accept_table(r))
+        check = r.results.lossless
+        if check is not None:
+            for level in check.levels:
+                _console.print(
+                    f"lossless at concurrency {level.concurrency}: {level.identical}/"
+                    f"{level.prompts} outputs identical ({level.identical_share:.0%})"
+                )
+    if results[0].results.comparison:
+        _console.print(diff_table(results[0].results.comparison))
     if as_json:
         doc = [
             {"recipe": r.recipe_name, "run_dir": str(r.run_dir), "simulated": r.simulated,
-             "algorithm": r.algorithm, "sets": [s.model_dump(mode="json") for s in r.sets]}
+             "algorithm": r.algorithm, **r.results.model_dump(mode="json")}
             for r in results
         ]  # fmt: skip
         click.echo(json.dumps(doc, indent=2))
     else:
         for r in results:
             click.echo(str(r.run_dir))
+    for r in results:
+        failure = lossless_failure(r.results.lossless)
+        if failure:
+            raise ReproError(
+                f"{r.recipe_name}: {failure}",
+                hint=f"speculative decoding changed the greedy output; see {r.run_dir}/accept.json",
+            )

@@ -13,6 +13,8 @@ so that a rendered argv stays valid for real SGLang:
   REPRO_SIM_EXIT_CODE           exit code of that crash (default 1)
   REPRO_SIM_TRACE_FILE          append one JSON line per finished HTTP request (see below)
   REPRO_SIM_CATALOG             another option catalog JSON (default: SGLang 0.5.23's)
+  REPRO_SIM_LOSSY_DRAFTER       non-empty: the drafter is lossy (accepted drafts differ from
+                                the target's greedy tokens), to test a lossless check
 
 A trace line is `{"rid", "endpoint", "stream", "received": <epoch s>, "prompt_tokens",
 "completion_tokens", "finish_reason", "aborted", "chunks": [{"t": <epoch s just after the
@@ -34,11 +36,18 @@ import argparse
 import json
 import os
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from repro.sim.catalog import build_parser, load_catalog
-from repro.sim.profile import CATEGORIES, Profile, SpecProfile, accept_cdf, load_profile
+from repro.sim.profile import (
+    CATEGORIES,
+    DrafterProfile,
+    Profile,
+    SpecProfile,
+    accept_cdf,
+    load_profile,
+)
 from repro.sim.registry import Registry, load_registry
 
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE", "FROZEN_KV_MTP")
@@ -60,6 +69,8 @@ class SimConfig:
     catalog_path: str
     algorithm: str | None = None
     spec: SpecProfile | None = None
+    drafter: DrafterProfile | None = None  # the profile's entry for this drafter repo, if any
+    lossy_drafter: bool = False
     draft_tokens: int = 0  # speculative_num_draft_tokens
     verify_tokens: int = 1  # tokens the target verifies per request and step
     accept_cap: int = 0  # most drafts one step can accept
@@ -148,7 +159,14 @@ def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
     if algorithm == "NONE":
         return
     cfg.algorithm = algorithm
-    spec = cfg.spec = cfg.profile.spec(algorithm)
+    spec = cfg.profile.spec(algorithm)
+    drafter = cfg.drafter = cfg.profile.drafter(args.speculative_draft_model_path)
+    if drafter is not None and drafter.accept_length:
+        spec = replace(spec, accept_length=dict(drafter.accept_length))
+    cfg.lossy_drafter = bool(os.environ.get("REPRO_SIM_LOSSY_DRAFTER", "").strip()) or bool(
+        drafter and drafter.lossy
+    )
+    cfg.spec = spec
     num_draft = args.speculative_num_draft_tokens
     if algorithm in DFLASH_FAMILY:
         if args.pp_size != 1:

@@ -24,6 +24,12 @@ a report built on the simulator can say what it stands for. Fields (times in mil
   `per_running_req_w` per running request, capped at `max_w` (the board limit). The simulator
   reports the energy this gives at `/repro_sim/power`, which `repro bench` records as
   simulated when NVML has no GPU to read (sim/power.py).
+- `drafters`: per drafter repository (`--speculative-draft-model-path`, also matched by its
+  last path parts, so a local snapshot of `org/name` finds `org/name`): `accept_length` per
+  category (replacing the algorithm's, so two drafters of one algorithm can differ),
+  `assumption` (where the numbers come from) and `lossy` (the fault switch: accepted drafts
+  are not the target's greedy tokens, for testing a lossless check). REPRO_SIM_LOSSY_DRAFTER
+  set non-empty makes any drafter lossy.
 """
 
 from __future__ import annotations
@@ -81,6 +87,24 @@ class SpecProfile:
 
 
 @dataclass(frozen=True)
+class DrafterProfile:
+    """One drafter repository's entry: its own acceptance (else the algorithm's)."""
+
+    repo: str
+    accept_length: dict[str, float] = field(default_factory=dict)
+    assumption: str = ""
+    lossy: bool = False
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "accept_length": dict(self.accept_length),
+            "assumption": self.assumption,
+            "lossy": self.lossy,
+        }
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     description: str
@@ -92,9 +116,20 @@ class Profile:
     speculative: dict[str, SpecProfile]
     deployment: dict[str, Any] = field(default_factory=dict)
     power: PowerProfile | None = None
+    drafters: dict[str, DrafterProfile] = field(default_factory=dict)
 
     def spec(self, algorithm: str) -> SpecProfile:
         return self.speculative.get(algorithm) or self.speculative.get("*") or SpecProfile()
+
+    def drafter(self, path: str | None) -> DrafterProfile | None:
+        """The entry of a drafter given as a repo id or a local path ending in one."""
+        if not path:
+            return None
+        parts = path.rstrip("/").split("/")
+        for repo, entry in self.drafters.items():
+            if path == repo or parts[-len(repo.split("/")) :] == repo.split("/"):
+                return entry
+        return None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -159,6 +194,15 @@ def load_profile(name: str | None = None) -> Profile:
         speculative={k.upper(): _spec(v) for k, v in data.get("speculative", {}).items()},
         deployment=dict(data.get("deployment", {})),
         power=PowerProfile(**{k: float(v) for k, v in power.items()}) if power else None,
+        drafters={
+            str(repo): DrafterProfile(
+                repo=str(repo),
+                accept_length={str(k): float(v) for k, v in d.get("accept_length", {}).items()},
+                assumption=str(d.get("assumption", "")),
+                lossy=bool(d.get("lossy", False)),
+            )
+            for repo, d in data.get("drafters", {}).items()
+        },
     )
 
 

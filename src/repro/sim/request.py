@@ -32,6 +32,7 @@ class Req:
     __slots__ = (
         "aborted",
         "accept_cdf",
+        "accept_rng",
         "admitted_at",
         "cached_tokens",
         "category",
@@ -51,6 +52,7 @@ class Req:
         "index",
         "last_token_at",
         "log_metrics",
+        "lossy",
         "max_new_tokens",
         "num_retractions",
         "output_ids",
@@ -89,6 +91,8 @@ class Req:
         accept_cdf: list[float] | None,
         event: asyncio.Event,
         log_metrics: bool = True,
+        accept_rng: random.Random | None = None,
+        lossy: bool = False,
     ) -> None:
         self.rid = rid
         self.index = index
@@ -104,6 +108,8 @@ class Req:
         self.tokenizer = tokenizer
         self.eos_id = eos_id
         self.accept_cdf = accept_cdf
+        self.accept_rng = accept_rng or rng
+        self.lossy = lossy  # the fault switch: accepted drafts are not the target's tokens
         self.event = event
         self.log_metrics = log_metrics
         # natural length: content tokens before the EOS token (which counts as a token)
@@ -141,7 +147,7 @@ class Req:
         cdf = self.accept_cdf
         if not cdf:
             return 0
-        return min(bisect.bisect_right(cdf, self.rng.random()), len(cdf) - 1)
+        return min(bisect.bisect_right(cdf, self.accept_rng.random()), len(cdf) - 1)
 
     def advance(self, n: int) -> int:
         """Generate up to `n` tokens; returns how many were produced (finishing may cut it)."""
@@ -151,12 +157,15 @@ class Req:
             self.finish_reason = {"type": "length", "length": self.max_new_tokens}
             self.finished = True
             return 0
-        for _ in range(n):
+        for step in range(n):
             position = len(self.output_ids)
             if not self.ignore_eos and position >= self.eos_at:
                 token = self.eos_id
             else:
-                token = self.vocab[int(self.rng.random() * len(self.vocab))]
+                pick = int(self.rng.random() * len(self.vocab))
+                if self.lossy and step > 0:  # an accepted draft that greedy would not emit
+                    pick = (pick + 1) % len(self.vocab)
+                token = self.vocab[pick]
             self.output_ids.append(token)
             produced += 1
             if (token == self.eos_id and not self.ignore_eos) or token in self.stop_ids:

@@ -125,6 +125,20 @@ class NativeRoutes:
             }
         )
 
+    def _drafter_summary(self) -> dict[str, Any] | None:
+        """Which acceptance the simulated drafter has: its profile entry, else the algorithm's."""
+        cfg = self.cfg
+        if not cfg.algorithm or cfg.spec is None:
+            return None
+        entry = cfg.drafter
+        return {
+            "path": cfg.args.speculative_draft_model_path,
+            "profile_entry": entry.repo if entry else f"speculative.{cfg.algorithm} (no entry)",
+            "accept_length": dict(cfg.spec.accept_length),
+            "assumption": entry.assumption if entry else "",
+            "lossy": cfg.lossy_drafter,
+        }
+
     async def server_info(self, request: web.Request) -> web.Response:
         cfg = self.cfg
         info = cfg.server_args()
@@ -141,6 +155,7 @@ class NativeRoutes:
             sim_profile=cfg.profile.name,
             sim_assumptions=cfg.profile.assumptions,
             sim_speculative_registry=list(cfg.registry.names),
+            sim_drafter=self._drafter_summary(),
         )
         return json_response(info)
 

@@ -140,9 +140,13 @@ def classify_ids(tokenizer: Tokenizer, ids: list[int]) -> str:
     return classify(tokenizer.decode(ids))
 
 
-def request_rng(seed: int, prompt_ids: list[int], sampling_seed: int | None, index: int):
+def request_rng(
+    seed: int, prompt_ids: list[int], sampling_seed: int | None, index: int, stream: str = ""
+) -> random.Random:
+    """A request's generator; `stream` names an independent one of the same request (the
+    acceptance draws use their own, so the text is the same with and without a drafter)."""
     digest = hashlib.blake2b(repr(prompt_ids).encode(), digest_size=16).hexdigest()
-    return random.Random(f"{seed}:{digest}:{sampling_seed}:{index}")
+    return random.Random(f"{stream}{seed}:{digest}:{sampling_seed}:{index}")
 
 
 def vocabulary(category: str) -> list[int]:

@@ -133,6 +133,10 @@ class TokenizerManager:
             accept_cdf=cfg.accept_cdfs.get(category) if cfg.algorithm else None,
             event=event,
             log_metrics=log_metrics,
+            accept_rng=request_rng(
+                cfg.seed, ids, params.get("sampling_seed"), index, stream="accept:"
+            ),
+            lossy=bool(cfg.algorithm) and cfg.lossy_drafter,
         )
 
     def submit(self, req: Req) -> None:

@@ -66,7 +66,7 @@ def _measure(rank: int, args: argparse.Namespace, port: int) -> None:
             }
         )
     if rank == 0:
-        versions = {"torch": torch.__version__}
+        versions: dict[str, str] = {"torch": str(torch.__version__)}
         if on_gpu:
             versions["nccl"] = ".".join(str(v) for v in torch.cuda.nccl.version())
         print(json.dumps({"points": points, "versions": versions}), flush=True)
