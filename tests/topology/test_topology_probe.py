@@ -83,3 +83,19 @@ def test_worker_runs_standalone_as_an_image_would_run_it() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["points"][0]["size_bytes"] == 1048576
+
+
+def test_a_real_single_gpu_host_reports_nothing_to_probe(fixtures_dir: Path) -> None:
+    """`repro doctor --probe --json` as it ran on a lent single-H200 machine."""
+    from repro.topology import DoctorReport
+
+    data = json.loads((fixtures_dir / "gpu" / "doctor_probe_h200x1.json").read_text())
+    data.pop("recipe")
+    report = DoctorReport.model_validate(data)
+    fingerprint = report.fingerprint
+    assert fingerprint.interconnect.value == "single-gpu"
+    assert [g.name for g in fingerprint.gpus] == ["NVIDIA H200"]
+    probe = fingerprint.interconnect_probe
+    assert probe is not None and probe.status == "nothing-to-probe"
+    assert probe.message == "single GPU: nothing to probe"
+    assert probe.gpu_uuids == fingerprint.gpu_uuids
