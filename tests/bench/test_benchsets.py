@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,9 +13,8 @@ from hubserver import HubServer
 from hubserver.benchsets import GSM8K, HUMANEVAL, MBPP, MT_BENCH, add_benchmark_datasets
 from repro.bench.benchsets import BENCH_SETS, MATH_SUFFIX
 from repro.bench.prompts import load_prompt_set
+from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
-
-REPRO = Path(sys.executable).parent / "repro"
 
 
 @pytest.fixture(scope="module")
@@ -51,26 +47,10 @@ def test_sets_are_formatted_as_z_labs_script_does(hub: HubServer, tmp_path: Path
         assert ps.source["protocol"] == "z-lab dflash/benchmark.py"
 
 
-def cli(tmp_path: Path, hub: HubServer, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI: huggingface_hub reads HF_* when it is imported."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
-    env.update(
-        HF_ENDPOINT=hub.endpoint,
-        HF_HUB_CACHE=str(tmp_path / "hf-cache"),
-        HF_HOME=str(tmp_path / "hf-home"),
-        HF_HUB_DISABLE_TELEMETRY="1",
-        REPRO_RECIPES_DIR=str(Path(__file__).resolve().parents[2] / "recipes"),
-        COLUMNS="200",
-    )
-    return subprocess.run(
-        [str(REPRO), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
-
-
 def test_accept_on_the_benchmark_sets(
     sim_spec: SimServer, sim_plain: SimServer, hub: HubServer, tmp_path: Path
 ) -> None:
-    res = cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
+    res = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
               "gsm8k,math500,humaneval,mbpp,mt-bench", "-n", "4", "--max-new-tokens", "24",
               "--thinking", "--baseline", sim_plain.url, "--json")  # fmt: skip
     assert res.returncode == 0, res.stderr

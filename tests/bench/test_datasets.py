@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,12 +22,11 @@ from repro.errors import ReproError
 from repro.hub import GatedRepoAccess, HubError
 from repro.spec.dataset import SHAREGPT_FILE, SHAREGPT_REPO
 from repro.spec.recipe import Bench
+from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hubserver import HubFile, HubServer
-
-REPRO = Path(sys.executable).parent / "repro"
 
 
 def jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -240,28 +237,11 @@ def test_bad_references_and_recipe_values(tmp_path: Path) -> None:
 # ---- the CLI, against the simulator ----------------------------------------------------------
 
 
-def cli(tmp_path: Path, hub: HubServer, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a subprocess: huggingface_hub reads HF_* when it is imported."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
-    full.update(
-        HF_ENDPOINT=hub.endpoint,
-        HF_HUB_CACHE=str(tmp_path / "hf-cache"),
-        HF_HOME=str(tmp_path / "hf-home"),
-        HF_HUB_DISABLE_TELEMETRY="1",
-        REPRO_RECIPES_DIR=str(Path(__file__).resolve().parents[2] / "recipes"),
-        COLUMNS="200",
-        **env,
-    )
-    return subprocess.run(
-        [str(REPRO), *args], cwd=tmp_path, env=full, capture_output=True, text=True, timeout=120
-    )
-
-
 def test_cli_accept_and_bench_from_a_hub_dataset(
     sim_spec: SimServer, hub: HubServer, tmp_path: Path
 ) -> None:
     sha = hub.datasets["org/qa"].refs["main"]
-    res = cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
+    res = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
               "math,hf:org/qa:question", "-n", "3", "--max-new-tokens", "8", "--json")  # fmt: skip
     assert res.returncode == 0, res.stderr
     (doc,) = json.loads(res.stdout[res.stdout.index("[") :])
@@ -274,7 +254,7 @@ def test_cli_accept_and_bench_from_a_hub_dataset(
                                         "sha256": doc["sets"][0]["source"]["sha256"]}  # fmt: skip
 
     # offline, the same reference resolves from the cache to the same commit
-    offline = cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
+    offline = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
                   "hf:org/qa:question", "-n", "2", "--max-new-tokens", "8", "--json",
                   HF_HUB_OFFLINE="1")  # fmt: skip
     assert offline.returncode == 0, offline.stderr
@@ -282,7 +262,7 @@ def test_cli_accept_and_bench_from_a_hub_dataset(
     assert doc["sets"][0]["source"]["commit"] == sha
 
     run_dir = tmp_path / "bench-run"
-    res = cli(tmp_path, hub, "bench", "demo", "--url", sim_spec.url, "--dataset",
+    res = hub_cli(tmp_path, hub, "bench", "demo", "--url", sim_spec.url, "--dataset",
               "hf:org/qa:question", "--concurrency", "1,2", "--prompts", "4", "--output-len", "8",
               "--output", str(run_dir))  # fmt: skip
     assert res.returncode == 0, res.stderr
@@ -299,7 +279,7 @@ def test_cli_accept_and_bench_from_a_hub_dataset(
     (run_dir / "levels" / "c2-r0.jsonl").unlink()
     hub.datasets["org/qa"].update(put={"data/test.jsonl": jsonl([{"question": "moved"}])})
     hub.log.clear()
-    res = cli(tmp_path, hub, "bench", "--resume", str(run_dir))
+    res = hub_cli(tmp_path, hub, "bench", "--resume", str(run_dir))
     assert res.returncode == 0, res.stderr
     assert not any("revision/main" in r.path for r in hub.log)
     assert (
@@ -307,6 +287,6 @@ def test_cli_accept_and_bench_from_a_hub_dataset(
         == sha
     )
 
-    bad = cli(tmp_path, hub, "bench", "demo", "--url", sim_spec.url, "--dataset", "hf:org/qa:q")
+    bad = hub_cli(tmp_path, hub, "bench", "demo", "--url", sim_spec.url, "--dataset", "hf:org/qa:q")
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "no column 'q'; its columns are: question" in bad.stderr  # the moved branch
