@@ -16,6 +16,7 @@ from repro.bench import BenchOptions, RequestResult, parse_slos, run_bench
 from repro.errors import ReproError
 from repro.recipe import load_recipe
 from repro.spec.record import Level
+from repro.tables import fit
 
 _console = Console(stderr=True, highlight=False)
 
@@ -197,7 +198,7 @@ def bench(
         transient=False,
     ) as progress:
         result = run_bench(loaded, opts, _RichProgress(progress))
-    _console.print(summary_table(result.levels))
+    _console.print(fit(summary_table(result.levels)))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
+from repro.tables import fit
 
 _FIRST, _LAST = STAGE_NAMES[0], STAGE_NAMES[-1]
 _HELP = f"""Check, lock, build, fetch, launch, measure and report RECIPE, then stop the server.
@@ -67,9 +68,9 @@ def run(
         return
     table = Table(title=f"repro run: {result.run_dir}", title_justify="left")
     for column in ("stage", "status", "seconds", "result"):
-        table.add_column(column)
+        table.add_column(column, justify="right" if column == "seconds" else "left")
     for record in result.stages:
         seconds = f"{record.seconds:.1f}" if record.seconds is not None else ""
         table.add_row(record.name, record.status, seconds, record.summary)
-    console.print(table)
+    console.print(fit(table))
     click.echo(result.run_dir)

@@ -18,9 +18,11 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.errors import ReproError
+from repro.report.labels import unique_labels
 from repro.report.records import METRICS, LoadedRun, MetricInfo
 from repro.report.table import SIMULATED
 from repro.spec.record import MachineInfo, ServerInfo
+from repro.tables import fit
 
 Direction = Literal["better", "worse", "same"]
 Verdict = Literal["real change", "within spread", "no spread (1 repeat)"]
@@ -108,7 +110,8 @@ def _fingerprint(run: LoadedRun) -> dict[str, str]:
     cpu_count = "?" if m.cpu_count is None else m.cpu_count
     return {
         "hostname": _or_dash(m.hostname),
-        "machine class": run.machine_class,
+        "machine class": run.hardware_class,
+        "simulator": run.simulator or "-",
         "GPUs": f"{len(m.gpus)}x {', '.join(names)}" if m.gpus else "none",
         "compute capability": ", ".join(caps) or "-",
         "interconnect": _or_dash(m.interconnect),
@@ -201,9 +204,7 @@ def compare_runs(
             )
     fa, fb = _fingerprint(a), _fingerprint(b)
     machines = [FingerprintRow(field=k, a=fa[k], b=fb[k]) for k in fa]
-    label_a, label_b = a.label, b.label
-    if label_a == label_b:
-        label_a, label_b = f"{a.label} ({a.run_id})", f"{b.label} ({b.run_id})"
+    label_a, label_b = (a.label, b.label) if a.label != b.label else unique_labels([a, b])
     return Comparison(
         a_label=label_a,
         b_label=label_b,
@@ -257,7 +258,7 @@ def render_comparison(cmp: Comparison) -> Group:
             Text(_arrow(p), style=style),
             Text(p.verdict + (" (invalid levels!)" if p.invalid else ""), style=verdict_style),
         )
-    parts.append(table)
+    parts.append(fit(table))
     if cmp.only_a or cmp.only_b:
         parts.append(
             Text(f"unmatched levels left out: only A {cmp.only_a}, only B {cmp.only_b}", "dim")
@@ -271,7 +272,7 @@ def render_comparison(cmp: Comparison) -> Group:
     for row in cmp.machines:
         style = "bold yellow" if row.differs else ""
         machines.add_row(row.field, Text(row.a, style), Text(row.b, style))
-    parts.append(machines)
+    parts.append(fit(machines))
     return Group(*parts)
 
 

@@ -162,7 +162,7 @@ def build_report(
 def fmt_value(value: float | None, metric: MetricInfo) -> str:
     if value is None:
         return "-"
-    if metric.name == "accept_length":
+    if metric.unit == "tok/step" or abs(value) < 10:
         return f"{value:.2f}"
     return f"{value:.1f}" if value < 1000 else f"{value:.0f}"
 
@@ -246,7 +246,7 @@ def render_rich(report: Report) -> Table:
     if report.any_simulated:
         title += f"  [bold red]{SIMULATED}[/]"
     table = Table(title=title, caption=caption(report), caption_justify="left")
-    table.add_column("run", no_wrap=True)
+    table.add_column("run")
     table.add_column("machine")
     table.add_column("image")
     for c in report.concurrencies:

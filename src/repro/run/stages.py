@@ -153,13 +153,13 @@ def stage_report(ctx: RunContext, console: Console) -> str:
     # deferred: matplotlib
     from repro.report import load_runs, render_html, render_markdown, render_rich, write_plots
     from repro.report.table import build_report
+    from repro.tables import fit
 
-    runs = load_runs([p for p in (ctx.run_dir / "bench", ctx.run_dir / "accept") if p.is_dir()])
+    runs = load_runs([ctx.run_dir])  # its bench/ part, with accept/'s results
     out = ctx.run_dir / "report"
     out.mkdir(exist_ok=True)
-    bench_runs = [r for r in runs if r.run.kind == "bench"]
-    table = build_report(bench_runs, "output_throughput", None)
-    console.print(render_rich(table))
+    table = build_report(runs, "output_throughput", None)
+    console.print(fit(render_rich(table)))
     write_atomic(out / "report.md", render_markdown(table))
     html = out / "report.html"
     write_atomic(html, render_html(runs, None, ("output_throughput", "ttft")))

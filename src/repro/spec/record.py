@@ -295,6 +295,10 @@ class ServerInfo(BaseModel):
 
     version: str | None = Field(default=None, description="the SGLang version")
     simulated: bool = False
+    sim_profile: str | None = Field(default=None, description="the simulator's timing profile")
+    sim_time_scale: float | None = Field(
+        default=None, description="the simulator's --time-scale (durations multiplied by it)"
+    )
 
 
 class RecordedGpu(BaseModel):
