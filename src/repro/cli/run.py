@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -40,6 +41,25 @@ result; `--resume RUN_DIR` continues.
     show_default=True,
     help="Where run directories are created.",
 )
+@click.option(
+    "--sim",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[PROFILE]",
+    help="Run the recipe's own server command on the CPU simulator image, with PROFILE (default:"
+    " the profile matching the recipe, e.g. kimi26-ep4-rtx6000 for kimi26-ep4-dflash). Doctor "
+    "then skips weight and GPU checks. Every number is SIMULATED.",
+)
+@click.option(
+    "--time-scale",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="With --sim: multiply every simulated duration (0.01: a hundred times faster, and "
+    "throughput a hundred times higher; reports show it as the machine).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the run folder and stages as JSON.")
 def run(
     recipe: str | None,
     dry_run: bool,
@@ -48,6 +68,9 @@ def run(
     resume: Path | None,
     port: int | None,
     runs_dir: Path,
+    sim: str | None,
+    time_scale: float,
+    as_json: bool,
 ) -> None:
     if recipe is None and resume is None:
         raise click.UsageError("give a RECIPE (name, file or lock) or --resume RUN_DIR")
@@ -61,10 +84,16 @@ def run(
             from_stage=from_stage,
             resume=resume,
             port=port,
+            sim=sim,
+            time_scale=time_scale,
         ),
         console,
     )
     if dry_run:
+        return
+    if as_json:
+        stages = [record.model_dump(mode="json") for record in result.stages]
+        click.echo(json.dumps({"run_dir": str(result.run_dir), "stages": stages}, indent=2))
         return
     table = Table(title=f"repro run: {result.run_dir}", title_justify="left")
     for column in ("stage", "status", "seconds", "result"):

@@ -57,8 +57,14 @@ def unique_labels(runs: Sequence[LoadedRun]) -> list[str]:
                 else label
                 for label, folder in zip(labels, folders, strict=True)
             ]
+        values = [part(run) for run in runs]
+        telling = {  # clashing labels this part tells apart (parts alike in a group add nothing)
+            label
+            for label in clashing
+            if len({v for v, x in zip(values, labels, strict=True) if x == label}) > 1
+        }
         labels = [
-            f"{label} {part(run)}" if label in clashing else label
-            for label, run in zip(labels, runs, strict=True)
+            f"{label} {value}" if label in telling else label
+            for label, value in zip(labels, values, strict=True)
         ]
     return labels

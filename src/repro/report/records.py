@@ -174,6 +174,21 @@ class LoadedRun(RunRecord):
                         return value
         return None
 
+    def lock_image(self, key: str) -> str | None:
+        image = (self.lock or {}).get("image")
+        value = image.get(key) if isinstance(image, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def image_fingerprint(self) -> str | None:
+        """The image's content fingerprint (what `repro image verify` compares), from the lock."""
+        return self.lock_image("fingerprint")
+
+    @property
+    def registry_digest(self) -> str | None:
+        """The registry manifest digest, once the image was pushed (`repo@sha256:...`)."""
+        return self.lock_image("pinned") or self.lock_image("digest")
+
     @property
     def image_digest_short(self) -> str:
         digest = self.image_digest

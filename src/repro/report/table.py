@@ -167,6 +167,11 @@ def fmt_value(value: float | None, metric: MetricInfo) -> str:
     return f"{value:.1f}" if value < 1000 else f"{value:.0f}"
 
 
+def best_header(metric: MetricInfo) -> str:
+    """The column of each run's best value: its peak, or for latencies its minimum."""
+    return "peak" if metric.higher_is_better else "min"
+
+
 def fmt_speedup(speedup: float | None) -> str:
     return "" if speedup is None else f"{speedup:.2f}x"
 
@@ -212,7 +217,13 @@ def caption(report: Report) -> str:
 
 def render_markdown(report: Report) -> str:
     with_speedup = report.baseline is not None
-    head = ["run", "machine", "image", *[f"c={c}" for c in report.concurrencies], "peak"]
+    head = [
+        "run",
+        "machine",
+        "image",
+        *[f"c={c}" for c in report.concurrencies],
+        best_header(report.metric),
+    ]
     lines = [
         f"**{report.metric.label}** ({report.metric.unit})"
         + (f" — **{SIMULATED}**" if report.any_simulated else ""),
@@ -251,7 +262,7 @@ def render_rich(report: Report) -> Table:
     table.add_column("image")
     for c in report.concurrencies:
         table.add_column(f"c={c}", justify="right")
-    table.add_column("peak", justify="right")
+    table.add_column(best_header(report.metric), justify="right")
     for row in report.rows:
         cells: list[Text | str] = []
         for c in report.concurrencies:
