@@ -19,13 +19,13 @@ from rich.text import Text
 
 from repro.errors import ReproError
 from repro.report.labels import unique_labels
-from repro.report.records import METRICS, LoadedRun, MetricInfo
+from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
 from repro.spec.record import MachineInfo, ServerInfo
 from repro.tables import fit
 
 Direction = Literal["better", "worse", "same"]
-Verdict = Literal["real change", "within spread", "no spread (1 repeat)"]
+Verdict = Literal["real change", "within spread", "within noise (95% CI)", "no spread (1 repeat)"]
 
 DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "tpot", "accept_length")
 
@@ -71,15 +71,27 @@ class Comparison(BaseModel):
     include_invalid: bool = False
 
 
-def _direction(info: MetricInfo, a: float, b: float, rel_tol: float = 1e-9) -> Direction:
-    if abs(b - a) <= rel_tol * max(abs(a), abs(b), 1.0):
+def _direction(info: MetricInfo, a: float, b: float, verdict: str) -> Direction:
+    """`same` when the values agree to 0.05% or their spread or intervals overlap."""
+    noise = verdict in ("within spread", "within noise (95% CI)")
+    if noise or abs(b - a) <= 5e-4 * max(abs(a), abs(b), 1e-12):
         return "same"
     return "better" if (b > a) == info.higher_is_better else "worse"
 
 
-def _verdict(a_vals: list[float], b_vals: list[float]) -> Verdict:
-    """A real change when the repeats' ranges do not overlap; needs 2+ repeats on both sides."""
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _verdict(a: Point, b: Point) -> Verdict:
+    """A real change when the repeats' ranges do not overlap (2+ repeats on both sides), or,
+    with one repeat, when the levels' 95% bootstrap intervals do not."""
+    a_vals, b_vals = a.values, b.values
     if len(a_vals) < 2 or len(b_vals) < 2:
+        if len(a.intervals) == 1 and len(b.intervals) == 1:
+            if _overlap(a.intervals[0], b.intervals[0]):
+                return "within noise (95% CI)"
+            return "real change"
         return "no spread (1 repeat)"
     if max(a_vals) < min(b_vals) or max(b_vals) < min(a_vals):
         return "real change"
@@ -187,6 +199,7 @@ def compare_runs(
             if c not in pa or c not in pb:
                 continue
             x, y = pa[c], pb[c]
+            verdict = _verdict(x, y)
             points.append(
                 PointDelta(
                     metric=metric,
@@ -199,8 +212,8 @@ def compare_runs(
                     b_repeats=y.repeats,
                     delta=y.mean - x.mean,
                     percent=(y.mean - x.mean) / x.mean * 100 if x.mean else None,
-                    direction=_direction(info, x.mean, y.mean),
-                    verdict=_verdict(x.values, y.values),
+                    direction=_direction(info, x.mean, y.mean, verdict),
+                    verdict=verdict,
                     invalid=x.invalid > 0 or y.invalid > 0,
                 )
             )

@@ -25,6 +25,7 @@ from repro.spec.record import (
     AcceptResults,
     AnyRunInfo,
     BenchWorkload,
+    Interval,
     MachineInfo,
     RequestRow,
     RunRecord,
@@ -98,6 +99,10 @@ class Point(BaseModel):
     concurrency: int
     values: list[float]
     invalid: int = Field(default=0, description="how many of the values come from invalid levels")
+    intervals: list[tuple[float, float]] = Field(
+        default_factory=list,
+        description="95% bootstrap intervals of the repeats' values, where the levels carry them",
+    )
 
     @property
     def mean(self) -> float:
@@ -226,6 +231,9 @@ class LoadedRun(RunRecord):
             )
             point.values.append(value)
             point.invalid += not level.valid
+            interval = getattr(level, f"{key}_ci95", None)
+            if isinstance(interval, Interval):
+                point.intervals.append((interval.low, interval.high))
         return out
 
     def invalid_reasons(self) -> dict[int, list[str]]:
