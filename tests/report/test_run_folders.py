@@ -22,7 +22,8 @@ def _run_folder(bench: Path, dest: Path, started_at: str) -> Path:
     run_json.write_text(json.dumps(data))
     accept = dest / "bench" / "accept.json"
     (dest / "accept").mkdir()
-    accept.rename(dest / "accept" / "accept.json")
+    if accept.exists():
+        accept.rename(dest / "accept" / "accept.json")
     (dest / "stages.json").write_text(json.dumps({"updated_at": started_at, "stages": []}))
     return dest
 
@@ -58,3 +59,20 @@ def test_a_folder_without_records_names_what_it_wanted(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["report", str(tmp_path)])
     assert result.exit_code != 0
     assert "run.json: missing" in result.output and "repro run" in result.output
+
+
+def test_repro_runs_lists_recipe_machine_and_status(runs: Runs, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    done = _run_folder(runs.dflash, root / "20261203T075300Z-demo", "2026-12-03T07:53:00Z")
+    failed = _run_folder(runs.ar, root / "20261203T081000Z-demo-ar", "2026-12-03T08:10:00Z")
+    stages = [{"name": "doctor", "status": "done"}, {"name": "bench", "status": "failed"}]
+    (failed / "stages.json").write_text(json.dumps({"updated_at": "x", "stages": stages}))
+    (root / "notes").mkdir()  # not a run: left out
+    result = CliRunner().invoke(main, ["runs", "--runs-dir", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.output)
+    assert [(r["recipe"], r["machine"], r["status"]) for r in listed] == [
+        ("demo-dflash", "sim demo, time-scale 1", "done"),
+        ("demo-ar", "sim demo, time-scale 1", "failed at bench"),
+    ]
+    assert listed[0]["folder"] == str(done)

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
+from repro.run.listing import list_runs
 from repro.tables import fit
 
 _FIRST, _LAST = STAGE_NAMES[0], STAGE_NAMES[-1]
@@ -103,3 +104,31 @@ def run(
         table.add_row(record.name, record.status, seconds, record.summary)
     console.print(fit(table))
     click.echo(result.run_dir)
+
+
+@click.command("runs")
+@click.option(
+    "--runs-dir",
+    type=click.Path(path_type=Path),
+    default=Path("runs"),
+    show_default=True,
+    help="Where run directories are.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def runs(runs_dir: Path, as_json: bool) -> None:
+    """List run folders (`repro run`, `repro bench`, `repro accept`): recipe, machine or
+    simulator profile, status (done, failed at STAGE, stopped before STAGE) and start time."""
+    listed = list_runs(runs_dir)
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in listed], indent=2))
+        return
+    if not listed:
+        click.echo(f"no runs under {runs_dir}", err=True)
+        return
+    table = Table(title=f"runs in {runs_dir}", title_justify="left")
+    table.add_column("folder", no_wrap=True)
+    for column in ("recipe", "machine", "status", "started"):
+        table.add_column(column)
+    for r in listed:
+        table.add_row(Path(r.folder).name, r.recipe, r.machine, r.status, r.started)
+    Console(highlight=False).print(fit(table))

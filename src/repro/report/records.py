@@ -32,6 +32,8 @@ from repro.spec.record import (
     ServerInfo,
     Summary,
     first_error,
+    hardware_label,
+    simulator_label,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -148,21 +150,12 @@ class LoadedRun(RunRecord):
     @property
     def simulator(self) -> str | None:
         """`sim <profile>, time-scale <x>` for a simulated run whose server named its profile."""
-        if not (self.simulated and self.sim_profile):
-            return None
-        scale = self.server_info.sim_time_scale if self.server_info else None
-        return f"sim {self.sim_profile}, time-scale {'?' if scale is None else f'{scale:g}'}"
+        return simulator_label(self.server_info) if self.simulated else None
 
     @property
     def hardware_class(self) -> str:
         """The machine that ran the record, whatever served it (`no GPUs` for the simulator)."""
-        if self.machine is None:
-            return "unknown"
-        gpus = self.machine.gpus
-        if not gpus:
-            return "no GPUs"
-        names = sorted({g.name.removeprefix("NVIDIA ").strip() for g in gpus})
-        return f"{len(gpus)}x {'+'.join(names)}, {self.machine.interconnect or 'unknown'}"
+        return hardware_label(self.machine)
 
     @property
     def image_digest(self) -> str | None:

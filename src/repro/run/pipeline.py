@@ -149,6 +149,9 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     ctx.save()
     try:
         for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
+            if index < start_index and record.status == "pending":
+                record.status, record.summary = "skipped", f"--from {options.from_stage}"
+                continue
             if index < start_index or record.status in ("done", "skipped"):
                 continue
             if record.name == "stop" and options.keep:

@@ -327,6 +327,24 @@ class MachineInfo(BaseModel):
     docker: dict[str, Any] = Field(default_factory=dict)
 
 
+def hardware_label(machine: MachineInfo | None) -> str:
+    """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box."""
+    if machine is None:
+        return "unknown"
+    if not machine.gpus:
+        return "no GPUs"
+    names = sorted({g.name.removeprefix("NVIDIA ").strip() for g in machine.gpus})
+    return f"{len(machine.gpus)}x {'+'.join(names)}, {machine.interconnect or 'unknown'}"
+
+
+def simulator_label(server: ServerInfo | None) -> str | None:
+    """`sim <profile>, time-scale <x>` when a simulator served the run and named its profile."""
+    if server is None or not server.sim_profile:
+        return None
+    scale = "?" if server.sim_time_scale is None else f"{server.sim_time_scale:g}"
+    return f"sim {server.sim_profile}, time-scale {scale}"
+
+
 class RunRecord(BaseModel):
     """A run folder's files, validated."""
 
