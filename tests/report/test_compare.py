@@ -29,7 +29,8 @@ def test_deltas_direction_and_verdict_follow_the_records(runs: Runs) -> None:
         assert p.a == pytest.approx(sum(a) / len(a)) and p.b == pytest.approx(sum(b) / len(b))
         assert p.delta == pytest.approx(p.b - p.a)
         disjoint = max(a) < min(b) or max(b) < min(a)
-        assert p.direction == ("better" if p.b > p.a else "worse") if disjoint else "same"
+        expected = ("better" if p.b > p.a else "worse") if disjoint else "same"
+        assert p.direction == expected
         assert p.verdict == ("real change" if disjoint else "within spread")
     ttft = [p for p in cmp.points if p.metric == "ttft"]
     for p in ttft:  # lower is better; overlapping repeats: the same within noise
