@@ -126,7 +126,14 @@ def summary_table(levels: list[Level]) -> Table:
     "--dataset hf:openai/gsm8k/main:question. Dataset prompts are sent as they are "
     "(chat-formatted); the record keeps the file's sha256 or the Hub commit SHA.",
 )
-@click.option("--prompts", type=int, help="Measured requests per level.")
+@click.option(
+    "--prompts-per-level",
+    "--prompts",
+    "prompts",
+    type=int,
+    help="Measured requests per level (a count, the recipe's bench.prompts_per_level; "
+    "`accept --prompts` is per prompt set).",
+)
 @click.option(
     "--endpoint",
     type=click.Choice(["generate", "chat"]),

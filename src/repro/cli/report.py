@@ -92,7 +92,8 @@ def report(
     base = loaded[-1] if baseline is not None else None
     chosen = list(metrics) or ["output_throughput"]
     if plots is not None:
-        shown = records if base is None else [base, *records]
+        same = base is not None and any(r.path.resolve() == base.path.resolve() for r in records)
+        shown = records if base is None or same else [base, *records]  # the baseline once
         for path in write_plots(shown, plots):
             click.echo(f"wrote {path}", err=True)
     if fmt == "html":
