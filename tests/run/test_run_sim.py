@@ -24,7 +24,6 @@ def _repro(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=600,
-        env=None,
     )
 
 
