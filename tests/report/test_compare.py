@@ -28,12 +28,16 @@ def test_deltas_direction_and_verdict_follow_the_records(runs: Runs) -> None:
         a, b = a_vals[p.concurrency], b_vals[p.concurrency]
         assert p.a == pytest.approx(sum(a) / len(a)) and p.b == pytest.approx(sum(b) / len(b))
         assert p.delta == pytest.approx(p.b - p.a)
-        assert p.direction == ("better" if p.b > p.a else "worse")
         disjoint = max(a) < min(b) or max(b) < min(a)
+        expected = ("better" if p.b > p.a else "worse") if disjoint else "same"
+        assert p.direction == expected
         assert p.verdict == ("real change" if disjoint else "within spread")
     ttft = [p for p in cmp.points if p.metric == "ttft"]
-    for p in ttft:  # lower is better
-        assert p.direction == ("better" if p.b < p.a else "worse")
+    for p in ttft:  # lower is better; overlapping repeats: the same within noise
+        if p.verdict == "real change":
+            assert p.direction == ("better" if p.b < p.a else "worse")
+        else:
+            assert p.direction == "same"
     # the baseline has no drafter: acceptance length is only on one side, so not compared
     assert not [p for p in cmp.points if p.metric == "accept_length"]
 
@@ -108,3 +112,29 @@ def test_cli_json(runs: Runs) -> None:
     data = json.loads(result.stdout)
     assert data["simulated"] is True and data["matched"] == [1, 4]
     assert {p["metric"] for p in data["points"]} == {"itl"}
+
+
+def _shift_throughput(record: Path, factor: float) -> None:
+    """Scale the single-repeat levels' output throughput (value and interval) by `factor`."""
+    summary = json.loads((record / "summary.json").read_text())
+    for level in summary["levels"]:
+        level["output_throughput"] *= factor
+        ci = level["output_throughput_ci95"]
+        ci["low"], ci["high"] = ci["low"] * factor, ci["high"] * factor
+    (record / "summary.json").write_text(json.dumps(summary))
+
+
+def test_one_repeat_is_same_within_its_interval_and_changed_outside(
+    runs: Runs, tmp_path: Path
+) -> None:
+    near, far = _copy(runs.dflash_c48, tmp_path / "near"), _copy(runs.dflash_c48, tmp_path / "far")
+    _shift_throughput(near, 1.002)  # well inside a 95% interval of a few percent
+    _shift_throughput(far, 3.0)
+    base = load_run(runs.dflash_c48)
+    close = [
+        p for p in compare_runs(base, load_run(near)).points if p.metric == "output_throughput"
+    ]
+    assert close and all(p.direction == "same" for p in close)
+    assert all(p.verdict == "within noise (95% CI)" for p in close)
+    apart = [p for p in compare_runs(base, load_run(far)).points if p.metric == "output_throughput"]
+    assert all(p.direction == "better" and p.verdict == "real change" for p in apart)

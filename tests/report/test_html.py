@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import io
+import json
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -106,3 +108,60 @@ def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path:
     # the plots render: some rows of the screenshot hold colored (non-grey) plot lines
     rgb = pixels[..., :3]
     assert (np.ptp(rgb, axis=2) > 0.3).sum() > 200
+
+
+def _sweep_of_nine(record: Path, dest: Path) -> Path:
+    """A copy of `record` measured at nine concurrencies, 1 to 256 (a real recipe's sweep)."""
+    shutil.copytree(record, dest)
+    summary = json.loads((dest / "summary.json").read_text())
+    first = summary["levels"][0]
+    summary["levels"] = [
+        {**first, "concurrency": 2**i, "repeat": 0, "output_throughput": 1234.567 * (i + 1)}
+        for i in range(9)
+    ]
+    (dest / "summary.json").write_text(json.dumps(summary))
+    run = json.loads((dest / "run.json").read_text())
+    run["recipe_name"] = dest.name
+    (dest / "run.json").write_text(json.dumps(run))
+    return dest
+
+
+def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
+    runs: Runs, tmp_path: Path
+) -> None:
+    page = tmp_path / "report.html"
+    wide = _sweep_of_nine(runs.dflash, tmp_path / "kimi26-tp8-dflash-b200-long-context-sweep")
+    paths = [str(runs.ar), str(runs.dflash), str(wide)]
+    result = CliRunner().invoke(
+        main, ["report", *paths, "--baseline", str(runs.ar), "--format", "html", "-o", str(page)]
+    )
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert "{&#39;" not in html and "None" not in html  # no Python dict or None shown
+    workload = json.loads((runs.ar / "run.json").read_text())["workload"]
+    assert f"input_len {workload['input_len']}, output_len {workload['output_len']}" in html
+    assert "SIMULATED: all runs" in html
+    # measure the page as laid out in a 1280 px window: its scroll width, in the dumped DOM
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        html.replace(
+            "</body>",
+            "<script>document.body.insertAdjacentHTML('beforeend', '<p id=\"width\">' + "
+            "document.documentElement.scrollWidth + '</p>');</script></body>",
+        )
+    )
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    common = [
+        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1000",
+    ]  # fmt: skip
+    shot = tmp_path / "shot.png"
+    subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
+                   capture_output=True)  # fmt: skip
+    assert _pixels(shot.read_bytes()).shape[:2] == (1000, 1280)
+    dom = subprocess.run([*common, "--dump-dom", probe.as_uri()], timeout=90, check=True,
+                         capture_output=True, text=True).stdout  # fmt: skip
+    found = re.search(r'<p id="width">(\d+)</p>', dom)
+    assert found is not None, dom[-500:]
+    assert int(found.group(1)) <= 1280

@@ -31,7 +31,8 @@ def test_loads_real_bench_record(runs: Runs) -> None:
     assert run.simulated  # the simulator says so in server_info and run.json
     assert run.concurrencies == [1, 4]
     assert len(run.levels) == len(raw) == 4  # 2 concurrencies x 2 repeats
-    assert run.machine_class == "no GPUs"
+    assert run.hardware_class == "no GPUs"
+    assert run.machine_class == "sim demo, time-scale 1"  # the profile, as the machine
     assert run.accept is not None and {s.prompt_set for s in run.accept.sets} == {"chat", "code"}
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from repro.cli import main
 from repro.report import build_report, load_run, load_runs, render_markdown
 from tests.report.conftest import Runs
-from tests.report.helpers import raw_means
+from tests.report.helpers import raw_means, raw_values
 
 
 def test_values_best_peak_and_speedup_follow_the_records(runs: Runs) -> None:
@@ -46,9 +46,17 @@ def test_lower_is_better_metric_marks_the_minimum(runs: Runs) -> None:
         "demo-ar": raw_means(runs.ar, "mean_ttft_ms"),
         "demo-dflash": raw_means(runs.dflash, "mean_ttft_ms"),
     }
+    values = {
+        "demo-ar": raw_values(runs.ar, "mean_ttft_ms"),
+        "demo-dflash": raw_values(runs.dflash, "mean_ttft_ms"),
+    }
     for c in (1, 4):
         winner = min(means, key=lambda label, c=c: means[label][c])
-        assert [r.label for r in report.rows if r.cells[c].best] == [winner]
+        w = values[winner][c]
+        tied = {  # a run whose repeats overlap the winner's is not beaten: it shares the mark
+            label for label, v in values.items() if min(v[c]) <= max(w) and min(w) <= max(v[c])
+        }
+        assert {r.label for r in report.rows if r.cells[c].best} == {winner} | tied
     for row in report.rows:
         assert row.peak == pytest.approx(min(means[row.label].values()))
 

@@ -76,6 +76,7 @@ _MODULES: list[str] = [
 _SEVERAL: dict[str, list[str]] = {
     "launch": ["launch", "status", "logs", "stop"],
     "report": ["report", "compare"],
+    "run": ["run", "runs"],
 }
 
 

@@ -16,6 +16,7 @@ from repro.bench import BenchOptions, RequestResult, parse_slos, run_bench
 from repro.errors import ReproError
 from repro.recipe import load_recipe
 from repro.spec.record import Level
+from repro.tables import fit
 
 _console = Console(stderr=True, highlight=False)
 
@@ -146,7 +147,14 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "--dataset hf:openai/gsm8k/main:question. Dataset prompts are sent as they are "
     "(chat-formatted); the record keeps the file's sha256 or the Hub commit SHA.",
 )
-@click.option("--prompts", type=int, help="Measured requests per level.")
+@click.option(
+    "--prompts-per-level",
+    "--prompts",
+    "prompts",
+    type=int,
+    help="Measured requests per level (a count, the recipe's bench.prompts_per_level; "
+    "`accept --prompts` is per prompt set).",
+)
 @click.option(
     "--endpoint",
     type=click.Choice(["generate", "chat"]),
@@ -223,7 +231,7 @@ def bench(
         transient=False,
     ) as progress:
         result = run_bench(loaded, opts, _RichProgress(progress))
-    _console.print(summary_table(result.levels))
+    _console.print(fit(summary_table(result.levels)))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]

@@ -28,6 +28,7 @@ from repro.recipe.errors import display_path
 from repro.recipe.render import LAUNCH
 from repro.spec.image import ImageSpec
 from repro.spec.recipe import Recipe
+from repro.tables import fit
 
 
 def _dir(ctx: click.Context) -> Path | None:
@@ -87,8 +88,9 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         _dump_json(rows)
         return
     table = Table(title="recipes")
-    for column in ("name", "model", "speculative", "tp/ep/pp/dp", "GPUs", "image"):
-        table.add_column(column)
+    table.add_column("name", no_wrap=True)
+    for column in ("model", "speculative", "tp/ep/pp/dp", "GPUs", "image"):
+        table.add_column(column, justify="right" if column == "tp/ep/pp/dp" else "left")
     for row in rows:
         if not row["valid"]:
             table.add_row(row["name"], f"[red]invalid[/red]: {row['error']}", "", "", "", "")
@@ -104,7 +106,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
             gpus,
             row["image"],
         )
-    Console(width=200).print(table)
+    Console().print(fit(table))
 
 
 @recipe.command("show")

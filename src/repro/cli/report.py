@@ -23,6 +23,7 @@ from repro.report import (
     write_plots,
 )
 from repro.report.compare import DEFAULT_METRICS
+from repro.tables import fit
 
 _METRIC = click.Choice(sorted(METRICS))
 
@@ -50,7 +51,8 @@ def _write(text: str, output: Path | None) -> None:
     "metrics",
     type=_METRIC,
     multiple=True,
-    help="Metric per table (repeatable; default output_throughput).",
+    help="Metric per table (repeatable; default output_throughput): rates, accept_length, and "
+    "mean_/p50_/p90_/p99_ of ttft, itl, tpot, e2e_latency, chunk_gap (ttft alone: the mean).",
 )
 @click.option(
     "--output",
@@ -75,6 +77,10 @@ def report(
 ) -> None:
     """One row per run, one column per concurrency; best per column marked (*).
 
+    RUNS are folders printed by `repro run` (their bench/ and accept/ parts are read) or
+    written by `repro bench`. Runs of one recipe are told apart by start time, then machine or
+    simulator profile. Narrow terminals get a stacked layout rather than cut numbers.
+
     With --baseline RUN each cell also shows the speedup vs that run (e.g. kimi26-ep4-dflash
     vs kimi26-ep4). Runs from the simulator are marked SIMULATED in every format. Levels whose
     validity verdict failed are left out of values, best marks and speedups (shown as
@@ -86,7 +92,8 @@ def report(
     base = loaded[-1] if baseline is not None else None
     chosen = list(metrics) or ["output_throughput"]
     if plots is not None:
-        shown = records if base is None else [base, *records]
+        same = base is not None and any(r.path.resolve() == base.path.resolve() for r in records)
+        shown = records if base is None or same else [base, *records]  # the baseline once
         for path in write_plots(shown, plots):
             click.echo(f"wrote {path}", err=True)
     if fmt == "html":
@@ -101,7 +108,7 @@ def report(
     else:
         console = Console(record=output is not None, width=200 if output else None)
         for r in reports:
-            console.print(render_rich(r))
+            console.print(fit(render_rich(r)))
         if output is not None:
             _write(console.export_text(), output)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -9,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
+from repro.run.listing import list_runs
+from repro.tables import fit
 
 _FIRST, _LAST = STAGE_NAMES[0], STAGE_NAMES[-1]
 _HELP = f"""Check, lock, build, fetch, launch, measure and report RECIPE, then stop the server.
@@ -39,6 +42,25 @@ result; `--resume RUN_DIR` continues.
     show_default=True,
     help="Where run directories are created.",
 )
+@click.option(
+    "--sim",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[PROFILE]",
+    help="Run the recipe's own server command on the CPU simulator image, with PROFILE (default:"
+    " the profile matching the recipe, e.g. kimi26-ep4-rtx6000 for kimi26-ep4-dflash). Doctor "
+    "then skips weight and GPU checks. Every number is SIMULATED.",
+)
+@click.option(
+    "--time-scale",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="With --sim: multiply every simulated duration (0.01: a hundred times faster, and "
+    "throughput a hundred times higher; reports show it as the machine).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the run folder and stages as JSON.")
 def run(
     recipe: str | None,
     dry_run: bool,
@@ -47,6 +69,9 @@ def run(
     resume: Path | None,
     port: int | None,
     runs_dir: Path,
+    sim: str | None,
+    time_scale: float,
+    as_json: bool,
 ) -> None:
     if recipe is None and resume is None:
         raise click.UsageError("give a RECIPE (name, file or lock) or --resume RUN_DIR")
@@ -60,16 +85,50 @@ def run(
             from_stage=from_stage,
             resume=resume,
             port=port,
+            sim=sim,
+            time_scale=time_scale,
         ),
         console,
     )
     if dry_run:
         return
+    if as_json:
+        stages = [record.model_dump(mode="json") for record in result.stages]
+        click.echo(json.dumps({"run_dir": str(result.run_dir), "stages": stages}, indent=2))
+        return
     table = Table(title=f"repro run: {result.run_dir}", title_justify="left")
     for column in ("stage", "status", "seconds", "result"):
-        table.add_column(column)
+        table.add_column(column, justify="right" if column == "seconds" else "left")
     for record in result.stages:
         seconds = f"{record.seconds:.1f}" if record.seconds is not None else ""
         table.add_row(record.name, record.status, seconds, record.summary)
-    console.print(table)
+    console.print(fit(table))
     click.echo(result.run_dir)
+
+
+@click.command("runs")
+@click.option(
+    "--runs-dir",
+    type=click.Path(path_type=Path),
+    default=Path("runs"),
+    show_default=True,
+    help="Where run directories are.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def runs(runs_dir: Path, as_json: bool) -> None:
+    """List run folders (`repro run`, `repro bench`, `repro accept`): recipe, machine or
+    simulator profile, status (done, failed at STAGE, stopped before STAGE) and start time."""
+    listed = list_runs(runs_dir)
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in listed], indent=2))
+        return
+    if not listed:
+        click.echo(f"no runs under {runs_dir}", err=True)
+        return
+    table = Table(title=f"runs in {runs_dir}", title_justify="left")
+    table.add_column("folder", no_wrap=True)
+    for column in ("recipe", "machine", "status", "started"):
+        table.add_column(column)
+    for r in listed:
+        table.add_row(Path(r.folder).name, r.recipe, r.machine, r.status, r.started)
+    Console(highlight=False).print(fit(table))

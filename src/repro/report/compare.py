@@ -18,12 +18,14 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.errors import ReproError
-from repro.report.records import METRICS, LoadedRun, MetricInfo
+from repro.report.labels import unique_labels
+from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
 from repro.spec.record import MachineInfo, ServerInfo
+from repro.tables import fit
 
 Direction = Literal["better", "worse", "same"]
-Verdict = Literal["real change", "within spread", "no spread (1 repeat)"]
+Verdict = Literal["real change", "within spread", "within noise (95% CI)", "no spread (1 repeat)"]
 
 ENERGY_METRICS = ("joules_per_token", "usd_per_mtok")  # skipped where a run has no readings
 DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "tpot", "accept_length", *ENERGY_METRICS)
@@ -70,15 +72,27 @@ class Comparison(BaseModel):
     include_invalid: bool = False
 
 
-def _direction(info: MetricInfo, a: float, b: float, rel_tol: float = 1e-9) -> Direction:
-    if abs(b - a) <= rel_tol * max(abs(a), abs(b), 1.0):
+def _direction(info: MetricInfo, a: float, b: float, verdict: str) -> Direction:
+    """`same` when the values agree to 0.05% or their spread or intervals overlap."""
+    noise = verdict in ("within spread", "within noise (95% CI)")
+    if noise or abs(b - a) <= 5e-4 * max(abs(a), abs(b), 1e-12):
         return "same"
     return "better" if (b > a) == info.higher_is_better else "worse"
 
 
-def _verdict(a_vals: list[float], b_vals: list[float]) -> Verdict:
-    """A real change when the repeats' ranges do not overlap; needs 2+ repeats on both sides."""
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _verdict(a: Point, b: Point) -> Verdict:
+    """A real change when the repeats' ranges do not overlap (2+ repeats on both sides), or,
+    with one repeat, when the levels' 95% bootstrap intervals do not."""
+    a_vals, b_vals = a.values, b.values
     if len(a_vals) < 2 or len(b_vals) < 2:
+        if len(a.intervals) == 1 and len(b.intervals) == 1:
+            if _overlap(a.intervals[0], b.intervals[0]):
+                return "within noise (95% CI)"
+            return "real change"
         return "no spread (1 repeat)"
     if max(a_vals) < min(b_vals) or max(b_vals) < min(a_vals):
         return "real change"
@@ -109,7 +123,8 @@ def _fingerprint(run: LoadedRun) -> dict[str, str]:
     cpu_count = "?" if m.cpu_count is None else m.cpu_count
     return {
         "hostname": _or_dash(m.hostname),
-        "machine class": run.machine_class,
+        "machine class": run.hardware_class,
+        "simulator": run.simulator or "-",
         "GPUs": f"{len(m.gpus)}x {', '.join(names)}" if m.gpus else "none",
         "compute capability": ", ".join(caps) or "-",
         "interconnect": _or_dash(m.interconnect),
@@ -119,7 +134,9 @@ def _fingerprint(run: LoadedRun) -> dict[str, str]:
         "CPU": f"{m.cpu_model or '-'} ({cpu_count} cores)",
         "kernel": _or_dash(m.kernel),
         "docker": _or_dash(m.docker.get("server_version") or m.docker.get("version")),
-        "image digest": run.image_digest or "-",
+        "image reference": _or_dash(run.image_reference),
+        "image fingerprint": _or_dash(run.image_fingerprint),
+        "image registry digest": _or_dash(run.registry_digest),
         "SGLang version": _or_dash(server.version),
         "simulated": "yes" if run.simulated else "no",
         "model": _model_of(run),
@@ -183,6 +200,7 @@ def compare_runs(
             if c not in pa or c not in pb:
                 continue
             x, y = pa[c], pb[c]
+            verdict = _verdict(x, y)
             points.append(
                 PointDelta(
                     metric=metric,
@@ -195,16 +213,14 @@ def compare_runs(
                     b_repeats=y.repeats,
                     delta=y.mean - x.mean,
                     percent=(y.mean - x.mean) / x.mean * 100 if x.mean else None,
-                    direction=_direction(info, x.mean, y.mean),
-                    verdict=_verdict(x.values, y.values),
+                    direction=_direction(info, x.mean, y.mean, verdict),
+                    verdict=verdict,
                     invalid=x.invalid > 0 or y.invalid > 0,
                 )
             )
     fa, fb = _fingerprint(a), _fingerprint(b)
     machines = [FingerprintRow(field=k, a=fa[k], b=fb[k]) for k in fa]
-    label_a, label_b = a.label, b.label
-    if label_a == label_b:
-        label_a, label_b = f"{a.label} ({a.run_id})", f"{b.label} ({b.run_id})"
+    label_a, label_b = (a.label, b.label) if a.label != b.label else unique_labels([a, b])
     return Comparison(
         a_label=label_a,
         b_label=label_b,
@@ -258,7 +274,7 @@ def render_comparison(cmp: Comparison) -> Group:
             Text(_arrow(p), style=style),
             Text(p.verdict + (" (invalid levels!)" if p.invalid else ""), style=verdict_style),
         )
-    parts.append(table)
+    parts.append(fit(table))
     if cmp.only_a or cmp.only_b:
         parts.append(
             Text(f"unmatched levels left out: only A {cmp.only_a}, only B {cmp.only_b}", "dim")
@@ -272,7 +288,7 @@ def render_comparison(cmp: Comparison) -> Group:
     for row in cmp.machines:
         style = "bold yellow" if row.differs else ""
         machines.add_row(row.field, Text(row.a, style), Text(row.b, style))
-    parts.append(machines)
+    parts.append(fit(machines))
     return Group(*parts)
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import base64
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
 from repro.report.plots import all_plots
 from repro.report.records import LoadedRun
-from repro.report.table import build_report, caption, cell_text, fmt_value
+from repro.report.table import best_header, build_report, caption, cell_text, fmt_value
 
 _TITLES = {
     "throughput": "Throughput vs concurrency",
@@ -26,6 +27,11 @@ _ENV = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )
+
+
+def mapping_text(data: dict[str, Any]) -> str:
+    """`{'input_len': 128, 'dataset': None}` -> `input_len 128`: set keys only, no Python."""
+    return ", ".join(f"{key} {value}" for key, value in data.items() if value not in (None, ""))
 
 
 def render_html(
@@ -48,6 +54,9 @@ def render_html(
         images=images,
         runs=shown,
         simulated=any(r.simulated for r in shown),
+        all_simulated=all(r.simulated for r in shown),
+        best_header=best_header,
+        as_text=mapping_text,
         generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         fmt=fmt_value,
         cell_text=cell_text,

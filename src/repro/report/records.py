@@ -20,17 +20,21 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from repro.errors import ReproError
+from repro.report.labels import unique_labels
 from repro.spec.lock import Lock
 from repro.spec.record import (
     AcceptResults,
     AnyRunInfo,
     BenchWorkload,
+    Interval,
     MachineInfo,
     RequestRow,
     RunRecord,
     ServerInfo,
     Summary,
     first_error,
+    hardware_label,
+    simulator_label,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -47,60 +51,52 @@ class MetricInfo(BaseModel):
     higher_is_better: bool
 
 
-METRICS: dict[str, MetricInfo] = {
-    "output_throughput": MetricInfo(
-        name="output_throughput",
-        key="output_throughput",
-        label="output throughput",
-        unit="tok/s",
-        higher_is_better=True,
-    ),
-    "ttft": MetricInfo(
-        name="ttft", key="mean_ttft_ms", label="mean TTFT", unit="ms", higher_is_better=False
-    ),
-    "itl": MetricInfo(
-        name="itl",
-        key="mean_itl_ms",
-        label="mean ITL (per token)",
-        unit="ms",
-        higher_is_better=False,
-    ),
-    "tpot": MetricInfo(
-        name="tpot", key="mean_tpot_ms", label="mean TPOT", unit="ms", higher_is_better=False
-    ),
-    "chunk_gap": MetricInfo(
-        name="chunk_gap",
-        key="mean_chunk_gap_ms",
-        label="mean chunk gap",
-        unit="ms",
-        higher_is_better=False,
-    ),
-    "accept_length": MetricInfo(
-        name="accept_length",
-        key="accept_length",
-        label="acceptance length",
-        unit="tok/step",
-        higher_is_better=True,
-    ),
-    # energy and cost (issue 21): None in levels without readings or a GPU-hour price
-    "joules_per_token": MetricInfo(
-        name="joules_per_token",
-        key="joules_per_output_token",
-        label="energy per output token",
-        unit="J/tok",
-        higher_is_better=False,
-    ),
-    "power": MetricInfo(
-        name="power", key="mean_power_w", label="mean GPU power", unit="W", higher_is_better=False
-    ),
-    "usd_per_mtok": MetricInfo(
-        name="usd_per_mtok",
-        key="usd_per_mtok",
-        label="cost per million output tokens",
-        unit="$/Mtok",
-        higher_is_better=False,
-    ),
+def _metric(name: str, key: str, label: str, unit: str, higher: bool) -> MetricInfo:
+    return MetricInfo(name=name, key=key, label=label, unit=unit, higher_is_better=higher)
+
+
+# Latencies as sglang.bench_serving (and `vllm bench serve --percentile-metrics`) report them:
+# mean, median (p50), p90 and p99 of each; `ttft` alone is the mean.
+_LATENCIES = {
+    "ttft": "TTFT",
+    "itl": "ITL (per token)",
+    "tpot": "TPOT",
+    "e2e_latency": "E2E latency",
+    "chunk_gap": "chunk gap",
 }
+_STATISTICS = {"mean": "mean", "p50": "median", "p90": "p90", "p99": "p99"}
+_RATES = [  # (name, label, unit), all higher-is-better keys of a summary level
+    ("output_throughput", "output throughput", "tok/s"),
+    ("input_throughput", "input throughput", "tok/s"),
+    ("request_throughput", "request throughput", "req/s"),
+    ("output_throughput_per_user", "output throughput per user", "tok/s"),
+    ("output_throughput_per_gpu", "output throughput per GPU", "tok/s"),
+    ("goodput", "goodput", "req/s"),
+    ("accept_length", "acceptance length", "tok/step"),
+    ("accept_length_mean_per_request", "acceptance length (mean per request)", "tok/step"),
+    ("verify_steps_per_s", "verify steps", "1/s"),
+]
+_COSTS = [  # (name, key, label, unit), lower-is-better; None in levels without readings/price
+    ("joules_per_token", "joules_per_output_token", "energy per output token", "J/tok"),
+    ("power", "mean_power_w", "mean GPU power", "W"),
+    ("usd_per_mtok", "usd_per_mtok", "cost per million output tokens", "$/Mtok"),
+]
+
+
+def _all_metrics() -> dict[str, MetricInfo]:
+    out = {name: _metric(name, name, label, unit, True) for name, label, unit in _RATES}
+    out |= {name: _metric(name, key, label, unit, False) for name, key, label, unit in _COSTS}
+    for base, label in _LATENCIES.items():
+        for stat, key_stat in _STATISTICS.items():
+            name = f"{stat}_{base}"
+            out[name] = _metric(name, f"{key_stat}_{base}_ms", f"{stat} {label}", "ms", False)
+        out[base] = out[f"mean_{base}"].model_copy(update={"name": base})  # `ttft`: the mean
+    return out
+
+
+METRICS: dict[str, MetricInfo] = _all_metrics()
+"""Every metric `--metric` offers, by name: rates, energy and cost, and mean/p50/p90/p99 of
+each latency."""
 
 
 class RunRecordError(ReproError):
@@ -113,6 +109,10 @@ class Point(BaseModel):
     concurrency: int
     values: list[float]
     invalid: int = Field(default=0, description="how many of the values come from invalid levels")
+    intervals: list[tuple[float, float]] = Field(
+        default_factory=list,
+        description="95% bootstrap intervals of the repeats' values, where the levels carry them",
+    )
 
     @property
     def mean(self) -> float:
@@ -137,15 +137,33 @@ class LoadedRun(RunRecord):
     label: str = Field(default="", description="row label: recipe name, unique among loaded runs")
 
     @property
+    def run_name(self) -> str:
+        """The folder that names the run: a `repro run` folder for its bench/ and accept/ parts,
+        else the record folder itself."""
+        if self.path.name in RUN_PARTS and (self.path.parent / "stages.json").is_file():
+            return self.path.parent.name
+        return self.path.name
+
+    @property
+    def sim_profile(self) -> str | None:
+        """The simulator profile that produced the numbers (None: not simulated, or unknown)."""
+        return self.server_info.sim_profile if self.server_info else None
+
+    @property
     def machine_class(self) -> str:
-        """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box."""
-        if self.machine is None:
-            return "unknown"
-        gpus = self.machine.gpus
-        if not gpus:
-            return "no GPUs"
-        names = sorted({g.name.removeprefix("NVIDIA ").strip() for g in gpus})
-        return f"{len(gpus)}x {'+'.join(names)}, {self.machine.interconnect or 'unknown'}"
+        """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box; for a
+        simulated run the profile and time scale (`sim kimi26-ep4-rtx6000, time-scale 1`)."""
+        return self.simulator or self.hardware_class
+
+    @property
+    def simulator(self) -> str | None:
+        """`sim <profile>, time-scale <x>` for a simulated run whose server named its profile."""
+        return simulator_label(self.server_info) if self.simulated else None
+
+    @property
+    def hardware_class(self) -> str:
+        """The machine that ran the record, whatever served it (`no GPUs` for the simulator)."""
+        return hardware_label(self.machine)
 
     @property
     def image_digest(self) -> str | None:
@@ -160,6 +178,23 @@ class LoadedRun(RunRecord):
             if isinstance(value, str) and value:
                 return value
         return None
+
+    @property
+    def image_reference(self) -> str | None:
+        """The image tag the lock records (`repro/<spec>:<version>`)."""
+        return self.lock.image.reference if self.lock is not None and self.lock.image else None
+
+    @property
+    def image_fingerprint(self) -> str | None:
+        """The image's content fingerprint (what `repro image verify` compares), from the lock."""
+        image = self.lock.image if self.lock is not None else None
+        return image.fingerprint if image is not None else None
+
+    @property
+    def registry_digest(self) -> str | None:
+        """The registry manifest digest, once the image was pushed (`repo@sha256:...`)."""
+        image = self.lock.image if self.lock is not None else None
+        return (image.pinned or image.digest) if image is not None else None
 
     @property
     def image_digest_short(self) -> str:
@@ -198,6 +233,9 @@ class LoadedRun(RunRecord):
             )
             point.values.append(value)
             point.invalid += not level.valid
+            interval = getattr(level, f"{key}_ci95", None)
+            if isinstance(interval, Interval):
+                point.intervals.append((interval.low, interval.high))
         return out
 
     def invalid_reasons(self) -> dict[int, list[str]]:
@@ -245,7 +283,7 @@ def _read_text(path: Path) -> str:
     except FileNotFoundError:
         raise RunRecordError(
             f"{path}: missing",
-            hint="is this a run record folder written by `repro bench`?",
+            hint="pass a folder printed by `repro run` or written by `repro bench`",
         ) from None
     except OSError as err:
         raise RunRecordError(f"{path}: cannot read: {err.strerror or err}") from None
@@ -278,16 +316,31 @@ def _validate(validate: Callable[[Any], T], data: Any, path: Path) -> T:
 _RUN_INFO: TypeAdapter[AnyRunInfo] = TypeAdapter(AnyRunInfo)
 
 
-def load_run(path: str | Path) -> LoadedRun:
-    """Load and validate one run record folder (or its `run.json`)."""
+RUN_PARTS = ("bench", "accept")  # the record folders inside a `repro run` folder
+
+
+def record_folder(path: str | Path) -> Path:
+    """The record folder that `path` names: itself (or its `run.json`'s folder), or for a
+    `repro run` folder its bench/ part (accept/ when the run has no bench yet)."""
     folder = Path(path)
     if folder.name == "run.json":
         folder = folder.parent
     if not folder.is_dir():
         raise RunRecordError(
             f"{folder}: no such run record folder",
-            hint="pass a folder under runs/ written by `repro bench`",
+            hint="pass a folder printed by `repro run`, or one written by `repro bench`",
         )
+    if not (folder / "run.json").exists():
+        for part in RUN_PARTS:
+            if (folder / part / "run.json").is_file():
+                return folder / part
+    return folder
+
+
+def load_run(path: str | Path) -> LoadedRun:
+    """Load and validate one run record folder (or its `run.json`), or a `repro run` folder:
+    its bench/ part with the acceptance results of its accept/ part."""
+    folder = record_folder(path)
     run = _validate(_RUN_INFO.validate_python, _read_json(folder / "run.json"), folder / "run.json")
     summary_path = folder / "summary.json"
     summary = _read_json(summary_path)
@@ -297,15 +350,19 @@ def load_run(path: str | Path) -> LoadedRun:
     recipe = _read_json(folder / "recipe.json")
     if not isinstance(recipe, dict):
         raise RunRecordError(f"{folder / 'recipe.json'}: expected a JSON object (the recipe)")
+    accept = _optional(AcceptResults, folder / "accept.json")
+    if accept is None and folder.name == "bench":  # a `repro run` folder's accept/ part
+        accept = _optional(AcceptResults, folder.parent / "accept" / "accept.json")
     return LoadedRun(
         path=folder,
         run=run,
         recipe=recipe,
         lock=_optional(Lock, folder / "lock.json"),
-        machine=_optional(MachineInfo, folder / "machine.json"),
+        machine=_optional(MachineInfo, folder / "machine.json")
+        or _optional(MachineInfo, folder.parent / "machine.json"),
         server_info=_optional(ServerInfo, folder / "server_info.json"),
         levels=levels,
-        accept=_optional(AcceptResults, folder / "accept.json"),
+        accept=accept,
         label=run.recipe_name,
     )
 
@@ -317,10 +374,8 @@ def _optional(model: type[M], path: Path) -> M | None:
 
 
 def load_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[LoadedRun]:
-    """Load several run records; labels are made unique (recipe name, then run id)."""
+    """Load several run records, labelled apart (see `repro.report.labels`)."""
     runs = [load_run(p) for p in paths]
-    names = [r.recipe_name for r in runs]
-    for run in runs:
-        if names.count(run.recipe_name) > 1:
-            run.label = f"{run.recipe_name} ({run.run_id})"
+    for run, label in zip(runs, unique_labels(runs), strict=True):
+        run.label = label
     return runs

@@ -34,6 +34,18 @@ class Cell(BaseModel):
     speedup: float | None = Field(default=None, description="vs the baseline; >1 is better")
     invalid: bool = Field(default=False, description="the value includes invalid levels")
     reasons: list[str] = Field(default_factory=list, description="why levels here are invalid")
+    interval: tuple[float, float] | None = Field(
+        default=None, description="95% bootstrap interval of a single repeat, when recorded"
+    )
+
+    def band(self) -> tuple[float, float] | None:
+        """The values this cell cannot be told apart from: its repeats' range, widened by the
+        bootstrap interval of a single repeat."""
+        if self.value is None or self.low is None or self.high is None:
+            return None
+        if self.interval is not None:
+            return min(self.low, self.interval[0]), max(self.high, self.interval[1])
+        return self.low, self.high
 
 
 class ReportRow(BaseModel):
@@ -109,7 +121,12 @@ def build_report(
                 Cell()
                 if p is None
                 else Cell(
-                    value=p.mean, low=p.low, high=p.high, repeats=p.repeats, invalid=p.invalid > 0
+                    value=p.mean,
+                    low=p.low,
+                    high=p.high,
+                    repeats=p.repeats,
+                    invalid=p.invalid > 0,
+                    interval=p.intervals[0] if len(p.intervals) == 1 else None,
                 )
             )
             cell.reasons = reasons.get(c, [])
@@ -143,13 +160,7 @@ def build_report(
         for row in rows:
             row.peak_speedup = _speedup(info, row.peak, base_row.peak)
     for c in concurrencies:
-        values = [r.cells[c].value for r in rows if r.cells[c].value is not None]
-        if len(values) < 2:
-            continue
-        best = max(values) if info.higher_is_better else min(values)  # type: ignore[type-var]
-        for row in rows:
-            if row.cells[c].value == best:
-                row.cells[c].best = True
+        _mark_best(info, [r.cells[c] for r in rows])
     return Report(
         metric=info,
         concurrencies=concurrencies,
@@ -159,12 +170,36 @@ def build_report(
     )
 
 
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _mark_best(info: MetricInfo, cells: list[Cell]) -> None:
+    """Mark the best cell, and every cell that cannot be told apart from it (bands overlap, or
+    within 0.05%): a tie within noise is not a win."""
+    measured = [cell for cell in cells if cell.value is not None]
+    if len(measured) < 2:
+        return
+    best = (max if info.higher_is_better else min)(measured, key=lambda cell: cell.value or 0.0)
+    top, top_band = best.value or 0.0, best.band()
+    for cell in measured:
+        value, band = cell.value or 0.0, cell.band()
+        close = abs(value - top) <= 5e-4 * max(abs(top), 1e-12)
+        overlap = band is not None and top_band is not None and _overlap(band, top_band)
+        cell.best = cell is best or close or overlap
+
+
 def fmt_value(value: float | None, metric: MetricInfo) -> str:
     if value is None:
         return "-"
-    if metric.name == "accept_length":
+    if metric.unit == "tok/step" or abs(value) < 10:
         return f"{value:.2f}"
     return f"{value:.1f}" if value < 1000 else f"{value:.0f}"
+
+
+def best_header(metric: MetricInfo) -> str:
+    """The column of each run's best value: its peak, or for latencies its minimum."""
+    return "peak" if metric.higher_is_better else "min"
 
 
 def fmt_speedup(speedup: float | None) -> str:
@@ -198,7 +233,10 @@ def cell_text(cell: Cell, metric: MetricInfo, with_speedup: bool) -> str:
 def caption(report: Report) -> str:
     m = report.metric
     better = "higher" if m.higher_is_better else "lower"
-    parts = [f"{m.label} ({m.unit}, {better} is better) by concurrency; * best per column"]
+    parts = [
+        f"{m.label} ({m.unit}, {better} is better) by concurrency; "
+        "* best per column (ties within noise share it)"
+    ]
     if report.baseline:
         parts.append(f"(Nx) speedup vs baseline {report.baseline}")
     if report.include_invalid:
@@ -212,7 +250,13 @@ def caption(report: Report) -> str:
 
 def render_markdown(report: Report) -> str:
     with_speedup = report.baseline is not None
-    head = ["run", "machine", "image", *[f"c={c}" for c in report.concurrencies], "peak"]
+    head = [
+        "run",
+        "machine",
+        "image",
+        *[f"c={c}" for c in report.concurrencies],
+        best_header(report.metric),
+    ]
     lines = [
         f"**{report.metric.label}** ({report.metric.unit})"
         + (f" — **{SIMULATED}**" if report.any_simulated else ""),
@@ -246,12 +290,12 @@ def render_rich(report: Report) -> Table:
     if report.any_simulated:
         title += f"  [bold red]{SIMULATED}[/]"
     table = Table(title=title, caption=caption(report), caption_justify="left")
-    table.add_column("run", no_wrap=True)
+    table.add_column("run")
     table.add_column("machine")
     table.add_column("image")
     for c in report.concurrencies:
         table.add_column(f"c={c}", justify="right")
-    table.add_column("peak", justify="right")
+    table.add_column(best_header(report.metric), justify="right")
     for row in report.rows:
         cells: list[Text | str] = []
         for c in report.concurrencies:

@@ -35,7 +35,14 @@ class RunContext:
     deployment: str | None = None
 
     @classmethod
-    def create(cls, ref: str, resume: Path | None, runs_dir: Path, port: int | None) -> RunContext:
+    def create(
+        cls,
+        ref: str,
+        resume: Path | None,
+        runs_dir: Path,
+        port: int | None,
+        run_dir: Path | None = None,
+    ) -> RunContext:
         if resume is not None:
             saved = json.loads((resume / CONTEXT_FILE).read_text())
             locked = load_locked(saved.get("lock_path") or saved["ref"])
@@ -45,7 +52,8 @@ class RunContext:
             return ctx
         locked = load_locked(ref)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        return cls(ref=ref, locked=locked, run_dir=runs_dir / f"{stamp}-{locked.name}", port=port)
+        run_dir = run_dir or runs_dir / f"{stamp}-{locked.name}"
+        return cls(ref=ref, locked=locked, run_dir=run_dir, port=port)
 
     def save(self) -> None:
         data = {

@@ -21,6 +21,7 @@ from rich.console import Console
 from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
 from repro.run.context import RunContext
+from repro.run.simulate import simulated_recipe
 from repro.run.stages import (
     stage_accept,
     stage_bench,
@@ -47,6 +48,12 @@ class Stage:
     describe: Callable[[RunContext], str]
 
 
+def _describe_doctor(ctx: RunContext) -> str:
+    if ctx.simulated:
+        return "check the engine (simulated: weight and GPU checks skipped)"
+    return "check GPUs, topology, engine and disk against the recipe"
+
+
 def _describe_lock(ctx: RunContext) -> str:
     if ctx.locked.lock is not None:
         return "use the lock as given"
@@ -67,9 +74,7 @@ def _describe_accept(ctx: RunContext) -> str:
 
 # The order is the pipeline's: every list of stages (--from, exit codes, the plan) reads it.
 STAGES: tuple[Stage, ...] = (
-    Stage(
-        "doctor", stage_doctor, lambda _: "check GPUs, topology, engine and disk against the recipe"
-    ),
+    Stage("doctor", stage_doctor, _describe_doctor),
     Stage("lock", stage_lock, _describe_lock),
     Stage("image", stage_image, lambda ctx: f"build or find the image of spec {ctx.recipe.image}"),
     Stage("fetch", stage_fetch, _describe_fetch),
@@ -108,6 +113,8 @@ class RunOptions:
     from_stage: str | None = None
     resume: Path | None = None
     port: int | None = None
+    sim: str | None = None  # run on the simulator: a profile name, or "" to choose one
+    time_scale: float = 1.0  # the simulator's --time-scale, with sim
 
 
 @dataclass
@@ -119,7 +126,13 @@ class RunResult:
 def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResult:
     """Run (or plan, with dry_run) every stage for a recipe; see the module docstring."""
     console = console or Console(stderr=True, highlight=False)
-    ctx = RunContext.create(options.ref, options.resume, options.runs_dir, options.port)
+    ref, run_dir = options.ref, None
+    if options.sim is not None and options.resume is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        run_dir = options.runs_dir / f"{stamp}-{Path(options.ref).stem}-sim"
+        sim_recipe = simulated_recipe(ref, run_dir, options.sim or None, options.time_scale)
+        ref = str(sim_recipe)
+    ctx = RunContext.create(ref, options.resume, options.runs_dir, options.port, run_dir)
     records = (
         _load_records(ctx.run_dir) if options.resume else [StageRecord(name=s) for s in STAGE_NAMES]
     )
@@ -136,6 +149,9 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     ctx.save()
     try:
         for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
+            if index < start_index and record.status == "pending":
+                record.status, record.summary = "skipped", f"--from {options.from_stage}"
+                continue
             if index < start_index or record.status in ("done", "skipped"):
                 continue
             if record.name == "stop" and options.keep:

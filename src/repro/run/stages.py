@@ -19,6 +19,17 @@ from repro.spec.record import Level
 from repro.topology import collect_fingerprint, diagnose, requirements_from_recipe
 from repro.units import human_bytes
 
+# What doctor does not check for a simulated run (`repro run R --sim`).
+SIMULATED_NEEDS_NONE = {
+    "gpus": 0,
+    "gpu_models": [],
+    "min_gpu_memory_gb": None,
+    "interconnect": "any",
+    "architectures": [],
+    "weights_bytes": None,
+    "model_repo": None,
+}
+
 
 def stage_lock(ctx: RunContext, console: Console) -> str:
     if ctx.locked.lock is not None:  # a lock given: run exactly what it pins
@@ -64,6 +75,8 @@ def stage_fetch(ctx: RunContext, console: Console) -> str:
 
 def stage_doctor(ctx: RunContext, console: Console) -> str:
     requirements = requirements_from_recipe(ctx.recipe, lock=ctx.locked.lock)
+    if ctx.simulated:  # the simulator loads no weights and uses no GPU
+        requirements = requirements.model_copy(update=SIMULATED_NEEDS_NONE)
     repos = [requirements.model_repo] if requirements.model_repo else []
     report = diagnose(collect_fingerprint(repos=repos), requirements)
     failed = [f for f in report.findings if f.status == "fail"]
@@ -75,7 +88,8 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
             hint="`repro doctor " + ctx.ref + "` shows every check; `make demo` runs the "
             "pipeline on the CPU simulator",
         )
-    return f"{len(report.findings)} checks passed"
+    skipped = "; simulated: weight and GPU checks skipped" if ctx.simulated else ""
+    return f"{len(report.findings)} checks passed{skipped}"
 
 
 def stage_launch(ctx: RunContext, console: Console) -> str:
@@ -144,8 +158,8 @@ class _LevelPrinter:
     def level_done(self, summary: Level) -> None:
         self.console.print(
             f"    {summary.output_throughput:.1f} output tok/s, "
-            f"median TTFT {summary.median_ttft_ms or 0:.1f} ms, "
-            f"accept length {summary.accept_length}"
+            f"median TTFT {summary.median_ttft_ms or 0:.1f} ms"
+            + (f", accept length {summary.accept_length:.2f}" if summary.accept_length else "")
         )
 
 
@@ -153,13 +167,13 @@ def stage_report(ctx: RunContext, console: Console) -> str:
     # deferred: matplotlib
     from repro.report import load_runs, render_html, render_markdown, render_rich, write_plots
     from repro.report.table import build_report
+    from repro.tables import fit
 
-    runs = load_runs([p for p in (ctx.run_dir / "bench", ctx.run_dir / "accept") if p.is_dir()])
+    runs = load_runs([ctx.run_dir])  # its bench/ part, with accept/'s results
     out = ctx.run_dir / "report"
     out.mkdir(exist_ok=True)
-    bench_runs = [r for r in runs if r.run.kind == "bench"]
-    table = build_report(bench_runs, "output_throughput", None)
-    console.print(render_rich(table))
+    table = build_report(runs, "output_throughput", None)
+    console.print(fit(render_rich(table)))
     write_atomic(out / "report.md", render_markdown(table))
     html = out / "report.html"
     write_atomic(html, render_html(runs, None, ("output_throughput", "ttft")))

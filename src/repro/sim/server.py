@@ -153,6 +153,7 @@ class NativeRoutes:
             frontend="python",
             simulated=True,
             sim_profile=cfg.profile.name,
+            sim_time_scale=cfg.time_scale,
             sim_assumptions=cfg.profile.assumptions,
             sim_speculative_registry=list(cfg.registry.names),
             sim_drafter=self._drafter_summary(),

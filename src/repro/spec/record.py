@@ -385,6 +385,10 @@ class ServerInfo(BaseModel):
 
     version: str | None = Field(default=None, description="the SGLang version")
     simulated: bool = False
+    sim_profile: str | None = Field(default=None, description="the simulator's timing profile")
+    sim_time_scale: float | None = Field(
+        default=None, description="the simulator's --time-scale (durations multiplied by it)"
+    )
 
 
 class RecordedGpu(BaseModel):
@@ -411,6 +415,24 @@ class MachineInfo(BaseModel):
     gpus: list[RecordedGpu] = Field(default_factory=list)
     interconnect: str | None = Field(default=None, description="e.g. all-nvlink, pcie-cross-numa")
     docker: dict[str, Any] = Field(default_factory=dict)
+
+
+def hardware_label(machine: MachineInfo | None) -> str:
+    """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box."""
+    if machine is None:
+        return "unknown"
+    if not machine.gpus:
+        return "no GPUs"
+    names = sorted({g.name.removeprefix("NVIDIA ").strip() for g in machine.gpus})
+    return f"{len(machine.gpus)}x {'+'.join(names)}, {machine.interconnect or 'unknown'}"
+
+
+def simulator_label(server: ServerInfo | None) -> str | None:
+    """`sim <profile>, time-scale <x>` when a simulator served the run and named its profile."""
+    if server is None or not server.sim_profile:
+        return None
+    scale = "?" if server.sim_time_scale is None else f"{server.sim_time_scale:g}"
+    return f"sim {server.sim_profile}, time-scale {scale}"
 
 
 class RunRecord(BaseModel):

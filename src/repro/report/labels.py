@@ -1,0 +1,70 @@
+"""Row labels that tell runs apart: the recipe name, then only as much as it takes to make
+each label unique (start time, then machine or simulator profile, then the run folder).
+
+Two runs of one recipe read `kimi26-ep4-dflash 12-03 07:53` and `kimi26-ep4-dflash 12-03
+08:10`; a recipe measured on two machines at once adds the machine. Never two identical rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # records imports this module
+    from repro.report.records import LoadedRun
+
+
+def short_time(started_at: str | None) -> str:
+    """`2026-12-03T07:53:12Z` -> `12-03 07:53:12`; `?` when unknown."""
+    if not started_at or "T" not in started_at:
+        return "?"
+    day, _, clock = started_at.partition("T")
+    return f"{day[5:]} {clock[:8].rstrip('Z')}"
+
+
+def _by_time(run: LoadedRun) -> str:
+    return short_time(run.run.started_at)
+
+
+def _by_machine(run: LoadedRun) -> str:
+    return run.machine_class
+
+
+def _by_folder(run: LoadedRun) -> str:
+    return run.run_name
+
+
+_DISAMBIGUATORS: tuple[Callable[[LoadedRun], str], ...] = (_by_time, _by_machine, _by_folder)
+
+
+def unique_labels(runs: Sequence[LoadedRun]) -> list[str]:
+    """One label per run, different for different folders (a folder given twice, e.g. as a
+    run and as the baseline, keeps one label); a part is added only where labels clash."""
+    labels = [run.recipe_name for run in runs]
+    folders = [run.path.resolve() for run in runs]
+    for part in (*_DISAMBIGUATORS, None):
+        owners: dict[str, set[Path]] = {}
+        for label, folder in zip(labels, folders, strict=True):
+            owners.setdefault(label, set()).add(folder)
+        clashing = {label for label, found in owners.items() if len(found) > 1}
+        if not clashing:
+            return labels
+        if part is None:  # two folders alike in everything: number them
+            return [
+                f"{label} #{sorted(owners[label]).index(folder) + 1}"
+                if label in clashing
+                else label
+                for label, folder in zip(labels, folders, strict=True)
+            ]
+        values = [part(run) for run in runs]
+        telling = {  # clashing labels this part tells apart (parts alike in a group add nothing)
+            label
+            for label in clashing
+            if len({v for v, x in zip(values, labels, strict=True) if x == label}) > 1
+        }
+        labels = [
+            f"{label} {value}" if label in telling else label
+            for label, value in zip(labels, values, strict=True)
+        ]
+    return labels

@@ -1,0 +1,99 @@
+"""`repro runs`: the run folders under runs/, each with its recipe, machine and status.
+
+Reads only the small files of each folder (stages.json, bench/run.json, server_info.json,
+machine.json), so listing hundreds of runs stays quick; a folder it cannot read is listed with
+why, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from repro.spec.record import (
+    MachineInfo,
+    ServerInfo,
+    StagesFile,
+    hardware_label,
+    simulator_label,
+)
+
+
+@dataclass
+class RunListing:
+    folder: str
+    recipe: str
+    machine: str
+    status: str
+    started: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _record_part(folder: Path) -> Path | None:
+    for part in (folder, folder / "bench", folder / "accept"):
+        if (part / "run.json").is_file():
+            return part
+    return None
+
+
+def _status(folder: Path, run: dict[str, Any]) -> str:
+    """A `repro run` folder: done, `failed at <stage>` or `stopped before <stage>`; a bench
+    or accept folder: its run.json status."""
+    data = _json(folder / "stages.json")
+    if data is None:
+        return str(run.get("status", "?"))
+    try:
+        stages = StagesFile.model_validate(data).stages
+    except ValidationError:
+        return "unreadable stages.json"
+    failed = next((s.name for s in stages if s.status == "failed"), None)
+    if failed:
+        return f"failed at {failed}"
+    pending = next((s.name for s in stages if s.status == "pending"), None)
+    return f"stopped before {pending}" if pending else "done"
+
+
+def _machine(part: Path) -> str:
+    server, machine = _json(part / "server_info.json"), _json(part / "machine.json")
+    try:
+        sim = simulator_label(ServerInfo.model_validate(server)) if server else None
+        return sim or hardware_label(MachineInfo.model_validate(machine) if machine else None)
+    except ValidationError:
+        return "unreadable"
+
+
+def list_runs(runs_dir: Path) -> list[RunListing]:
+    """Every run folder directly under `runs_dir`, oldest first."""
+    if not runs_dir.is_dir():
+        return []
+    out: list[RunListing] = []
+    for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
+        part = _record_part(folder)
+        if part is None and not (folder / "stages.json").is_file():
+            continue
+        run = (_json(part / "run.json") if part else None) or {}
+        context = _json(folder / "context.json") or {}
+        recipe = run.get("recipe_name") or Path(str(context.get("ref", "?"))).stem
+        out.append(
+            RunListing(
+                folder=str(folder),
+                recipe=str(recipe),
+                machine=_machine(part) if part else hardware_label(None),
+                status=_status(folder, run),
+                started=str(run.get("started_at") or "-"),
+            )
+        )
+    return out

@@ -1,0 +1,62 @@
+"""`repro run RECIPE --sim [PROFILE]`: the recipe's own server argv on the simulator image.
+
+The run folder gets `recipes/<name>-sim.yaml`, a recipe that extends the real one and changes
+only what the simulator needs (image `sim`, no GPUs, a simulator section with the profile and
+its time scale); its lock goes to the run folder's `locks/`, never beside the real recipe's.
+`--resume` reads that file back (it is the run's `ref`), so a resumed run stays simulated.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+from repro.errors import ReproError
+from repro.fsutil import write_atomic
+from repro.recipe import load_recipe
+from repro.recipe.context import images_dir_for
+from repro.sim.profile import ProfileError, profile_path
+from repro.sim.select import choose_profile
+
+SIM_IMAGE = "sim"
+TIME_SCALE_ENV = "REPRO_SIM_TIME_SCALE"  # read by repro.sim.config
+
+
+def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: float) -> Path:
+    """Write the simulated twin of recipe `ref` into `run_dir` and return its path."""
+    recipe = load_recipe(ref)
+    if recipe.source_path is None:
+        raise ReproError(f"{ref}: --sim needs a recipe file or name")
+    if recipe.simulator is not None:
+        raise ReproError(
+            f"{recipe.name} is already a simulator recipe", hint="run it without --sim"
+        )
+    try:
+        chosen = profile or choose_profile(recipe.name, list(recipe.topology.gpu_models))
+        profile_path(chosen)
+    except ProfileError as err:
+        raise ReproError(str(err), hint="`repro sim profiles` lists the profiles") from None
+    if time_scale < 0:
+        raise ReproError(f"--time-scale {time_scale}: must be 0 or more")
+    twin = {
+        "description": f"{recipe.name} on the CPU simulator (profile {chosen}); SIMULATED.",
+        "extends": str(recipe.source_path.resolve()),
+        "image": SIM_IMAGE,
+        "topology": {
+            "gpus": 0,
+            "gpu_runtime": "none",
+            "gpu_models": [],
+            "interconnect": "any",
+            "min_gpu_memory_gb": None,
+        },
+        "env": {TIME_SCALE_ENV: f"{time_scale:g}"},
+        "simulator": {"profile": chosen, "load_seconds": 2, "seed": 0},
+    }
+    path = run_dir / "recipes" / f"{recipe.name}-sim.yaml"
+    write_atomic(path, yaml.safe_dump(twin, sort_keys=False))
+    images = run_dir / "images"  # the image specs the twin's `image: sim` is looked up in
+    if not images.exists():
+        os.symlink(images_dir_for(recipe).resolve(), images)
+    return path

@@ -1,0 +1,78 @@
+"""`repro report` and `repro compare` take a `repro run` folder and label runs apart."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repro.cli import main
+from repro.report import load_runs
+from tests.report.conftest import Runs
+
+
+def _run_folder(bench: Path, dest: Path, started_at: str) -> Path:
+    """A `repro run` folder laid out as the pipeline writes it: bench/, accept/, stages.json."""
+    shutil.copytree(bench, dest / "bench")
+    run_json = dest / "bench" / "run.json"
+    data = json.loads(run_json.read_text())
+    data.update(run_id="bench", started_at=started_at)
+    run_json.write_text(json.dumps(data))
+    accept = dest / "bench" / "accept.json"
+    (dest / "accept").mkdir()
+    if accept.exists():
+        accept.rename(dest / "accept" / "accept.json")
+    (dest / "stages.json").write_text(json.dumps({"updated_at": started_at, "stages": []}))
+    return dest
+
+
+def test_run_folders_compare_and_report_with_distinct_labels(runs: Runs, tmp_path: Path) -> None:
+    a = _run_folder(runs.dflash, tmp_path / "20261203T075300Z-demo", "2026-12-03T07:53:00Z")
+    b = _run_folder(runs.dflash, tmp_path / "20261203T081000Z-demo", "2026-12-03T08:10:00Z")
+    run_a, run_b = load_runs([a, b])
+    assert run_a.path == a / "bench" and run_a.run_name == a.name
+    assert run_a.accept is not None and run_a.accept.sets  # accept/ joined to bench/
+    assert run_a.label != run_b.label
+    assert "12-03 07:53" in run_a.label and "12-03 08:10" in run_b.label
+    cli = CliRunner()
+    result = cli.invoke(main, ["compare", str(a), str(b), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["a_label"] == run_a.label and data["b_label"] == run_b.label
+    result = cli.invoke(main, ["report", str(a), str(b), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    labels = [row["label"] for row in json.loads(result.output)["rows"]]
+    assert labels == [run_a.label, run_b.label]
+
+
+def test_same_time_falls_back_to_machine_then_folder(runs: Runs, tmp_path: Path) -> None:
+    a = _run_folder(runs.dflash, tmp_path / "first", "2026-12-03T07:53:00Z")
+    b = _run_folder(runs.dflash, tmp_path / "second", "2026-12-03T07:53:00Z")
+    labels = [r.label for r in load_runs([a, b, a])]
+    assert labels[0] != labels[1] and labels[0] == labels[2]  # a folder given twice: one label
+    assert labels[0].endswith("first") and labels[1].endswith("second")
+
+
+def test_a_folder_without_records_names_what_it_wanted(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert result.exit_code != 0
+    assert "run.json: missing" in result.output and "repro run" in result.output
+
+
+def test_repro_runs_lists_recipe_machine_and_status(runs: Runs, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    done = _run_folder(runs.dflash, root / "20261203T075300Z-demo", "2026-12-03T07:53:00Z")
+    failed = _run_folder(runs.ar, root / "20261203T081000Z-demo-ar", "2026-12-03T08:10:00Z")
+    stages = [{"name": "doctor", "status": "done"}, {"name": "bench", "status": "failed"}]
+    (failed / "stages.json").write_text(json.dumps({"updated_at": "x", "stages": stages}))
+    (root / "notes").mkdir()  # not a run: left out
+    result = CliRunner().invoke(main, ["runs", "--runs-dir", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.output)
+    assert [(r["recipe"], r["machine"], r["status"]) for r in listed] == [
+        ("demo-dflash", "sim demo, time-scale 1", "done"),
+        ("demo-ar", "sim demo, time-scale 1", "failed at bench"),
+    ]
+    assert listed[0]["folder"] == str(done)

@@ -1,0 +1,61 @@
+"""`repro run RECIPE --sim`: a GPU recipe's own argv on the simulator image, end to end on the
+CPU, then `repro compare` and `repro report` on the folder it printed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.deployments import deployment_containers
+from tests.support.ports import free_port
+
+pytestmark = pytest.mark.docker
+
+
+def _repro(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "repro"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_kimi_recipe_runs_on_the_simulator_and_compares(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
+    runs = tmp_path / "runs"
+    result = _repro(
+        "run", "kimi26-ep4-dflash", "--sim", "--time-scale", "0", "--port", str(free_port()),
+        "--runs-dir", str(runs), cwd=repo_root,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = Path(result.stdout.strip())  # stdout is the run folder alone
+    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    assert [s["status"] for s in stages] == ["done"] * 9
+    doctor = next(s for s in stages if s["name"] == "doctor")
+    assert "weight and GPU checks skipped" in doctor["summary"]
+    server = json.loads((run_dir / "bench" / "server_info.json").read_text())
+    assert server["sim_profile"] == "kimi26-ep4-rtx6000" and server["sim_time_scale"] == 0
+    argv = server["launch_command"]  # the recipe's own flags reached the simulator
+    assert "--ep-size" in argv and "DFLASH" in argv and "moonshotai/Kimi-K2.6" in argv
+    assert not (repo_root / "locks" / "kimi26-ep4-dflash-sim.lock.json").exists()
+    context = json.loads((run_dir / "context.json").read_text())
+    assert context["ref"].endswith("recipes/kimi26-ep4-dflash-sim.yaml")  # what --resume reads
+    assert not deployment_containers("kimi26-ep4-dflash-sim")
+
+    twin = shutil.copytree(run_dir, runs / "second", symlinks=True)
+    compared = _repro("compare", str(run_dir), str(twin), "--json", cwd=repo_root)
+    assert compared.returncode == 0, compared.stderr
+    data = json.loads(compared.stdout)
+    assert data["a_label"] != data["b_label"]
+    assert data["points"] and all(p["direction"] == "same" for p in data["points"])
+    shown = _repro("report", str(run_dir), cwd=repo_root)
+    assert "sim kimi26-ep4-rtx6000, time-scale 0" in shown.stdout
