@@ -17,7 +17,8 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from repro.recipe import catalog_for_recipe, image_for_recipe, load_recipe
+from repro.recipe import load_recipe
+from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.spec.lock import RepoPin
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from repro.cli import main
 from repro.export import ExportError, K8sOptions, k8s_manifests, render_k8s
 from repro.lock import load_locked
-from repro.recipe import catalog_for_recipe, render_server_argv
+from repro.recipe import render_server_argv
+from repro.recipe.images import catalog_for_recipe
 
 from .conftest import DIGEST, PUSHED_REPOSITORY, K8sSchemas, Project, errors_of
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from repro.errors import RecipeError
-from repro.recipe import catalog_for_recipe, check_recipe, render_server_argv
+from repro.recipe import check_recipe, render_server_argv
+from repro.recipe.images import catalog_for_recipe
 from repro.recipe.render import render_node_argv
 
 from .conftest import Project

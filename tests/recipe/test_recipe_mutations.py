@@ -21,14 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repro.errors import RecipeError
-from repro.recipe import (
-    catalog_for_recipe,
-    check_recipe,
-    load_recipe,
-    render_env,
-    render_server_argv,
-    render_shell,
-)
+from repro.recipe import check_recipe, load_recipe, render_env, render_server_argv, render_shell
+from repro.recipe.images import catalog_for_recipe
 from repro.recipe.yamlio import _all_field_paths
 from repro.spec.recipe import Recipe
 

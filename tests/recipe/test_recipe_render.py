@@ -13,9 +13,7 @@ import pytest
 from repro.errors import RecipeError
 from repro.recipe import (
     LAUNCH,
-    catalog_for_recipe,
     check_recipe,
-    image_for_recipe,
     load_catalog,
     load_recipe,
     render_compose,
@@ -23,6 +21,7 @@ from repro.recipe import (
     render_server_argv,
     render_shell,
 )
+from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.spec.catalog import Catalog
 
 from .conftest import BASE_RECIPE, SHIPPED_RECIPES, Project

@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from repro.errors import RecipeError
-from repro.recipe import catalog_for_recipe, check_recipe, load_catalog, load_recipe
-from repro.recipe.images import load_image_spec
+from repro.recipe import check_recipe, load_catalog, load_recipe
+from repro.recipe.images import catalog_for_recipe, load_image_spec
 from repro.recipe.render import render_env, render_server_argv
 
 from .conftest import DDTREE, DFLASH, Project, by_rule, load

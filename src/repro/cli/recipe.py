@@ -15,7 +15,6 @@ from rich.table import Table
 from repro.errors import RecipeError
 from repro.lock import LockError, load_locked
 from repro.recipe import (
-    catalog_for_recipe,
     check_recipe,
     list_recipe_files,
     load_recipe,
@@ -25,6 +24,7 @@ from repro.recipe import (
     render_shell,
 )
 from repro.recipe.errors import display_path
+from repro.recipe.images import catalog_for_recipe
 from repro.recipe.render import LAUNCH
 from repro.spec.image import ImageSpec
 from repro.spec.recipe import Recipe

@@ -9,7 +9,8 @@ from pathlib import Path
 from repro import __version__
 from repro.export.image import ExportError, PinnedImage, image_for_export
 from repro.fsutil import write_atomic
-from repro.recipe import catalog_for_recipe, check_recipe, image_for_recipe, render_env
+from repro.recipe import check_recipe, render_env
+from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.recipe.render import render_node_argv, render_server_argv
 from repro.spec.catalog import Catalog
 from repro.spec.lock import Locked

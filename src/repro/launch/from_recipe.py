@@ -7,7 +7,8 @@ from pathlib import Path
 
 from repro.image.buildplan import plan_for_spec, planned_tag
 from repro.launch.spec import LaunchSpec
-from repro.recipe import catalog_for_recipe, image_for_recipe, render_env, render_server_argv
+from repro.recipe import render_env, render_server_argv
+from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.spec.lock import Lock, Locked
 
 # A simulated server loads in seconds; a 600 GB model takes tens of minutes.

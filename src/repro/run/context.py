@@ -13,7 +13,8 @@ import yaml
 
 from repro.fsutil import write_atomic
 from repro.lock import load_locked
-from repro.recipe import catalog_for_recipe, render_shell
+from repro.recipe import render_shell
+from repro.recipe.images import catalog_for_recipe
 from repro.spec.lock import Locked
 from repro.spec.recipe import Recipe
 

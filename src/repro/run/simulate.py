@@ -16,7 +16,7 @@ import yaml
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.recipe import load_recipe
-from repro.recipe.context import images_dir_for
+from repro.recipe.images import images_dir_for
 from repro.sim.profile import ProfileError, profile_path
 from repro.sim.select import choose_profile
 
