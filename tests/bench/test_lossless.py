@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from repro.bench.accept import AcceptOptions, lossless_failure, run_accept
 from repro.bench.acceptstats import first_divergence, paired_difference
 from repro.cli import main
-from repro.spec.record import AcceptSet
+from repro.spec.accept import AcceptSet
 from tests.bench.simserver import DFLASH, SimServer
 
 

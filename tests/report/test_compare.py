@@ -91,12 +91,23 @@ def test_fingerprints_side_by_side_across_machines(runs: Runs, tmp_path: Path) -
     machine["hostname"] = "b200-box"
     machine["interconnect"] = "all-nvlink"
     machine["gpus"] = [{"index": i, "name": "NVIDIA B200", "compute_cap": "10.0"} for i in range(8)]
+    machine["interconnect_probe"] = {
+        "status": "measured",
+        "message": "",
+        "gpus": 8,
+        "where": "image repro/sglang:x",
+        "points": [
+            {"size_bytes": 1 << 30, "time_us": 5e3, "algbw_gbps": 214.7, "busbw_gbps": 375.8}
+        ],
+    }
     (other / "machine.json").write_text(json.dumps(machine))
     cmp = compare_runs(load_run(runs.dflash), load_run(other))
     assert not cmp.same_machine
     rows = {r.field: r for r in cmp.machines}
     assert rows["GPUs"].b == "8x NVIDIA B200" and rows["GPUs"].a == "none"
     assert rows["interconnect"].differs and rows["interconnect"].b == "all-nvlink"
+    assert rows["interconnect probe"].a == "-"  # the probe stands next to the class
+    assert rows["interconnect probe"].b == "all-reduce busbw 375.8 GB/s peak (8 GPUs, nccl)"
     assert rows["machine class"].b == "8x B200, all-nvlink"
     assert not rows["model"].differs
     result = CliRunner().invoke(main, ["compare", str(runs.dflash), str(other)])

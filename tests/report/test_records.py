@@ -11,14 +11,9 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.report import RunRecordError, load_run
-from repro.spec.record import (
-    AcceptResults,
-    BenchRunInfo,
-    MachineInfo,
-    RequestRow,
-    ServerInfo,
-    Summary,
-)
+from repro.spec.accept import AcceptResults
+from repro.spec.machine import MachineInfo, ServerInfo
+from repro.spec.record import BenchRunInfo, RequestRow, Summary
 from tests.report.conftest import Runs
 from tests.report.helpers import jsonl_rows, raw_levels
 

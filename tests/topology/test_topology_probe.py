@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
-from repro.topology.probe import PROBE_ENV, last_probe, probe_allreduce, save_probe
+from repro.spec.machine import PROBE_ENV
+from repro.topology.probe import last_probe, probe_allreduce, save_probe
 
 
 def test_two_ranks_measure_bus_bandwidth_as_nccl_tests_defines_it() -> None:

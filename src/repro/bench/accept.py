@@ -43,16 +43,9 @@ from repro.bench.server import fetch_server_info, flush_cache, is_simulated, spe
 from repro.errors import ReproError
 from repro.lock import lock_of
 from repro.recipe import load_recipe
-from repro.spec.record import (
-    AcceptDiff,
-    AcceptResults,
-    AcceptRunInfo,
-    AcceptSet,
-    AcceptWorkload,
-    LosslessCheck,
-    ServerInfo,
-    Summary,
-)
+from repro.spec.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
+from repro.spec.machine import ServerInfo
+from repro.spec.record import AcceptRunInfo, AcceptWorkload, Summary
 from repro.topology import collect_fingerprint
 
 Payload = dict[str, Any]

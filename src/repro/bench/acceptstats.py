@@ -11,7 +11,8 @@ import numpy as np
 
 from repro.bench.acceptclient import Batch, Completion
 from repro.bench.metrics import acceptance_stats, bootstrap
-from repro.spec.record import AcceptDiff, AcceptSet, Divergence, Interval, LosslessLevel
+from repro.spec.accept import AcceptDiff, AcceptSet, Divergence, LosslessLevel
+from repro.spec.base import Interval
 
 
 def _rng(name: str) -> np.random.Generator:

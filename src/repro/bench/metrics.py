@@ -24,7 +24,8 @@ import numpy as np
 
 from repro.bench.client import RequestResult
 from repro.errors import ReproError
-from repro.spec.record import SPREAD_KEYS, ConcurrencySpread, Interval, Level, Range, RequestRow
+from repro.spec.base import Interval
+from repro.spec.record import SPREAD_KEYS, ConcurrencySpread, Level, Range, RequestRow
 
 BOOTSTRAP_RESAMPLES = 1000
 

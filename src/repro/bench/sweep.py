@@ -38,13 +38,8 @@ from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
 from repro.lock import lock_of
 from repro.spec.dataset import bench_dataset_problem
-from repro.spec.record import (
-    BenchRunInfo,
-    BenchWorkload,
-    Endpoint,
-    Level,
-    ServerInfo,
-)
+from repro.spec.machine import ServerInfo
+from repro.spec.record import BenchRunInfo, BenchWorkload, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
 from repro.topology import collect_fingerprint
 

@@ -14,7 +14,8 @@ from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, ru
 from repro.bench.benchsets import BENCH_SETS
 from repro.errors import ReproError
 from repro.recipe import load_recipe
-from repro.spec.record import AcceptDiff, AcceptSet, Interval
+from repro.spec.accept import AcceptDiff, AcceptSet
+from repro.spec.base import Interval
 
 _console = Console(stderr=True, highlight=False)
 

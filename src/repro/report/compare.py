@@ -21,7 +21,7 @@ from repro.errors import ReproError
 from repro.report.labels import unique_labels
 from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
-from repro.spec.record import MachineInfo, ServerInfo
+from repro.spec.machine import MachineInfo, ServerInfo
 from repro.tables import fit
 
 Direction = Literal["better", "worse", "same"]
@@ -128,6 +128,7 @@ def _fingerprint(run: LoadedRun) -> dict[str, str]:
         "GPUs": f"{len(m.gpus)}x {', '.join(names)}" if m.gpus else "none",
         "compute capability": ", ".join(caps) or "-",
         "interconnect": _or_dash(m.interconnect),
+        "interconnect probe": m.interconnect_probe.summary if m.interconnect_probe else "-",
         "NUMA nodes": _or_dash(m.numa_nodes),
         "driver": _or_dash(m.driver_version),
         "CUDA (driver)": _or_dash(m.cuda_version),

@@ -21,21 +21,11 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from repro.errors import ReproError
 from repro.report.labels import unique_labels
+from repro.spec.accept import AcceptResults
+from repro.spec.base import Interval
 from repro.spec.lock import Lock
-from repro.spec.record import (
-    AcceptResults,
-    AnyRunInfo,
-    BenchWorkload,
-    Interval,
-    MachineInfo,
-    RequestRow,
-    RunRecord,
-    ServerInfo,
-    Summary,
-    first_error,
-    hardware_label,
-    simulator_label,
-)
+from repro.spec.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
+from repro.spec.record import AnyRunInfo, BenchWorkload, RequestRow, RunRecord, Summary, first_error
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")

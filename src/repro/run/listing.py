@@ -14,13 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from repro.spec.record import (
-    MachineInfo,
-    ServerInfo,
-    StagesFile,
-    hardware_label,
-    simulator_label,
-)
+from repro.spec.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
+from repro.spec.record import StagesFile
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""The validation vocabulary every declaration shares: name patterns, their wording in error
-messages, and the strict base model."""
+"""The vocabulary every declaration shares: name patterns, their wording in error messages,
+the strict base model, and a 95% interval."""
 
 from __future__ import annotations
 
@@ -45,3 +45,10 @@ class StrictModel(BaseModel):
     """Strict types (YAML `"8"` is not 8), no unknown keys, no NaN or infinity."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class Interval(BaseModel):
+    """A 95% bootstrap interval (percentiles 2.5 and 97.5 of the resampled statistic)."""
+
+    low: float
+    high: float

@@ -14,7 +14,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
+from repro.spec.accept import AcceptResults
+from repro.spec.base import Interval
 from repro.spec.lock import Lock
+from repro.spec.machine import MachineInfo, ServerInfo
 from repro.spec.server import LevelEnergy, ServerState
 
 Endpoint = Literal["generate", "chat"]
@@ -108,13 +111,6 @@ AnyRunInfo = Annotated[
     Discriminator(_run_kind),
 ]
 """`run.json` of either kind, told apart by its `kind` (absent: bench)."""
-
-
-class Interval(BaseModel):
-    """A 95% bootstrap interval (percentiles 2.5 and 97.5 of the resampled statistic)."""
-
-    low: float
-    high: float
 
 
 class Level(BaseModel):
@@ -273,166 +269,6 @@ class RequestRow(BaseModel):
     start_s: float = Field(default=0.0, description="s from the level's start to sending")
     finish_reason: str | None = None
     error: str | None = Field(default=None, description="the error message when not ok")
-
-
-class AcceptSet(BaseModel):
-    """One prompt set's acceptance length in `accept.json`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    prompt_set: str = Field(description="the set's name (math, a file stem, hf:...)")
-    prompts: int = Field(description="requests that succeeded")
-    failed: int = 0
-    completion_tokens: int = Field(description="over the requests that report spec_verify_ct")
-    spec_verify_ct: int
-    accept_length: float | None = Field(description="completion_tokens / spec_verify_ct")
-    accept_length_per_prompt: list[float | None] = Field(
-        default_factory=list, description="per request, None where it failed"
-    )
-    source: dict[str, Any] | None = Field(default=None, description="exactly which prompts ran")
-    max_new_tokens: int | None = Field(default=None, description="tokens asked per prompt")
-    accept_length_ci95: Interval | None = Field(
-        default=None, description="95% bootstrap interval of the pooled accept_length"
-    )
-    accept_length_mean_per_request: float | None = Field(
-        default=None, description="mean of per-request completion_tokens / spec_verify_ct (z-lab)"
-    )
-    accept_length_mean_per_request_ci95: Interval | None = None
-    accept_histogram: list[int] | None = Field(
-        default=None,
-        description="verify steps by accepted drafts (index k: k drafts, accept length k+1), "
-        "summed over requests; None when the server sends no spec_correct_drafts_histogram",
-    )
-    mean_output_tokens: float | None = Field(default=None, description="completion tokens/request")
-    output_throughput: float | None = Field(
-        default=None, description="completion tokens/s over the set at the run's concurrency"
-    )
-    baseline_output_throughput: float | None = Field(
-        default=None, description="the same prompts on the baseline (no drafter), tokens/s"
-    )
-    speedup: float | None = Field(
-        default=None, description="output_throughput / baseline_output_throughput"
-    )
-
-
-class Divergence(BaseModel):
-    """Where one prompt's output with the drafter first differs from the one without."""
-
-    prompt_set: str
-    prompt: int = Field(description="index of the prompt in the set's measured prompts")
-    position: int = Field(description="first differing output token (0-based)")
-
-
-class LosslessLevel(BaseModel):
-    concurrency: int
-    prompts: int = Field(description="prompts compared (both outputs present)")
-    identical: int
-    identical_share: float
-    divergent: list[Divergence] = Field(default_factory=list)
-
-
-class LosslessCheck(BaseModel):
-    """Output token ids with and without the drafter, at temperature 0, compared per prompt."""
-
-    baseline: str = Field(description="the baseline server (recipe name or URL)")
-    passed: bool
-    levels: list[LosslessLevel] = Field(default_factory=list)
-
-
-class AcceptDiff(BaseModel):
-    """One prompt set's acceptance of drafter B minus drafter A, paired by prompt."""
-
-    prompt_set: str
-    a: str
-    b: str
-    convention: str = Field(default="accept_length_mean_per_request")
-    a_value: float | None
-    b_value: float | None
-    difference: float | None = Field(description="b - a, over the prompts both measured")
-    ci95: Interval | None = Field(default=None, description="paired bootstrap over prompts")
-    pairs: int
-    verdict: str = Field(description='"a better", "b better", or "within noise"')
-
-
-class AcceptResults(BaseModel):
-    """`accept.json`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    simulated: bool = False
-    sets: list[AcceptSet] = Field(default_factory=list)
-    recipe_name: str | None = None
-    protocol: dict[str, Any] | None = Field(
-        default=None,
-        description="how requests were sent: thinking, concurrency, sampling, warmup, endpoint",
-    )
-    simulated_profile: dict[str, Any] | None = Field(
-        default=None, description="the simulator profile (and drafter entry) behind the numbers"
-    )
-    lossless: LosslessCheck | None = None
-    comparison: list[AcceptDiff] | None = Field(
-        default=None, description="drafter A/B: the other recipe's sets against these"
-    )
-
-
-class ServerInfo(BaseModel):
-    """`server_info.json`: what the server reported about itself, plus `simulated`.
-
-    Written with `exclude_unset`, so only what the server sent (and `simulated`) is recorded.
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    version: str | None = Field(default=None, description="the SGLang version")
-    simulated: bool = False
-    sim_profile: str | None = Field(default=None, description="the simulator's timing profile")
-    sim_time_scale: float | None = Field(
-        default=None, description="the simulator's --time-scale (durations multiplied by it)"
-    )
-
-
-class RecordedGpu(BaseModel):
-    """One GPU of `machine.json` (topology's GpuInfo, as far as reports read it)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    name: str = "?"
-    compute_cap: str | None = None
-
-
-class MachineInfo(BaseModel):
-    """`machine.json` (topology's MachineFingerprint, as far as reports read it)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    hostname: str | None = None
-    kernel: str | None = None
-    cpu_model: str | None = None
-    cpu_count: int | None = None
-    numa_nodes: int | None = None
-    driver_version: str | None = None
-    cuda_version: str | None = Field(default=None, description="highest CUDA the driver supports")
-    gpus: list[RecordedGpu] = Field(default_factory=list)
-    interconnect: str | None = Field(default=None, description="e.g. all-nvlink, pcie-cross-numa")
-    docker: dict[str, Any] = Field(default_factory=dict)
-
-
-def hardware_label(machine: MachineInfo | None) -> str:
-    """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box."""
-    if machine is None:
-        return "unknown"
-    if not machine.gpus:
-        return "no GPUs"
-    names = sorted({g.name.removeprefix("NVIDIA ").strip() for g in machine.gpus})
-    return f"{len(machine.gpus)}x {'+'.join(names)}, {machine.interconnect or 'unknown'}"
-
-
-def simulator_label(server: ServerInfo | None) -> str | None:
-    """`sim <profile>, time-scale <x>` when a simulator served the run and named its profile."""
-    if server is None or not server.sim_profile:
-        return None
-    scale = "?" if server.sim_time_scale is None else f"{server.sim_time_scale:g}"
-    return f"sim {server.sim_profile}, time-scale {scale}"
 
 
 class RunRecord(BaseModel):

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from pydantic import BaseModel, Field, computed_field
 
 from repro.spec.lock import Locked
+from repro.spec.machine import InterconnectProbe
 from repro.topology.checks import MachineCheck, check_machine
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.nccl import NcclAdvice, nccl_advice
-from repro.topology.probe import InterconnectProbe, probe_allreduce, save_probe
+from repro.topology.probe import probe_allreduce, save_probe
 from repro.topology.requirements import Requirements, requirements_from_recipe
 from repro.topology.runner import Runner, run_command
 

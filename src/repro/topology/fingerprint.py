@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
+from repro.spec.machine import InterconnectProbe
 from repro.topology.host import (
     DiskInfo,
     DockerInfo,
@@ -22,7 +23,7 @@ from repro.topology.host import (
 from repro.topology.interconnect import classify
 from repro.topology.models import GpuInfo, InterconnectClass, TopoMatrix
 from repro.topology.nvidia import collect_nvidia
-from repro.topology.probe import InterconnectProbe, last_probe
+from repro.topology.probe import last_probe
 from repro.topology.runner import (
     DOCKER_ENV,
     NVIDIA_SMI_ENV,

@@ -20,58 +20,13 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
+from repro.spec.machine import PROBE_ENV, InterconnectProbe, ProbePoint, ProbeStatus
 
-# NVLink SHARP / multicast off: NCCL, torch symmetric memory and NVSHMEM each have a switch.
-PROBE_ENV = {
-    "NCCL_NVLS_ENABLE": "0",
-    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
-    "NVSHMEM_DISABLE_NVLS": "1",
-}
 MiB = 1 << 20
 DEFAULT_SIZES = (MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB)
 WORKER = Path(__file__).with_name("allreduce_worker.py")
-
-ProbeStatus = Literal["measured", "nothing-to-probe", "unavailable", "failed"]
-
-
-class ProbePoint(BaseModel):
-    """One message size of the sweep (nccl-tests' definitions)."""
-
-    size_bytes: int
-    time_us: float = Field(description="mean time of one all-reduce")
-    algbw_gbps: float = Field(description="bytes / time, GB/s")
-    busbw_gbps: float = Field(description="algbw x 2(n-1)/n: comparable with the link's peak")
-
-
-class InterconnectProbe(BaseModel):
-    """What `repro doctor --probe` measured (or why it measured nothing)."""
-
-    status: ProbeStatus
-    message: str
-    gpus: int = Field(description="ranks, one per GPU")
-    gpu_uuids: list[str] = Field(default_factory=list, description="the GPUs probed")
-    backend: str = "nccl"
-    where: str = Field(default="", description="host python, or the image the probe ran in")
-    env: dict[str, str] = Field(default_factory=lambda: dict(PROBE_ENV))
-    versions: dict[str, str] = Field(default_factory=dict, description="torch, nccl")
-    points: list[ProbePoint] = Field(default_factory=list)
-
-    @property
-    def peak_busbw_gbps(self) -> float | None:
-        return max((p.busbw_gbps for p in self.points), default=None)
-
-    @property
-    def summary(self) -> str:
-        """One line for tables: `busbw 118 GB/s peak (8 GPUs)` or the reason there is none."""
-        peak = self.peak_busbw_gbps
-        if peak is None:
-            return self.message
-        ranks = "GPUs" if self.backend == "nccl" else "CPU ranks"
-        return f"all-reduce busbw {peak:,.1f} GB/s peak ({self.gpus} {ranks}, {self.backend})"
 
 
 def probe_allreduce(

@@ -1,0 +1,109 @@
+"""accept.json: what `repro accept` measured per prompt set, the lossless check, drafter A/B."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repro.spec.base import Interval
+
+
+class AcceptSet(BaseModel):
+    """One prompt set's acceptance length in `accept.json`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    prompt_set: str = Field(description="the set's name (math, a file stem, hf:...)")
+    prompts: int = Field(description="requests that succeeded")
+    failed: int = 0
+    completion_tokens: int = Field(description="over the requests that report spec_verify_ct")
+    spec_verify_ct: int
+    accept_length: float | None = Field(description="completion_tokens / spec_verify_ct")
+    accept_length_per_prompt: list[float | None] = Field(
+        default_factory=list, description="per request, None where it failed"
+    )
+    source: dict[str, Any] | None = Field(default=None, description="exactly which prompts ran")
+    max_new_tokens: int | None = Field(default=None, description="tokens asked per prompt")
+    accept_length_ci95: Interval | None = Field(
+        default=None, description="95% bootstrap interval of the pooled accept_length"
+    )
+    accept_length_mean_per_request: float | None = Field(
+        default=None, description="mean of per-request completion_tokens / spec_verify_ct (z-lab)"
+    )
+    accept_length_mean_per_request_ci95: Interval | None = None
+    accept_histogram: list[int] | None = Field(
+        default=None,
+        description="verify steps by accepted drafts (index k: k drafts, accept length k+1), "
+        "summed over requests; None when the server sends no spec_correct_drafts_histogram",
+    )
+    mean_output_tokens: float | None = Field(default=None, description="completion tokens/request")
+    output_throughput: float | None = Field(
+        default=None, description="completion tokens/s over the set at the run's concurrency"
+    )
+    baseline_output_throughput: float | None = Field(
+        default=None, description="the same prompts on the baseline (no drafter), tokens/s"
+    )
+    speedup: float | None = Field(
+        default=None, description="output_throughput / baseline_output_throughput"
+    )
+
+
+class Divergence(BaseModel):
+    """Where one prompt's output with the drafter first differs from the one without."""
+
+    prompt_set: str
+    prompt: int = Field(description="index of the prompt in the set's measured prompts")
+    position: int = Field(description="first differing output token (0-based)")
+
+
+class LosslessLevel(BaseModel):
+    concurrency: int
+    prompts: int = Field(description="prompts compared (both outputs present)")
+    identical: int
+    identical_share: float
+    divergent: list[Divergence] = Field(default_factory=list)
+
+
+class LosslessCheck(BaseModel):
+    """Output token ids with and without the drafter, at temperature 0, compared per prompt."""
+
+    baseline: str = Field(description="the baseline server (recipe name or URL)")
+    passed: bool
+    levels: list[LosslessLevel] = Field(default_factory=list)
+
+
+class AcceptDiff(BaseModel):
+    """One prompt set's acceptance of drafter B minus drafter A, paired by prompt."""
+
+    prompt_set: str
+    a: str
+    b: str
+    convention: str = Field(default="accept_length_mean_per_request")
+    a_value: float | None
+    b_value: float | None
+    difference: float | None = Field(description="b - a, over the prompts both measured")
+    ci95: Interval | None = Field(default=None, description="paired bootstrap over prompts")
+    pairs: int
+    verdict: str = Field(description='"a better", "b better", or "within noise"')
+
+
+class AcceptResults(BaseModel):
+    """`accept.json`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    simulated: bool = False
+    sets: list[AcceptSet] = Field(default_factory=list)
+    recipe_name: str | None = None
+    protocol: dict[str, Any] | None = Field(
+        default=None,
+        description="how requests were sent: thinking, concurrency, sampling, warmup, endpoint",
+    )
+    simulated_profile: dict[str, Any] | None = Field(
+        default=None, description="the simulator profile (and drafter entry) behind the numbers"
+    )
+    lossless: LosslessCheck | None = None
+    comparison: list[AcceptDiff] | None = Field(
+        default=None, description="drafter A/B: the other recipe's sets against these"
+    )
