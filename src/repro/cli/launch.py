@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from repro.errors import ReproError
+from repro.image.locked_image import check_local_image
 from repro.launch import LaunchSpec, load_spec, prepare_deployment
 from repro.launch import launch as launch_server
 from repro.launch import status as status_of
@@ -33,6 +34,8 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     .repro/deployments/<name>/ so the same deployment can be run by hand.
     """
     locked = load_locked(recipe)
+    if locked.image is not None and not dry_run:
+        check_local_image(locked, locked.image)  # a lock runs only the image it records
     spec = launch_spec_for(locked, image_to_run(locked, build_tag=not dry_run), host_port=port)
     override, command = prepare_deployment(spec)
     if dry_run:

@@ -85,6 +85,10 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
 
     if ctx.image_tag is None:
         raise ReproError("no image for this run", hint="run the image stage first")
+    if ctx.locked.image is not None:  # checked again: a resumed run may find another image
+        from repro.image.locked_image import check_local_image  # deferred: python_on_whales
+
+        check_local_image(ctx.locked, ctx.locked.image)
     spec = launch_spec_for(ctx.locked, ctx.image_tag, host_port=ctx.port)
     ctx.deployment = spec.name
     ctx.save()
