@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,12 @@ from rich.console import Console
 from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
 from repro.run.context import RunContext
+from repro.run.interrupts import (
+    signal_name,
+    signal_number,
+    signals_as_interrupts,
+    signals_ignored,
+)
 from repro.run.stages import (
     stage_accept,
     stage_bench,
@@ -135,26 +142,39 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     ctx.keep = options.keep
     ctx.save()
     try:
-        for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
-            if index < start_index or record.status in ("done", "skipped"):
-                continue
-            if record.name == "stop" and options.keep:
-                record.status, record.summary = "skipped", "--keep: the server stays up"
-                continue
-            _run_stage(ctx, record, stage.run, console)
-            _save_records(ctx.run_dir, records)
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/]: stopping what repro started; results are kept")
-        ctx.stop_server()
-        _save_records(ctx.run_dir, records)
-        hint = f"continue with `repro run --resume {ctx.run_dir}`"
-        raise ReproError("interrupted", hint=hint) from None
-    except StageFailed:
-        if not options.keep:
-            ctx.stop_server()
-        _save_records(ctx.run_dir, records)
+        with signals_as_interrupts():
+            for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
+                if index < start_index or record.status in ("done", "skipped"):
+                    continue
+                if record.name == "stop" and options.keep:
+                    record.status, record.summary = "skipped", "--keep: the server stays up"
+                    continue
+                _run_stage(ctx, record, stage.run, console)
+                _save_records(ctx.run_dir, records)
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP
+        name = signal_name(interrupt)
+        console.print(f"[yellow]interrupted ({name})[/]: stopping what repro started; results kept")
+        _clean_up(ctx, records, stop=True)
+        error = ReproError(
+            f"interrupted by {name}", hint=f"continue with `repro run --resume {ctx.run_dir}`"
+        )
+        error.exit_code = 128 + signal_number(interrupt)
+        raise error from None
+    except BaseException:  # a failed stage, or a bug: stop what this run started
+        _clean_up(ctx, records, stop=not options.keep)
         raise
     return RunResult(ctx.run_dir, records)
+
+
+def _clean_up(ctx: RunContext, records: list[StageRecord], stop: bool) -> None:
+    """Stop the server this run started and keep the stage records, uninterrupted; a disk
+    that is full by now does not hide the error that brought the run here."""
+    with signals_ignored():
+        if stop:
+            with suppress(OSError):  # context.json may not fit on the disk any more
+                ctx.stop_server()
+        with suppress(OSError):
+            _save_records(ctx.run_dir, records)
 
 
 # Stages that talk to the running server.
@@ -187,6 +207,18 @@ def _run_stage(
         record.status, record.seconds = "failed", time.monotonic() - started
         record.summary = err.message.splitlines()[0]
         raise StageFailed(record.name, err) from err
+    except OSError as err:  # a full disk, a permission: the machine's, not the recipe's
+        record.status, record.seconds = "failed", time.monotonic() - started
+        cause = ReproError(
+            f"{err.strerror or err}" + (f": {err.filename}" if err.filename else ""),
+            hint=f"free disk space or fix the permission, then `repro run --resume {ctx.run_dir}`",
+        )
+        record.summary = cause.message
+        raise StageFailed(record.name, cause) from err
+    except KeyboardInterrupt as interrupt:
+        record.status, record.seconds = "failed", time.monotonic() - started
+        record.summary = f"interrupted ({signal_name(interrupt)})"
+        raise
     record.status, record.summary = "done", summary
     record.seconds = time.monotonic() - started
     console.print(f"[green]✓[/] {record.name} ({record.seconds:.1f} s) {summary}")

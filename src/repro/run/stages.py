@@ -90,8 +90,6 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
 
         check_local_image(ctx.locked, ctx.locked.image)
     spec = launch_spec_for(ctx.locked, ctx.image_tag, host_port=ctx.port)
-    ctx.deployment = spec.name
-    ctx.save()
     with console.status(f"starting {spec.name}") as status:
         ctx.url = launch(
             spec,
@@ -99,6 +97,10 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
                 f"{spec.name}: {p.state}, {p.elapsed_s:.0f} s [dim]{p.last_log_line[-90:]}[/]"
             ),
         )
+    # Recorded as this run's only once it started it: a failed launch (a deployment of that
+    # name already running) must not make the run stop someone else's server. A launch that
+    # fails or is interrupted stops what it started itself.
+    ctx.deployment = spec.name
     ctx.save()
     return f"healthy at {ctx.url}"
 
