@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from repro.errors import ReproError
 from repro.image import locked_image
@@ -23,7 +24,7 @@ _console = Console(stderr=True, highlight=False)
 
 
 def _say(message: str) -> None:
-    _console.print(f"[dim]·[/] {message}")
+    _console.print(f"[dim]·[/] {escape(message)}")
 
 
 def _names_image_spec(ref: str) -> bool:
@@ -77,7 +78,7 @@ def build(ref: str, as_json: bool, relock_image: bool) -> None:
     with _console.status(f"building the image of {ref}") as status:
 
         def on_log(line: str) -> None:
-            status.update(f"[dim]{line[:110]}[/]")
+            status.update(f"[dim]{escape(line[:110])}[/]")
 
         if isinstance(target, ImageSpec):
             built = build_image(plan_for_spec(target, _say), on_log)

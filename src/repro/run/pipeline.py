@@ -18,9 +18,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
+from repro.lock import require_checked
 from repro.run.context import RunContext
 from repro.run.interrupts import (
     signal_name,
@@ -131,13 +133,15 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         _load_records(ctx.run_dir) if options.resume else [StageRecord(name=s) for s in STAGE_NAMES]
     )
     if options.resume:
-        _relaunch_if_needed(ctx, records)
+        _relaunch_if_needed(ctx, records, options.port)
+    if options.dry_run:
+        require_checked(ctx.locked)  # a plan only for a recipe `repro recipe check` accepts
     start_index = STAGE_NAMES.index(options.from_stage) if options.from_stage else 0
     _print_plan(ctx, records, start_index, console)
     if options.dry_run:
         for line in ctx.dry_run_commands():
             text = line if line.startswith("#") else f"$ {line}"
-            console.print(text, soft_wrap=True, markup=False, highlight=False)
+            console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
         return RunResult(ctx.run_dir, records)
     ctx.keep = options.keep
     ctx.save()
@@ -181,13 +185,21 @@ def _clean_up(ctx: RunContext, records: list[StageRecord], stop: bool) -> None:
 SERVER_STAGES = ("accept", "bench")
 
 
-def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord]) -> None:
-    """A resumed run whose server stopped (Ctrl-C, a crash) launches it again first."""
+def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord], port: int | None) -> None:
+    """A resumed run whose server stopped (Ctrl-C, a crash) launches it again first, on
+    `port` when given; a server still up on another port is refused, not silently kept."""
     pending = [r for r in records if r.name in SERVER_STAGES and r.status != "done"]
     launch = next(r for r in records if r.name == "launch")
     if pending and launch.status == "done" and not ctx.server_is_up():
         launch.status, launch.summary = "pending", "relaunch: the server is not running"
         ctx.deployment, ctx.url = None, None
+    if port is not None and port != (ctx.port or ctx.recipe.server.port):
+        if ctx.deployment is not None and ctx.server_is_up():
+            raise ReproError(
+                f"the server of {ctx.run_dir} is up at {ctx.url}, not on port {port}",
+                hint=f"resume without --port, or stop it first: `repro stop {ctx.deployment}`",
+            )
+        ctx.port = port
     stop = next(r for r in records if r.name == "stop")
     if launch.status != "done":
         stop.status = "pending"
@@ -227,13 +239,14 @@ def _run_stage(
 def _print_plan(
     ctx: RunContext, records: list[StageRecord], start_index: int, console: Console
 ) -> None:
-    console.print(f"[bold]repro run[/] {ctx.recipe.name} -> {ctx.run_dir}")
+    header = f"[bold]repro run[/] {escape(ctx.recipe.name)} -> {escape(str(ctx.run_dir))}"
+    console.print(header, emoji=False)
     for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
         if index < start_index or record.status in ("done", "skipped"):
             mark = f"skip ({record.status})" if record.status != "pending" else "skip (--from)"
         else:
             mark = stage.describe(ctx)
-        console.print(f"  {index + 1}. {record.name:<7} {mark}")
+        console.print(f"  {index + 1}. {record.name:<7} {escape(mark)}", emoji=False)
 
 
 def _load_records(run_dir: Path) -> list[StageRecord]:

@@ -9,6 +9,7 @@ summary. User-fixable failures are ReproErrors; the runner turns them into a sta
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 
 from repro.bench.record import write_json
 from repro.errors import ReproError
@@ -43,8 +44,8 @@ def stage_image(ctx: RunContext, console: Console) -> str:
     with console.status(f"building the image of {ctx.recipe.name}") as status:
         built = locked_image.build_for(
             ctx.locked,
-            lambda line: status.update(f"[dim]{line[:110]}[/]"),
-            lambda message: console.print(f"  {message}"),
+            lambda line: status.update(f"[dim]{escape(line[:110])}[/]"),
+            lambda message: console.print(f"  {escape(message)}"),
         )
     ctx.image_tag = built.tag
     lock_path = with_lock(ctx.locked, required=False).lock_path
@@ -58,7 +59,7 @@ def stage_fetch(ctx: RunContext, console: Console) -> str:
     if ctx.simulated:
         return "nothing to download: the simulator needs no weights"
 
-    report = fetch_recipe(ctx.locked, on_event=lambda m: console.print(f"  {m}"))
+    report = fetch_recipe(ctx.locked, on_event=lambda m: console.print(f"  {escape(m)}"))
     return f"{human_bytes(report.needed_bytes)} downloaded into {report.cache_dir}"
 
 
@@ -94,7 +95,8 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
         ctx.url = launch(
             spec,
             lambda p: status.update(
-                f"{spec.name}: {p.state}, {p.elapsed_s:.0f} s [dim]{p.last_log_line[-90:]}[/]"
+                f"{spec.name}: {p.state}, {p.elapsed_s:.0f} s "
+                f"[dim]{escape(p.last_log_line[-90:])}[/]"
             ),
         )
     # Recorded as this run's only once it started it: a failed launch (a deployment of that
@@ -169,9 +171,9 @@ def stage_report(ctx: RunContext, console: Console) -> str:
     write_atomic(out / "report.md", render_markdown(table))
     html = out / "report.html"
     write_atomic(html, render_html(runs, None, ("output_throughput", "ttft")))
-    console.print(f"  report: {html}")
+    console.print(f"  report: {escape(str(html))}")
     for png in write_plots(runs, out):
-        console.print(f"  plot:   {png}")
+        console.print(f"  plot:   {escape(str(png))}")
     return str(html)
 
 
