@@ -144,8 +144,8 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
             console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
         return RunResult(ctx.run_dir, records)
     ctx.keep = options.keep
-    ctx.save()
     try:
+        ctx.save()
         with signals_as_interrupts():
             for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
                 if index < start_index or record.status in ("done", "skipped"):
@@ -164,10 +164,22 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         )
         error.exit_code = 128 + signal_number(interrupt)
         raise error from None
+    except OSError as err:  # the run folder itself cannot be written (full disk, permission)
+        _clean_up(ctx, records, stop=not options.keep)
+        raise machine_error(err, ctx.run_dir) from None
     except BaseException:  # a failed stage, or a bug: stop what this run started
         _clean_up(ctx, records, stop=not options.keep)
         raise
     return RunResult(ctx.run_dir, records)
+
+
+def machine_error(err: OSError, run_dir: Path) -> ReproError:
+    """An OSError (a full disk, a permission) as one line naming where, and what to do."""
+    where = err.filename or f"writing under {run_dir}"
+    return ReproError(
+        f"{err.strerror or err} ({where})",
+        hint=f"free disk space or fix the permission, then `repro run --resume {run_dir}`",
+    )
 
 
 def _clean_up(ctx: RunContext, records: list[StageRecord], stop: bool) -> None:
@@ -251,8 +263,8 @@ def _print_plan(
 
 def _load_records(run_dir: Path) -> list[StageRecord]:
     path = run_dir / STAGES_FILE
-    if not path.exists():
-        raise ReproError(f"{run_dir} is not a repro run (no {STAGES_FILE})")
+    if not path.exists():  # the run stopped before its first stage ended: nothing is done
+        return [StageRecord(name=name) for name in STAGE_NAMES]
     try:
         saved = {stage.name: stage for stage in StagesFile.model_validate(read_json(path)).stages}
     except ValidationError as err:
