@@ -4,12 +4,16 @@ a traceback, never a plan for a recipe `repro recipe check` rejects."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from repro.cli import main
+from tests.support.cli import REPRO
 
 
 def _refused(result: Result) -> str:
@@ -82,3 +86,28 @@ def test_dry_run_shows_markup_and_emoji_codes_literally(repo_root: Path, tmp_pat
     assert result.exit_code == 0, result.output
     shown = result.output.replace("\n", "")  # long paths wrap
     assert "[red]x[/] :-1:" in shown and "👎" not in shown
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_full_disk_is_one_line_and_leaves_no_temp_file(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", disk], check=True)
+    try:
+        with suppress(OSError), (disk / "filler").open("wb", buffering=0) as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+        monkeypatch.setenv("REPRO_LOCKS_DIR", str(disk / "locks"))
+        for args in (["run", "demo", "--runs-dir", str(disk / "runs")], ["lock", "demo"]):
+            result = subprocess.run(
+                [REPRO, *args], cwd=repo_root, capture_output=True, text=True, timeout=120
+            )
+            assert result.returncode == 1, result.stderr
+            errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+            assert errors == [errors[0]] and "No space left on device" in errors[0]
+            assert "Traceback" not in result.stderr
+        assert not list(disk.rglob("*.tmp"))
+    finally:
+        subprocess.run(["umount", disk], check=True)
