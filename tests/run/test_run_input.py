@@ -111,3 +111,11 @@ def test_a_full_disk_is_one_line_and_leaves_no_temp_file(
         assert not list(disk.rglob("*.tmp"))
     finally:
         subprocess.run(["umount", disk], check=True)
+
+
+def test_resume_honours_a_new_port(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPRO_STATE_DIR", str(run_dir / "state"))
+    args = ["run", "--resume", str(run_dir), "--port", "4321", "--dry-run"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "127.0.0.1:4321:" in result.output
