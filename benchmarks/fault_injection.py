@@ -48,6 +48,9 @@ def record(fault: str, survived: bool, *outputs: str) -> None:
     traceback = any("Traceback" in text for text in outputs)
     RESULTS.append((fault, survived and not traceback, traceback))
     print(f"{'ok  ' if survived and not traceback else 'LOST'} {fault}", flush=True)
+    for text in outputs:
+        if "Traceback" in text:  # where it came from, for the bug report
+            print("     " + "\n     ".join(text[text.index("Traceback") :].splitlines()[-8:]))
 
 
 def repro(

@@ -3,6 +3,7 @@ time limit stop what `repro run` started and keep its results, as Ctrl-C does.""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 from collections.abc import Iterator
@@ -30,6 +31,17 @@ def signal_name(interrupt: KeyboardInterrupt) -> str:
 
 
 def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
+    """Raise where the run is; inside an event loop (bench), between two callbacks rather
+    than in the middle of one, as asyncio.run does with Ctrl-C: no coroutine is cut
+    half-way through a step, and the loop's clean-up cancels the rest."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise Interrupted(signum) from None
+    loop.call_soon_threadsafe(_raise_now, signum)
+
+
+def _raise_now(signum: int) -> None:
     raise Interrupted(signum)
 
 
