@@ -109,3 +109,23 @@ def test_missing_model_snapshot_has_its_own_message(demo_spec: LaunchSpec, tmp_p
         launch(spec)
     assert "repro fetch" in (caught.value.hint or "")
     assert _no_container_left(spec)
+
+
+def test_dollar_signs_in_recipe_values_reach_the_container_literally(
+    demo_spec: LaunchSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "host-secret-token")  # what an expanded ${HF_TOKEN} would leak
+    literal_env = {"BAZ": "${HF_TOKEN}", "QUX": "${NOPE:?boom}", "PRICE": "$5 $$"}
+    name_arg = "${USER}x$HOSTNAME"
+    spec = _with_env(demo_spec, **literal_env).model_copy(
+        update={"argv": [*demo_spec.argv, "--served-model-name", name_arg]}
+    )
+    url = launch(spec)
+    container = container_of(spec)
+    assert container is not None
+    for key, value in literal_env.items():
+        assert container.execute(["printenv", key]).strip() == value
+    with urllib.request.urlopen(f"{url}/model_info", timeout=10) as response:
+        assert json.loads(response.read())["served_model_name"] == name_arg
+    with urllib.request.urlopen(f"{url}/server_info", timeout=10) as response:
+        assert "host-secret-token" not in response.read().decode()

@@ -61,3 +61,25 @@ def test_lock_relock_and_check_drift(project: Project) -> None:
     assert "file removed: generation_config.json" in drift.stdout
     assert "config.json changed size" in drift.stdout
     assert path.read_bytes() == before
+
+
+def test_a_corrupt_lock_says_how_to_recover(project: Project) -> None:
+    assert project.repro("lock", "small").returncode == 0
+    path = project.lock_path()
+    path.write_text('{"model": ')  # truncated
+    refused = project.repro("lock", "small")
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert f"mv {path} {path}.bad" in refused.stderr
+    path.rename(f"{path}.bad")  # what the hint says
+    assert project.repro("lock", "small").returncode == 0
+
+
+def test_fetch_dry_run_refuses_a_commit_that_does_not_exist(project: Project) -> None:
+    assert project.repro("lock", "small").returncode == 0
+    path = project.lock_path()
+    data = json.loads(path.read_text())
+    data["model"]["sha"] = "0" * 40
+    path.write_text(json.dumps(data))
+    dry_run = project.repro("fetch", "small", "--dry-run")
+    assert dry_run.returncode != 0 and "Traceback" not in dry_run.stderr
+    assert "0" * 12 in dry_run.stderr or "not found" in dry_run.stderr.lower(), dry_run.stderr

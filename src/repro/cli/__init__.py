@@ -6,6 +6,7 @@ Each command group lives in its own module and calls one library function per co
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from typing import Any
@@ -14,6 +15,9 @@ import click
 
 from repro import __version__
 from repro.errors import ReproError
+
+# A full disk or a read-only or forbidden folder: the machine's state, said in one line.
+_MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
 
 class ReproGroup(click.Group):
@@ -40,6 +44,13 @@ class ReproGroup(click.Group):
             if err.hint:
                 click.echo(f"  hint: {err.hint}", err=True)
             sys.exit(err.exit_code)
+        except OSError as err:
+            if err.errno not in _MACHINE_ERRNOS:
+                raise  # anything else is a bug: keep its traceback
+            where = f" ({err.filename})" if err.filename else ""
+            click.secho(f"error: {err.strerror}{where}", fg="red", err=True)
+            click.echo("  hint: free disk space or fix the permission, then run it again", err=True)
+            sys.exit(1)
 
 
 @click.group(cls=ReproGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from repro.errors import ReproError
 from repro.image import locked_image
@@ -23,7 +24,7 @@ _console = Console(stderr=True, highlight=False)
 
 
 def _say(message: str) -> None:
-    _console.print(f"[dim]·[/] {message}")
+    _console.print(f"[dim]·[/] {escape(message)}")
 
 
 def _names_image_spec(ref: str) -> bool:
@@ -62,18 +63,27 @@ def image() -> None:
 @image.command("build")
 @click.argument("ref", metavar="R")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def build(ref: str, as_json: bool) -> None:
-    """Build Dockerfile.sglang for R (a no-op when its content tag exists)."""
+@click.option(
+    "--relock-image",
+    is_flag=True,
+    help="Build and record a new image in R's lock even though it records one already.",
+)
+def build(ref: str, as_json: bool, relock_image: bool) -> None:
+    """Build Dockerfile.sglang for R (a no-op when its content tag exists).
+
+    When R's lock records an image already, that image is checked (content fingerprint)
+    and used, never replaced: a mismatch is refused unless --relock-image says so.
+    """
     target = _recipe_or_spec(ref)
     with _console.status(f"building the image of {ref}") as status:
 
         def on_log(line: str) -> None:
-            status.update(f"[dim]{line[:110]}[/]")
+            status.update(f"[dim]{escape(line[:110])}[/]")
 
         if isinstance(target, ImageSpec):
             built = build_image(plan_for_spec(target, _say), on_log)
         else:
-            built = locked_image.build_for(target, on_log, _say)
+            built = locked_image.build_for(target, on_log, _say, relock_image)
     if as_json:
         click.echo(built.model_dump_json(indent=2, exclude={"manifest"}))
         return

@@ -7,8 +7,10 @@ import shlex
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from repro.errors import ReproError
+from repro.image.locked_image import check_local_image
 from repro.launch import LaunchSpec, load_spec, prepare_deployment
 from repro.launch import launch as launch_server
 from repro.launch import status as status_of
@@ -23,7 +25,11 @@ _console = Console(stderr=True, highlight=False)
 
 @click.command("launch")
 @click.argument("recipe")
-@click.option("--port", type=int, help="Host port on 127.0.0.1 (default: the server port).")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    help="Host port on 127.0.0.1 (default: the server port).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the compose override and command only.")
 def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     """Start RECIPE's server with Docker Compose and wait until /health_generate is 200.
@@ -33,6 +39,8 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     .repro/deployments/<name>/ so the same deployment can be run by hand.
     """
     locked = load_locked(recipe)
+    if locked.image is not None and not dry_run:
+        check_local_image(locked, locked.image)  # a lock runs only the image it records
     spec = launch_spec_for(locked, image_to_run(locked, build_tag=not dry_run), host_port=port)
     override, command = prepare_deployment(spec)
     if dry_run:
@@ -44,7 +52,7 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
         def show(progress: HealthPoll) -> None:
             status.update(
                 f"{spec.name}: {progress.state}, {progress.elapsed_s:.0f} s "
-                f"[dim]{progress.last_log_line[-100:]}[/]"
+                f"[dim]{escape(progress.last_log_line[-100:])}[/]"
             )
 
         try:
@@ -97,7 +105,7 @@ def stop(name: str) -> None:
     stop_deployment(name)
     click.echo(f"stopped {name}")
     override = deployment_dir(name) / "compose.override.yaml"
-    _console.print(f"[dim]{shlex.join(compose_command(spec.project, override, 'down'))}[/]")
+    _console.print(f"[dim]{escape(shlex.join(compose_command(spec.project, override, 'down')))}[/]")
 
 
 def _known(name: str) -> LaunchSpec:

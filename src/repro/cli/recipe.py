@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from repro.errors import RecipeError
-from repro.lock import LockError, load_locked
+from repro.lock import LockError, load_locked, require_checked
 from repro.recipe import (
     check_recipe,
     list_recipe_files,
@@ -137,8 +137,8 @@ def show_cmd(ctx: click.Context, ref: str, as_json: bool) -> None:
 )
 @click.pass_context
 def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
-    """The exact SGLang server command of recipe REF."""
-    locked = load_locked(ref, _dir(ctx))
+    """The exact SGLang server command of recipe REF (refused when `check` finds errors)."""
+    locked = require_checked(load_locked(ref, _dir(ctx)))
     r = locked.recipe
     catalog = catalog_for_recipe(r, lock=locked.lock)
     if fmt == "shell":

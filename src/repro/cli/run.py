@@ -34,7 +34,11 @@ result; `--resume RUN_DIR` continues.
     type=click.Path(path_type=Path, exists=True, file_okay=False),
     help="Continue a failed run directory without redoing finished stages.",
 )
-@click.option("--port", type=int, help="Host port for the server (default: the recipe's).")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    help="Host port for the server (default: the recipe's).",
+)
 @click.option(
     "--runs-dir",
     type=click.Path(path_type=Path),

@@ -90,12 +90,12 @@ def fetch_pins(
     simulated = [
         RepoFetch(repo=p.repo, sha=None, snapshot=None, simulated=True) for p in pins if p.simulated
     ]
+    for pin in real:  # a dry run too: a pinned commit that does not exist is an error
+        if todo[pin.repo]:
+            _check_access(pin, todo[pin.repo], endpoint)
     if dry_run:
         report.repos = [_planned(cache, p, todo[p.repo]) for p in real] + simulated
         return report
-    for pin in real:
-        if todo[pin.repo]:
-            _check_access(pin, todo[pin.repo], endpoint)
     for pin in real:
         report.repos.append(
             _fetch_one(cache, pin, todo[pin.repo], verify_all, endpoint, max_workers, on_event)

@@ -8,8 +8,10 @@ cluster pulls by that digest and verifies the fingerprint before it trusts the i
 from __future__ import annotations
 
 from repro.errors import ReproError
-from repro.image.build import BuiltImage, build_image
+from repro.image.build import BuiltImage, build_image, read_manifest
 from repro.image.buildplan import plan_for_spec
+from repro.image.engine import client, image_exists
+from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, pull, push, verify
 from repro.lock import update_lock_image, with_lock
 from repro.progress import Progress, quiet
@@ -18,18 +20,72 @@ from repro.spec.image import ImageSpec
 from repro.spec.lock import Locked, LockedImage
 
 
-def build_for(locked: Locked, on_log: Progress = quiet, progress: Progress = quiet) -> BuiltImage:
+def build_for(
+    locked: Locked,
+    on_log: Progress = quiet,
+    progress: Progress = quiet,
+    relock_image: bool = False,
+) -> BuiltImage:
     """Build the recipe's image and, when the recipe is locked, record it in the lock.
 
-    A locked recipe builds from the lock's image spec, whose remote diffs carry the sha256
-    the first lock recorded: a diff that changed since is refused.
+    A lock that already records an image is a contract, not a cache: the local image must
+    have the recorded content fingerprint (else refused, the lock untouched). Only
+    `relock_image` (the user asking on purpose) builds and records a new image. A locked
+    recipe builds from the lock's image spec, whose remote diffs carry the sha256 the first
+    lock recorded: a diff that changed since is refused.
     """
     locked = with_lock(locked, required=False)
+    if locked.image is not None and not relock_image:
+        return _recorded_image(locked, locked.image)
     spec = image_for_recipe(locked.recipe, locked.lock)
     built = build_image(plan_for_spec(spec, progress), on_log)
     if locked.lock_path is not None:
         update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
     return built
+
+
+def _recorded_image(locked: Locked, image: LockedImage) -> BuiltImage:
+    """The image the lock records, after checking the local one has its content."""
+    fingerprint = check_local_image(locked, image)
+    reference = image.run_reference
+    return BuiltImage(
+        tag=reference,
+        image_id=str(client().image.inspect(reference).id),
+        fingerprint=fingerprint,
+        manifest=read_manifest(reference),
+    )
+
+
+def check_local_image(locked: Locked, image: LockedImage) -> str:
+    """Refuse a local image whose content is not what the lock records; return its
+    fingerprint. For `run`, `launch` and `image build` from a lock: a retagged, rebuilt or
+    tampered image never runs under a lock's name."""
+    reference = image.run_reference
+    relock = f"`repro image build {locked.name} --relock-image`"
+    if not image_exists(reference):
+        how = (
+            f"pull it: `repro image pull {locked.name}`"
+            if image.pinned
+            else f"build and re-lock it on purpose: {relock} (a rebuild is a new image)"
+        )
+        raise ReproError(
+            f"the image {locked.lock_path} records ({reference}) is not on this machine",
+            hint=how,
+        )
+    actual = content_fingerprint(reference)
+    if actual != image.fingerprint:
+        raise ReproError(
+            f"the local image {reference} is not the one {locked.lock_path} records: content "
+            f"fingerprint {actual} != locked {image.fingerprint} (changed, retagged or rebuilt "
+            "since it was locked); the lock was not changed",
+            hint=f"remove it (`docker rmi {reference}`) and "
+            + (
+                f"pull the locked one: `repro image pull {locked.name}`"
+                if image.pinned
+                else f"rebuild and re-lock on purpose: {relock}"
+            ),
+        )
+    return actual
 
 
 def push_for(locked: Locked, registry: str) -> PushedImage:

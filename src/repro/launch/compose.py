@@ -25,7 +25,7 @@ def render_override(spec: LaunchSpec) -> dict[str, Any]:
     service: dict[str, Any] = {
         "image": spec.image,
         # A YAML list: the argv reaches SGLang exactly, no shell in between.
-        "command": list(spec.argv),
+        "command": [literal(arg) for arg in spec.argv],
         "ports": [f"127.0.0.1:{spec.host_port}:{spec.port}"],
         "volumes": [f"{spec.hf_cache}:{CONTAINER_HUB_CACHE}"],
         "healthcheck": {
@@ -41,7 +41,7 @@ def render_override(spec: LaunchSpec) -> dict[str, Any]:
         limit = spec.memlock_bytes
         service["ulimits"] = {"memlock": {"soft": limit, "hard": limit}}
     if spec.env:
-        service["environment"] = dict(sorted(spec.env.items()))
+        service["environment"] = {key: literal(value) for key, value in sorted(spec.env.items())}
     if spec.gpu_ids is not None:
         service["deploy"] = {
             "resources": {
@@ -53,6 +53,13 @@ def render_override(spec: LaunchSpec) -> dict[str, Any]:
             }
         }
     return {"name": spec.project, "services": {SERVICE: service}}
+
+
+def literal(value: str) -> str:
+    """`value` as Compose passes it on unchanged: Compose interpolates `$VAR` and `${VAR}`
+    from the host's environment (HF_TOKEN included) and fails on `${VAR:?msg}`; `$$` is its
+    escape for one literal `$`."""
+    return value.replace("$", "$$")
 
 
 def write_override(spec: LaunchSpec, directory: Path) -> Path:

@@ -21,7 +21,7 @@ from repro.lock.io import (
     update_lock_image,
     write_lock,
 )
-from repro.lock.locked import load_locked, lock_of, with_lock
+from repro.lock.locked import load_locked, lock_of, require_checked, with_lock
 from repro.lock.resolve import LockResult, build_lock, lock_recipe
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "lock_path_for",
     "lock_recipe",
     "read_lock",
+    "require_checked",
     "update_lock_image",
     "with_lock",
     "write_lock",

@@ -49,10 +49,21 @@ def _read_document(path: Path) -> dict[str, Any]:
             f"no lock file at {path}", hint="create it with `repro lock RECIPE`"
         ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise LockError(f"{path}: not a readable JSON lock file ({err})") from None
+        raise LockError(
+            f"{path}: not a readable JSON lock file ({err})", hint=recover_hint(path)
+        ) from None
     if not isinstance(data, dict):
-        raise LockError(f"{path}: a lock file holds a JSON object")
+        raise LockError(f"{path}: a lock file holds a JSON object", hint=recover_hint(path))
     return data
+
+
+def recover_hint(path: Path) -> str:
+    """How to get past a corrupt lock: `repro lock` reads the old one to keep its image, so
+    it refuses too until the file is moved aside (or restored from version control)."""
+    return (
+        f"restore it (`git checkout -- {path}`), or move it aside (`mv {path} {path}.bad`) "
+        "and re-create it with `repro lock RECIPE` (its image is then built again)"
+    )
 
 
 def read_lock(path: Path) -> Lock:
@@ -68,7 +79,7 @@ def parse_lock(data: dict[str, Any], path: Path) -> Lock:
         where = ".".join(str(p) for p in first["loc"])
         raise LockError(
             f"{path}: {where}: {first['msg']} ({exc.error_count()} problem(s))",
-            hint="re-create it with `repro lock RECIPE`",
+            hint=recover_hint(path),
         ) from None
 
 

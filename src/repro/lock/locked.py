@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from repro.errors import RecipeError
 from repro.lock.io import LockError, lock_path_for, parse_lock, read_lock
 from repro.recipe.loader import from_lock_file, load_recipe_document
+from repro.recipe.rules import check_recipe
 from repro.spec.lock import Lock, Locked
 from repro.spec.recipe import Recipe
 
@@ -24,6 +26,19 @@ def load_locked(ref: str | Path, recipes_dir: Path | None = None) -> Locked:
     if document is None or recipe.source_path is None:
         return Locked(recipe)
     return Locked(recipe, parse_lock(document, recipe.source_path), recipe.source_path)
+
+
+def require_checked(locked: Locked) -> Locked:
+    """`locked`, unless `repro recipe check` rejects it: a rendered command or a dry-run
+    plan is only shown for a recipe that can run."""
+    errors = [f for f in check_recipe(locked.recipe, lock=locked.lock) if f.severity == "error"]
+    if errors:
+        ref = locked.lock_path or locked.recipe.source_path or locked.name
+        raise RecipeError.from_problems(
+            [str(finding) for finding in errors],
+            hint=f"`repro recipe check {ref}` lists every finding",
+        )
+    return locked
 
 
 def with_lock(locked: Locked, required: bool = True) -> Locked:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,19 @@ MAX_DEPTH = 40
 MAX_BYTES = 4 * 1024 * 1024
 MAX_VALUES = 100_000
 # libyaml's parser when PyYAML has it (about 10x faster), else the pure-Python one.
-_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _YAML_LOADER(_BASE_LOADER):  # type: ignore[misc,valid-type]
+    """The safe loader, also reading YAML 1.2 floats (`1e308`, `5E-3`): YAML 1.1 wants a dot
+    in the mantissa and a sign in the exponent, and reads them as strings."""
+
+
+_YAML_LOADER.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
 # Parsed documents by file content: a recipe's parents and image spec are read many times
 # (checking a directory, `repro run`), and parsing dominates. Keyed by the bytes, never stale.
 _PARSED: dict[tuple[bool, bytes], tuple[dict[str, Any], dict[Loc, int]]] = {}

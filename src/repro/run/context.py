@@ -8,9 +8,11 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.lock import load_locked
 from repro.recipe import render_shell
@@ -45,7 +47,7 @@ class RunContext:
         run_dir: Path | None = None,
     ) -> RunContext:
         if resume is not None:
-            saved = json.loads((resume / CONTEXT_FILE).read_text())
+            saved = _read_saved(resume)
             locked = load_locked(saved.get("lock_path") or saved["ref"])
             ctx = cls(ref=saved["ref"], locked=locked, run_dir=resume)
             for key in ("image_tag", "url", "deployment", "port"):
@@ -111,3 +113,34 @@ class RunContext:
             stop(self.deployment)
             self.deployment = None
             self.save()
+
+
+# What context.json holds, and the type each key must have (None allowed but for `ref`).
+_SAVED_KEYS: dict[str, type] = {
+    "ref": str,
+    "lock_path": str,
+    "image_tag": str,
+    "url": str,
+    "deployment": str,
+    "port": int,
+}
+
+
+def _read_saved(run_dir: Path) -> dict[str, Any]:
+    """`context.json` of a run folder, checked: a folder that is no run, or a file that was
+    truncated or edited, is one clear error naming it."""
+    path = run_dir / CONTEXT_FILE
+    hint = f"is {run_dir} a `repro run` folder? start a new run with `repro run RECIPE`"
+    if not path.is_file():
+        raise ReproError(f"{run_dir} is not a `repro run` folder: it has no {CONTEXT_FILE}", hint)
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ReproError(f"{path} cannot be read ({err})", hint) from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("ref"), str):
+        raise ReproError(f"{path} is not a run context: it has no recipe `ref`", hint)
+    for key, kind in _SAVED_KEYS.items():
+        value = saved.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise ReproError(f"{path}: `{key}` is {value!r}, not a {kind.__name__}", hint)
+    return saved

@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
+from repro.lock import require_checked
 from repro.run.context import RunContext
+from repro.run.interrupts import (
+    signal_name,
+    signal_number,
+    signals_as_interrupts,
+    signals_ignored,
+)
 from repro.run.simulate import simulated_recipe
 from repro.run.stages import (
     stage_accept,
@@ -137,53 +146,88 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         _load_records(ctx.run_dir) if options.resume else [StageRecord(name=s) for s in STAGE_NAMES]
     )
     if options.resume:
-        _relaunch_if_needed(ctx, records)
+        _relaunch_if_needed(ctx, records, options.port)
+    if options.dry_run:
+        require_checked(ctx.locked)  # a plan only for a recipe `repro recipe check` accepts
     start_index = STAGE_NAMES.index(options.from_stage) if options.from_stage else 0
     _print_plan(ctx, records, start_index, console)
     if options.dry_run:
         for line in ctx.dry_run_commands():
             text = line if line.startswith("#") else f"$ {line}"
-            console.print(text, soft_wrap=True, markup=False, highlight=False)
+            console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
         return RunResult(ctx.run_dir, records)
     ctx.keep = options.keep
-    ctx.save()
     try:
-        for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
-            if index < start_index and record.status == "pending":
-                record.status, record.summary = "skipped", f"--from {options.from_stage}"
-                continue
-            if index < start_index or record.status in ("done", "skipped"):
-                continue
-            if record.name == "stop" and options.keep:
-                record.status, record.summary = "skipped", "--keep: the server stays up"
-                continue
-            _run_stage(ctx, record, stage.run, console)
-            _save_records(ctx.run_dir, records)
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/]: stopping what repro started; results are kept")
-        ctx.stop_server()
-        _save_records(ctx.run_dir, records)
-        hint = f"continue with `repro run --resume {ctx.run_dir}`"
-        raise ReproError("interrupted", hint=hint) from None
-    except StageFailed:
-        if not options.keep:
-            ctx.stop_server()
-        _save_records(ctx.run_dir, records)
+        ctx.save()
+        with signals_as_interrupts():
+            for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
+                if index < start_index and record.status == "pending":
+                    record.status, record.summary = "skipped", f"--from {options.from_stage}"
+                    continue
+                if index < start_index or record.status in ("done", "skipped"):
+                    continue
+                if record.name == "stop" and options.keep:
+                    record.status, record.summary = "skipped", "--keep: the server stays up"
+                    continue
+                _run_stage(ctx, record, stage.run, console)
+                _save_records(ctx.run_dir, records)
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP
+        name = signal_name(interrupt)
+        console.print(f"[yellow]interrupted ({name})[/]: stopping what repro started; results kept")
+        _clean_up(ctx, records, stop=True)
+        error = ReproError(
+            f"interrupted by {name}", hint=f"continue with `repro run --resume {ctx.run_dir}`"
+        )
+        error.exit_code = 128 + signal_number(interrupt)
+        raise error from None
+    except OSError as err:  # the run folder itself cannot be written (full disk, permission)
+        _clean_up(ctx, records, stop=not options.keep)
+        raise machine_error(err, ctx.run_dir) from None
+    except BaseException:  # a failed stage, or a bug: stop what this run started
+        _clean_up(ctx, records, stop=not options.keep)
         raise
     return RunResult(ctx.run_dir, records)
+
+
+def machine_error(err: OSError, run_dir: Path) -> ReproError:
+    """An OSError (a full disk, a permission) as one line naming where, and what to do."""
+    where = err.filename or f"writing under {run_dir}"
+    return ReproError(
+        f"{err.strerror or err} ({where})",
+        hint=f"free disk space or fix the permission, then `repro run --resume {run_dir}`",
+    )
+
+
+def _clean_up(ctx: RunContext, records: list[StageRecord], stop: bool) -> None:
+    """Stop the server this run started and keep the stage records, uninterrupted; a disk
+    that is full by now does not hide the error that brought the run here."""
+    with signals_ignored():
+        if stop:
+            with suppress(OSError):  # context.json may not fit on the disk any more
+                ctx.stop_server()
+        with suppress(OSError):
+            _save_records(ctx.run_dir, records)
 
 
 # Stages that talk to the running server.
 SERVER_STAGES = ("accept", "bench")
 
 
-def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord]) -> None:
-    """A resumed run whose server stopped (Ctrl-C, a crash) launches it again first."""
+def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord], port: int | None) -> None:
+    """A resumed run whose server stopped (Ctrl-C, a crash) launches it again first, on
+    `port` when given; a server still up on another port is refused, not silently kept."""
     pending = [r for r in records if r.name in SERVER_STAGES and r.status != "done"]
     launch = next(r for r in records if r.name == "launch")
     if pending and launch.status == "done" and not ctx.server_is_up():
         launch.status, launch.summary = "pending", "relaunch: the server is not running"
         ctx.deployment, ctx.url = None, None
+    if port is not None and port != (ctx.port or ctx.recipe.server.port):
+        if ctx.deployment is not None and ctx.server_is_up():
+            raise ReproError(
+                f"the server of {ctx.run_dir} is up at {ctx.url}, not on port {port}",
+                hint=f"resume without --port, or stop it first: `repro stop {ctx.deployment}`",
+            )
+        ctx.port = port
     stop = next(r for r in records if r.name == "stop")
     if launch.status != "done":
         stop.status = "pending"
@@ -203,6 +247,18 @@ def _run_stage(
         record.status, record.seconds = "failed", time.monotonic() - started
         record.summary = err.message.splitlines()[0]
         raise StageFailed(record.name, err) from err
+    except OSError as err:  # a full disk, a permission: the machine's, not the recipe's
+        record.status, record.seconds = "failed", time.monotonic() - started
+        cause = ReproError(
+            f"{err.strerror or err}" + (f": {err.filename}" if err.filename else ""),
+            hint=f"free disk space or fix the permission, then `repro run --resume {ctx.run_dir}`",
+        )
+        record.summary = cause.message
+        raise StageFailed(record.name, cause) from err
+    except KeyboardInterrupt as interrupt:
+        record.status, record.seconds = "failed", time.monotonic() - started
+        record.summary = f"interrupted ({signal_name(interrupt)})"
+        raise
     record.status, record.summary = "done", summary
     record.seconds = time.monotonic() - started
     console.print(f"[green]✓[/] {record.name} ({record.seconds:.1f} s) {summary}")
@@ -211,19 +267,20 @@ def _run_stage(
 def _print_plan(
     ctx: RunContext, records: list[StageRecord], start_index: int, console: Console
 ) -> None:
-    console.print(f"[bold]repro run[/] {ctx.recipe.name} -> {ctx.run_dir}")
+    header = f"[bold]repro run[/] {escape(ctx.recipe.name)} -> {escape(str(ctx.run_dir))}"
+    console.print(header, emoji=False)
     for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
         if index < start_index or record.status in ("done", "skipped"):
             mark = f"skip ({record.status})" if record.status != "pending" else "skip (--from)"
         else:
             mark = stage.describe(ctx)
-        console.print(f"  {index + 1}. {record.name:<7} {mark}")
+        console.print(f"  {index + 1}. {record.name:<7} {escape(mark)}", emoji=False)
 
 
 def _load_records(run_dir: Path) -> list[StageRecord]:
     path = run_dir / STAGES_FILE
-    if not path.exists():
-        raise ReproError(f"{run_dir} is not a repro run (no {STAGES_FILE})")
+    if not path.exists():  # the run stopped before its first stage ended: nothing is done
+        return [StageRecord(name=name) for name in STAGE_NAMES]
     try:
         saved = {stage.name: stage for stage in StagesFile.model_validate(read_json(path)).stages}
     except ValidationError as err:

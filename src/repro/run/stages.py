@@ -9,6 +9,7 @@ summary. User-fixable failures are ReproErrors; the runner turns them into a sta
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 
 from repro.bench.record import write_json
 from repro.errors import ReproError
@@ -54,8 +55,8 @@ def stage_image(ctx: RunContext, console: Console) -> str:
     with console.status(f"building the image of {ctx.recipe.name}") as status:
         built = locked_image.build_for(
             ctx.locked,
-            lambda line: status.update(f"[dim]{line[:110]}[/]"),
-            lambda message: console.print(f"  {message}"),
+            lambda line: status.update(f"[dim]{escape(line[:110])}[/]"),
+            lambda message: console.print(f"  {escape(message)}"),
         )
     ctx.image_tag = built.tag
     lock_path = with_lock(ctx.locked, required=False).lock_path
@@ -69,7 +70,7 @@ def stage_fetch(ctx: RunContext, console: Console) -> str:
     if ctx.simulated:
         return "nothing to download: the simulator needs no weights"
 
-    report = fetch_recipe(ctx.locked, on_event=lambda m: console.print(f"  {m}"))
+    report = fetch_recipe(ctx.locked, on_event=lambda m: console.print(f"  {escape(m)}"))
     return f"{human_bytes(report.needed_bytes)} downloaded into {report.cache_dir}"
 
 
@@ -99,16 +100,23 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
 
     if ctx.image_tag is None:
         raise ReproError("no image for this run", hint="run the image stage first")
+    if ctx.locked.image is not None:  # checked again: a resumed run may find another image
+        from repro.image.locked_image import check_local_image  # deferred: python_on_whales
+
+        check_local_image(ctx.locked, ctx.locked.image)
     spec = launch_spec_for(ctx.locked, ctx.image_tag, host_port=ctx.port)
-    ctx.deployment = spec.name
-    ctx.save()
     with console.status(f"starting {spec.name}") as status:
         ctx.url = launch(
             spec,
             lambda p: status.update(
-                f"{spec.name}: {p.state}, {p.elapsed_s:.0f} s [dim]{p.last_log_line[-90:]}[/]"
+                f"{spec.name}: {p.state}, {p.elapsed_s:.0f} s "
+                f"[dim]{escape(p.last_log_line[-90:])}[/]"
             ),
         )
+    # Recorded as this run's only once it started it: a failed launch (a deployment of that
+    # name already running) must not make the run stop someone else's server. A launch that
+    # fails or is interrupted stops what it started itself.
+    ctx.deployment = spec.name
     ctx.save()
     return f"healthy at {ctx.url}"
 
@@ -177,9 +185,9 @@ def stage_report(ctx: RunContext, console: Console) -> str:
     write_atomic(out / "report.md", render_markdown(table))
     html = out / "report.html"
     write_atomic(html, render_html(runs, None, ("output_throughput", "ttft")))
-    console.print(f"  report: {html}")
+    console.print(f"  report: {escape(str(html))}")
     for png in write_plots(runs, out):
-        console.print(f"  plot:   {png}")
+        console.print(f"  plot:   {escape(str(png))}")
     return str(html)
 
 

@@ -1,0 +1,27 @@
+"""Running the real `repro` CLI in a subprocess, with state and locks private to one test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPRO = str(Path(sys.executable).parent / "repro")
+
+
+def isolated_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a `repro` call whose deployments and locks stay under tmp_path."""
+    return {
+        **os.environ,
+        "REPRO_STATE_DIR": str(tmp_path / "state"),
+        "REPRO_LOCKS_DIR": str(tmp_path / "locks"),
+    }
+
+
+def repro(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [REPRO, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
