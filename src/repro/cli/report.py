@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -21,6 +22,13 @@ from repro.report import (
     render_rich,
     report_to_json,
     write_plots,
+)
+from repro.report.acceptance import (
+    accept_runs,
+    acceptance_comparison_table,
+    acceptance_table,
+    acceptance_to_json,
+    compare_acceptance,
 )
 from repro.report.compare import DEFAULT_METRICS
 from repro.tables import fit
@@ -99,16 +107,25 @@ def report(
     if fmt == "html":
         _write(render_html(records, base, chosen, include_invalid), output or Path("report.html"))
         return
-    reports = [build_report(records, m, base, include_invalid) for m in chosen]
+    swept = [r for r in records if r.levels]  # accept runs have no concurrency sweep
+    accepted = accept_runs(records)
+    if not swept and not accepted:
+        raise click.UsageError("these runs hold neither a concurrency sweep nor acceptance results")
+    reports = [build_report(swept, m, base, include_invalid) for m in chosen] if swept else []
     if fmt == "json":
-        data = [report_to_json(r) for r in reports]
-        _write(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n", output)
+        data: Any = [report_to_json(r) for r in reports]
+        data = data[0] if len(data) == 1 else data
+        _write(
+            json.dumps(data if reports else acceptance_to_json(accepted), indent=2) + "\n", output
+        )
     elif fmt == "markdown":
         _write("\n".join(render_markdown(r) for r in reports), output)
     else:
         console = Console(record=output is not None, width=200 if output else None)
         for r in reports:
             console.print(fit(render_rich(r)))
+        if accepted:
+            console.print(fit(acceptance_table(accepted)))
         if output is not None:
             _write(console.export_text(), output)
 
@@ -140,6 +157,18 @@ def compare(
     within the runs' own spread (repeats) or a real change; machines side by side. Levels
     whose validity verdict failed are left out (named in a warning) unless --include-invalid."""
     run_a, run_b = load_runs([a, b])
+    deltas = compare_acceptance(run_a, run_b)
+    if not (run_a.levels and run_b.levels):  # accept runs: acceptance per prompt set only
+        if not deltas:
+            raise click.UsageError(
+                f"{a} and {b} share neither concurrency levels nor prompt sets to compare"
+            )
+        if as_json:
+            rows = [{**vars(d), "delta": d.delta} for d in deltas]
+            click.echo(json.dumps({"acceptance": rows}, indent=2))
+        else:
+            Console().print(fit(acceptance_comparison_table(run_a, run_b, deltas)))
+        return
     result = compare_runs(
         run_a, run_b, metrics or DEFAULT_METRICS, force=force, include_invalid=include_invalid
     )
@@ -147,3 +176,5 @@ def compare(
         click.echo(json.dumps(comparison_to_json(result), indent=2))
     else:
         Console().print(render_comparison(result))
+        if deltas:
+            Console().print(fit(acceptance_comparison_table(run_a, run_b, deltas)))
