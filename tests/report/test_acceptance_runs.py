@@ -39,6 +39,13 @@ def test_report_and_compare_of_two_accept_runs(tmp_path: Path) -> None:
     math = next(s for s in run["sets"] if s["prompt_set"] == "math")
     assert math["accept_length_mean_per_request"] > 1 and math["accept_length"] > 1
 
+    page = tmp_path / "report.html"
+    html = CliRunner().invoke(main, ["report", str(a), str(b), "--format", "html", "-o", str(page)])
+    assert html.exit_code == 0, html.output
+    text = page.read_text()
+    assert "<h2>Acceptance length per prompt set</h2>" in text and "<td>math</td>" in text
+    assert "<h2>output throughput" not in text
+
     compared = CliRunner().invoke(main, ["compare", str(a), str(b)], env={"COLUMNS": "200"})
     assert compared.exit_code == 0, compared.output
     assert "share no concurrency level" not in compared.output

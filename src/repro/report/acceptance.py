@@ -34,8 +34,34 @@ def accept_runs(runs: list[LoadedRun]) -> list[LoadedRun]:
     return [r for r in runs if r.accept is not None and r.accept.sets]
 
 
+def acceptance_rows(runs: list[LoadedRun]) -> list[dict[str, Any]]:
+    """One row per (prompt set, run), formatted: both conventions with intervals, prompts,
+    mean output length (the terminal table and the HTML page show the same rows)."""
+    rows = []
+    names = list(dict.fromkeys(name for run in runs for name in _sets(run)))
+    for name in names:
+        for run in runs:
+            s = _sets(run).get(name)
+            if s is None:
+                continue
+            rows.append(
+                {
+                    "prompt_set": name,
+                    "run": run.label,
+                    "simulated": run.simulated,
+                    "mean_per_request": _value(
+                        s.accept_length_mean_per_request, s.accept_length_mean_per_request_ci95
+                    ),
+                    "pooled": _value(s.accept_length, s.accept_length_ci95),
+                    "prompts": str(s.prompts),
+                    "mean_output": f"{s.mean_output_tokens:.0f}" if s.mean_output_tokens else "-",
+                }
+            )
+    return rows
+
+
 def acceptance_table(runs: list[LoadedRun]) -> Table:
-    """One row per (prompt set, run): both conventions with intervals, prompts, output length."""
+    """The acceptance rows as a terminal table."""
     table = Table(
         title="Acceptance length per prompt set (mean per request [95% CI]; pooled [95% CI])",
         title_justify="left",
@@ -44,21 +70,12 @@ def acceptance_table(runs: list[LoadedRun]) -> Table:
     table.add_column("run")
     for header in ("mean/request", "pooled", "prompts", "mean output"):
         table.add_column(header, justify="right")
-    names = list(dict.fromkeys(name for run in runs for name in _sets(run)))
-    for name in names:
-        for run in runs:
-            s = _sets(run).get(name)
-            if s is None:
-                continue
-            mean_output = f"{s.mean_output_tokens:.0f}" if s.mean_output_tokens else "-"
-            table.add_row(
-                name,
-                run.label + (" (SIMULATED)" if run.simulated else ""),
-                _value(s.accept_length_mean_per_request, s.accept_length_mean_per_request_ci95),
-                _value(s.accept_length, s.accept_length_ci95),
-                str(s.prompts),
-                mean_output,
-            )
+    for row in acceptance_rows(runs):
+        run = row["run"] + (" (SIMULATED)" if row["simulated"] else "")
+        table.add_row(
+            row["prompt_set"], run, row["mean_per_request"], row["pooled"], row["prompts"],
+            row["mean_output"],
+        )  # fmt: skip
     return table
 
 

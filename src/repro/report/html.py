@@ -12,6 +12,7 @@ from typing import Any
 
 import jinja2
 
+from repro.report.acceptance import accept_runs, acceptance_rows
 from repro.report.plots import all_plots
 from repro.report.records import LoadedRun
 from repro.report.table import best_header, build_report, caption, cell_text, fmt_value
@@ -41,7 +42,12 @@ def render_html(
     include_invalid: bool = False,
 ) -> str:
     """The page as a string; it references no file or URL outside itself."""
-    tables = [build_report(runs, metric, baseline, include_invalid) for metric in metrics]
+    swept = [r for r in runs if r.levels]  # accept runs have no sweep: their table is below
+    tables = (
+        [build_report(swept, metric, baseline, include_invalid) for metric in metrics]
+        if swept
+        else []
+    )
     shown = list(runs)
     if baseline is not None and all(r.path.resolve() != baseline.path.resolve() for r in runs):
         shown.insert(0, baseline)
@@ -51,6 +57,7 @@ def render_html(
     ]
     return _ENV.get_template("report.html.jinja").render(
         tables=tables,
+        acceptance=acceptance_rows(accept_runs(runs)),
         images=images,
         runs=shown,
         simulated=any(r.simulated for r in shown),
