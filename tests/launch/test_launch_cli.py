@@ -6,18 +6,17 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.support.cli import REPRO, repro
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.docker
-REPRO = str(Path(sys.executable).parent / "repro")
 
 
 @pytest.fixture
@@ -29,27 +28,21 @@ def env(tmp_path: Path, repo_root: Path) -> dict[str, str]:
     }
 
 
-def _repro(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REPRO, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
-
-
 def test_launch_status_stop(sim_image: str, repo_root: Path, env: dict[str, str]) -> None:
     port = str(free_port())
-    launched = _repro("launch", "demo", "--port", port, cwd=repo_root, env=env)
+    launched = repro("launch", "demo", "--port", port, cwd=repo_root, env=env)
     assert launched.returncode == 0, launched.stderr
     assert launched.stdout.strip() == f"http://127.0.0.1:{port}"
-    status = json.loads(_repro("status", "demo", "--json", cwd=repo_root, env=env).stdout)
+    status = json.loads(repro("status", "demo", "--json", cwd=repo_root, env=env).stdout)
     assert status[0]["status"] == "running" and status[0]["server_healthy"] is True
-    logs = _repro("logs", "demo", cwd=repo_root, env=env)
+    logs = repro("logs", "demo", cwd=repo_root, env=env)
     assert "fired up and ready to roll" in logs.stdout
-    assert _repro("stop", "demo", cwd=repo_root, env=env).returncode == 0
+    assert repro("stop", "demo", cwd=repo_root, env=env).returncode == 0
     assert not deployment_containers("demo")
 
 
 def test_dry_run_starts_nothing(repo_root: Path, env: dict[str, str]) -> None:
-    result = _repro("launch", "demo", "--dry-run", cwd=repo_root, env=env)
+    result = repro("launch", "demo", "--dry-run", cwd=repo_root, env=env)
     assert result.returncode == 0, result.stderr
     override = yaml.safe_load(result.stdout.split("\ndocker compose")[0])
     command = override["services"]["sglang"]["command"]
@@ -61,7 +54,7 @@ def test_dry_run_starts_nothing(repo_root: Path, env: dict[str, str]) -> None:
 def test_ctrl_c_during_the_wait_stops_what_was_started(
     sim_image: str, repo_root: Path, tmp_path: Path, env: dict[str, str]
 ) -> None:
-    slow = json.loads(_repro("recipe", "show", "demo", "--json", cwd=repo_root, env=env).stdout)
+    slow = json.loads(repro("recipe", "show", "demo", "--json", cwd=repo_root, env=env).stdout)
     slow.update(name="slow-demo", extends=None)
     slow["simulator"]["load_seconds"] = 120
     recipe = tmp_path / "slow-demo.yaml"

@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import repro
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.docker
-
-
-def _repro(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "repro"), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
@@ -30,7 +20,7 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
 ) -> None:
     monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("REPRO_LOCKS_DIR", str(tmp_path / "locks"))
-    result = _repro(
+    result = repro(
         "run",
         "demo",
         "--runs-dir",
@@ -72,7 +62,14 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
 def test_a_gpu_recipe_stops_at_doctor_and_points_to_the_demo(
     repo_root: Path, tmp_path: Path
 ) -> None:
-    result = _repro("run", "kimi26-ep4-dflash", "--runs-dir", str(tmp_path / "runs"), cwd=repo_root)
+    result = repro(
+        "run",
+        "kimi26-ep4-dflash",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        cwd=repo_root,
+        env=dict(os.environ),
+    )
     assert result.returncode == 10  # 10 + index of doctor, the first stage
     assert "stage doctor failed" in result.stderr and "make demo" in result.stderr
     assert "Traceback" not in result.stderr
@@ -81,7 +78,15 @@ def test_a_gpu_recipe_stops_at_doctor_and_points_to_the_demo(
 def test_dry_run_prints_the_plan_and_commands_and_starts_nothing(
     repo_root: Path, tmp_path: Path
 ) -> None:
-    result = _repro("run", "demo", "--dry-run", "--runs-dir", str(tmp_path / "runs"), cwd=repo_root)
+    result = repro(
+        "run",
+        "demo",
+        "--dry-run",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        cwd=repo_root,
+        env=dict(os.environ),
+    )
     assert result.returncode == 0, result.stderr
     for stage in ("doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report"):
         assert f" {stage} " in result.stderr

@@ -5,26 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import repro
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.docker
-
-
-def _repro(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "repro"), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def test_kimi_recipe_runs_on_the_simulator_and_compares(
@@ -32,7 +21,7 @@ def test_kimi_recipe_runs_on_the_simulator_and_compares(
 ) -> None:
     monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
     runs = tmp_path / "runs"
-    result = _repro(
+    result = repro(
         "run", "kimi26-ep4-dflash", "--sim", "--time-scale", "0", "--port", str(free_port()),
         "--runs-dir", str(runs), cwd=repo_root,
     )  # fmt: skip
@@ -52,10 +41,10 @@ def test_kimi_recipe_runs_on_the_simulator_and_compares(
     assert not deployment_containers("kimi26-ep4-dflash-sim")
 
     twin = shutil.copytree(run_dir, runs / "second", symlinks=True)
-    compared = _repro("compare", str(run_dir), str(twin), "--json", cwd=repo_root)
+    compared = repro("compare", str(run_dir), str(twin), "--json", cwd=repo_root)
     assert compared.returncode == 0, compared.stderr
     data = json.loads(compared.stdout)
     assert data["a_label"] != data["b_label"]
     assert data["points"] and all(p["direction"] == "same" for p in data["points"])
-    shown = _repro("report", str(run_dir), cwd=repo_root)
+    shown = repro("report", str(run_dir), cwd=repo_root)
     assert "sim kimi26-ep4-rtx6000, time-scale 0" in shown.stdout

@@ -20,8 +20,9 @@ def isolated_env(tmp_path: Path) -> dict[str, str]:
 
 
 def repro(
-    *args: str, cwd: Path, env: dict[str, str], timeout: float = 600
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
+    """`repro ARGS` in a subprocess (env: this process's when None), output captured."""
     return subprocess.run(
         [REPRO, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
