@@ -72,6 +72,11 @@ def diff_locks(old: Lock, new: Lock) -> list[str]:
     out += _paths_line("image spec", _json(old.image_spec), _json(new.image_spec))
     out += diff_pins("model", old.model, new.model)
     out += diff_pins("drafter", old.drafter, new.drafter)
+    if old.drafter_block_size != new.drafter_block_size:
+        out.append(
+            f"drafter block_size (config.json): {old.drafter_block_size} -> "
+            f"{new.drafter_block_size}"
+        )
     before = {(p.source, p.name): p.sha256 for p in old.patches}
     after = {(p.source, p.name): p.sha256 for p in new.patches}
     for key in sorted(set(before) | set(after)):
