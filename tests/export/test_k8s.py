@@ -235,3 +235,17 @@ def test_cli_error_is_one_clean_message(project: Project) -> None:
     assert "error:" in result.output and "no pushed image digest" in result.output
     assert "repro image push" in result.output
     assert "Traceback" not in result.output
+
+
+def test_cli_warns_that_an_unlocked_recipe_names_unpinned_revisions(project: Project) -> None:
+    """Exported from a recipe name, the manifest carries `--revision main`: the user is told
+    on stderr, and the manifest on stdout stays clean."""
+    args = ["export", "k8s", "kimi26-tp16-2n", "--image", PINNED]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "kimi26-tp16-2n is not locked" in result.stderr
+    assert "run `repro lock kimi26-tp16-2n` first" in result.stderr
+    assert "not locked" not in result.stdout
+    assert "kind: LeaderWorkerSet" in result.stdout
+    locked = CliRunner().invoke(main, ["export", "k8s", str(project.lock("kimi26-tp16-2n"))])
+    assert locked.exit_code == 0 and "not locked" not in locked.stderr

@@ -114,8 +114,12 @@ class Project:
         return env
 
     def lock(self, ref: str = "small", **kwargs: Any) -> LockResult:
-        """`repro lock` in-process (the library function behind the CLI)."""
-        return lock_recipe(load_locked(ref), endpoint=self.hub.endpoint, **kwargs)
+        """`repro lock` in-process (the library function behind the CLI). The request log is
+        emptied after it, so that a test counts what later stages download (the lock reads
+        the drafter's config.json)."""
+        result = lock_recipe(load_locked(ref), endpoint=self.hub.endpoint, **kwargs)
+        self.hub.log.clear()
+        return result
 
     def fetch(self, ref: str = "small", **kwargs: Any) -> FetchReport:
         """`repro fetch` in-process; margin 0 unless given."""

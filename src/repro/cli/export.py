@@ -6,8 +6,16 @@ from pathlib import Path
 
 import click
 
-from repro.export import K8sOptions, SlurmOptions, render_k8s, render_slurm, write_output
+from repro.export import (
+    K8sOptions,
+    SlurmOptions,
+    render_k8s,
+    render_slurm,
+    unpinned_warning,
+    write_output,
+)
 from repro.lock import load_locked
+from repro.spec.lock import Locked
 
 _REF_HELP = """
 \b
@@ -33,6 +41,15 @@ _dist_port = click.option(
     show_default=True,
     help="Port of --dist-init-addr on the first node (multi-node recipes).",
 )
+
+
+def _load(ref: str) -> Locked:
+    """`ref` resolved; a recipe without its lock is exported with a warning on stderr."""
+    locked = load_locked(ref)
+    warning = unpinned_warning(locked)
+    if warning:
+        click.echo(warning, err=True)
+    return locked
 
 
 @click.group("export")
@@ -92,7 +109,7 @@ def k8s(
         dist_port=dist_port,
         shm_size=shm_size,
     )
-    write_output(render_k8s(load_locked(ref), options), output)
+    write_output(render_k8s(_load(ref), options), output)
 
 
 @export.command("slurm", help=f"An sbatch script: srun with pyxis, one task per node.\n{_REF_HELP}")
@@ -136,4 +153,4 @@ def slurm(
         job_name=job_name,
         dist_port=dist_port,
     )
-    write_output(render_slurm(load_locked(ref), options), output, mode=0o755)
+    write_output(render_slurm(_load(ref), options), output, mode=0o755)

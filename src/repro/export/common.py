@@ -109,6 +109,22 @@ def prepare(
     return Prepared(recipe, catalog, pinned, env)
 
 
+def unpinned_warning(locked: Locked) -> str | None:
+    """The warning for a manifest made from a recipe without its lock: `--revision` then names
+    whatever the recipe asks for (a branch such as `main` moves), not a pinned commit."""
+    if locked.lock is not None:
+        return None
+    recipe = locked.recipe
+    asked = [f"{recipe.model.repo}@{recipe.model.revision}"]
+    if recipe.drafter is not None:
+        asked.append(f"{recipe.drafter.repo}@{recipe.drafter.revision}")
+    return (
+        f"warning: {recipe.name} is not locked: the manifest names revisions "
+        f"{', '.join(asked)}, not pinned commits; run `repro lock {recipe.name}` first and "
+        f"export its lock file (locks/{recipe.name}.lock.json)"
+    )
+
+
 def write_output(text: str, output: Path | None, mode: int = 0o644) -> None:
     """Write `text` to `output` atomically (a temp file renamed over it), or to stdout."""
     if output is None:

@@ -3,6 +3,7 @@
 Public API:
 
     resolve_repo(repo, revision, endpoint=None) -> RepoPin     # commit SHA + selected files
+    drafter_block_size(pin, endpoint=None) -> int | None       # config.json's block_size
     fetch_pins(pins, cache_dir=None, margin=SpaceMargin(), verify_all=False, ...) -> FetchReport
     verify_pin(cache, pin, hash_paths=None) -> (mismatches, hashed)
     select_files(paths) -> list[str]                          # SELECT_PATTERNS, one list
@@ -16,7 +17,7 @@ from repro.hub.cache import SpaceMargin, cache_root, check_space
 from repro.hub.errors import GatedRepoAccess, HubError, InsufficientSpace, VerificationFailed
 from repro.hub.fetch import fetch_pins, is_offline
 from repro.hub.models import FetchReport, RepoFetch
-from repro.hub.resolve import resolve_repo
+from repro.hub.resolve import drafter_block_size, resolve_repo
 from repro.hub.select import SELECT_PATTERNS, select_files
 from repro.hub.verify import verify_pin
 
@@ -31,6 +32,7 @@ __all__ = [
     "VerificationFailed",
     "cache_root",
     "check_space",
+    "drafter_block_size",
     "fetch_pins",
     "is_offline",
     "resolve_repo",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from huggingface_hub import HfApi
+import json
+
+from huggingface_hub import HfApi, get_session, hf_hub_url
+from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 
 from repro.hub.errors import HubError, hub_errors
 from repro.hub.select import SELECT_PATTERNS, is_weight_file, select_files
@@ -37,3 +40,36 @@ def resolve_repo(repo: str, revision: str = "main", *, endpoint: str | None = No
             hint=f"check the repository and revision; files are selected by {SELECT_PATTERNS}",
         )
     return RepoPin.make(repo, revision, info.sha, files)
+
+
+def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | None:
+    """The drafter's block size from its config.json at the pinned commit: the draft tokens per
+    step it was trained with (None without a config.json or without the key).
+
+    z-lab's DFlash drafter configs (the `-b16` in Qwen3-4B-DFlash-b16) carry a top-level
+    `block_size`, and their cards launch SGLang with --speculative-num-draft-tokens equal to
+    it; a nested `dflash_config.block_size` is read when the top level has none. The file is
+    read, not cached: `repro fetch` downloads it.
+    """
+    if pin.sha is None or not any(f.path == "config.json" for f in pin.files):
+        return None
+    url = hf_hub_url(pin.repo, "config.json", revision=pin.sha, endpoint=endpoint)
+    with hub_errors(pin.repo, pin.sha, endpoint):
+        response = get_session().get(url, headers=build_hf_headers(), follow_redirects=True)
+        hf_raise_for_status(response)
+    try:
+        config = json.loads(response.content)
+    except ValueError as bad:
+        raise HubError(f"{pin.label}: config.json is not JSON ({bad})") from None
+    nested = config.get("dflash_config") if isinstance(config, dict) else None
+    value = config.get("block_size") if isinstance(config, dict) else None
+    if value is None and isinstance(nested, dict):
+        value = nested.get("block_size")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HubError(
+            f"{pin.label}: config.json block_size is {value!r}, not a positive integer",
+            hint="check the drafter repository and revision",
+        )
+    return value

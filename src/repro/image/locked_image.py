@@ -13,9 +13,9 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, pull, push, verify
-from repro.lock import update_lock_image, with_lock
+from repro.lock import catalog_drift, recipe_options, update_lock_image, with_lock
 from repro.progress import Progress, quiet
-from repro.recipe.images import image_for_recipe
+from repro.recipe.images import effective_catalog, image_for_recipe
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Locked, LockedImage
 
@@ -41,7 +41,27 @@ def build_for(
     built = build_image(plan_for_spec(spec, progress), on_log)
     if locked.lock_path is not None:
         update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
+        for line in _drift_lines(locked, spec, built):
+            progress(line)
     return built
+
+
+def _drift_lines(locked: Locked, spec: ImageSpec, built: BuiltImage) -> list[str]:
+    """What the lock's catalog now says differently from the stand-in the recipe was checked
+    against before the image existed, for the options the recipe uses."""
+    stand_in, own = effective_catalog(spec), built.catalog()
+    used = recipe_options(locked.recipe, stand_in, own)
+    drift = catalog_drift(stand_in, own, used)
+    if not drift:
+        return [
+            f"the image's SGLang {own.sglang_version} catalog agrees with the stand-in "
+            f"(SGLang {stand_in.sglang_version}) on the {len(used)} options {locked.name} uses"
+        ]
+    return [
+        f"the image's SGLang {own.sglang_version} catalog differs from the stand-in "
+        f"(SGLang {stand_in.sglang_version}) on options {locked.name} uses:",
+        *(f"  {line}" for line in drift),
+    ]
 
 
 def _recorded_image(locked: Locked, image: LockedImage) -> BuiltImage:

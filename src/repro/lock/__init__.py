@@ -5,13 +5,14 @@ Public API (the declarations, `Lock`, `LockedImage` and `Locked`, are in `repro.
     load_locked(ref) -> Locked                   # a name, recipe file or lock file, resolved once
     with_lock(locked, required=True) -> Locked   # add locks/<recipe>.lock.json (checked current)
     lock_recipe(locked, check=False, output=None) -> LockResult   # write, or report drift
+    catalog_drift(stand_in, image_catalog, used_options) -> list[str]  # per option the recipe uses
     build_lock(locked, previous=None) -> (Lock, patch_changes)
     read_lock(path) -> Lock; write_lock(path, lock) -> bool
     update_lock_image(lock_path, image, catalog=None)  # for the image stage
     fetch_recipe(locked, cache_dir=None, margin=None, ...) -> FetchReport
 """
 
-from repro.lock.drift import diff_locks
+from repro.lock.drift import catalog_drift, diff_locks, recipe_options
 from repro.lock.fetch import fetch_recipe
 from repro.lock.io import (
     LockError,
@@ -28,6 +29,7 @@ __all__ = [
     "LockError",
     "LockResult",
     "build_lock",
+    "catalog_drift",
     "default_locks_dir",
     "diff_locks",
     "fetch_recipe",
@@ -36,6 +38,7 @@ __all__ = [
     "lock_path_for",
     "lock_recipe",
     "read_lock",
+    "recipe_options",
     "require_checked",
     "update_lock_image",
     "with_lock",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from repro.recipe.rulebase import Context
+from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Lock, RepoPin
+from repro.spec.recipe import Recipe
 from repro.units import human_bytes
 
 
@@ -72,6 +76,11 @@ def diff_locks(old: Lock, new: Lock) -> list[str]:
     out += _paths_line("image spec", _json(old.image_spec), _json(new.image_spec))
     out += diff_pins("model", old.model, new.model)
     out += diff_pins("drafter", old.drafter, new.drafter)
+    if old.drafter_block_size != new.drafter_block_size:
+        out.append(
+            f"drafter block_size (config.json): {old.drafter_block_size} -> "
+            f"{new.drafter_block_size}"
+        )
     before = {(p.source, p.name): p.sha256 for p in old.patches}
     after = {(p.source, p.name): p.sha256 for p in new.patches}
     for key in sorted(set(before) | set(after)):
@@ -83,3 +92,40 @@ def diff_locks(old: Lock, new: Lock) -> list[str]:
 
 def _json(spec: ImageSpec | None) -> dict[str, Any] | None:
     return spec.model_dump(mode="json") if spec is not None else None
+
+
+def recipe_options(recipe: Recipe, *catalogs: Catalog) -> set[str]:
+    """The option spellings the recipe's rendered argv sets, as each catalog reads them."""
+    return {
+        found.spelling
+        for catalog in catalogs
+        for found in Context(recipe, catalog=catalog).options.values()
+    }
+
+
+def catalog_drift(stand_in: Catalog, image: Catalog, used_options: Iterable[str]) -> list[str]:
+    """Where the image's own catalog differs from the stand-in the recipe was checked against,
+    for the options the recipe uses: one line per option added, removed, or with other choices
+    or another default."""
+    out: list[str] = []
+    seen: set[tuple[str | None, str | None]] = set()
+    for name in sorted(set(used_options)):
+        before, after = stand_in.find(name), image.find(name)
+        key = (before.name if before else None, after.name if after else None)
+        if key in seen or (before is None and after is None):
+            continue
+        seen.add(key)
+        if before is None:
+            out.append(f"{name}: added (the stand-in catalog lacks it)")
+        elif after is None:
+            out.append(f"{name}: removed (the image's SGLang has no such option)")
+        else:
+            if before.choices != after.choices:
+                out.append(f"{name}: choices {_listed(before.choices)} -> {_listed(after.choices)}")
+            if before.default != after.default:
+                out.append(f"{name}: default {before.default!r} -> {after.default!r}")
+    return out
+
+
+def _listed(choices: tuple[str, ...] | None) -> str:
+    return "any" if choices is None else "{" + ", ".join(choices) + "}"

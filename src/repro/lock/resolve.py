@@ -50,6 +50,20 @@ def _pin(repo: str, revision: str, simulated: bool, endpoint: str | None) -> Rep
     return resolve_repo(repo, revision, endpoint=endpoint)
 
 
+def _block_size(drafter: RepoPin | None, endpoint: str | None) -> int | None:
+    """The drafter's block size from its config.json (none for a simulated pin, and none for
+    a gated drafter without a token that may read it: locking a gated repo needs no token)."""
+    if drafter is None or drafter.simulated:
+        return None
+    # Deferred like `_pin`: huggingface_hub is slow to import.
+    from repro.hub import GatedRepoAccess, drafter_block_size
+
+    try:
+        return drafter_block_size(drafter, endpoint=endpoint)
+    except GatedRepoAccess:
+        return None
+
+
 def build_lock(
     locked: Locked, previous: Lock | None = None, *, endpoint: str | None = None
 ) -> tuple[Lock, list[str]]:
@@ -90,15 +104,26 @@ def build_lock(
         if recipe.drafter is not None
         else None
     )
+    block_size = _block_size(drafter, endpoint)
     lock = Lock(
         repro_version=__version__,
         recipe=recipe.resolved(),
         image_spec=ImageSpec.model_validate(spec_data),
         model=model,
         drafter=drafter,
+        drafter_block_size=block_size,
         patches=patches.pins,
         **carried,
     )
+    mismatch = [
+        f for f in check_recipe(recipe, catalog, spec, lock) if f.rule == "drafter-block-size"
+    ]
+    if mismatch:
+        raise RecipeError.from_problems(
+            [str(f) for f in mismatch],
+            hint="set speculative.num_draft_tokens to the drafter's block size, or pin the "
+            "drafter the recipe was written for",
+        )
     return lock, patches.changed
 
 

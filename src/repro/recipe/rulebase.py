@@ -57,12 +57,14 @@ class SetOption:
 @dataclass
 class Context:
     """What a rule sees: the recipe, its image spec and the catalog in force (`image_catalog`:
-    that catalog was extracted from the built image and kept in the lock, not a stand-in)."""
+    that catalog was extracted from the built image and kept in the lock, not a stand-in), and
+    the drafter's block size the lock read from its config.json (None before a lock)."""
 
     recipe: Recipe
     image: ImageSpec | None = None
     catalog: Catalog | None = None
     image_catalog: bool = False
+    drafter_block_size: int | None = None
 
     @cached_property
     def options(self) -> dict[str, SetOption]:

@@ -31,6 +31,7 @@ from repro.recipe.rules_speculative import (
     rule_ddtree,
     rule_ddtree_spine,
     rule_dflash,
+    rule_drafter_block_size,
     rule_drafter_used,
     rule_patch_constraints,
     rule_running_requests,
@@ -52,6 +53,7 @@ __all__ = [
     "rule_ddtree_spine",
     "rule_dflash",
     "rule_dp_attention",
+    "rule_drafter_block_size",
     "rule_drafter_used",
     "rule_env_known",
     "rule_ep_divides_tp",
@@ -113,6 +115,7 @@ RULES: list[Rule] = [
     rule_dflash,
     rule_ddtree,
     rule_ddtree_spine,
+    rule_drafter_block_size,
     rule_patch_constraints,
     rule_algorithm_in_image,
     rule_running_requests,
@@ -157,7 +160,8 @@ def check_recipe(
         except RecipeError as no_catalog:
             issues.append(err(("image",), no_catalog.message, "catalog"))
     image_catalog = lock is not None and lock.catalog is not None
-    ctx = Context(recipe, image, catalog, image_catalog)
+    block_size = lock.drafter_block_size if lock is not None else None
+    ctx = Context(recipe, image, catalog, image_catalog, block_size)
     for rule in RULES:
         issues.extend(rule(ctx))
     if catalog is not None:

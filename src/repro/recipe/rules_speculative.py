@@ -84,9 +84,36 @@ def _dp_attention(ctx: Context, algo: str) -> list[Issue]:
 
 
 def _draft_tokens(ctx: Context) -> int | None:
-    """Draft tokens per step (the drafter's block size), when the recipe sets them."""
+    """Draft tokens per step: what the recipe sets, else the drafter's block size the lock read
+    from its config.json (SGLang then takes the drafter's own)."""
     spec = ctx.recipe.speculative
-    return (spec.num_draft_tokens or spec.block_size) if spec else None
+    if spec is None:
+        return None
+    return spec.num_draft_tokens or spec.block_size or ctx.drafter_block_size
+
+
+def rule_drafter_block_size(ctx: Context) -> list[Issue]:
+    """The rendered --speculative-num-draft-tokens (and its alias --speculative-dflash-block-size)
+    must be the block size the locked drafter was trained with, as z-lab's DFlash cards launch
+    it (e.g. Qwen3.6-27B-DFlash: block_size 16, --speculative-num-draft-tokens 16)."""
+    spec, locked = ctx.recipe.speculative, ctx.drafter_block_size
+    if spec is None or locked is None or algorithm(ctx) not in DFLASH_FAMILY:
+        return []
+    drafter = ctx.recipe.drafter.repo if ctx.recipe.drafter else "the drafter"
+    out = []
+    for key in ("num_draft_tokens", "block_size"):
+        value = getattr(spec, key)
+        if value is not None and value != locked:
+            out.append(
+                err(
+                    ("speculative", key),
+                    f"{key} {value} disagrees with the locked drafter {drafter}, whose "
+                    f"config.json has block_size {locked}: set {key} to {locked} (or leave it "
+                    "unset)",
+                    "drafter-block-size",
+                )
+            )
+    return out
 
 
 def _draft_backend(ctx: Context, algo: str) -> list[Issue]:

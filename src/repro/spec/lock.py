@@ -7,6 +7,8 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
 - `recipe`: the fully resolved recipe (`extends` merged), so a lock is itself a recipe input
 - `image_spec`: the image spec the recipe names, resolved (remote diff sha256 filled in)
 - `model`, `drafter`: `RepoPin`s (repo, revision asked for, commit sha, files, total_bytes)
+- `drafter_block_size`: the drafter config.json's `block_size` at the pinned commit (absent
+  when simulated, without a drafter, or when its config has none)
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
 - `catalog`: the SGLang option catalog (JSON form of `repro.spec.catalog.Catalog`): the image
@@ -146,9 +148,22 @@ class Lock(BaseModel):
     image_spec: ImageSpec | None = None
     model: RepoPin
     drafter: RepoPin | None = None
+    drafter_block_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="The drafter's block size from its config.json (draft tokens per step).",
+    )
     image: LockedImage | None = None
     catalog: Catalog | None = None
     patches: list[PatchPin] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _block_size_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Locks without a drafter block size keep their bytes (no `null` key added)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("drafter_block_size") is None:
+            data.pop("drafter_block_size", None)
+        return data
 
     @property
     def name(self) -> str:
