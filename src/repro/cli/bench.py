@@ -8,12 +8,12 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from repro.bench import BenchOptions, RequestResult, parse_slos, run_bench
+from repro.bench import BenchOptions, parse_slos, run_bench
 from repro.errors import ReproError
+from repro.live import sweep_bars
 from repro.recipe import load_recipe
 from repro.spec.record import Level
 from repro.tables import fit
@@ -34,29 +34,6 @@ def _levels(value: str | None) -> list[int] | None:
     if not levels or min(levels) < 1:
         raise ReproError("--concurrency needs levels >= 1", hint="e.g. --concurrency 1,4,16")
     return list(dict.fromkeys(levels))
-
-
-class _RichProgress:
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.task: Any = None
-        self.failed = 0
-
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
-        self.failed = 0
-        self.task = self.progress.add_task(f"c={concurrency} r={repeat}", total=total)
-
-    def request_done(self, result: RequestResult) -> None:
-        self.failed += not result.ok
-        self.progress.update(self.task, advance=1)
-
-    def level_done(self, summary: Level) -> None:
-        self.progress.update(
-            self.task,
-            description=f"c={summary.concurrency} r={summary.repeat} "
-            f"{summary.output_throughput:.0f} tok/s, {summary.failed} failed"
-            + ("" if summary.valid else ", INVALID"),
-        )
 
 
 def _fmt(value: Any, digits: int = 1) -> str:
@@ -222,15 +199,8 @@ def bench(
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
     )
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_console,
-        transient=False,
-    ) as progress:
-        result = run_bench(loaded, opts, _RichProgress(progress))
+    with sweep_bars(_console) as bars:
+        result = run_bench(loaded, opts, bars)
     _console.print(fit(summary_table(result.levels)))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
