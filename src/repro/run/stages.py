@@ -127,10 +127,16 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
         return "skipped: no drafter"
     from repro.bench.accept import AcceptOptions, run_accept  # deferred: aiohttp, numpy
 
-    [result] = run_accept(
-        [ctx.recipe],
-        AcceptOptions(urls=[_url(ctx)], output=ctx.run_dir / "accept", collect_machine=False),
-    )
+    with console.status("measuring acceptance") as status:
+        [result] = run_accept(
+            [ctx.recipe],
+            AcceptOptions(
+                urls=[_url(ctx)],
+                output=ctx.run_dir / "accept",
+                collect_machine=False,
+                progress=lambda line: status.update(escape(line)),
+            ),
+        )
     lengths = ", ".join(f"{s.prompt_set} {s.accept_length:.2f}" for s in result.sets)
     return f"acceptance length: {lengths}"
 
