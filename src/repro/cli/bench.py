@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
+from repro.bench.urltarget import url_target
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.recipe import load_recipe
@@ -103,7 +104,11 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 
 @click.command("bench")
 @click.argument("recipe", required=False)
-@click.option("--url", help="Server URL (default: http://127.0.0.1:<recipe server.port>).")
+@click.option(
+    "--url",
+    help="Server URL (default: http://127.0.0.1:<recipe server.port>); alone, without a "
+    "RECIPE, the server to measure.",
+)
 @click.option("--concurrency", "concurrency", help="Comma-separated levels, e.g. 1,2,4,8.")
 @click.option(
     "--input-len",
@@ -174,15 +179,25 @@ def bench(
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
 
+    Without a RECIPE, `--url URL` alone measures that server with the default plan (the
+    options below override it), recorded under the server's host:port.
+
     Prints a summary table on stderr and the run folder on stdout (or, with --json, the
     summary). Every level gets a validity verdict (valid, or the reasons it is not: no
     output, failed requests, concurrency above the server's running-request cap, the server
     not running the offered load, acceptance disagreeing with the server's, a saturated
     client). With --resume RUN, valid levels are kept; invalid and missing ones run.
     """
-    if recipe is None and resume is None:
-        raise ReproError("give a RECIPE, or --resume RUN", hint="e.g. repro bench demo")
-    loaded = load_recipe(recipe) if recipe is not None else None
+    if recipe is None and resume is None and url is None:
+        raise ReproError(
+            "give a RECIPE, a server --url, or --resume RUN",
+            hint="e.g. repro bench demo, or repro bench --url http://127.0.0.1:30000",
+        )
+    loaded: Any = None
+    if recipe is not None:
+        loaded = load_recipe(recipe)
+    elif resume is None and url is not None:
+        loaded = url_target(url)  # no recipe: the default plan, named after the server
     opts = BenchOptions(
         url=url,
         concurrencies=_levels(concurrency),
