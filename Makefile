@@ -20,7 +20,9 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	@echo "installing repro and its dependencies into $(VENV) (the first time takes a few minutes)"
+	@set -o pipefail; $(BIN)/pip install --disable-pip-version-check -e '.[dev]' \
+		| grep --line-buffered -E '^ *(Collecting|Processing|Downloading|Installing collected|Successfully)' | sed -u 's/^/  /'
 	@touch $(STAMP)
 
 docker:

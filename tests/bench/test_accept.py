@@ -24,11 +24,15 @@ def test_shipped_prompt_sets_and_template() -> None:
 
 
 def test_accept_per_prompt_set(sim_spec: SimServer, demo: Any, runs: Path) -> None:
+    shown: list[str] = []
     opts = AcceptOptions(
         urls=[sim_spec.url], prompt_sets=["math", "code"], prompts=6, max_new_tokens=24,
-        runs_dir=runs, collect_machine=False,
+        runs_dir=runs, collect_machine=False, progress=shown.append,
     )  # fmt: skip
     (result,) = run_accept([demo], opts)
+    # The spinner says which set of how many, and how many of its prompts are done.
+    assert "demo: set math (1/2): 3/6 prompts" in shown
+    assert shown[-1] == "demo: set code (2/2): 6/6 prompts"
     doc = json.loads((result.run_dir / "accept.json").read_text())
     assert doc["simulated"] is True
     assert [s["prompt_set"] for s in doc["sets"]] == ["math", "code"]

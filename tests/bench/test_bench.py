@@ -221,3 +221,25 @@ def test_cli_slo_flags_give_goodput(sim_spec: SimServer, tmp_path: Path) -> None
     res = runner.invoke(main, [*base, "--slo", "ttft=500"])
     assert res.exit_code == 1 and "KEY=MILLISECONDS" in res.output
     assert "Traceback" not in res.output
+
+
+def test_cli_bench_with_only_a_url(sim_spec: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "url-only"
+    host_port = sim_spec.url.split("//", 1)[1].rstrip("/")
+    res = CliRunner().invoke(
+        main,
+        ["bench", "--url", sim_spec.url, "--concurrency", "1,2", "--prompts", "3",
+         "--input-len", "16", "--output-len", "8", "--output", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    run = json.loads((out / "run.json").read_text())
+    assert run["recipe_name"] == host_port and run["status"] == "complete"
+    summary = json.loads((out / "summary.json").read_text())
+    assert [lv["concurrency"] for lv in summary["levels"]] == [1, 2]
+    assert json.loads((out / "recipe.json").read_text())["bench"]["prompts_per_level"] == 3
+    res = CliRunner().invoke(main, ["bench", "--resume", str(out)])
+    assert res.exit_code == 0, res.output  # a URL-only run resumes like any other
+    res = CliRunner().invoke(main, ["report", str(out)])
+    assert res.exit_code == 0 and host_port in res.output, res.output
+    res = CliRunner().invoke(main, ["bench"])
+    assert res.exit_code == 1 and "--url" in res.output and "Traceback" not in res.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,11 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def test_push_delete_pull_by_digest_verify(registry: Registry, sim_image: str) -> None:
     assert docker_login(registry).returncode == 0
     fingerprint = content_fingerprint(sim_image)
-    pushed = push(sim_image, f"{registry.host}/team")
+    shown: list[str] = []
+    pushed = push(sim_image, f"{registry.host}/team", shown.append)
+    # The user sees layers and bytes as they go, ending with every layer done.
+    done = re.fullmatch(r"(\d+)/(\d+) layers done, .* of .* sent", shown[-1])
+    assert done is not None and done[1] == done[2], shown
     assert pushed.pinned.startswith(f"{registry.host}/team/") and "@sha256:" in pushed.pinned
     assert push(sim_image, f"{registry.host}/team").digest == pushed.digest  # idempotent
 

@@ -28,16 +28,32 @@ def env(tmp_path: Path, repo_root: Path) -> dict[str, str]:
     }
 
 
-def test_launch_status_stop(sim_image: str, repo_root: Path, env: dict[str, str]) -> None:
+def test_launch_status_stop(
+    sim_image: str, repo_root: Path, env: dict[str, str], tmp_path: Path
+) -> None:
     port = str(free_port())
     launched = repro("launch", "demo", "--port", port, cwd=repo_root, env=env)
-    assert launched.returncode == 0, launched.stderr
-    assert launched.stdout.strip() == f"http://127.0.0.1:{port}"
-    status = json.loads(repro("status", "demo", "--json", cwd=repo_root, env=env).stdout)
-    assert status[0]["status"] == "running" and status[0]["server_healthy"] is True
-    logs = repro("logs", "demo", cwd=repo_root, env=env)
-    assert "fired up and ready to roll" in logs.stdout
-    assert repro("stop", "demo", cwd=repo_root, env=env).returncode == 0
+    try:
+        assert launched.returncode == 0, launched.stderr
+        assert launched.stdout.strip() == f"http://127.0.0.1:{port}"
+        status = json.loads(repro("status", "demo", "--json", cwd=repo_root, env=env).stdout)
+        assert status[0]["status"] == "running" and status[0]["server_healthy"] is True
+        logs = repro("logs", "demo", cwd=repo_root, env=env)
+        assert "fired up and ready to roll" in logs.stdout
+        # A standalone bench of what launch started records the image the container runs.
+        record = tmp_path / "bench"
+        benched = repro("bench", "--url", f"http://localhost:{port}", "--concurrency", "1",
+                         "--prompts", "2", "--input-len", "8", "--output-len", "4",
+                         "--output", str(record), cwd=repo_root, env=env)  # fmt: skip
+        assert benched.returncode == 0, benched.stderr
+        info = json.loads((record / "server_info.json").read_text())
+        assert info["deployment"] == "demo" and info["image_reference"] == status[0]["image"]
+        assert info["image_id"].startswith("sha256:")
+        compared = repro("compare", str(record), str(record), "--json", cwd=repo_root, env=env)
+        rows = {row["field"]: row["a"] for row in json.loads(compared.stdout)["machines"]}
+        assert rows["image reference"] == status[0]["image"]
+    finally:
+        assert repro("stop", "demo", cwd=repo_root, env=env).returncode == 0
     assert not deployment_containers("demo")
 
 

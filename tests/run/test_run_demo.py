@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,10 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
         assert level["accept_length"] == pytest.approx(tokens / verify_steps)
     assert levels[64]["output_throughput"] > levels[1]["output_throughput"]
     assert json.loads((run_dir / "bench" / "run.json").read_text())["simulated"] is True
+    for concurrency in levels:  # the bench stage's per-level bars, as `repro bench` shows them
+        assert re.search(rf"c={concurrency} r=0 [\d.]+ tok/s, 0 failed", result.stderr)
+    info = json.loads((run_dir / "bench" / "server_info.json").read_text())
+    assert info["image_id"].startswith("sha256:") and info["image_reference"]
 
     accept = json.loads((run_dir / "accept" / "accept.json").read_text())
     assert {s["prompt_set"] for s in accept["sets"]} == {"chat", "code"}

@@ -42,6 +42,7 @@ from repro.bench.record import new_run_dir, utc_now, write_json, write_model
 from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
 from repro.errors import ReproError
 from repro.lock import lock_of
+from repro.progress import Progress, quiet
 from repro.recipe import load_recipe
 from repro.spec.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
 from repro.spec.machine import ServerInfo
@@ -66,6 +67,7 @@ class AcceptOptions:
     runs_dir: Path = Path("runs")
     read_timeout: float = 3600.0
     collect_machine: bool = True
+    progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
 
 @dataclass
@@ -118,9 +120,25 @@ def _plan(recipe: Any, opts: AcceptOptions) -> tuple[list[SetPlan], bool, str]:
     return plans, thinking, template.origin
 
 
-def _measure(url: str, plan: SetPlan, opts: AcceptOptions) -> Batch:
-    run_batch(url, plan.warmup, opts.concurrency, opts.read_timeout)
-    batch = run_batch(url, plan.measured, opts.concurrency, opts.read_timeout)
+def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
+    """Warm up, then measure one prompt set, telling `opts.progress` the prompts done."""
+    warmup, measured = len(plan.warmup), len(plan.measured)
+    opts.progress(f"{label}: warm-up 0/{warmup}")
+    run_batch(
+        url,
+        plan.warmup,
+        opts.concurrency,
+        opts.read_timeout,
+        lambda n: opts.progress(f"{label}: warm-up {n}/{warmup}"),
+    )
+    opts.progress(f"{label}: 0/{measured} prompts")
+    batch = run_batch(
+        url,
+        plan.measured,
+        opts.concurrency,
+        opts.read_timeout,
+        lambda n: opts.progress(f"{label}: {n}/{measured} prompts"),
+    )
     if not any(r.ok for r in batch.results):
         first = next((r for r in batch.results if r.error), None)
         raise ReproError(
@@ -219,10 +237,11 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
     if base_url:
         asyncio.run(flush_cache(base_url))
     sets, measured = [], []
-    for plan in plans:
-        batch = _measure(url, plan, opts)
+    for number, plan in enumerate(plans, 1):
+        label = f"{recipe.name}: set {plan.prompt_set.name} ({number}/{len(plans)})"
+        batch = _measure(url, plan, opts, label)
         _check_speculative(url, info, batch)
-        base = _measure(base_url, plan, opts) if base_url else None
+        base = _measure(base_url, plan, opts, f"{label}, baseline") if base_url else None
         if base is not None:
             measured.append((batch, base))
         sets.append(

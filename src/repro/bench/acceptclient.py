@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,16 +77,26 @@ async def _one(session: aiohttp.ClientSession, url: str, payload: dict[str, Any]
 
 
 async def generate_all(
-    url: str, payloads: list[dict[str, Any]], concurrency: int, read_timeout: float
+    url: str,
+    payloads: list[dict[str, Any]],
+    concurrency: int,
+    read_timeout: float,
+    on_done: Callable[[int], None] = lambda _n: None,
 ) -> Batch:
-    """Every payload, at most `concurrency` in flight, results in payload order."""
+    """Every payload, at most `concurrency` in flight, results in payload order; `on_done`
+    gets the count finished so far after each."""
     gate = asyncio.Semaphore(max(1, concurrency))
     timeout = aiohttp.ClientTimeout(total=None, sock_read=read_timeout)
     async with aiohttp.ClientSession(timeout=timeout) as session:
 
         async def gated(payload: dict[str, Any]) -> Completion:
             async with gate:
-                return await _one(session, url, payload)
+                result = await _one(session, url, payload)
+            finished.append(result)
+            on_done(len(finished))
+            return result
+
+        finished: list[Completion] = []
 
         start = time.perf_counter()
         results = await asyncio.gather(*(gated(p) for p in payloads))
@@ -93,6 +104,10 @@ async def generate_all(
 
 
 def run_batch(
-    url: str, payloads: list[dict[str, Any]], concurrency: int, read_timeout: float
+    url: str,
+    payloads: list[dict[str, Any]],
+    concurrency: int,
+    read_timeout: float,
+    on_done: Callable[[int], None] = lambda _n: None,
 ) -> Batch:
-    return measure(generate_all(url, payloads, concurrency, read_timeout))
+    return measure(generate_all(url, payloads, concurrency, read_timeout, on_done))

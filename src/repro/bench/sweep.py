@@ -160,7 +160,11 @@ def _start(
     lock = lock_of(recipe)
     if lock is not None:
         record.write("lock.json", lock.model_dump(mode="json"))
-    server_info = ServerInfo.model_validate({**info, "simulated": simulated})
+    # deferred: launch.deploy imports python_on_whales
+    from repro.launch.deploy import running_image
+
+    image = running_image(url) or {}  # the image of a deployment repro launched there
+    server_info = ServerInfo.model_validate({**info, **image, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine:
         record.write("machine.json", collect_fingerprint().model_dump(mode="json"))

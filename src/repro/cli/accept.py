@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
@@ -134,7 +135,8 @@ def accept(
         check_lossless=check_lossless,
         output=output,
     )
-    with _console.status("measuring acceptance"):
+    with _console.status("measuring acceptance") as status:
+        opts.progress = lambda line: status.update(escape(line))
         results = run_accept(loaded, opts)
     for r in results:
         _console.print(accept_table(r))

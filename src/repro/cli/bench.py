@@ -8,12 +8,13 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from repro.bench import BenchOptions, RequestResult, parse_slos, run_bench
+from repro.bench import BenchOptions, parse_slos, run_bench
+from repro.bench.urltarget import url_target
 from repro.errors import ReproError
+from repro.live import sweep_bars
 from repro.recipe import load_recipe
 from repro.spec.record import Level
 from repro.tables import fit
@@ -34,29 +35,6 @@ def _levels(value: str | None) -> list[int] | None:
     if not levels or min(levels) < 1:
         raise ReproError("--concurrency needs levels >= 1", hint="e.g. --concurrency 1,4,16")
     return list(dict.fromkeys(levels))
-
-
-class _RichProgress:
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.task: Any = None
-        self.failed = 0
-
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
-        self.failed = 0
-        self.task = self.progress.add_task(f"c={concurrency} r={repeat}", total=total)
-
-    def request_done(self, result: RequestResult) -> None:
-        self.failed += not result.ok
-        self.progress.update(self.task, advance=1)
-
-    def level_done(self, summary: Level) -> None:
-        self.progress.update(
-            self.task,
-            description=f"c={summary.concurrency} r={summary.repeat} "
-            f"{summary.output_throughput:.0f} tok/s, {summary.failed} failed"
-            + ("" if summary.valid else ", INVALID"),
-        )
 
 
 def _fmt(value: Any, digits: int = 1) -> str:
@@ -126,7 +104,11 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 
 @click.command("bench")
 @click.argument("recipe", required=False)
-@click.option("--url", help="Server URL (default: http://127.0.0.1:<recipe server.port>).")
+@click.option(
+    "--url",
+    help="Server URL (default: http://127.0.0.1:<recipe server.port>); alone, without a "
+    "RECIPE, the server to measure.",
+)
 @click.option("--concurrency", "concurrency", help="Comma-separated levels, e.g. 1,2,4,8.")
 @click.option(
     "--input-len",
@@ -197,15 +179,25 @@ def bench(
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
 
+    Without a RECIPE, `--url URL` alone measures that server with the default plan (the
+    options below override it), recorded under the server's host:port.
+
     Prints a summary table on stderr and the run folder on stdout (or, with --json, the
     summary). Every level gets a validity verdict (valid, or the reasons it is not: no
     output, failed requests, concurrency above the server's running-request cap, the server
     not running the offered load, acceptance disagreeing with the server's, a saturated
     client). With --resume RUN, valid levels are kept; invalid and missing ones run.
     """
-    if recipe is None and resume is None:
-        raise ReproError("give a RECIPE, or --resume RUN", hint="e.g. repro bench demo")
-    loaded = load_recipe(recipe) if recipe is not None else None
+    if recipe is None and resume is None and url is None:
+        raise ReproError(
+            "give a RECIPE, a server --url, or --resume RUN",
+            hint="e.g. repro bench demo, or repro bench --url http://127.0.0.1:30000",
+        )
+    loaded: Any = None
+    if recipe is not None:
+        loaded = load_recipe(recipe)
+    elif resume is None and url is not None:
+        loaded = url_target(url)  # no recipe: the default plan, named after the server
     opts = BenchOptions(
         url=url,
         concurrencies=_levels(concurrency),
@@ -222,15 +214,8 @@ def bench(
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
     )
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_console,
-        transient=False,
-    ) as progress:
-        result = run_bench(loaded, opts, _RichProgress(progress))
+    with sweep_bars(_console) as bars:
+        result = run_bench(loaded, opts, bars)
     _console.print(fit(summary_table(result.levels)))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}

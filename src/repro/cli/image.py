@@ -105,7 +105,16 @@ def push(ref: str, registry: str, as_json: bool) -> None:
 
     Log in beforehand with `docker login HOST`: repro uses the Docker credential store only.
     """
-    pushed = locked_image.push_for(_recipe(ref), registry)
+    said: list[str] = []
+    with _console.status(f"pushing {ref}") as status:
+
+        def show(line: str) -> None:
+            said.append(line)
+            status.update(escape(line))
+
+        pushed = locked_image.push_for(_recipe(ref), registry, show)
+    if said:
+        _say(said[-1])
     click.echo(pushed.model_dump_json(indent=2) if as_json else pushed.pinned)
 
 

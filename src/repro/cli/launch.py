@@ -18,6 +18,7 @@ from repro.launch import stop as stop_deployment
 from repro.launch.compose import compose_client, compose_command
 from repro.launch.deploy import HealthPoll, deployment_dir, known_deployments
 from repro.launch.from_recipe import image_to_run, launch_spec_for
+from repro.live import status_line
 from repro.lock import load_locked
 
 _console = Console(stderr=True, highlight=False)
@@ -50,10 +51,8 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     with _console.status(f"starting {spec.name}") as status:
 
         def show(progress: HealthPoll) -> None:
-            status.update(
-                f"{spec.name}: {progress.state}, {progress.elapsed_s:.0f} s "
-                f"[dim]{escape(progress.last_log_line[-100:])}[/]"
-            )
+            prefix = f"{spec.name}: {progress.state}, {progress.elapsed_s:.0f} s"
+            status.update(status_line(_console, prefix, progress.last_log_line))
 
         try:
             url = launch_server(spec, show)

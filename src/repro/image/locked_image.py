@@ -108,11 +108,11 @@ def check_local_image(locked: Locked, image: LockedImage) -> str:
     return actual
 
 
-def push_for(locked: Locked, registry: str) -> PushedImage:
+def push_for(locked: Locked, registry: str, progress: Progress = quiet) -> PushedImage:
     """Push the image the recipe's lock records; write the registry digest into the lock."""
     locked = with_lock(locked)
     image = _built_image(locked)
-    pushed = push(image.reference, registry)
+    pushed = push(image.reference, registry, progress)
     assert locked.lock_path is not None
     update_lock_image(locked.lock_path, image.pushed(pushed.digest, pushed.pinned))
     return pushed

@@ -17,6 +17,8 @@ from python_on_whales.exceptions import DockerException
 from repro.errors import ReproError
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
+from repro.image.push_progress import push_with_progress
+from repro.progress import Progress, quiet
 
 
 class RegistryError(ReproError):
@@ -53,8 +55,9 @@ def remote_config_digest(reference: str) -> str | None:
     return str(config.get("digest")) if config.get("digest") else None
 
 
-def push(local_tag: str, registry: str) -> PushedImage:
-    """Push an image; refuse to move an existing version tag to different content."""
+def push(local_tag: str, registry: str, progress: Progress = quiet) -> PushedImage:
+    """Push an image, reporting layers and bytes as they go; refuse to move an existing
+    version tag to different content."""
     if not image_exists(local_tag):
         raise RegistryError(f"image {local_tag} is not on this machine", hint="build it first")
     reference = remote_reference(local_tag, registry)
@@ -68,10 +71,10 @@ def push(local_tag: str, registry: str) -> PushedImage:
             "another namespace",
         )
     client().image.tag(local_tag, reference)
-    try:
-        client().image.push(reference, quiet=True)
-    except DockerException as err:
-        raise _registry_error(reference, err.stderr or str(err)) from err
+    progress(f"pushing {reference}")
+    code, output = push_with_progress(reference, progress)
+    if code != 0:
+        raise _registry_error(reference, output)
     digest = _repo_digest(reference)
     repository = reference.rsplit(":", 1)[0]
     return PushedImage(reference=reference, digest=digest, pinned=f"{repository}@{digest}")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
@@ -105,6 +106,33 @@ def known_deployments() -> list[str]:
     return (
         sorted(p.name for p in root.iterdir() if (p / SPEC_NAME).exists()) if root.exists() else []
     )
+
+
+def running_image(url: str) -> dict[str, str] | None:
+    """The image of the running deployment repro launched at `url` (`deployment`,
+    `image_reference` as launched, `image_id` the container runs), or None when repro did not
+    launch what answers there: a bench record says which image it measured, whatever started
+    the server."""
+    wanted = _loopback_port(url)
+    for name in known_deployments():
+        spec = load_spec(name)
+        if spec is None or wanted is None or spec.host_port != wanted:
+            continue
+        try:
+            container = container_of(spec)
+        except DockerException:  # no engine to ask: the image stays unrecorded
+            return None
+        if container is not None and container.state.running:
+            return {"deployment": name, "image_reference": spec.image, "image_id": container.image}
+    return None
+
+
+def _loopback_port(url: str) -> int | None:
+    """The port of a URL on this machine (deployments publish on 127.0.0.1), else None."""
+    parts = urlsplit(url)
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    return parts.port
 
 
 def container_of(spec: LaunchSpec) -> Container | None:

@@ -163,7 +163,7 @@ class LoadedRun(RunRecord):
         if image is not None:
             return image.digest or image.fingerprint
         reported = self.server_info.model_dump() if self.server_info else {}
-        for key in ("digest", "image_digest", "repo_digest", "id", "fingerprint"):
+        for key in ("digest", "image_digest", "repo_digest", "image_id", "id", "fingerprint"):
             value = reported.get(key)
             if isinstance(value, str) and value:
                 return value
@@ -171,8 +171,12 @@ class LoadedRun(RunRecord):
 
     @property
     def image_reference(self) -> str | None:
-        """The image tag the lock records (`repro/<spec>:<version>`)."""
-        return self.lock.image.reference if self.lock is not None and self.lock.image else None
+        """The image tag the lock records (`repro/<spec>:<version>`), else the one the
+        deployment ran (`server_info.json`, written when repro launched the server)."""
+        if self.lock is not None and self.lock.image:
+            return self.lock.image.reference
+        reported = self.server_info.model_dump() if self.server_info else {}
+        return reported.get("image_reference")
 
     @property
     def image_fingerprint(self) -> str | None:

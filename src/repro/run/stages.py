@@ -14,9 +14,9 @@ from rich.markup import escape
 from repro.bench.record import write_json
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
+from repro.live import status_line, sweep_bars
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
-from repro.spec.record import Level
 from repro.topology import collect_fingerprint, diagnose, requirements_from_recipe
 from repro.units import human_bytes
 
@@ -109,8 +109,9 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
         ctx.url = launch(
             spec,
             lambda p: status.update(
-                f"{spec.name}: {p.state}, {p.elapsed_s:.0f} s "
-                f"[dim]{escape(p.last_log_line[-90:])}[/]"
+                status_line(
+                    console, f"{spec.name}: {p.state}, {p.elapsed_s:.0f} s", p.last_log_line
+                )
             ),
         )
     # Recorded as this run's only once it started it: a failed launch (a deployment of that
@@ -126,10 +127,16 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
         return "skipped: no drafter"
     from repro.bench.accept import AcceptOptions, run_accept  # deferred: aiohttp, numpy
 
-    [result] = run_accept(
-        [ctx.recipe],
-        AcceptOptions(urls=[_url(ctx)], output=ctx.run_dir / "accept", collect_machine=False),
-    )
+    with console.status("measuring acceptance") as status:
+        [result] = run_accept(
+            [ctx.recipe],
+            AcceptOptions(
+                urls=[_url(ctx)],
+                output=ctx.run_dir / "accept",
+                collect_machine=False,
+                progress=lambda line: status.update(escape(line)),
+            ),
+        )
     lengths = ", ".join(f"{s.prompt_set} {s.accept_length:.2f}" for s in result.sets)
     return f"acceptance length: {lengths}"
 
@@ -144,31 +151,12 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
         output=None if started else record,
         resume=record if started else None,
     )
-    result = run_bench(ctx.recipe, options, _LevelPrinter(console))
+    with sweep_bars(console) as bars:
+        result = run_bench(ctx.recipe, options, bars)
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
     peak = max(level.output_throughput for level in result.levels)
     return f"{len(result.levels)} levels, peak {peak:.1f} output tok/s"
-
-
-class _LevelPrinter:
-    """bench's SweepObserver: a line per finished level (requests are too many to print)."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
-        self.console.print(f"  concurrency {concurrency} (repeat {repeat}): {total} requests")
-
-    def request_done(self, result: object) -> None:
-        return None
-
-    def level_done(self, summary: Level) -> None:
-        self.console.print(
-            f"    {summary.output_throughput:.1f} output tok/s, "
-            f"median TTFT {summary.median_ttft_ms or 0:.1f} ms"
-            + (f", accept length {summary.accept_length:.2f}" if summary.accept_length else "")
-        )
 
 
 def stage_report(ctx: RunContext, console: Console) -> str:

@@ -1,0 +1,71 @@
+"""Live displays shared by the standalone commands and `repro run`'s stages, so a sweep or a
+server start looks the same whichever started it.
+
+    with sweep_bars(console) as observer:
+        run_bench(recipe, options, observer)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from repro.spec.record import Level
+
+# What a spinner line needs besides its text: the spinner, a space, and a margin.
+_SPINNER_WIDTH = 4
+
+
+class SweepBars:
+    """A sweep's observer (`repro.bench.sweep.SweepObserver`): one bar per level, its
+    description replaced by the level's throughput when it is done."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task: Any = None
+
+    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+        self.task = self.progress.add_task(f"c={concurrency} r={repeat}", total=total)
+
+    def request_done(self, result: object) -> None:
+        self.progress.update(self.task, advance=1)
+
+    def level_done(self, summary: Level) -> None:
+        self.progress.update(
+            self.task,
+            description=f"c={summary.concurrency} r={summary.repeat} "
+            f"{summary.output_throughput:.0f} tok/s, {summary.failed} failed"
+            + ("" if summary.valid else ", INVALID"),
+        )
+
+
+@contextmanager
+def sweep_bars(console: Console) -> Iterator[SweepBars]:
+    """Per-level progress bars on `console`, kept on screen when the sweep ends."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
+        yield SweepBars(progress)
+
+
+def status_line(console: Console, prefix: str, detail: str) -> str:
+    """`prefix` then `detail` dimmed, as spinner markup that fits on one line of the console:
+    a server's log line is cut to the width left, never wrapped or re-printed
+    each frame, and its brackets are escaped so they are not read as markup."""
+    room = console.width - len(prefix) - _SPINNER_WIDTH - 1
+    flat = " ".join(detail.split())
+    if room < 8 or not flat:
+        return escape(prefix)
+    if len(flat) > room:
+        flat = flat[: room - 1] + "…"
+    return f"{escape(prefix)} [dim]{escape(flat)}[/]"
