@@ -3,7 +3,9 @@ the strict base model, and a 95% interval."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
 HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
@@ -52,3 +54,11 @@ class Interval(BaseModel):
 
     low: float
     high: float
+
+
+def _stripped(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+# A recipe's or image spec's free text, kept without the newline a YAML block scalar ends in.
+Description = Annotated[str, BeforeValidator(_stripped)]

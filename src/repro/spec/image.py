@@ -44,6 +44,7 @@ from repro.spec.base import (
     SHA256_PATTERN,
     TAG_PATTERN,
     VERSION_PATTERN,
+    Description,
     StrictModel,
 )
 from repro.spec.catalog import CatalogOption
@@ -281,7 +282,7 @@ class ImageSpec(StrictModel):
     """One SGLang image: pinned base, SGLang version/commit, CUDA, architectures, patches."""
 
     name: str = Field(pattern=NAME_PATTERN, description="Spec name; defaults to the file name.")
-    description: str = Field("", max_length=10_000, description="What the image is for.")
+    description: Description = Field("", max_length=10_000, description="What the image is for.")
     base: BaseImage = Field(description="Base image, pinned by tag and digest.")
     sglang_version: str = Field(
         pattern=VERSION_PATTERN,
@@ -313,11 +314,6 @@ class ImageSpec(StrictModel):
     )
 
     _source_path: Path | None = PrivateAttr(default=None)
-
-    @field_validator("description", mode="before")
-    @classmethod
-    def _strip(cls, value: Any) -> Any:
-        return value.strip() if isinstance(value, str) else value
 
     @field_validator("cuda_version", mode="before")
     @classmethod

@@ -18,6 +18,7 @@ from pydantic import Field, PrivateAttr, field_validator
 from repro.spec.base import (
     ENV_NAME_PATTERN,
     NAME_PATTERN,
+    Description,
     StrictModel,
 )
 from repro.spec.dataset import bench_dataset_problem
@@ -145,7 +146,7 @@ class Recipe(StrictModel):
     name: str = Field(
         pattern=NAME_PATTERN, description="Recipe name; defaults to the file name without .yaml."
     )
-    description: str = Field(
+    description: Description = Field(
         "", max_length=10_000, description="What this deployment is and why (not inherited)."
     )
     extends: str | None = Field(
@@ -188,11 +189,6 @@ class Recipe(StrictModel):
     _origins: dict[Path, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _lines: dict[Path, dict[tuple[str | int, ...], int]] = PrivateAttr(default_factory=dict)
     _recipes_dir: Path | None = PrivateAttr(default=None)
-
-    @field_validator("description", mode="before")
-    @classmethod
-    def _strip(cls, value: Any) -> Any:
-        return value.strip() if isinstance(value, str) else value
 
     @field_validator("env", mode="before")
     @classmethod
