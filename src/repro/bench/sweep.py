@@ -33,6 +33,7 @@ from repro.bench.record import (
 )
 from repro.bench.server import fetch_server_info, is_simulated, served_model
 from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
+from repro.bench.simclock import SimClockMeter
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
@@ -306,6 +307,8 @@ async def _sweep(
             scraper.start()
             meter = LevelMeter(url)
             await meter.start()
+            clock = SimClockMeter(url)
+            await clock.start()
             cpu0 = time.process_time()
             run = await client.run(
                 bodies,
@@ -316,6 +319,7 @@ async def _sweep(
                 on_done=progress.request_done if progress else None,
             )
             cpu = time.process_time() - cpu0
+            sim_clock = await clock.stop()
             energy = await meter.stop()
             samples = await scraper.stop()
             summary = summarize_level(
@@ -334,7 +338,7 @@ async def _sweep(
                     f"first error: {sample}"
                 )
             summary = _judged(
-                summary,
+                summary.model_copy(update={"sim_clock": sim_clock}),
                 server_state(limits, samples, scraper.available),
                 cpu,
                 offered_load(summary, n, bench.get("request_rate") is None),
