@@ -9,10 +9,12 @@ Each iteration is one forward step, as in SGLang's scheduler (no mixed chunks):
   --disable-radix-cache.
 - otherwise decode: every running request advances. Plain decoding costs
   `decode_fixed_ms (x no_cuda_graph_fixed_factor) + decode_per_req_ms x n +
-  decode_per_1k_ctx_ms x KV tokens / 1000` and emits one token per request. With a speculative
-  algorithm each step is a verify step: it adds `draft_ms + n x verify_ms_per_token x
-  (verified tokens - 1)` and emits 1 + k tokens per request, k drawn from the profile's
-  acceptance distribution for the prompt's category, capped by the draft tokens.
+  decode_per_1k_ctx_ms x KV tokens / 1000` (a PP profile runs it as micro-batches through its
+  stages; an EP profile adds its all-to-all: sim/profile.py) and emits one token per
+  request. With a speculative algorithm each step is a verify step: it adds `draft_ms +
+  n x verify_ms_per_token x (verified tokens - 1)` and emits 1 + k tokens per request, k
+  drawn from the profile's acceptance distribution for the prompt's category, capped by the
+  draft tokens.
 When the KV cache overflows, the newest requests are retracted to the queue (SGLang's
 retraction; meta_info num_retractions counts it). Durations are multiplied by
 REPRO_SIM_TIME_SCALE and kept on an absolute clock, so CPU time spent emitting outputs does not
@@ -175,7 +177,14 @@ class Scheduler:
     def decode_ms(self, n: int) -> float:
         t = self.cfg.profile.timing
         fixed = t.decode_fixed_ms * (1.0 if self.cfg.cuda_graph else t.no_cuda_graph_fixed_factor)
-        ms = fixed + t.decode_per_req_ms * n + t.decode_per_1k_ctx_ms * self.kv_used / 1000.0
+        ctx = t.decode_per_1k_ctx_ms * self.kv_used / 1000.0
+        pipeline, ep = self.cfg.profile.pipeline, self.cfg.profile.expert_parallel
+        if pipeline is not None:  # PP: micro-batches through the stages (sim/profile.py)
+            ms = pipeline.round_ms(n, fixed, t.decode_per_req_ms, ctx)
+        else:
+            ms = fixed + t.decode_per_req_ms * n + ctx
+        if ep is not None:  # EP: the MoE all-to-all, per step and per token through experts
+            ms += ep.a2a_fixed_ms + ep.a2a_per_token_ms * n * self.cfg.verify_tokens
         spec = self.cfg.spec
         if spec is not None:
             ms += spec.draft_ms + n * spec.verify_ms_per_token * (self.cfg.verify_tokens - 1)

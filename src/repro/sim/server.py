@@ -157,6 +157,7 @@ class NativeRoutes:
             sim_time_scale=cfg.time_scale,
             sim_clock=self.tokenizer_manager.clock_reading(),
             sim_assumptions=cfg.profile.assumptions,
+            sim_provenance=cfg.profile.provenance,
             sim_speculative_registry=list(cfg.registry.names),
             sim_drafter=self._drafter_summary(),
         )
