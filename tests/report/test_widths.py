@@ -13,6 +13,7 @@ from rich.console import Console
 from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.report import build_report, load_runs
+from repro.report.compare import number as compare_number
 from repro.report.records import load_run
 from repro.report.table import cell_text
 from repro.tables import fit
@@ -55,7 +56,7 @@ def test_report_numbers_whole(runs: Runs, width: int) -> None:
 def test_compare_numbers_whole(runs: Runs, width: int) -> None:
     output = _cli(["compare", str(runs.ar), str(runs.dflash)], width)
     data = _cli(["compare", str(runs.ar), str(runs.dflash), "--json"], 200)
-    numbers = {f"{p['b']:.2f}" for p in json.loads(data)["points"]}
+    numbers = {compare_number(p["b"]) for p in json.loads(data)["points"]}
     _whole(numbers, output)
     assert max(len(line) for line in output.splitlines()) <= width
 
