@@ -54,6 +54,9 @@ class SweepObserver(Protocol):
 
     def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
     def request_done(self, result: RequestResult) -> None: ...
+
+    # optional: `warmup_started(concurrency, repeat, total)`, before a level's warm-up
+    # requests, whose request_done then arrive too
     def level_done(self, summary: Level) -> None: ...
 
 
@@ -297,7 +300,15 @@ async def _sweep(
                 warm = _bodies(
                     bench, source, endpoint, model, bench["warmup"], seed + 7_000_000, template
                 )
-                await client.run(warm, min(concurrency, len(warm)), repeat=repeat)
+                shown = getattr(progress, "warmup_started", None)  # optional in the protocol
+                if shown is not None:
+                    shown(concurrency, repeat, len(warm))
+                await client.run(
+                    warm,
+                    min(concurrency, len(warm)),
+                    repeat=repeat,
+                    on_done=progress.request_done if shown is not None and progress else None,
+                )
             n = bench["prompts_per_level"]
             bodies = _bodies(bench, source, endpoint, model, n, seed, template)
             if progress:
