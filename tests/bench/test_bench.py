@@ -249,7 +249,7 @@ def test_cli_without_a_terminal_prints_a_line_per_level(
     sim_spec: SimServer, tmp_path: Path
 ) -> None:
     args = ["bench", "demo", "--url", sim_spec.url, "--concurrency", "1,2", "--prompts", "4",
-            "--input-len", "16", "--output-len", "8", "--output", str(tmp_path / "log")]  # fmt: skip
+            "--input-len", "16", "--output-len", "8", "--output", str(tmp_path / "o")]  # fmt: skip
     res = CliRunner().invoke(main, args)  # its stderr is no terminal, as under `| tee` or CI
     assert res.exit_code == 0, res.output
     lines = res.stderr.splitlines()

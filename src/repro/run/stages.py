@@ -86,8 +86,8 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
         lines = "; ".join(f"{f.check}: {f.message}" for f in failed)
         raise ReproError(
             f"this machine cannot run {ctx.recipe.name}: {lines}",
-            hint="`repro doctor " + ctx.ref + "` shows every check; `make demo` runs the "
-            "pipeline on the CPU simulator",
+            hint=f"`repro doctor {ctx.ref}` shows every check; `repro run {ctx.ref} --sim` "
+            "runs this recipe on the CPU simulator",
         )
     skipped = "; simulated: weight and GPU checks skipped" if ctx.simulated else ""
     return f"{len(report.findings)} checks passed{skipped}"
@@ -96,6 +96,7 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
 def stage_launch(ctx: RunContext, console: Console) -> str:
     # deferred: python_on_whales
     from repro.launch import launch
+    from repro.launch.deploy import host_port_for
     from repro.launch.from_recipe import launch_spec_for
 
     if ctx.image_tag is None:
@@ -104,7 +105,12 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
         from repro.image.locked_image import check_local_image  # deferred: python_on_whales
 
         check_local_image(ctx.locked, ctx.locked.image)
-    spec = launch_spec_for(ctx.locked, ctx.image_tag, host_port=ctx.port)
+    port = ctx.port
+    if port is None:  # the recipe's port, unless something here already listens on it
+        port = host_port_for(ctx.recipe.server.port)
+        if port != ctx.recipe.server.port:
+            console.print(f"port {ctx.recipe.server.port} is in use here: publishing on {port}")
+    spec = launch_spec_for(ctx.locked, ctx.image_tag, host_port=port)
     with console.status(f"starting {spec.name}") as status:
         ctx.url = launch(
             spec,
