@@ -102,7 +102,7 @@ def report(
     if plots is not None:
         same = base is not None and any(r.path.resolve() == base.path.resolve() for r in records)
         shown = records if base is None or same else [base, *records]  # the baseline once
-        for path in write_plots(shown, plots):
+        for path in write_plots(shown, plots, base):
             click.echo(f"wrote {path}", err=True)
     if fmt == "html":
         _write(render_html(records, base, chosen, include_invalid), output or Path("report.html"))
