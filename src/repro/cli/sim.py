@@ -53,8 +53,10 @@ def serve(
     """Run the simulator here with SGLang's server options after `--`.
 
     \b
-    Example: repro sim serve --profile kimi26-ep4-rtx6000 -- --model-path moonshotai/Kimi-K2.6 \\
-               --speculative-algorithm DFLASH --speculative-draft-model-path z-lab/Kimi-K2.6-DFlash
+    Example:
+      repro sim serve --profile kimi26-ep4-rtx6000 -- \\
+        --model-path moonshotai/Kimi-K2.6 --speculative-algorithm DFLASH \\
+        --speculative-draft-model-path z-lab/Kimi-K2.6-DFlash
     """
     _profile_or_error(profile)
     os.environ["REPRO_SIM_PROFILE"] = profile
