@@ -51,3 +51,11 @@ def test_long_run_names_keep_what_tells_them_apart() -> None:
     a, b = distinct_pair("kimi26-ep4-dflash 12-03 07:53:12", "kimi26-ep4-dflash-long 12-03", 20)
     assert a != b and len(a) <= 20 and len(b) <= 20
     assert a.startswith("…") and "long" in b
+
+
+def test_a_metric_one_run_lacks_says_so(nine: tuple[Path, Path]) -> None:
+    a, b = nine
+    args = ["compare", str(a), str(b), "--metric", "accept_length"]
+    result = CliRunner().invoke(main, args, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "accept_length: not measured by demo-ar (no speculative decoding)" in result.output

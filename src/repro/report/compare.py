@@ -71,6 +71,8 @@ class Comparison(BaseModel):
     machines: list[FingerprintRow]
     same_machine: bool
     include_invalid: bool = False
+    metrics: list[str] = []  # asked for, in order; those without a matched point say why
+    missing: dict[str, dict[str, bool]] = {}  # metric -> run label -> whether it has values
 
 
 def _direction(info: MetricInfo, a: float, b: float, verdict: str) -> Direction:
@@ -236,6 +238,11 @@ def compare_runs(
         machines=machines,
         same_machine=fa["hostname"] == fb["hostname"] and fa["GPUs"] == fb["GPUs"],
         include_invalid=include_invalid,
+        metrics=list(metrics),
+        missing={
+            m: {label_a: bool(a.points(m, True)), label_b: bool(b.points(m, True))}
+            for m in metrics
+        },
     )
 
 
@@ -304,6 +311,16 @@ def _legend(cmp: Comparison) -> str:
     return "; ".join(parts)
 
 
+def _why_none(cmp: Comparison, metric: str) -> str:
+    """Why a metric has no point: which run lacks it."""
+    missing = [label for label, has in cmp.missing.get(metric, {}).items() if not has]
+    if missing:
+        return f"not measured by {' and '.join(missing)}" + (
+            " (no speculative decoding)" if metric.startswith("accept_length") else ""
+        )
+    return "no level has it in both runs"
+
+
 class _Comparison:
     """Lays the comparison out for the width it is printed at (80 columns and up)."""
 
@@ -325,7 +342,11 @@ class _Comparison:
                 break
         for table in tables:
             yield fit(table)
-        yield Text(_legend(cmp), style="dim")
+        for metric in cmp.metrics:
+            if not any(p.metric == metric for p in cmp.points):
+                yield Text(f"{metric}: {_why_none(cmp, metric)}", style="yellow")
+        if cmp.points:
+            yield Text(_legend(cmp), style="dim")
         if cmp.only_a or cmp.only_b:
             only = f"only A {cmp.only_a}, only B {cmp.only_b}"
             yield Text(f"unmatched levels left out: {only}", "dim")
