@@ -162,7 +162,16 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
     peak = max(level.output_throughput for level in result.levels)
-    return f"{len(result.levels)} levels, peak {peak:.1f} output tok/s"
+    summary = f"{len(result.levels)} levels, peak {peak:.1f} output tok/s"
+    invalid = [level for level in result.levels if not level.valid]
+    if invalid:  # e.g. a simulator behind its clock: say it where the run ends
+        first = invalid[0]
+        summary += (
+            f"; {len(invalid)} invalid (c={first.concurrency}: {first.reasons[0]})"
+            if first.reasons
+            else f"; {len(invalid)} invalid"
+        )
+    return summary
 
 
 def stage_report(ctx: RunContext, console: Console) -> str:
