@@ -240,8 +240,7 @@ def compare_runs(
         include_invalid=include_invalid,
         metrics=list(metrics),
         missing={
-            m: {label_a: bool(a.points(m, True)), label_b: bool(b.points(m, True))}
-            for m in metrics
+            m: {label_a: bool(a.points(m, True)), label_b: bool(b.points(m, True))} for m in metrics
         },
     )
 
