@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.bench import BenchOptions, run_bench
+from repro.run.stages import clock_warning
 from tests.bench.simserver import SimServer
 
 
@@ -26,3 +27,14 @@ def test_a_simulator_behind_its_clock_invalidates_the_level(
     assert level.sim_clock.behind_pct is not None and level.sim_clock.behind_pct > 100
     assert not level.valid
     assert any("fell behind its clock" in r and "time-scale 0.0005" in r for r in level.reasons)
+
+
+def test_the_launch_stage_warns_of_a_scale_this_host_cannot_keep(tmp_path: Path) -> None:
+    fast = SimServer(tmp_path / "fast.log", REPRO_SIM_TIME_SCALE="0.0005")
+    kept = SimServer(tmp_path / "kept.log", REPRO_SIM_TIME_SCALE="50")
+    try:
+        assert "time-scale 0.0005 is below" in clock_warning(fast.url)
+        assert clock_warning(kept.url) == ""
+    finally:
+        fast.stop()
+        kept.stop()

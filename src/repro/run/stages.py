@@ -125,7 +125,26 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
     # fails or is interrupted stops what it started itself.
     ctx.deployment = spec.name
     ctx.save()
-    return f"healthy at {ctx.url}"
+    return f"healthy at {ctx.url}" + (clock_warning(ctx.url) if ctx.simulated else "")
+
+
+def clock_warning(url: str) -> str:
+    """What the simulator measured at start: a time-scale below what this host keeps."""
+    import asyncio
+
+    from repro.bench.server import fetch_server_info  # deferred: aiohttp
+
+    try:
+        info = asyncio.run(fetch_server_info(url))
+        scale, floor = float(info["sim_time_scale"]), float(info["sim_clock"]["min_time_scale"])
+    except (ReproError, KeyError, TypeError, ValueError):
+        return ""
+    if not 0 < scale < floor:
+        return ""
+    return (
+        f"; warning: time-scale {scale:g} is below {floor:.2g}, the smallest this host keeps "
+        "for the profile: levels where the simulator falls behind will be invalid"
+    )
 
 
 def stage_accept(ctx: RunContext, console: Console) -> str:
