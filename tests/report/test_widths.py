@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from repro.cli import main
-from repro.cli.bench import summary_table
+from repro.cli.bench import bench_number, summary_table
 from repro.report import build_report, load_runs
 from repro.report.compare import number as compare_number
 from repro.report.records import load_run
@@ -74,7 +74,7 @@ def test_bench_table_numbers_whole(runs: Runs, width: int) -> None:
     console = Console(width=width, record=True, file=io.StringIO())
     console.print(fit(summary_table(levels)))
     output = console.export_text()
-    numbers = {f"{lv.output_throughput:.1f}" for lv in levels}
-    numbers |= {f"{lv.p99_e2e_latency_ms:.1f}" for lv in levels if lv.p99_e2e_latency_ms}
+    numbers = {bench_number(lv.output_throughput) for lv in levels}
+    numbers |= {bench_number(lv.p99_e2e_latency_ms) for lv in levels if lv.p99_e2e_latency_ms}
     _whole(numbers, output)
     assert max(len(line) for line in output.splitlines()) <= width
