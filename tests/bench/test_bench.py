@@ -76,9 +76,11 @@ def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -
     assert not list(run_dir.rglob("*.tmp"))
 
 
-def test_chat_endpoint_and_poisson_arrivals(sim_plain: SimServer, demo: Any, runs: Path) -> None:
-    demo.bench.request_rate = 50.0
-    result = run_bench(demo, _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]))
+def test_chat_endpoint_and_poisson_arrivals(
+    sim_plain: SimServer, demo_plain: Any, runs: Path
+) -> None:
+    demo_plain.bench.request_rate = 50.0
+    result = run_bench(demo_plain, _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]))
     (level,) = result.levels
     assert level.completed == 8 and level.accept_length is None
     assert level.total_output_tokens == 8 * 16
@@ -117,7 +119,7 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
 
 
 def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
-    tmp_path: Path, demo: Any, runs: Path
+    tmp_path: Path, demo_plain: Any, runs: Path
 ) -> None:
     server = SimServer(tmp_path / "dying.log", REPRO_SIM_TIME_SCALE="0.3")
     try:
@@ -136,7 +138,7 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
             server.url, runs, concurrencies=[1, 2], read_timeout=5,
             server_log=lambda: ["last words of the server"],
         )  # fmt: skip
-        result = run_bench(demo, opts, KillAfterFirst())
+        result = run_bench(demo_plain, opts, KillAfterFirst())
     finally:
         server.stop()
     assert result.status == "failed"

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
 
+from repro.bench.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
 from repro.bench.datasets import pick_data_files
 from repro.bench.prompts import bench_prompts, bench_source, load_prompt_set
 from repro.bench.sweep import BenchOptions, _source, run_bench
@@ -136,7 +137,9 @@ def test_sharegpt_file_and_hub_reference(hub: HubServer, cache: Path, tmp_path: 
     hub.add_dataset("org/sharegpt", [HubFile("sg.json", json.dumps(SHAREGPT).encode(), lfs=True)])
     assert load(hub, cache, "hf:org/sharegpt").prompts == expected
     # bench sends them chat-formatted, as they are (no padding to input_len), in order
-    prompts = bench_prompts(from_file, 3, input_len=512)
+    prompts = bench_prompts(
+        from_file, 3, input_len=512, template=ChatTemplate(BUILTIN_CHAT_TEMPLATE)
+    )
     assert "Explain TCP slow start.<|im_end|>" in prompts[0]
     assert "Name three sorting algorithms.<|im_end|>" in prompts[1]
     assert "Explain TCP slow start.<|im_end|>" in prompts[2]

@@ -36,8 +36,10 @@ from repro.bench.benchsets import (
     PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_SAMPLING,
 )
+from repro.bench.chattemplate import ChatTemplate, recipe_template
 from repro.bench.datasets import PromptSet
-from repro.bench.prompts import chat_template_for, load_prompt_set
+from repro.bench.identity import check_identity, recipe_url
+from repro.bench.prompts import load_prompt_set
 from repro.bench.record import new_run_dir, utc_now, write_json, write_model
 from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
 from repro.errors import ReproError
@@ -59,6 +61,7 @@ class AcceptOptions:
     prompts: int | None = None
     max_new_tokens: int | None = None  # default: 2048 for BENCH_SETS, else the recipe's plan
     thinking: bool | None = None
+    chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     concurrency: int = 1
     temperature: float = 0.0
     baseline: str | None = None  # a recipe without the drafter, or a server URL
@@ -90,19 +93,26 @@ class SetPlan:
     measured: list[Payload]
 
 
-def _url_of(ref: str) -> str:
+def _baseline(ref: str) -> tuple[str, Any]:
+    """The baseline's URL, and its recipe when it is one (its server is checked too)."""
     if ref.startswith(("http://", "https://")):
-        return ref.rstrip("/")
-    return f"http://127.0.0.1:{load_recipe(ref).server.port}"
+        return ref.rstrip("/"), None
+    recipe = load_recipe(ref)
+    return recipe_url(recipe), recipe
 
 
-def _plan(recipe: Any, opts: AcceptOptions) -> tuple[list[SetPlan], bool, str]:
+def _prompt_sets(recipe: Any, opts: AcceptOptions) -> list[PromptSet]:
     plan = recipe.accept
     set_refs = opts.prompt_sets or (plan.prompt_sets if plan else ["math", "code", "chat"])
+    return [load_prompt_set(ref) for ref in set_refs]
+
+
+def _plan(
+    recipe: Any, opts: AcceptOptions, prompt_sets: list[PromptSet], template: ChatTemplate
+) -> tuple[list[SetPlan], bool]:
+    plan = recipe.accept
     count = opts.prompts or (plan.prompts if plan else 32)
     thinking = opts.thinking if opts.thinking is not None else (plan.thinking if plan else False)
-    prompt_sets = [load_prompt_set(ref) for ref in set_refs]  # bad input fails before any I/O
-    template = chat_template_for(recipe.model.repo, recipe.model.revision)
     sampling = {**PROTOCOL_SAMPLING, "temperature": opts.temperature}
     plans = []
     for ps in prompt_sets:
@@ -117,7 +127,7 @@ def _plan(recipe: Any, opts: AcceptOptions) -> tuple[list[SetPlan], bool, str]:
         picked = [texts[i % len(texts)] for i in range(warm + count)]  # z-lab: cycle the set
         payloads = [body(t, max_new, sampling) for t in picked]
         plans.append(SetPlan(ps, max_new, payloads[:warm], payloads[warm:]))
-    return plans, thinking, template.origin
+    return plans, thinking
 
 
 def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
@@ -222,16 +232,33 @@ def _simulated_profile(info: dict[str, Any]) -> dict[str, Any] | None:
     return {"name": info["sim_profile"], "drafter": info.get("sim_drafter")}
 
 
-def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
-    plans, thinking, template_origin = _plan(recipe, opts)
+def _checked_server(url: str, recipe: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The server's /server_info and identity, refused when it is not `recipe`'s."""
+    # deferred: launch.deploy imports python_on_whales
+    from repro.launch.deploy import running_image
+
     info = asyncio.run(fetch_server_info(url))
     _check_speculative(url, info)
-    base_url = _url_of(opts.baseline) if opts.baseline else None
+    return info, check_identity(url, info, recipe, running_image(url))
+
+
+def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
+    prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
+    base_url, base_recipe = _baseline(opts.baseline) if opts.baseline else (None, None)
     if opts.check_lossless and base_url is None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
             hint="give the same model without the drafter: --baseline RECIPE or --baseline URL",
         )
+    info, identity = _checked_server(url, recipe)
+    if base_url and base_recipe is not None:
+        check_identity(base_url, asyncio.run(fetch_server_info(base_url)), base_recipe)
+    simulated = recipe.simulator is not None or is_simulated(info)
+    template = recipe_template(
+        recipe.model, lock_of(recipe), info, simulated=simulated,
+        fallback=opts.chat_template_fallback,
+    )  # fmt: skip
+    plans, thinking = _plan(recipe, opts, prompt_sets, template)
     started = utc_now()
     asyncio.run(flush_cache(url))
     if base_url:
@@ -252,7 +279,6 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
     lossless = None
     if opts.check_lossless and base_url:
         lossless = _lossless(recipe, url, base_url, plans, measured, opts)
-    simulated = recipe.simulator is not None or is_simulated(info)
     protocol = {
         "name": PROTOCOL,
         "thinking": thinking,
@@ -260,7 +286,7 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         "warmup_requests": opts.concurrency,
         "sampling": {**PROTOCOL_SAMPLING, "temperature": opts.temperature},
         "endpoint": "/generate (non-streaming)",
-        "chat_template": template_origin,
+        "chat_template": template.describe(thinking),
         "baseline": opts.baseline,
     }
     results = AcceptResults(
@@ -271,7 +297,7 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         simulated_profile=_simulated_profile(info),
         lossless=lossless,
     )
-    run_dir = _run_dir(recipe, opts, url, info, simulated, started, protocol)
+    run_dir = _run_dir(recipe, opts, url, info, simulated, started, protocol, identity)
     write_model(run_dir / "accept.json", results)
     return AcceptResult(recipe.name, run_dir, simulated, speculative_algorithm(info), sets, results)
 
@@ -284,6 +310,7 @@ def _run_dir(
     simulated: bool,
     started: str,
     protocol: dict[str, Any],
+    identity: dict[str, Any],
 ) -> Path:
     out = opts.output
     if out is not None and (out / "run.json").is_file():
@@ -299,6 +326,7 @@ def _run_dir(
         finished_at=utc_now(),
         server_url=url,
         endpoint="generate",
+        server_identity=identity,
         workload=AcceptWorkload(
             accept=plan, chat_template=protocol["chat_template"], protocol=protocol
         ),
@@ -339,7 +367,7 @@ def run_accept(recipes: list[Any], opts: AcceptOptions) -> list[AcceptResult]:
         raise ReproError("--output takes one recipe", hint="omit --output with several recipes")
     out = []
     for i, recipe in enumerate(recipes):
-        url = (opts.urls[i] if opts.urls else f"http://127.0.0.1:{recipe.server.port}").rstrip("/")
+        url = (opts.urls[i] if opts.urls else recipe_url(recipe)).rstrip("/")
         out.append(accept_one(recipe, url, opts))
     if len(out) > 1:
         diffs = compare_drafters(out)

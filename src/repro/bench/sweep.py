@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from repro.bench.chattemplate import ChatTemplate, recipe_template
 from repro.bench.client import RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
 from repro.bench.energy import LevelMeter, usd_per_mtok
+from repro.bench.identity import check_identity, check_same_server, found_identity
 from repro.bench.metrics import request_row, summarize_level
-from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
+from repro.bench.prompts import bench_prompts, bench_source
 from repro.bench.record import (
     RunWriter,
     new_run_dir,
@@ -38,6 +40,7 @@ from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
 from repro.lock import lock_of
 from repro.spec.dataset import bench_dataset_problem
+from repro.spec.lock import Lock
 from repro.spec.machine import ServerInfo
 from repro.spec.record import BenchRunInfo, BenchWorkload, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
@@ -73,6 +76,7 @@ class BenchOptions:
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
+    chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     collect_machine: bool = True
     server_log: Callable[[], list[str]] | None = None
 
@@ -85,11 +89,21 @@ class BenchResult:
     error: str | None = None
 
 
+# `repro bench` measures without thinking, on both endpoints (the record says which switch)
+BENCH_THINKING = False
+
+
 def default_url(recipe: Any) -> str:
-    return f"http://127.0.0.1:{recipe.server.port}"
+    """The recipe's server: the port repro launched it on, else its server.port."""
+    # deferred: identity.recipe_url reads the deployment state (python_on_whales)
+    from repro.bench.identity import recipe_url
+
+    return recipe_url(recipe)
 
 
-def _workload(bench: dict[str, Any], source: PromptSet | None) -> BenchWorkload:
+def _workload(
+    bench: dict[str, Any], source: PromptSet | None, template: ChatTemplate | None
+) -> BenchWorkload:
     return BenchWorkload(
         input_len=bench["input_len"],
         output_len=bench["output_len"],
@@ -99,6 +113,7 @@ def _workload(bench: dict[str, Any], source: PromptSet | None) -> BenchWorkload:
         repeats=bench["repeats"],
         request_rate=bench.get("request_rate"),
         dataset_source=source.source if source else None,
+        chat_template=template.describe(BENCH_THINKING) if template else None,
     )
 
 
@@ -113,9 +128,16 @@ def _source(dataset: str) -> PromptSet | None:
     return bench_source(dataset)
 
 
-def _start(
-    recipe: Any, opts: BenchOptions
-) -> tuple[RunWriter, dict[str, Any], str, PromptSet | None]:
+Started = tuple[RunWriter, dict[str, Any], str, PromptSet | None, ChatTemplate | None]
+
+
+def _needs_template(endpoint: str, source: PromptSet | None) -> bool:
+    """Random words go to /generate as they are; everything else is chat-formatted (by the
+    client on /generate, by the server on chat, where the template's switch is sent)."""
+    return endpoint == "chat" or source is not None
+
+
+def _start(recipe: Any, opts: BenchOptions) -> Started:
     """A new run record (recipe.json holds the bench plan after CLI overrides)."""
     bench = recipe.bench.model_dump(mode="json")
     overrides = {
@@ -136,7 +158,22 @@ def _start(
     resolved["bench"] = bench
     url = (opts.url or default_url(recipe)).rstrip("/")
     info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
+    # deferred: launch.deploy imports python_on_whales
+    from repro.launch.deploy import running_image
+
+    image = running_image(url) or {}  # the image of a deployment repro launched there
+    if getattr(recipe, "model", None) is None:  # --url alone: record what answers
+        identity = {"checked_against": None, "found": found_identity(info, image)}
+    else:
+        identity = check_identity(url, info, recipe, image)
     simulated = recipe.simulator is not None or is_simulated(info)
+    template = None
+    if _needs_template(opts.endpoint, source):
+        model = getattr(recipe, "model", None)  # None: --url alone, the server's model
+        template = recipe_template(
+            model, lock_of(recipe) if model else None, info, simulated=simulated,
+            fallback=opts.chat_template_fallback,
+        )  # fmt: skip
     run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -148,7 +185,8 @@ def _start(
             started_at=utc_now(),
             server_url=url,
             endpoint=opts.endpoint,
-            workload=_workload(bench, source),
+            workload=_workload(bench, source, template),
+            server_identity=identity,
             slos=opts.slos,
             max_failed_pct=(
                 DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
@@ -160,15 +198,11 @@ def _start(
     lock = lock_of(recipe)
     if lock is not None:
         record.write("lock.json", lock.model_dump(mode="json"))
-    # deferred: launch.deploy imports python_on_whales
-    from repro.launch.deploy import running_image
-
-    image = running_image(url) or {}  # the image of a deployment repro launched there
     server_info = ServerInfo.model_validate({**info, **image, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine:
         record.write("machine.json", collect_fingerprint().model_dump(mode="json"))
-    return record, resolved, served_model(info), source
+    return record, resolved, served_model(info), source, template
 
 
 def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
@@ -186,7 +220,23 @@ def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
     return source
 
 
-def _resume(opts: BenchOptions) -> tuple[RunWriter, dict[str, Any], str, PromptSet | None]:
+def _resumed_template(
+    record: RunWriter, resolved: dict[str, Any], info: dict[str, Any], source: PromptSet | None
+) -> ChatTemplate | None:
+    """The template the run started with: the same file at the same commit, the fallback
+    only when the run used it (runs recorded before templates were kept may fall back)."""
+    if not _needs_template(record.run.endpoint or "generate", source):
+        return None
+    recorded = record.run.workload.chat_template
+    lock_path = record.dir / "lock.json"
+    lock = Lock.model_validate(read_json(lock_path)) if lock_path.is_file() else None
+    return recipe_template(
+        resolved.get("model"), lock, info, simulated=record.run.simulated,
+        fallback=recorded is None or recorded.get("fallback") is not None,
+    )  # fmt: skip
+
+
+def _resume(opts: BenchOptions) -> Started:
     assert opts.resume is not None
     record = RunWriter.open(opts.resume)
     resolved = read_json(opts.resume / "recipe.json")
@@ -212,9 +262,11 @@ def _resume(opts: BenchOptions) -> tuple[RunWriter, dict[str, Any], str, PromptS
     if opts.gpu_hour_usd is not None:
         record.run.gpu_hour_usd = opts.gpu_hour_usd
     info = asyncio.run(fetch_server_info(record.run.server_url or ""))
+    check_same_server(record.run.server_url or "", info, record.run.server_identity)
+    template = _resumed_template(record, resolved, info, source)
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
-    return record, resolved, served_model(info), source
+    return record, resolved, served_model(info), source, template
 
 
 def _bodies(
@@ -224,19 +276,21 @@ def _bodies(
     model: str,
     n: int,
     seed: int,
-    template: Any,
+    template: ChatTemplate | None,
 ) -> list[bytes]:
-    raw = endpoint == "chat"  # the server applies its own template to chat messages
-    prompts = bench_prompts(
-        source, n, bench["input_len"], seed=seed, template=None if raw else template
-    )
+    """Chat: the user turns, the server applies its template with the switch this client
+    would render (`chat_template_kwargs`); generate: the turns rendered here."""
     out_len = bench["output_len"]
-    if raw:
+    if endpoint == "chat":
+        kwargs = template.kwargs(BENCH_THINKING) if template else None
         return [
             chat_body(model, [{"role": "user", "content": p}], out_len, temperature=0.0,
-                      ignore_eos=True)
-            for p in prompts
+                      ignore_eos=True, chat_template_kwargs=kwargs)
+            for p in bench_prompts(source, n, bench["input_len"], seed=seed)
         ]  # fmt: skip
+    prompts = bench_prompts(
+        source, n, bench["input_len"], seed=seed, template=template, thinking=BENCH_THINKING
+    )
     return [generate_body(p, out_len, temperature=0.0, ignore_eos=True) for p in prompts]
 
 
@@ -244,14 +298,12 @@ def run_bench(
     recipe: Any, opts: BenchOptions, progress: SweepObserver | None = None
 ) -> BenchResult:
     """Run (or resume) a sweep; returns the run folder and its status."""
-    record, resolved, model, source = _resume(opts) if opts.resume else _start(recipe, opts)
+    started = _resume(opts) if opts.resume else _start(recipe, opts)
+    record, resolved, model, source, template = started
     bench = resolved["bench"]
     gpus = int(resolved.get("topology", {}).get("gpus") or 0)
     endpoint = record.run.endpoint or "generate"
     url = record.run.server_url or ""
-    template = chat_template_for(
-        (resolved.get("model") or {}).get("repo"), (resolved.get("model") or {}).get("revision")
-    )
     done = record.kept()
     todo = [
         (c, r)
@@ -284,7 +336,7 @@ async def _sweep(
     url: str,
     endpoint: Endpoint,
     model: str,
-    template: Any,
+    template: ChatTemplate | None,
     gpus: int,
     opts: BenchOptions,
     progress: SweepObserver | None,

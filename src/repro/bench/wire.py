@@ -162,21 +162,24 @@ def chat_body(
     *,
     temperature: float,
     ignore_eos: bool,
+    chat_template_kwargs: dict[str, Any] | None = None,
 ) -> bytes:
-    # ignore_eos and return_spec_tokens_details are SGLang extensions of
-    # ChatCompletionRequest (srt/entrypoints/openai/protocol.py)
-    return _ENCODER.encode(
-        {
-            "model": model,
-            "messages": messages,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "ignore_eos": ignore_eos,
-            "stream": True,
-            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
-            "return_spec_tokens_details": True,
-        }
-    )
+    # ignore_eos, return_spec_tokens_details and chat_template_kwargs (the thinking switch,
+    # handed to apply_chat_template) are SGLang extensions of ChatCompletionRequest
+    # (srt/entrypoints/openai/protocol.py)
+    doc: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "ignore_eos": ignore_eos,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+        "return_spec_tokens_details": True,
+    }
+    if chat_template_kwargs:
+        doc["chat_template_kwargs"] = chat_template_kwargs
+    return _ENCODER.encode(doc)
 
 
 # ---- SSE ----------------------------------------------------------------------------------

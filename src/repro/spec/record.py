@@ -43,6 +43,11 @@ class BenchWorkload(BaseModel):
     dataset_source: dict[str, Any] | None = Field(
         default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
     )
+    chat_template: dict[str, Any] | None = Field(
+        default=None,
+        description="the template file, its thinking switch and value, the kwargs sent on "
+        "chat, the fallback reason; None: random words, not templated (or an older run)",
+    )
 
 
 class AcceptWorkload(BaseModel):
@@ -53,7 +58,11 @@ class AcceptWorkload(BaseModel):
     accept: dict[str, Any] | None = Field(
         default=None, description="the recipe's accept plan, if any"
     )
-    chat_template: str | None = Field(default=None, description="where the chat template came from")
+    chat_template: str | dict[str, Any] | None = Field(
+        default=None,
+        description="the template file, thinking switch and value, fallback (older runs: "
+        "where the template came from, as text)",
+    )
     protocol: dict[str, Any] | None = Field(
         default=None, description="thinking, concurrency, sampling, warmup (as in accept.json)"
     )
@@ -74,6 +83,11 @@ class RunInfo(BaseModel):
     server_url: str | None = None
     endpoint: Endpoint | None = Field(default=None, description="the API the requests went to")
     workload: BenchWorkload | AcceptWorkload
+    server_identity: dict[str, Any] | None = Field(
+        default=None,
+        description="what /server_info said the server runs (`found`), which keys were "
+        "checked and against what (recipe, lock, or None for --url alone)",
+    )
     error: str | None = Field(default=None, description="why the run failed")
 
 
