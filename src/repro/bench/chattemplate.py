@@ -34,10 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import jinja2.ext
+from huggingface_hub import try_to_load_from_cache
 from jinja2 import TemplateError, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from repro.errors import ReproError
+from repro.hub.cache import hub_cache_dir
 
 BUILTIN_CHAT_TEMPLATE = (
     "{% for message in messages %}"
@@ -210,12 +212,11 @@ def template_from_dir(snapshot: Path) -> ChatTemplate | None:
 
 
 def _from_cache(repo: str, revision: str | None, cache_dir: Path | None) -> ChatTemplate | None:
-    # deferred: huggingface_hub loads only when the template is not local
-    from huggingface_hub import try_to_load_from_cache
-
     files = {}
     for name in TEMPLATE_FILES:
-        hit = try_to_load_from_cache(repo, name, cache_dir=cache_dir, revision=revision)
+        hit = try_to_load_from_cache(
+            repo, name, cache_dir=cache_dir or hub_cache_dir(), revision=revision
+        )
         if isinstance(hit, str):
             files[name] = Path(hit)
     return template_from_files(files)
@@ -243,13 +244,14 @@ def chat_template_for(
     if simulated:
         return ChatTemplate(BUILTIN_CHAT_TEMPLATE, origin=SIMULATOR_ORIGIN)
     where = f"{repo}@{revision or 'main'}" if repo else "the server's model (unknown)"
+    cache = f" at {cache_dir or hub_cache_dir()}" if repo else ""
     if fallback:
         return ChatTemplate(
             BUILTIN_CHAT_TEMPLATE, fallback=f"no chat template for {where} in the local Hub cache"
         )
     raise ReproError(
         f"no chat template for {where}: none of {', '.join(TEMPLATE_FILES)} (with a "
-        "chat_template) is in the local Hub cache at that commit",
+        f"chat_template) is in the local Hub cache{cache} at that commit",
         hint=FALLBACK_HINT,
     )
 

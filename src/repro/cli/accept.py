@@ -44,9 +44,12 @@ def accept_table(r: AcceptResult) -> Table:
     profile = r.results.simulated_profile
     if profile:
         mark += f" profile {profile['name']}"
+    template = proto.get("chat_template")
+    switch = template.get("thinking_switch") if isinstance(template, dict) else None
     table = Table(
         title=f"{r.recipe_name}{mark}: acceptance length, thinking "
-        f"{'on' if proto.get('thinking') else 'off'}, concurrency {proto.get('concurrency')}"
+        f"{'on' if proto.get('thinking') else 'off'}"
+        f"{f' ({switch})' if switch else ''}, concurrency {proto.get('concurrency')}"
     )
     for name in ("prompt set", "per-request mean [95%]", "pooled [95%]", "mean out", "speedup"):
         table.add_column(name, justify="left" if name == "prompt set" else "right")
@@ -88,7 +91,18 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     type=click.IntRange(min=1),
     help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
 )
-@click.option("--thinking/--no-thinking", default=None, help="Chat template thinking switch.")
+@click.option(
+    "--thinking/--no-thinking",
+    default=None,
+    help="Thinking on or off, through the switch the model's chat template reads (thinking, "
+    "enable_thinking) [default: the recipe's accept.thinking].",
+)
+@click.option(
+    "--chat-template-fallback",
+    is_flag=True,
+    help="Render with the built-in ChatML when the model's chat template is not in the local "
+    "Hub cache at the pinned commit (the record marks it).",
+)
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
     "--baseline",
@@ -109,6 +123,7 @@ def accept(
     num_prompts: int | None,
     max_new_tokens: int | None,
     thinking: bool | None,
+    chat_template_fallback: bool,
     concurrency: int,
     baseline: str | None,
     check_lossless: bool,
@@ -130,6 +145,7 @@ def accept(
         prompts=num_prompts,
         max_new_tokens=max_new_tokens,
         thinking=thinking,
+        chat_template_fallback=chat_template_fallback,
         concurrency=concurrency,
         baseline=baseline,
         check_lossless=check_lossless,

@@ -158,6 +158,9 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option("--gpu-hour-usd", type=click.FloatRange(min=0, min_open=True),
               help="Price of one GPU-hour in USD, for $/Mtok per level [default: the "
               "recipe's cost.gpu_hour_usd].")  # fmt: skip
+@click.option("--chat-template-fallback", is_flag=True,
+              help="Render with the built-in ChatML when the model's chat template is not in "
+              "the local Hub cache at the pinned commit (the record marks it).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
 def bench(
     recipe: str | None,
@@ -175,6 +178,7 @@ def bench(
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
+    chat_template_fallback: bool,
     as_json: bool,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
@@ -213,6 +217,7 @@ def bench(
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
+        chat_template_fallback=chat_template_fallback,
     )
     with sweep_bars(_console) as bars:
         result = run_bench(loaded, opts, bars)
