@@ -91,9 +91,7 @@ def test_rendering_matches_transformers(cache: Path, repo: str) -> None:
         assert ours == theirs
 
 
-def test_a_missing_or_broken_template_is_an_error_naming_it(
-    cache: Path, tmp_path: Path
-) -> None:
+def test_a_missing_or_broken_template_is_an_error_naming_it(cache: Path, tmp_path: Path) -> None:
     with pytest.raises(ReproError, match=r"no chat template for org/kimi-like@main") as missing:
         chat_template_for("org/kimi-like", "main")  # the cache has the SHA, no refs/main
     assert "--chat-template-fallback" in (missing.value.hint or "")
