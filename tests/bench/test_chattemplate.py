@@ -103,7 +103,7 @@ def test_a_missing_or_broken_template_is_an_error_naming_it(cache: Path, tmp_pat
     (raising / "tokenizer_config.json").write_text(
         json.dumps({"chat_template": "{{ raise_exception('system role not supported') }}"})
     )
-    with pytest.raises(ReproError, match="tokenizer_config.json failed to render: system role"):
+    with pytest.raises(ReproError, match=r"tokenizer_config\.json failed to render: system role"):
         chat_template_for(str(raising)).render("hi")
     fallback = chat_template_for("org/kimi-like", "main", fallback=True)
     assert fallback.describe(False)["fallback"] == (
