@@ -33,7 +33,12 @@ from repro.bench.record import (
     write_model,
     write_server_log,
 )
-from repro.bench.server import fetch_server_info, is_simulated, served_model
+from repro.bench.server import (
+    fetch_server_accept_length,
+    fetch_server_info,
+    is_simulated,
+    served_model,
+)
 from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
 from repro.bench.wire import chat_body, generate_body
@@ -377,6 +382,7 @@ async def _sweep(
                 duration=run.duration,
                 gpus=gpus,
                 slos=opts.slos,
+                server_accept_length=await fetch_server_accept_length(url),
             )
             if summary.completed == 0:
                 kinds = ", ".join(f"{k}: {v}" for k, v in summary.errors.items())
