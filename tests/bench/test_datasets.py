@@ -157,6 +157,8 @@ def test_sharegpt_is_bench_servings_file_from_the_hub(hub: HubServer, cache: Pat
     assert source is not None and source.source["files"] == [SHAREGPT_FILE]
     assert source.prompts == ["Explain TCP slow start.", "Name three sorting algorithms."]
     assert source.source["commit"] == hub.datasets[SHAREGPT_REPO].refs["main"]
+    # not bench_serving's own sampling (2+ turns, shuffled, each reply's length): named
+    assert source.source["variant"].startswith("repro-sharegpt-fixed:")
     fetched = len(hub.downloads())
     bench_source("sharegpt", endpoint=hub.endpoint, cache_dir=cache)
     assert len(hub.downloads()) == fetched  # cached after the first time

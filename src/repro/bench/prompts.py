@@ -16,6 +16,14 @@ from repro.errors import ReproError
 from repro.spec.dataset import DATA_SUFFIXES, HF_PREFIX, HF_SYNTAX, SHAREGPT_REF
 
 SHIPPED_SETS = ("math", "code", "chat")
+# How `--dataset sharegpt` samples bench_serving's ShareGPT file, beside how bench_serving does
+# (sglang/benchmark/datasets/sharegpt.py `sample_sharegpt_requests`): the record names it.
+SHAREGPT_VARIANT = (
+    "repro-sharegpt-fixed: the first human turn of each conversation, in file order, cycled; "
+    "output_len tokens with ignore_eos (bench_serving with --sharegpt-output-len; without it, "
+    "bench_serving keeps conversations of 2+ turns, shuffles them, and uses each reply's "
+    "token length)"
+)
 
 
 def load_prompt_set(
@@ -81,7 +89,8 @@ def bench_source(
     """The prompts behind a bench dataset; None for `random` (synthetic, made per level).
 
     chat: the shipped chat set, fitted to input_len; sharegpt: SGLang bench_serving's ShareGPT
-    file from the Hub (SHAREGPT_REF); a file or `hf:` reference: its prompts as they are.
+    file from the Hub (SHAREGPT_REF), sampled as SHAREGPT_VARIANT says (recorded as the
+    source's `variant`); a file or `hf:` reference: its prompts as they are.
     """
     if dataset == "random":
         return None
@@ -89,8 +98,11 @@ def bench_source(
         found = load_prompt_set("chat")
         found.fit_to_length = True
         return found
-    ref = SHAREGPT_REF if dataset == "sharegpt" else dataset
-    return load_prompt_set(ref, endpoint=endpoint, cache_dir=cache_dir)
+    if dataset == "sharegpt":
+        found = load_prompt_set(SHAREGPT_REF, endpoint=endpoint, cache_dir=cache_dir)
+        found.source["variant"] = SHAREGPT_VARIANT
+        return found
+    return load_prompt_set(dataset, endpoint=endpoint, cache_dir=cache_dir)
 
 
 def bench_prompts(
