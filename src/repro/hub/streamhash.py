@@ -102,14 +102,12 @@ class StreamHasher:
             return
         for name in names:
             sha256 = name.split(".", 1)[0]
-            if name.endswith(".incomplete") and sha256 in self._wanted:
-                if name not in self._followed:
-                    self._followed.add(name)
-                    follower = threading.Thread(
-                        target=self._follow, args=(name, sha256), daemon=True
-                    )
-                    self._followers.append(follower)
-                    follower.start()
+            new = name.endswith(".incomplete") and name not in self._followed
+            if new and sha256 in self._wanted:
+                self._followed.add(name)
+                follower = threading.Thread(target=self._follow, args=(name, sha256), daemon=True)
+                self._followers.append(follower)
+                follower.start()
 
     def _follow(self, name: str, sha256: str) -> None:
         path, final = self._blobs / name, self._blobs / sha256
