@@ -15,6 +15,7 @@ from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, ru
 from repro.bench.benchsets import BENCH_SETS
 from repro.errors import ReproError
 from repro.recipe import load_recipe
+from repro.run.provenance import local_provenance
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
 
@@ -134,6 +135,7 @@ def accept(
         baseline=baseline,
         check_lossless=check_lossless,
         output=output,
+        provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(line))
