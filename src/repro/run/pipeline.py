@@ -22,6 +22,7 @@ from rich.markup import escape
 
 from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
+from repro.exitcodes import ExitCode
 from repro.lock import require_checked
 from repro.run.context import RunContext
 from repro.run.interrupts import (
@@ -45,7 +46,6 @@ from repro.run.stages import (
 from repro.spec.record import StageRecord, StagesFile, first_error
 
 STAGES_FILE = "stages.json"
-FIRST_STAGE_EXIT_CODE = 10  # the exit code of a failed stage is this + its index in STAGES
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ STAGE_NAMES = [stage.name for stage in STAGES]
 
 
 def exit_code_of(stage: str) -> int:
-    return FIRST_STAGE_EXIT_CODE + STAGE_NAMES.index(stage)
+    return ExitCode.FIRST_STAGE + STAGE_NAMES.index(stage)
 
 
 class StageFailed(ReproError):
@@ -178,7 +178,7 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         error = ReproError(
             f"interrupted by {name}", hint=f"continue with `repro run --resume {ctx.run_dir}`"
         )
-        error.exit_code = 128 + signal_number(interrupt)
+        error.exit_code = ExitCode.SIGNAL + signal_number(interrupt)
         raise error from None
     except OSError as err:  # the run folder itself cannot be written (full disk, permission)
         _clean_up(ctx, records, stop=not options.keep)
