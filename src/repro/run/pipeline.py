@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from repro.bench.record import read_json, write_model
+from repro.bench.record import fresh_run_dir, read_json, write_model
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.lock import require_checked
@@ -137,8 +137,7 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     console = console or Console(stderr=True, highlight=False)
     ref, run_dir = options.ref, None
     if options.sim is not None and options.resume is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        run_dir = options.runs_dir / f"{stamp}-{Path(options.ref).stem}-sim"
+        run_dir = fresh_run_dir(options.runs_dir, f"{Path(options.ref).stem}-sim")
         sim_recipe = simulated_recipe(ref, run_dir, options.sim or None, options.time_scale)
         ref = str(sim_recipe)
     ctx = RunContext.create(ref, options.resume, options.runs_dir, options.port, run_dir)
