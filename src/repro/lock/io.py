@@ -14,6 +14,8 @@ from pydantic import ValidationError
 
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
+from repro.recipe.errors import format_loc
+from repro.recipe.yamlio import expected_text
 from repro.spec.catalog import Catalog
 from repro.spec.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
 
@@ -75,10 +77,11 @@ def parse_lock(data: dict[str, Any], path: Path) -> Lock:
     try:
         return Lock.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        first = exc.errors(include_url=False)[0]
+        where = format_loc(first["loc"]) or "<top>"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise LockError(
-            f"{path}: {where}: {first['msg']} ({exc.error_count()} problem(s))",
+            f"{path}: {where}: {expected_text(first)}{more}",
             hint=recover_hint(path),
         ) from None
 
