@@ -13,12 +13,13 @@ from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
 from repro.bench.urltarget import url_target
-from repro.cli.options import FiniteFloat, given_options, refuse_with
+from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.recipe import load_recipe
 from repro.spec.record import Level
 from repro.tables import fit
+from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
 
@@ -206,6 +207,8 @@ def bench(
             "cannot be combined with --resume: a resumed run measures its own recorded plan "
             "(resume without them, or start a new run)",
         )
+    if url is not None:
+        [url] = server_urls([url], warn)
     loaded: Any = None
     if recipe is not None:
         loaded = load_recipe(recipe)

@@ -45,3 +45,8 @@ def given_options(ctx: click.Context, *names: str) -> list[str]:
             param = next(p for p in ctx.command.params if p.name == name)
             out.append(param.opts[0] if param.opts else name)
     return out
+
+
+def warn(line: str) -> None:
+    """A note on stderr, printed as it is (no markup)."""
+    click.echo(line, err=True)
