@@ -24,7 +24,7 @@ from repro.bench.record import read_json, write_model
 from repro.errors import ReproError
 from repro.lock import require_checked
 from repro.run.context import RunContext
-from repro.run.interrupts import (
+from repro.interrupts import (
     signal_name,
     signal_number,
     signals_as_interrupts,
