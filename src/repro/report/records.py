@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from repro import fileread
 from repro.errors import ReproError
-from repro.report.labels import unique_labels
+from repro.report.labels import shortened, unique_labels
 from repro.spec.accept import AcceptResults
 from repro.spec.base import Interval
 from repro.spec.lock import Lock
@@ -355,7 +355,7 @@ def load_run(path: str | Path) -> LoadedRun:
         server_info=_optional(ServerInfo, folder / "server_info.json"),
         levels=levels,
         accept=accept,
-        label=run.recipe_name,
+        label=shortened(run.recipe_name),
     )
 
 
