@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from repro import fileread
 from repro.bench.metrics import spread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
@@ -55,12 +56,11 @@ def write_model(path: Path, model: BaseModel, *, exclude_unset: bool = False) ->
 
 
 def read_json(path: Path) -> Any:
+    """A run file, bounded in size, encoding and depth (repro.fileread)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return fileread.read_json(path)
     except FileNotFoundError:
         raise ReproError(f"{path} is missing", hint="is this a run directory?") from None
-    except json.JSONDecodeError as exc:
-        raise ReproError(f"{path} is not valid JSON: {exc}") from None
 
 
 def fresh_run_dir(base: Path, name: str) -> Path:

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from repro import fileread
 from repro.bench.record import fresh_run_dir
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
@@ -133,9 +134,10 @@ def _read_saved(run_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ReproError(f"{run_dir} is not a `repro run` folder: it has no {CONTEXT_FILE}", hint)
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ReproError(f"{path} cannot be read ({err})", hint) from None
+        saved = fileread.read_json(path)
+    except (OSError, ReproError) as err:
+        message = err.message if isinstance(err, ReproError) else f"{path} cannot be read ({err})"
+        raise ReproError(message, hint) from None
     if not isinstance(saved, dict) or not isinstance(saved.get("ref"), str):
         raise ReproError(f"{path} is not a run context: it has no recipe `ref`", hint)
     for key, kind in _SAVED_KEYS.items():

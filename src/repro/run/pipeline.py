@@ -23,14 +23,14 @@ from rich.markup import escape
 from repro.bench.record import fresh_run_dir, read_json, write_model
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
-from repro.lock import require_checked
-from repro.run.context import RunContext
-from repro.run.interrupts import (
+from repro.interrupts import (
     signal_name,
     signal_number,
     signals_as_interrupts,
     signals_ignored,
 )
+from repro.lock import require_checked
+from repro.run.context import RunContext
 from repro.run.simulate import simulated_recipe
 from repro.run.stages import (
     stage_accept,
