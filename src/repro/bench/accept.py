@@ -40,16 +40,15 @@ from repro.bench.chattemplate import ChatTemplate, recipe_template
 from repro.bench.datasets import PromptSet
 from repro.bench.identity import check_identity, recipe_url
 from repro.bench.prompts import load_prompt_set
+from repro.bench.provenance import Provenance
 from repro.bench.record import new_run_dir, utc_now, write_json, write_model
 from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
 from repro.errors import ReproError
-from repro.lock import lock_of
 from repro.progress import Progress, quiet
 from repro.recipe import load_recipe
 from repro.spec.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
 from repro.spec.machine import ServerInfo
 from repro.spec.record import AcceptRunInfo, AcceptWorkload, Summary
-from repro.topology import collect_fingerprint
 
 Payload = dict[str, Any]
 
@@ -70,6 +69,7 @@ class AcceptOptions:
     runs_dir: Path = Path("runs")
     read_timeout: float = 3600.0
     collect_machine: bool = True
+    provenance: Provenance = field(default_factory=Provenance)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
 
@@ -93,12 +93,12 @@ class SetPlan:
     measured: list[Payload]
 
 
-def _baseline(ref: str) -> tuple[str, Any]:
+def _baseline(ref: str, opts: AcceptOptions) -> tuple[str, Any]:
     """The baseline's URL, and its recipe when it is one (its server is checked too)."""
     if ref.startswith(("http://", "https://")):
         return ref.rstrip("/"), None
     recipe = load_recipe(ref)
-    return recipe_url(recipe), recipe
+    return recipe_url(recipe, opts.provenance.deployment_port), recipe
 
 
 def _prompt_sets(recipe: Any, opts: AcceptOptions) -> list[PromptSet]:
@@ -232,30 +232,31 @@ def _simulated_profile(info: dict[str, Any]) -> dict[str, Any] | None:
     return {"name": info["sim_profile"], "drafter": info.get("sim_drafter")}
 
 
-def _checked_server(url: str, recipe: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _checked_server(
+    url: str, recipe: Any, opts: AcceptOptions
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The server's /server_info and identity, refused when it is not `recipe`'s."""
-    # deferred: launch.deploy imports python_on_whales
-    from repro.launch.deploy import running_image
-
     info = asyncio.run(fetch_server_info(url))
     _check_speculative(url, info)
-    return info, check_identity(url, info, recipe, running_image(url))
+    lock, image = opts.provenance.lock_of(recipe), opts.provenance.running_image(url)
+    return info, check_identity(url, info, recipe, lock, image)
 
 
 def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
     prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
-    base_url, base_recipe = _baseline(opts.baseline) if opts.baseline else (None, None)
+    base_url, base_recipe = _baseline(opts.baseline, opts) if opts.baseline else (None, None)
     if opts.check_lossless and base_url is None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
             hint="give the same model without the drafter: --baseline RECIPE or --baseline URL",
         )
-    info, identity = _checked_server(url, recipe)
+    info, identity = _checked_server(url, recipe, opts)
     if base_url and base_recipe is not None:
-        check_identity(base_url, asyncio.run(fetch_server_info(base_url)), base_recipe)
+        base_info = asyncio.run(fetch_server_info(base_url))
+        check_identity(base_url, base_info, base_recipe, opts.provenance.lock_of(base_recipe))
     simulated = recipe.simulator is not None or is_simulated(info)
     template = recipe_template(
-        recipe.model, lock_of(recipe), info, simulated=simulated,
+        recipe.model, opts.provenance.lock_of(recipe), info, simulated=simulated,
         fallback=opts.chat_template_fallback,
     )  # fmt: skip
     plans, thinking = _plan(recipe, opts, prompt_sets, template)
@@ -333,14 +334,14 @@ def _run_dir(
     )
     write_model(run_dir / "run.json", run)
     write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
-    lock = lock_of(recipe)
+    lock = opts.provenance.lock_of(recipe)
     if lock is not None:
         write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
     server_info = ServerInfo.model_validate({**info, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     write_model(run_dir / "summary.json", Summary(levels=[]), exclude_unset=True)  # no spread
-    if opts.collect_machine:
-        write_json(run_dir / "machine.json", collect_fingerprint().model_dump(mode="json"))
+    if opts.collect_machine and opts.provenance.machine is not None:
+        write_json(run_dir / "machine.json", opts.provenance.machine().model_dump(mode="json"))
     return run_dir
 
 
@@ -367,7 +368,8 @@ def run_accept(recipes: list[Any], opts: AcceptOptions) -> list[AcceptResult]:
         raise ReproError("--output takes one recipe", hint="omit --output with several recipes")
     out = []
     for i, recipe in enumerate(recipes):
-        url = (opts.urls[i] if opts.urls else recipe_url(recipe)).rstrip("/")
+        url = opts.urls[i] if opts.urls else recipe_url(recipe, opts.provenance.deployment_port)
+        url = url.rstrip("/")
         out.append(accept_one(recipe, url, opts))
     if len(out) > 1:
         diffs = compare_drafters(out)

@@ -38,6 +38,7 @@ from huggingface_hub import try_to_load_from_cache
 from jinja2 import TemplateError, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from repro import fileread
 from repro.errors import ReproError
 from repro.hub.cache import hub_cache_dir
 
@@ -173,10 +174,8 @@ def _token_text(value: Any) -> str | None:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReproError(f"{path} is not readable JSON: {exc}", hint=FALLBACK_HINT) from None
+    """A tokenizer or template JSON file (bounded read: one line naming the file if bad)."""
+    doc = fileread.read_json(path)
     return doc if isinstance(doc, dict) else {}
 
 
@@ -192,7 +191,7 @@ def template_from_files(files: dict[str, Path]) -> ChatTemplate | None:
     tokens = {k: t for k in SPECIAL_TOKENS if (t := _token_text(config.get(k))) is not None}
     if "chat_template.jinja" in files:
         path = files["chat_template.jinja"]
-        source: Any = path.read_text(encoding="utf-8")
+        source: Any = fileread.read_text(path)
     elif "chat_template.json" in files:
         path = files["chat_template.json"]
         source = _named_default(_read_json(path).get("chat_template"))

@@ -14,11 +14,12 @@ one line naming what the recipe wants and what the server runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from repro.errors import ReproError
-from repro.lock import lock_of
+from repro.spec.lock import Lock
 
 # SGLang rewrites NEXTN to EAGLE in ServerArgs (srt/server_args.py, _handle_speculative_decoding)
 _ALGORITHM_ALIASES = {"NEXTN": "EAGLE"}
@@ -59,9 +60,8 @@ def _algorithm(value: Any) -> str | None:
     return _ALGORITHM_ALIASES.get(name, name)
 
 
-def wanted(recipe: Any) -> list[Want]:
+def wanted(recipe: Any, lock: Lock | None = None) -> list[Want]:
     """What `recipe` (with its lock, when it came from one) fixes about the server."""
-    lock = lock_of(recipe)
     model_sha = lock.model.sha if lock else None
     out = [
         Want("model_path", (recipe.model.repo,), recipe.model.repo),
@@ -121,14 +121,17 @@ def found_identity(info: dict[str, Any], image: dict[str, str] | None = None) ->
 
 
 def check_identity(
-    url: str, info: dict[str, Any], recipe: Any, image: dict[str, str] | None = None
+    url: str,
+    info: dict[str, Any],
+    recipe: Any,
+    lock: Lock | None = None,
+    image: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Raise ReproError when the server at `url` is not what `recipe` deploys; else return
-    what was compared (the record's `server_identity`)."""
-    lock = lock_of(recipe)
+    """Raise ReproError when the server at `url` is not what `recipe` (and its `lock`)
+    deploys; else return what was compared (the record's `server_identity`)."""
     what = "lock" if lock else "recipe"
     checked = []
-    for want in wanted(recipe):
+    for want in wanted(recipe, lock):
         if want.key not in info:
             continue
         found = info[want.key]
@@ -153,14 +156,10 @@ def check_identity(
     return {"checked_against": what, "checked": checked, "found": found_identity(info, image)}
 
 
-def recipe_url(recipe: Any) -> str:
+def recipe_url(recipe: Any, deployment_port: Callable[[str], int | None]) -> str:
     """Where `recipe`'s server answers: the host port of the deployment repro launched for it
-    (`repro launch --port`), else the recipe's server.port."""
-    # deferred: launch.deploy imports python_on_whales
-    from repro.launch.deploy import load_spec
-
-    spec = load_spec(recipe.name)
-    port = spec.host_port if spec is not None else recipe.server.port
+    (`repro launch --port`, Provenance.deployment_port), else the recipe's server.port."""
+    port = deployment_port(recipe.name) or recipe.server.port
     return f"http://127.0.0.1:{port}"
 
 

@@ -22,9 +22,10 @@ from repro.bench.chattemplate import ChatTemplate, recipe_template
 from repro.bench.client import RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
 from repro.bench.energy import LevelMeter, usd_per_mtok
-from repro.bench.identity import check_identity, check_same_server, found_identity
+from repro.bench.identity import check_identity, check_same_server, found_identity, recipe_url
 from repro.bench.metrics import request_row, summarize_level
 from repro.bench.prompts import bench_prompts, bench_source
+from repro.bench.provenance import Provenance
 from repro.bench.record import (
     RunWriter,
     new_run_dir,
@@ -43,13 +44,11 @@ from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
-from repro.lock import lock_of
 from repro.spec.dataset import bench_dataset_problem
 from repro.spec.lock import Lock
 from repro.spec.machine import ServerInfo
 from repro.spec.record import BenchRunInfo, BenchWorkload, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
-from repro.topology import collect_fingerprint
 
 
 class SweepObserver(Protocol):
@@ -83,7 +82,8 @@ class BenchOptions:
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     collect_machine: bool = True
-    server_log: Callable[[], list[str]] | None = None
+    server_log: Callable[[], list[str]] | None = None  # default: provenance.server_log
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 @dataclass
@@ -96,14 +96,6 @@ class BenchResult:
 
 # `repro bench` measures without thinking, on both endpoints (the record says which switch)
 BENCH_THINKING = False
-
-
-def default_url(recipe: Any) -> str:
-    """The recipe's server: the port repro launched it on, else its server.port."""
-    # deferred: identity.recipe_url reads the deployment state (python_on_whales)
-    from repro.bench.identity import recipe_url
-
-    return recipe_url(recipe)
 
 
 def _workload(
@@ -161,24 +153,21 @@ def _start(recipe: Any, opts: BenchOptions) -> Started:
     source = _source(bench["dataset"])  # a bad dataset fails before the server is asked
     resolved = recipe.model_dump(mode="json")
     resolved["bench"] = bench
-    url = (opts.url or default_url(recipe)).rstrip("/")
+    url = (opts.url or recipe_url(recipe, opts.provenance.deployment_port)).rstrip("/")
     info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
-    # deferred: launch.deploy imports python_on_whales
-    from repro.launch.deploy import running_image
-
-    image = running_image(url) or {}  # the image of a deployment repro launched there
-    if getattr(recipe, "model", None) is None:  # --url alone: record what answers
+    image = opts.provenance.running_image(url) or {}  # of a deployment repro launched there
+    model = getattr(recipe, "model", None)  # None: --url alone, the server's model
+    lock = opts.provenance.lock_of(recipe) if model else None
+    if model is None:  # --url alone: record what answers
         identity = {"checked_against": None, "found": found_identity(info, image)}
     else:
-        identity = check_identity(url, info, recipe, image)
+        identity = check_identity(url, info, recipe, lock, image)
     simulated = recipe.simulator is not None or is_simulated(info)
     template = None
     if _needs_template(opts.endpoint, source):
-        model = getattr(recipe, "model", None)  # None: --url alone, the server's model
         template = recipe_template(
-            model, lock_of(recipe) if model else None, info, simulated=simulated,
-            fallback=opts.chat_template_fallback,
-        )  # fmt: skip
+            model, lock, info, simulated=simulated, fallback=opts.chat_template_fallback
+        )
     run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -200,13 +189,12 @@ def _start(recipe: Any, opts: BenchOptions) -> Started:
         ),
     )
     record.write("recipe.json", resolved)
-    lock = lock_of(recipe)
     if lock is not None:
         record.write("lock.json", lock.model_dump(mode="json"))
     server_info = ServerInfo.model_validate({**info, **image, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
-    if opts.collect_machine:
-        record.write("machine.json", collect_fingerprint().model_dump(mode="json"))
+    if opts.collect_machine and opts.provenance.machine is not None:
+        record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))
     return record, resolved, served_model(info), source, template
 
 
@@ -448,10 +436,7 @@ def _save_server_log(record: RunWriter, opts: BenchOptions) -> None:
         if opts.server_log is not None:
             lines = opts.server_log()
         else:
-            # deferred: launch.deploy imports python_on_whales, needed only for this log
-            from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
-
-            lines = log_tail(record.run.recipe_name, RECORDED_LOG_TAIL)
+            lines = opts.provenance.server_log(record.run.recipe_name)
     except Exception:  # the log is a courtesy: never mask the run's own error
         lines = []
     write_server_log(record.dir, lines)

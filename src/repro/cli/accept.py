@@ -13,10 +13,13 @@ from rich.table import Table
 
 from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.benchsets import BENCH_SETS
+from repro.cli.options import warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
+from repro.run.provenance import local_provenance
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
+from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
 
@@ -136,9 +139,10 @@ def accept(
 
     Writes accept.json into a run folder per recipe and prints the folders on stdout.
     """
+    checked_urls = server_urls(urls, warn)
     loaded = [load_recipe(ref) for ref in recipes]
     opts = AcceptOptions(
-        urls=list(urls),
+        urls=checked_urls,
         prompt_sets=[s.strip() for s in prompt_sets.split(",") if s.strip()]
         if prompt_sets
         else None,
@@ -150,6 +154,7 @@ def accept(
         baseline=baseline,
         check_lossless=check_lossless,
         output=output,
+        provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(line))
