@@ -14,9 +14,6 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-# Labels come from run records: drawn as the text they are (`$\frac{1}{$` is a name, not
-# mathtext to parse).
-matplotlib.rcParams["text.parse_math"] = False
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -32,6 +29,9 @@ def _name(run: LoadedRun) -> str:
 
 
 def _figure() -> Figure:
+    # Labels come from run records: drawn as the text they are (`$\frac{1}{$` is a name,
+    # not mathtext to parse).
+    matplotlib.rcParams["text.parse_math"] = False
     fig = Figure(figsize=(8, 5), dpi=100)
     FigureCanvasAgg(fig)
     return fig
