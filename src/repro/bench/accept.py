@@ -39,7 +39,13 @@ from repro.bench.benchsets import (
 from repro.bench.datasets import PromptSet
 from repro.bench.prompts import chat_template_for, load_prompt_set
 from repro.bench.record import new_run_dir, utc_now, write_json, write_model
-from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
+from repro.bench.server import (
+    fetch_server_info,
+    flush_cache,
+    is_simulated,
+    server_info_record,
+    speculative_algorithm,
+)
 from repro.errors import ReproError
 from repro.lock import lock_of
 from repro.progress import Progress, quiet
@@ -225,6 +231,7 @@ def _simulated_profile(info: dict[str, Any]) -> dict[str, Any] | None:
 def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
     plans, thinking, template_origin = _plan(recipe, opts)
     info = asyncio.run(fetch_server_info(url))
+    server_info_record(url, info)  # a malformed report fails before anything is measured
     _check_speculative(url, info)
     base_url = _url_of(opts.baseline) if opts.baseline else None
     if opts.check_lossless and base_url is None:

@@ -31,14 +31,18 @@ from repro.bench.record import (
     write_model,
     write_server_log,
 )
-from repro.bench.server import fetch_server_info, is_simulated, served_model
+from repro.bench.server import (
+    fetch_server_info,
+    is_simulated,
+    served_model,
+    server_info_record,
+)
 from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
 from repro.lock import lock_of
 from repro.spec.dataset import bench_dataset_problem
-from repro.spec.machine import ServerInfo
 from repro.spec.record import BenchRunInfo, BenchWorkload, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
 from repro.topology import collect_fingerprint
@@ -137,6 +141,11 @@ def _start(
     url = (opts.url or default_url(recipe)).rstrip("/")
     info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
     simulated = recipe.simulator is not None or is_simulated(info)
+    # deferred: launch.deploy imports python_on_whales
+    from repro.launch.deploy import running_image
+
+    image = running_image(url) or {}  # the image of a deployment repro launched there
+    server_info = server_info_record(url, info, **image, simulated=simulated)
     run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -160,11 +169,6 @@ def _start(
     lock = lock_of(recipe)
     if lock is not None:
         record.write("lock.json", lock.model_dump(mode="json"))
-    # deferred: launch.deploy imports python_on_whales
-    from repro.launch.deploy import running_image
-
-    image = running_image(url) or {}  # the image of a deployment repro launched there
-    server_info = ServerInfo.model_validate({**info, **image, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine:
         record.write("machine.json", collect_fingerprint().model_dump(mode="json"))
