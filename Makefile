@@ -11,7 +11,7 @@ REPRO := $(BIN)/repro
 help:
 	@echo "make demo               run the demo recipe end to end on the CPU simulator"
 	@echo "make test               run every test (unit + real Docker engine)"
-	@echo "make lint               ruff + mypy"
+	@echo "make lint               ruff + mypy + the layers contract (import-linter)"
 	@echo "make recipe R=<name>    lock, build, fetch, launch and benchmark recipes/<name>.yaml"
 	@echo "make image R=<name>     build the pinned image of a recipe"
 	@echo "make push R=<name> REGISTRY=<host/ns>   push a recipe's image"
@@ -47,6 +47,7 @@ lint: setup
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy src
+	$(BIN)/lint-imports --no-cache
 
 # R and REGISTRY reach the shell only as exported environment variables, quoted: a value such
 # as R='x;touch y' is a name to refuse, never a command to run.

@@ -234,9 +234,9 @@ def pick_data_files(paths: list[str], sub: str = "") -> list[str]:
 
 def _storage(ref: HubDatasetRef, cache: Path) -> Path:
     # deferred (as below): huggingface_hub and repro.hub load only for Hub datasets
-    from huggingface_hub.file_download import repo_folder_name
+    from repro.hub.cache import storage_dir
 
-    return cache / repo_folder_name(repo_id=ref.repo, repo_type="dataset")
+    return storage_dir(cache, ref.repo, "dataset")
 
 
 def _cached_snapshot(ref: HubDatasetRef, cache: Path) -> tuple[str, list[str]] | None:

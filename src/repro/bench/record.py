@@ -63,6 +63,18 @@ def read_json(path: Path) -> Any:
         raise ReproError(f"{path} is missing", hint="is this a run directory?") from None
 
 
+def fresh_run_dir(base: Path, name: str) -> Path:
+    """`base/<UTC timestamp>-<name>`, the name made safe for a folder, with -2, -3, ... when
+    that folder exists: the one place a run folder is named (bench, accept and `repro run`)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = base / f"{stamp}-{_SAFE.sub('-', name)}"
+    n = 1
+    while run_dir.exists():
+        n += 1
+        run_dir = base / f"{stamp}-{_SAFE.sub('-', name)}-{n}"
+    return run_dir
+
+
 def new_run_dir(recipe_name: str, output: Path | None, base: Path = Path("runs")) -> Path:
     """`runs/<UTC timestamp>-<recipe>/` unless `output` is given; never reuses a folder."""
     if output is not None:
@@ -73,12 +85,7 @@ def new_run_dir(recipe_name: str, output: Path | None, base: Path = Path("runs")
                 hint="pick another --output, or continue that run with --resume",
             )
     else:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        run_dir = base / f"{stamp}-{_SAFE.sub('-', recipe_name)}"
-        n = 1
-        while run_dir.exists():
-            n += 1
-            run_dir = base / f"{stamp}-{_SAFE.sub('-', recipe_name)}-{n}"
+        run_dir = fresh_run_dir(base, recipe_name)
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir
 

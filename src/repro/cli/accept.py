@@ -16,6 +16,7 @@ from repro.bench.benchsets import BENCH_SETS
 from repro.cli.options import warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
+from repro.run.provenance import local_provenance
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
 from repro.urls import server_urls
@@ -137,6 +138,7 @@ def accept(
         baseline=baseline,
         check_lossless=check_lossless,
         output=output,
+        provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(line))

@@ -17,6 +17,7 @@ from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.recipe import load_recipe
+from repro.run.provenance import local_provenance
 from repro.spec.record import Level
 from repro.tables import fit
 from repro.urls import server_urls
@@ -229,6 +230,7 @@ def bench(
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
+        provenance=local_provenance(),
     )
     with sweep_bars(_console) as bars:
         result = run_bench(loaded, opts, bars)

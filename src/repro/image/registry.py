@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from python_on_whales.exceptions import DockerException
 
 from repro.errors import ReproError
+from repro.exitcodes import ExitCode
 from repro.image.engine import checked_reference, client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.image.push_progress import push_with_progress
@@ -22,7 +23,7 @@ from repro.progress import Progress, quiet
 
 
 class RegistryError(ReproError):
-    exit_code = 7
+    exit_code = ExitCode.REGISTRY
 
 
 class PushedImage(BaseModel):

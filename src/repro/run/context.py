@@ -6,13 +6,13 @@ import json
 import shlex
 import urllib.request
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from repro import fileread
+from repro.bench.record import fresh_run_dir
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.lock import load_locked
@@ -55,8 +55,7 @@ class RunContext:
                 setattr(ctx, key, saved.get(key))
             return ctx
         locked = load_locked(ref)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        run_dir = run_dir or runs_dir / f"{stamp}-{locked.name}"
+        run_dir = run_dir or fresh_run_dir(runs_dir, locked.name)
         return cls(ref=ref, locked=locked, run_dir=run_dir, port=port)
 
     def save(self) -> None:
