@@ -157,4 +157,7 @@ def _read_saved(run_dir: Path) -> dict[str, Any]:
         value = saved.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
             raise ReproError(f"{path}: `{key}` is {value!r}, not a {kind.__name__}", hint)
+    port = saved.get("port")
+    if port is not None and not 1 <= port <= 65535:
+        raise ReproError(f"{path}: `port` is {port}, not a port (1-65535)", hint)
     return saved
