@@ -23,34 +23,6 @@ def _one_line(result: Result, *words: str) -> None:
         assert word in error, error
 
 
-@pytest.fixture
-def run_dir(repo_root: Path, tmp_path: Path) -> Path:
-    folder = tmp_path / "run"
-    folder.mkdir()
-    context = {"ref": str(repo_root / "recipes" / "demo.yaml"), "lock_path": None, "port": None}
-    (folder / "context.json").write_text(json.dumps(context))
-    (folder / "stages.json").write_text(json.dumps({"updated_at": "x", "stages": []}))
-    return folder
-
-
-@pytest.mark.parametrize("name", ["context.json", "stages.json"])
-@pytest.mark.parametrize(
-    ("content", "words"),
-    [(DEEP.encode(), "nested deeper"), (b'{"ref": "d\xe9mo"}', "not UTF-8 text (byte 0xe9")],
-    ids=["deep", "latin1"],
-)
-def test_resume_of_hostile_run_state(run_dir: Path, name: str, content: bytes, words: str) -> None:
-    (run_dir / name).write_bytes(content)
-    _one_line(CliRunner().invoke(main, ["run", "--resume", str(run_dir), "--dry-run"]), name, words)
-
-
-def test_resume_of_a_saved_port_99999(run_dir: Path) -> None:
-    context = json.loads((run_dir / "context.json").read_text())
-    (run_dir / "context.json").write_text(json.dumps({**context, "port": 99999}))
-    result = CliRunner().invoke(main, ["run", "--resume", str(run_dir), "--dry-run"])
-    _one_line(result, "context.json", "port", "99999")
-
-
 def _bench_run(tmp_path: Path) -> Path:
     folder = tmp_path / "bench"
     folder.mkdir()
