@@ -39,6 +39,7 @@ from repro.bench.server import (
     fetch_server_info,
     is_simulated,
     served_model,
+    server_info_record,
 )
 from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
@@ -46,7 +47,6 @@ from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
 from repro.spec.dataset import bench_dataset_problem
 from repro.spec.lock import Lock
-from repro.spec.machine import ServerInfo
 from repro.spec.record import BenchRunInfo, BenchWorkload, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
 
@@ -168,6 +168,7 @@ def _start(recipe: Any, opts: BenchOptions) -> Started:
         template = recipe_template(
             model, lock, info, simulated=simulated, fallback=opts.chat_template_fallback
         )
+    server_info = server_info_record(url, info, **image, simulated=simulated)
     run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -191,7 +192,6 @@ def _start(recipe: Any, opts: BenchOptions) -> Started:
     record.write("recipe.json", resolved)
     if lock is not None:
         record.write("lock.json", lock.model_dump(mode="json"))
-    server_info = ServerInfo.model_validate({**info, **image, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine and opts.provenance.machine is not None:
         record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.benchsets import BENCH_SETS
-from repro.cli.options import warn
+from repro.cli.options import given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
 from repro.run.provenance import local_provenance
@@ -118,6 +118,12 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     "--concurrency and at the recipe's top bench concurrency; exit 1 when any differ.",
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (or a bench run).")
+@click.option(
+    "--resume",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Continue this accept run: its finished prompt sets are kept, the rest measured "
+    "(give the recipe and options it was started with).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def accept(
     recipes: tuple[str, ...],
@@ -131,6 +137,7 @@ def accept(
     baseline: str | None,
     check_lossless: bool,
     output: Path | None,
+    resume: Path | None,
     as_json: bool,
 ) -> None:
     """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
@@ -139,6 +146,13 @@ def accept(
 
     Writes accept.json into a run folder per recipe and prints the folders on stdout.
     """
+    if resume is not None:
+        ctx = click.get_current_context()
+        refuse_with(
+            ctx,
+            given_options(ctx, "output", "check_lossless") + list(recipes[1:]),
+            "cannot be combined with --resume: it continues one recipe's run in its folder",
+        )
     checked_urls = server_urls(urls, warn)
     loaded = [load_recipe(ref) for ref in recipes]
     opts = AcceptOptions(
@@ -154,6 +168,7 @@ def accept(
         baseline=baseline,
         check_lossless=check_lossless,
         output=output,
+        resume=resume,
         provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:

@@ -14,6 +14,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -22,16 +23,15 @@ from repro.report.labels import shortened
 from repro.report.records import LoadedRun
 from repro.report.table import SIMULATED
 
-# Labels come from run records: drawn as the text they are (`$\frac{1}{$` is a name, not
-# mathtext to parse).
-matplotlib.rcParams["text.parse_math"] = False
-
 
 def _name(run: LoadedRun) -> str:
     return run.label + (f" ({SIMULATED})" if run.simulated else "")
 
 
 def _figure() -> Figure:
+    # Labels come from run records: drawn as the text they are (`$\frac{1}{$` is a name,
+    # not mathtext to parse).
+    matplotlib.rcParams["text.parse_math"] = False
     fig = Figure(figsize=(8, 5), dpi=100)
     FigureCanvasAgg(fig)
     return fig

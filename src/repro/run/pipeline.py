@@ -155,6 +155,23 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
             text = line if line.startswith("#") else f"$ {line}"
             console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
         return RunResult(ctx.run_dir, records)
+    # deferred: python_on_whales
+    from repro.launch.claim import deployment_claim
+    from repro.launch.deploy import deployment_dir
+
+    # One repro at a time owns the recipe's deployment: a second run is refused here, before
+    # any stage, never by a failing launch whose clean-up stops this run's server.
+    with deployment_claim(deployment_dir(ctx.recipe.name), ctx.recipe.name):
+        return _run_stages(ctx, records, options, start_index, console)
+
+
+def _run_stages(
+    ctx: RunContext,
+    records: list[StageRecord],
+    options: RunOptions,
+    start_index: int,
+    console: Console,
+) -> RunResult:
     ctx.keep = options.keep
     try:
         ctx.save()
@@ -217,11 +234,11 @@ def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord], port: int |
     `port` when given; a server still up on another port is refused, not silently kept."""
     pending = [r for r in records if r.name in SERVER_STAGES and r.status != "done"]
     launch = next(r for r in records if r.name == "launch")
-    if pending and launch.status == "done" and not ctx.server_is_up():
-        launch.status, launch.summary = "pending", "relaunch: the server is not running"
-        ctx.deployment, ctx.url = None, None
+    if pending and launch.status == "done" and not ctx.owns_running_server():
+        launch.status, launch.summary = "pending", "relaunch: this run's server is not running"
+        ctx.deployment, ctx.url, ctx.container_id = None, None, None
     if port is not None and port != (ctx.port or ctx.recipe.server.port):
-        if ctx.deployment is not None and ctx.server_is_up():
+        if ctx.owns_running_server():
             raise ReproError(
                 f"the server of {ctx.run_dir} is up at {ctx.url}, not on port {port}",
                 hint=f"resume without --port, or stop it first: `repro stop {ctx.deployment}`",

@@ -117,7 +117,10 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
     # Recorded as this run's only once it started it: a failed launch (a deployment of that
     # name already running) must not make the run stop someone else's server. A launch that
     # fails or is interrupted stops what it started itself.
+    from repro.launch.deploy import running_container_id  # deferred: python_on_whales
+
     ctx.deployment = spec.name
+    ctx.container_id = running_container_id(spec.name)
     ctx.save()
     return f"healthy at {ctx.url}"
 
