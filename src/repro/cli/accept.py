@@ -17,6 +17,7 @@ from repro.errors import ReproError
 from repro.recipe import load_recipe
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
+from repro.spec.record import ClientLimits
 
 _console = Console(stderr=True, highlight=False)
 
@@ -101,6 +102,12 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     "--concurrency and at the recipe's top bench concurrency; exit 1 when any differ.",
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (or a bench run).")
+@click.option("--read-timeout", type=click.FloatRange(min=0), default=3600.0, show_default=True,
+              help="Seconds without data (a non-streaming response: until it comes) before a "
+              "request fails; 0: no limit.")  # fmt: skip
+@click.option("--request-timeout", type=click.FloatRange(min=0), default=3600.0,
+              show_default=True,
+              help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def accept(
     recipes: tuple[str, ...],
@@ -113,6 +120,8 @@ def accept(
     baseline: str | None,
     check_lossless: bool,
     output: Path | None,
+    read_timeout: float,
+    request_timeout: float,
     as_json: bool,
 ) -> None:
     """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
@@ -134,12 +143,16 @@ def accept(
         baseline=baseline,
         check_lossless=check_lossless,
         output=output,
+        client=ClientLimits(read_timeout_s=read_timeout, request_timeout_s=request_timeout),
     )
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(line))
         results = run_accept(loaded, opts)
     for r in results:
         _console.print(accept_table(r))
+        for s in r.sets:
+            for reason in s.reasons:
+                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(reason)}")
         check = r.results.lossless
         if check is not None:
             for level in check.levels:

@@ -146,8 +146,15 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (default: runs/...).")
 @click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
-@click.option("--read-timeout", type=float, default=300.0, show_default=True,
-              help="Seconds without data before a request counts as stalled.")  # fmt: skip
+@click.option("--read-timeout", type=click.FloatRange(min=0),
+              help="Seconds without data before a request fails as stalled; 0: no limit "
+              "[default: 300, or the resumed run's own].")  # fmt: skip
+@click.option("--request-timeout", type=click.FloatRange(min=0),
+              help="Seconds a request may take in all, however steadily data comes; 0: no "
+              "limit [default: 3600, or the resumed run's own].")  # fmt: skip
+@click.option("--max-event-bytes", type=click.IntRange(min=1024),
+              help="Bytes of one streamed event before the request fails as malformed "
+              "[default: 64 MiB, or the resumed run's own].")  # fmt: skip
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
 @click.option("--max-failed-pct", type=click.FloatRange(min=0, max=100),
@@ -170,7 +177,9 @@ def bench(
     endpoint: str,
     output: Path | None,
     resume: Path | None,
-    read_timeout: float,
+    read_timeout: float | None,
+    request_timeout: float | None,
+    max_event_bytes: int | None,
     slo: tuple[str, ...],
     max_failed_pct: float | None,
     metrics_interval: float,
@@ -209,6 +218,8 @@ def bench(
         output=output,
         resume=resume,
         read_timeout=read_timeout,
+        request_timeout=request_timeout,
+        max_event_bytes=max_event_bytes,
         slos=parse_slos(slo),
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
