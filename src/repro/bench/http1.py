@@ -58,6 +58,7 @@ class Connection(asyncio.Protocol):
         self._in_head = False
         self._framed = False  # Content-Length or Transfer-Encoding given: not close-delimited
         self._complete = False
+        self._keeps_alive = False
         self._extra = False  # bytes after the response: the connection is not reused
 
     # ---- asyncio.Protocol -----------------------------------------------------------------
@@ -129,6 +130,9 @@ class Connection(asyncio.Protocol):
     def on_message_complete(self) -> None:
         if not self._in_head and not self._complete:
             self._complete = True
+            # read here: llhttp resets its flags once the callback returns
+            assert self._parser is not None
+            self._keeps_alive = self._parser.should_keep_alive()
 
     # ---- requests ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -171,8 +175,7 @@ class Connection(asyncio.Protocol):
             self.error_body += data[:room]
 
     def _keep_alive(self) -> bool:
-        parser = self._parser
-        return parser is not None and parser.should_keep_alive() and not self._extra
+        return self._keeps_alive and not self._extra
 
     def _finish(self, *, reusable: bool) -> None:
         self.reusable = reusable and not self.closed
