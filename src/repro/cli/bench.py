@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
+from repro.bench.record import strict_json
 from repro.bench.urltarget import url_target
 from repro.errors import ReproError
 from repro.live import sweep_bars
@@ -231,7 +231,7 @@ def bench(
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]
-        click.echo(json.dumps({**doc, "levels": levels}, indent=2))
+        click.echo(strict_json({**doc, "levels": levels}, indent=2))
     else:
         click.echo(str(result.run_dir))
     if result.error:
