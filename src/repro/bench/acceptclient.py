@@ -83,8 +83,8 @@ def _completion(raw: bytes, e2e: float, max_new_tokens: int) -> Completion:
         doc = _DECODER.decode(raw)
     except msgspec.ValidationError as exc:
         return _implausible(e2e, str(exc))
-    except msgspec.DecodeError as exc:
-        return Completion(ok=False, e2e_s=e2e, error=f"not a JSON response: {exc}")
+    except msgspec.DecodeError as exc:  # NaN and Infinity are not JSON either
+        return _implausible(e2e, f"not a JSON response: {exc}")
     out = doc[0] if isinstance(doc, list) and doc else doc
     if not isinstance(out, _Output) or out.meta_info is None:
         return Completion(ok=False, e2e_s=e2e, error="a response without meta_info")

@@ -370,13 +370,14 @@ async def _sweep(
 
 
 def implausible_reason(results: list[RequestResult]) -> str | None:
-    """Why a level whose server sent values no server can send is invalid, however few."""
-    bad = [r for r in results if r.error_kind == "implausible"]
+    """Why a level whose server sent malformed responses or values no server can send is
+    invalid, however few."""
+    bad = [r for r in results if r.error_kind in ("implausible", "protocol")]
     if not bad:
         return None
     return (
-        f"{len(bad)} of {len(results)} responses held values no server can send "
-        f"(first: {bad[0].error})"
+        f"{len(bad)} of {len(results)} responses were malformed or held values no server "
+        f"can send (first: {bad[0].error})"
     )
 
 

@@ -211,8 +211,8 @@ class SSEParser:
     caller can stamp them all with the read's arrival time. The common read, whole events
     and nothing pending, costs one `find` per event and one slice per payload. An incomplete
     event waits in a buffer that each read extends and searches from where the last search
-    stopped, so a long event costs time linear in its size; past `max_event_bytes` it raises
-    `EventTooLarge`.
+    stopped, so a long event costs time linear in its size. An event over `max_event_bytes`
+    (ended or not, however the reads split it) raises `EventTooLarge`.
     """
 
     __slots__ = ("_buf", "_scanned", "max_event_bytes")
@@ -239,6 +239,7 @@ class SSEParser:
         pos = 0
         size = len(data)
         find = data.find
+        limit = self.max_event_bytes
         while pos < size:
             nl = find(b"\n", pos)
             if nl < 0 or nl + 1 == size:
@@ -246,6 +247,8 @@ class SSEParser:
                 return out
             if data[nl + 1] != 10 or data[nl - 1] == 13 or not data.startswith(b"data:", pos):
                 return out + self._general(data[pos:])
+            if nl - pos > limit:
+                self._too_large(nl - pos)
             start = pos + 5
             while data[start] == 32:  # b" "; stops at the `\n` at the latest
                 start += 1
@@ -261,12 +264,12 @@ class SSEParser:
 
     def _check_size(self) -> None:
         if len(self._buf) > self.max_event_bytes:
-            size = len(self._buf)
-            self._buf.clear()
-            self._scanned = 0
-            raise EventTooLarge(
-                f"an SSE event of over {size} bytes without an end (limit {self.max_event_bytes})"
-            )
+            self._too_large(len(self._buf))
+
+    def _too_large(self, size: int) -> None:
+        self._buf.clear()
+        self._scanned = 0
+        raise EventTooLarge(f"an SSE event of over {size} bytes (limit {self.max_event_bytes})")
 
     def _general(self, data: bytes) -> list[bytes]:
         """Any framing: CRLF line ends, comments, other fields, multi-line data."""
@@ -274,6 +277,8 @@ class SSEParser:
         out: list[bytes] = []
         pos = 0
         while (end := data.find(b"\n\n", pos)) >= 0:
+            if end - pos > self.max_event_bytes:
+                self._too_large(end - pos)
             lines = [
                 line[5:].lstrip(b" ")
                 for line in data[pos:end].split(b"\n")
