@@ -38,16 +38,15 @@ from repro.bench.benchsets import (
 )
 from repro.bench.datasets import PromptSet
 from repro.bench.prompts import chat_template_for, load_prompt_set
+from repro.bench.provenance import Provenance
 from repro.bench.record import new_run_dir, utc_now, write_json, write_model
 from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
 from repro.errors import ReproError
-from repro.lock import lock_of
 from repro.progress import Progress, quiet
 from repro.recipe import load_recipe
 from repro.spec.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
 from repro.spec.machine import ServerInfo
 from repro.spec.record import AcceptRunInfo, AcceptWorkload, ClientLimits, Summary
-from repro.topology import collect_fingerprint
 
 Payload = dict[str, Any]
 
@@ -67,6 +66,7 @@ class AcceptOptions:
     runs_dir: Path = Path("runs")
     client: ClientLimits = field(default_factory=lambda: ClientLimits(read_timeout_s=3600.0))
     collect_machine: bool = True
+    provenance: Provenance = field(default_factory=Provenance)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
 
@@ -306,14 +306,14 @@ def _run_dir(
     )
     write_model(run_dir / "run.json", run)
     write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
-    lock = lock_of(recipe)
+    lock = opts.provenance.lock_of(recipe)
     if lock is not None:
         write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
     server_info = ServerInfo.model_validate({**info, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     write_model(run_dir / "summary.json", Summary(levels=[]), exclude_unset=True)  # no spread
-    if opts.collect_machine:
-        write_json(run_dir / "machine.json", collect_fingerprint().model_dump(mode="json"))
+    if opts.collect_machine and opts.provenance.machine is not None:
+        write_json(run_dir / "machine.json", opts.provenance.machine().model_dump(mode="json"))
     return run_dir
 
 

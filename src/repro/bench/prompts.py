@@ -12,7 +12,6 @@ Qwen and many others. Templates see `messages`, `add_generation_prompt`, `enable
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from importlib import resources
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from repro import fileread
 from repro.bench.benchsets import BENCH_SETS, load_bench_set
 from repro.bench.datasets import PromptSet, load_file, load_hub_dataset, read_prompts, text_table
 from repro.errors import ReproError
@@ -119,10 +119,11 @@ def template_from_dir(snapshot: Path) -> ChatTemplate | None:
     config: dict[str, Any] = {}
     if config_path.is_file():
         try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            config = {}
-    source = jinja.read_text(encoding="utf-8") if jinja.is_file() else config.get("chat_template")
+            parsed = fileread.read_json(config_path)
+        except fileread.UnreadableFile:
+            parsed = {}
+        config = parsed if isinstance(parsed, dict) else {}
+    source = fileread.read_text(jinja) if jinja.is_file() else config.get("chat_template")
     if isinstance(source, list):  # named templates: take "default"
         source = next((t.get("template") for t in source if t.get("name") == "default"), None)
     if not isinstance(source, str):

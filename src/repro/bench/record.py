@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from repro import fileread
 from repro.bench.metrics import spread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
@@ -77,12 +78,23 @@ def write_model(path: Path, model: BaseModel, *, exclude_unset: bool = False) ->
 
 
 def read_json(path: Path) -> Any:
+    """A run file, bounded in size, encoding and depth (repro.fileread)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return fileread.read_json(path)
     except FileNotFoundError:
         raise ReproError(f"{path} is missing", hint="is this a run directory?") from None
-    except json.JSONDecodeError as exc:
-        raise ReproError(f"{path} is not valid JSON: {exc}") from None
+
+
+def fresh_run_dir(base: Path, name: str) -> Path:
+    """`base/<UTC timestamp>-<name>`, the name made safe for a folder, with -2, -3, ... when
+    that folder exists: the one place a run folder is named (bench, accept and `repro run`)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = base / f"{stamp}-{_SAFE.sub('-', name)}"
+    n = 1
+    while run_dir.exists():
+        n += 1
+        run_dir = base / f"{stamp}-{_SAFE.sub('-', name)}-{n}"
+    return run_dir
 
 
 def new_run_dir(recipe_name: str, output: Path | None, base: Path = Path("runs")) -> Path:
@@ -95,12 +107,7 @@ def new_run_dir(recipe_name: str, output: Path | None, base: Path = Path("runs")
                 hint="pick another --output, or continue that run with --resume",
             )
     else:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        run_dir = base / f"{stamp}-{_SAFE.sub('-', recipe_name)}"
-        n = 1
-        while run_dir.exists():
-            n += 1
-            run_dir = base / f"{stamp}-{_SAFE.sub('-', recipe_name)}-{n}"
+        run_dir = fresh_run_dir(base, recipe_name)
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir
 

@@ -23,6 +23,7 @@ from repro.bench.datasets import PromptSet
 from repro.bench.energy import LevelMeter, usd_per_mtok
 from repro.bench.metrics import request_row, summarize_level
 from repro.bench.prompts import bench_prompts, bench_source, chat_template_for
+from repro.bench.provenance import Provenance
 from repro.bench.record import (
     RunWriter,
     new_run_dir,
@@ -36,12 +37,10 @@ from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
-from repro.lock import lock_of
 from repro.spec.dataset import bench_dataset_problem
 from repro.spec.machine import ServerInfo
 from repro.spec.record import BenchRunInfo, BenchWorkload, ClientLimits, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
-from repro.topology import collect_fingerprint
 
 
 class SweepObserver(Protocol):
@@ -76,7 +75,8 @@ class BenchOptions:
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
     collect_machine: bool = True
-    server_log: Callable[[], list[str]] | None = None
+    server_log: Callable[[], list[str]] | None = None  # default: provenance.server_log
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 @dataclass
@@ -172,17 +172,14 @@ def _start(
         ),
     )
     record.write("recipe.json", resolved)
-    lock = lock_of(recipe)
+    lock = opts.provenance.lock_of(recipe)
     if lock is not None:
         record.write("lock.json", lock.model_dump(mode="json"))
-    # deferred: launch.deploy imports python_on_whales
-    from repro.launch.deploy import running_image
-
-    image = running_image(url) or {}  # the image of a deployment repro launched there
+    image = opts.provenance.running_image(url) or {}  # of a deployment repro launched there
     server_info = ServerInfo.model_validate({**info, **image, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
-    if opts.collect_machine:
-        record.write("machine.json", collect_fingerprint().model_dump(mode="json"))
+    if opts.collect_machine and opts.provenance.machine is not None:
+        record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))
     return record, resolved, served_model(info), source
 
 
@@ -431,10 +428,7 @@ def _save_server_log(record: RunWriter, opts: BenchOptions) -> None:
         if opts.server_log is not None:
             lines = opts.server_log()
         else:
-            # deferred: launch.deploy imports python_on_whales, needed only for this log
-            from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
-
-            lines = log_tail(record.run.recipe_name, RECORDED_LOG_TAIL)
+            lines = opts.provenance.server_log(record.run.recipe_name)
     except Exception:  # the log is a courtesy: never mask the run's own error
         lines = []
     write_server_log(record.dir, lines)

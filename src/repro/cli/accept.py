@@ -13,11 +13,14 @@ from rich.table import Table
 
 from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.benchsets import BENCH_SETS
+from repro.cli.options import FiniteFloat, warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
+from repro.run.provenance import local_provenance
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
 from repro.spec.record import ClientLimits
+from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
 
@@ -102,10 +105,10 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     "--concurrency and at the recipe's top bench concurrency; exit 1 when any differ.",
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (or a bench run).")
-@click.option("--read-timeout", type=click.FloatRange(min=0), default=3600.0, show_default=True,
+@click.option("--read-timeout", type=FiniteFloat(min=0), default=3600.0, show_default=True,
               help="Seconds without data (a non-streaming response: until it comes) before a "
               "request fails; 0: no limit.")  # fmt: skip
-@click.option("--request-timeout", type=click.FloatRange(min=0), default=3600.0,
+@click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
               show_default=True,
               help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
@@ -130,9 +133,10 @@ def accept(
 
     Writes accept.json into a run folder per recipe and prints the folders on stdout.
     """
+    checked_urls = server_urls(urls, warn)
     loaded = [load_recipe(ref) for ref in recipes]
     opts = AcceptOptions(
-        urls=list(urls),
+        urls=checked_urls,
         prompt_sets=[s.strip() for s in prompt_sets.split(",") if s.strip()]
         if prompt_sets
         else None,
@@ -144,6 +148,7 @@ def accept(
         check_lossless=check_lossless,
         output=output,
         client=ClientLimits(read_timeout_s=read_timeout, request_timeout_s=request_timeout),
+        provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(line))

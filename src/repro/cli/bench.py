@@ -13,11 +13,14 @@ from rich.text import Text
 from repro.bench import BenchOptions, parse_slos, run_bench
 from repro.bench.record import strict_json
 from repro.bench.urltarget import url_target
+from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.recipe import load_recipe
+from repro.run.provenance import local_provenance
 from repro.spec.record import Level
 from repro.tables import fit
+from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
 
@@ -133,7 +136,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "--prompts-per-level",
     "--prompts",
     "prompts",
-    type=int,
+    type=click.IntRange(min=1),
     help="Measured requests per level (a count, the recipe's bench.prompts_per_level; "
     "`accept --prompts` is per prompt set).",
 )
@@ -146,10 +149,10 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (default: runs/...).")
 @click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
-@click.option("--read-timeout", type=click.FloatRange(min=0),
+@click.option("--read-timeout", type=FiniteFloat(min=0),
               help="Seconds without data before a request fails as stalled; 0: no limit "
               "[default: 300, or the resumed run's own].")  # fmt: skip
-@click.option("--request-timeout", type=click.FloatRange(min=0),
+@click.option("--request-timeout", type=FiniteFloat(min=0),
               help="Seconds a request may take in all, however steadily data comes; 0: no "
               "limit [default: 3600, or the resumed run's own].")  # fmt: skip
 @click.option("--max-event-bytes", type=click.IntRange(min=1024),
@@ -157,12 +160,12 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
               "[default: 64 MiB, or the resumed run's own].")  # fmt: skip
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
-@click.option("--max-failed-pct", type=click.FloatRange(min=0, max=100),
+@click.option("--max-failed-pct", type=FiniteFloat(min=0, max=100),
               help="A level with more failed requests (percent) is invalid [default: 1, or "
               "the resumed run's own].")  # fmt: skip
-@click.option("--metrics-interval", type=click.FloatRange(min=0.01), default=0.5,
+@click.option("--metrics-interval", type=FiniteFloat(min=0.01), default=0.5,
               show_default=True, help="Seconds between the server's /metrics scrapes.")  # fmt: skip
-@click.option("--gpu-hour-usd", type=click.FloatRange(min=0, min_open=True),
+@click.option("--gpu-hour-usd", type=FiniteFloat(min=0, min_open=True),
               help="Price of one GPU-hour in USD, for $/Mtok per level [default: the "
               "recipe's cost.gpu_hour_usd].")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
@@ -202,6 +205,19 @@ def bench(
             "give a RECIPE, a server --url, or --resume RUN",
             hint="e.g. repro bench demo, or repro bench --url http://127.0.0.1:30000",
         )
+    if resume is not None:
+        ctx = click.get_current_context()
+        given = given_options(
+            ctx, "concurrency", "input_len", "output_len", "prompts", "endpoint", "output"
+        )
+        refuse_with(
+            ctx,
+            ([recipe] if recipe else []) + given,
+            "cannot be combined with --resume: a resumed run measures its own recorded plan "
+            "(resume without them, or start a new run)",
+        )
+    if url is not None:
+        [url] = server_urls([url], warn)
     loaded: Any = None
     if recipe is not None:
         loaded = load_recipe(recipe)
@@ -224,6 +240,7 @@ def bench(
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
+        provenance=local_provenance(),
     )
     with sweep_bars(_console) as bars:
         result = run_bench(loaded, opts, bars)

@@ -22,6 +22,7 @@ from python_on_whales.exceptions import DockerException
 
 from repro import __version__
 from repro.errors import ReproError
+from repro.exitcodes import ExitCode
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.progress import Progress, quiet
@@ -35,7 +36,7 @@ SOURCE_URL = "https://github.com/repro-dev/repro"
 
 
 class ImageBuildError(ReproError):
-    exit_code = 6
+    exit_code = ExitCode.IMAGE_BUILD
 
 
 class PatchFile(BaseModel):

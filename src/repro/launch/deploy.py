@@ -21,6 +21,7 @@ from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from repro.errors import ReproError
+from repro.exitcodes import ExitCode
 from repro.fsutil import write_atomic
 from repro.image.engine import client, image_exists
 from repro.launch.compose import compose_client, compose_command, write_override
@@ -35,7 +36,7 @@ SPEC_NAME = "deployment.json"
 class LaunchError(ReproError):
     """The server did not come up."""
 
-    exit_code = 5
+    exit_code = ExitCode.LAUNCH
 
 
 @dataclass

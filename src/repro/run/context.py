@@ -6,12 +6,13 @@ import json
 import shlex
 import urllib.request
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from repro import fileread
+from repro.bench.record import fresh_run_dir
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.lock import load_locked
@@ -54,8 +55,7 @@ class RunContext:
                 setattr(ctx, key, saved.get(key))
             return ctx
         locked = load_locked(ref)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        run_dir = run_dir or runs_dir / f"{stamp}-{locked.name}"
+        run_dir = run_dir or fresh_run_dir(runs_dir, locked.name)
         return cls(ref=ref, locked=locked, run_dir=run_dir, port=port)
 
     def save(self) -> None:
@@ -134,9 +134,10 @@ def _read_saved(run_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ReproError(f"{run_dir} is not a `repro run` folder: it has no {CONTEXT_FILE}", hint)
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ReproError(f"{path} cannot be read ({err})", hint) from None
+        saved = fileread.read_json(path)
+    except (OSError, ReproError) as err:
+        message = err.message if isinstance(err, ReproError) else f"{path} cannot be read ({err})"
+        raise ReproError(message, hint) from None
     if not isinstance(saved, dict) or not isinstance(saved.get("ref"), str):
         raise ReproError(f"{path} is not a run context: it has no recipe `ref`", hint)
     for key, kind in _SAVED_KEYS.items():
