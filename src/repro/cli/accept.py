@@ -3,7 +3,6 @@ intervals), speedup over a baseline, and the lossless check."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -13,6 +12,7 @@ from rich.table import Table
 
 from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.benchsets import BENCH_SETS
+from repro.bench.record import strict_json
 from repro.cli.options import FiniteFloat, warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
@@ -173,7 +173,7 @@ def accept(
              "algorithm": r.algorithm, **r.results.model_dump(mode="json")}
             for r in results
         ]  # fmt: skip
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(strict_json(doc, indent=2))
     else:
         for r in results:
             click.echo(str(r.run_dir))
