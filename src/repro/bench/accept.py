@@ -55,6 +55,7 @@ from repro.progress import Progress, quiet
 from repro.recipe import load_recipe
 from repro.spec.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
 from repro.spec.machine import ServerInfo
+from repro.spec.record import ClientLimits
 
 Payload = dict[str, Any]
 
@@ -74,7 +75,7 @@ class AcceptOptions:
     output: Path | None = None
     resume: Path | None = None  # an accept run to continue: only its missing sets are measured
     runs_dir: Path = Path("runs")
-    read_timeout: float = 3600.0
+    client: ClientLimits = field(default_factory=lambda: ClientLimits(read_timeout_s=3600.0))
     collect_machine: bool = True
     provenance: Provenance = field(default_factory=Provenance)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
@@ -145,7 +146,7 @@ def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
         url,
         plan.warmup,
         opts.concurrency,
-        opts.read_timeout,
+        opts.client,
         lambda n: opts.progress(f"{label}: warm-up {n}/{warmup}"),
     )
     opts.progress(f"{label}: 0/{measured} prompts")
@@ -153,7 +154,7 @@ def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
         url,
         plan.measured,
         opts.concurrency,
-        opts.read_timeout,
+        opts.client,
         lambda n: opts.progress(f"{label}: {n}/{measured} prompts"),
     )
     if not any(r.ok for r in batch.results):
@@ -207,8 +208,8 @@ def _lossless(
         total = max(len(payloads), top)  # enough requests to hold `top` in flight
         cycled = [payloads[i % len(payloads)] for i in range(total)]
         cycled_labels = [labels[i % len(labels)] for i in range(total)]
-        spec = run_batch(url, cycled, top, opts.read_timeout).results
-        plain = run_batch(base_url, cycled, top, opts.read_timeout).results
+        spec = run_batch(url, cycled, top, opts.client).results
+        plain = run_batch(base_url, cycled, top, opts.client).results
         levels.append(lossless_level(top, cycled_labels, spec, plain))
     return LosslessCheck(
         baseline=opts.baseline or base_url,
@@ -287,6 +288,7 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         "baseline": opts.baseline,
         "prompts_per_set": len(plans[0].measured) if plans else 0,
         "max_new_tokens": {p.prompt_set.name: p.max_new_tokens for p in plans},
+        "client_limits": opts.client.model_dump(mode="json"),
     }
     results = AcceptResults(
         simulated=simulated,

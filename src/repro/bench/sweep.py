@@ -47,7 +47,7 @@ from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
 from repro.spec.dataset import bench_dataset_problem
 from repro.spec.lock import Lock
-from repro.spec.record import BenchRunInfo, BenchWorkload, Endpoint, Level
+from repro.spec.record import BenchRunInfo, BenchWorkload, ClientLimits, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
 
 
@@ -75,7 +75,9 @@ class BenchOptions:
     output: Path | None = None
     resume: Path | None = None
     runs_dir: Path = Path("runs")
-    read_timeout: float = 300.0
+    read_timeout: float | None = None  # these three: None for the run's own (new: defaults)
+    request_timeout: float | None = None
+    max_event_bytes: int | None = None
     slos: dict[str, float] | None = None
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
@@ -111,6 +113,18 @@ def _workload(
         request_rate=bench.get("request_rate"),
         dataset_source=source.source if source else None,
         chat_template=template.describe(BENCH_THINKING) if template else None,
+    )
+
+
+def _limits(opts: BenchOptions, recorded: ClientLimits | None) -> ClientLimits:
+    """The client's limits: the options given, else the run's own, else the defaults."""
+    given = {
+        "read_timeout_s": opts.read_timeout,
+        "request_timeout_s": opts.request_timeout,
+        "max_event_bytes": opts.max_event_bytes,
+    }
+    return (recorded or ClientLimits()).model_copy(
+        update={k: v for k, v in given.items() if v is not None}
     )
 
 
@@ -187,6 +201,7 @@ def _start(recipe: Any, opts: BenchOptions) -> Started:
                 DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
             ),
             gpu_hour_usd=_gpu_hour_usd(recipe, opts),
+            client_limits=_limits(opts, None),
         ),
     )
     record.write("recipe.json", resolved)
@@ -254,6 +269,7 @@ def _resume(opts: BenchOptions) -> Started:
         record.run.max_failed_pct = opts.max_failed_pct
     if opts.gpu_hour_usd is not None:
         record.run.gpu_hour_usd = opts.gpu_hour_usd
+    record.run.client_limits = _limits(opts, record.run.client_limits)
     info = asyncio.run(fetch_server_info(record.run.server_url or ""))
     check_same_server(record.run.server_url or "", info, record.run.server_identity)
     template = _resumed_template(record, resolved, info, source)
@@ -334,19 +350,23 @@ async def _sweep(
     opts: BenchOptions,
     progress: SweepObserver | None,
 ) -> str | None:
-    async with StreamClient(url, endpoint, read_timeout=opts.read_timeout) as client:
+    limits = record.run.client_limits or ClientLimits()
+    out_len = bench["output_len"]
+    async with StreamClient.limited(url, endpoint, limits) as client:
         for concurrency, repeat in todo:
             seed = concurrency * 1009 + repeat
             if bench["warmup"]:
                 warm = _bodies(
                     bench, source, endpoint, model, bench["warmup"], seed + 7_000_000, template
                 )
-                await client.run(warm, min(concurrency, len(warm)), repeat=repeat)
+                await client.run(
+                    warm, min(concurrency, len(warm)), repeat=repeat, max_tokens=out_len
+                )
             n = bench["prompts_per_level"]
             bodies = _bodies(bench, source, endpoint, model, n, seed, template)
             if progress:
                 progress.level_started(concurrency, repeat, len(bodies))
-            limits = await fetch_limits(url)
+            server_limits = await fetch_limits(url)
             scraper = MetricsScraper(url, opts.metrics_interval)
             scraper.start()
             meter = LevelMeter(url)
@@ -359,6 +379,7 @@ async def _sweep(
                 request_rate=bench.get("request_rate"),
                 seed=seed,
                 on_done=progress.request_done if progress else None,
+                max_tokens=out_len,
             )
             cpu = time.process_time() - cpu0
             energy = await meter.stop()
@@ -381,10 +402,11 @@ async def _sweep(
                 )
             summary = _judged(
                 summary,
-                server_state(limits, samples, scraper.available),
+                server_state(server_limits, samples, scraper.available),
                 cpu,
                 offered_load(summary, n, bench.get("request_rate") is None),
                 record.run.max_failed_pct,
+                implausible_reason(run.results),
             )
             summary = _with_energy(summary, energy, gpus, record.run.gpu_hour_usd)
             record.add_level(summary, (request_row(r) for r in run.results), samples)
@@ -393,8 +415,25 @@ async def _sweep(
     return None
 
 
+def implausible_reason(results: list[RequestResult]) -> str | None:
+    """Why a level whose server sent malformed responses or values no server can send is
+    invalid, however few."""
+    bad = [r for r in results if r.error_kind in ("implausible", "protocol")]
+    if not bad:
+        return None
+    return (
+        f"{len(bad)} of {len(results)} responses were malformed or held values no server "
+        f"can send (first: {bad[0].error})"
+    )
+
+
 def _judged(
-    summary: Level, server: ServerState, cpu_s: float, offered: int | None, max_failed_pct: float
+    summary: Level,
+    server: ServerState,
+    cpu_s: float,
+    offered: int | None,
+    max_failed_pct: float,
+    implausible: str | None = None,
 ) -> Level:
     """The level with the server's state, the client's CPU time and the verdict."""
     per_s = cpu_s / summary.duration if summary.duration > 0 else None
@@ -402,6 +441,8 @@ def _judged(
         update={"server": server, "client_cpu_s": cpu_s, "client_cpu_per_s": per_s}
     )
     level.reasons = judge(level, offered=offered, max_failed_pct=max_failed_pct)
+    if implausible:
+        level.reasons.append(implausible)
     level.valid = not level.reasons
     return level
 

@@ -3,7 +3,6 @@ intervals), speedup over a baseline, and the lossless check."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -13,12 +12,14 @@ from rich.table import Table
 
 from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.benchsets import BENCH_SETS
-from repro.cli.options import given_options, refuse_with, warn
+from repro.bench.record import strict_json
+from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
 from repro.run.provenance import local_provenance
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
+from repro.spec.record import ClientLimits
 from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
@@ -124,6 +125,12 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     help="Continue this accept run: its finished prompt sets are kept, the rest measured "
     "(give the recipe and options it was started with).",
 )
+@click.option("--read-timeout", type=FiniteFloat(min=0), default=3600.0, show_default=True,
+              help="Seconds without data (a non-streaming response: until it comes) before a "
+              "request fails; 0: no limit.")  # fmt: skip
+@click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
+              show_default=True,
+              help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def accept(
     recipes: tuple[str, ...],
@@ -138,6 +145,8 @@ def accept(
     check_lossless: bool,
     output: Path | None,
     resume: Path | None,
+    read_timeout: float,
+    request_timeout: float,
     as_json: bool,
 ) -> None:
     """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
@@ -169,6 +178,7 @@ def accept(
         check_lossless=check_lossless,
         output=output,
         resume=resume,
+        client=ClientLimits(read_timeout_s=read_timeout, request_timeout_s=request_timeout),
         provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
@@ -176,6 +186,9 @@ def accept(
         results = run_accept(loaded, opts)
     for r in results:
         _console.print(accept_table(r))
+        for s in r.sets:
+            for reason in s.reasons:
+                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(reason)}")
         check = r.results.lossless
         if check is not None:
             for level in check.levels:
@@ -191,7 +204,7 @@ def accept(
              "algorithm": r.algorithm, **r.results.model_dump(mode="json")}
             for r in results
         ]  # fmt: skip
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(strict_json(doc, indent=2))
     else:
         for r in results:
             click.echo(str(r.run_dir))
