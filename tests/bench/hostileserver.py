@@ -20,7 +20,12 @@ from typing import Any
 
 Scenario = Callable[["HostileServer", int, asyncio.StreamWriter], Awaitable[None]]
 
-SERVER_INFO = {"version": "hostile", "model_path": "hostile/model", "max_running_requests": 64}
+# model_path is the demo recipe's, so that `repro accept demo --url` gets past the identity check
+SERVER_INFO = {
+    "version": "hostile",
+    "model_path": "repro-sim/tiny-chat",
+    "max_running_requests": 64,
+}
 CHUNKED_SSE = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 )
