@@ -21,6 +21,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from repro.fsutil import write_atomic
+from repro.report.labels import shortened
 from repro.report.records import LoadedRun
 from repro.report.table import SIMULATED
 
@@ -30,6 +31,9 @@ def run_name(run: LoadedRun) -> str:
 
 
 def figure(height: float = 5.0) -> Figure:
+    # Labels come from run records: drawn as the text they are (`$\frac{1}{$` is a name,
+    # not mathtext to parse).
+    matplotlib.rcParams["text.parse_math"] = False
     fig = Figure(figsize=(8, height), dpi=100)
     FigureCanvasAgg(fig)
     return fig
@@ -162,7 +166,7 @@ def plot_cost_pareto(runs: list[LoadedRun]) -> bytes | None:
 
 def drafter_label(run: LoadedRun) -> str:
     drafter = run.recipe.get("drafter") or {}
-    return str(drafter.get("repo") or run.label)
+    return shortened(str(drafter.get("repo") or run.label))
 
 
 def _ci_errors(sets: list[Any], heights: list[float]) -> list[list[float]]:
@@ -203,7 +207,7 @@ def plot_acceptance(runs: list[LoadedRun]) -> bytes | None:
         )
         ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=2)
     ax.set_xticks(range(len(sets)))
-    ax.set_xticklabels(sets)
+    ax.set_xticklabels([shortened(s, 24) for s in sets])
     ax.set_ylabel("acceptance length (tokens per verify step)")
     ax.set_title("Acceptance length per prompt set per drafter (bars: 95% interval)")
     ax.grid(True, axis="y", alpha=0.3)
