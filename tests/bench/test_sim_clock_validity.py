@@ -7,14 +7,14 @@ from typing import Any
 
 from repro.bench import BenchOptions, run_bench
 from repro.run.stages import clock_warning
-from tests.bench.simserver import SimServer
+from tests.bench.simserver import DFLASH, SimServer
 
 
 def test_a_simulator_behind_its_clock_invalidates_the_level(
     tmp_path: Path, demo: Any, runs: Path
 ) -> None:
     # demo's decode steps are ~8 ms: at time-scale 0.0005 the host cannot emit them in time
-    server = SimServer(tmp_path / "saturated.log", REPRO_SIM_TIME_SCALE="0.0005")
+    server = SimServer(tmp_path / "saturated.log", *DFLASH, REPRO_SIM_TIME_SCALE="0.0005")
     try:
         opts = BenchOptions(
             url=server.url, concurrencies=[32], input_len=16, output_len=64, prompts=64,
