@@ -120,16 +120,17 @@ def chat(spec_details: bool) -> dict[str, Any]:
 
 
 def stream_parts(reply: Reply) -> dict[str, Any]:
-    """A stream's first and last JSON events (for chat: the last content chunk and the usage
-    chunk), and whether it ended with [DONE]."""
+    """A stream's first and last JSON events, and for chat the last content chunk, the
+    `sglext` chunk and the usage chunk (both with empty choices), and whether it ended with
+    [DONE]."""
     events = [e for e in reply.events if e != "[DONE]"]
     parts: dict[str, Any] = {"first": events[0], "done": reply.events[-1] == "[DONE]"}
-    with_choices = [e for e in events if e.get("choices")]
-    if with_choices and with_choices is not events:
-        parts["last"] = with_choices[-1]
-        usage = [e for e in events if not e.get("choices")]
-        if usage:
-            parts["usage"] = usage[-1]
-    else:
+    if "choices" not in events[0]:  # /generate
         parts["last"] = events[-1]
+        return parts
+    parts["last"] = [e for e in events if e.get("choices")][-1]
+    for name in ("sglext", "usage"):
+        carrying = [e for e in events if not e.get("choices") and e.get(name)]
+        if carrying:
+            parts[name] = carrying[-1]
     return parts

@@ -208,7 +208,7 @@ class FrontendScheduler(Scheduler):
             self.collector.increment_realtime_tokens(
                 None, prefill_compute_tokens=new_tokens, prefill_cache_tokens=cached
             )
-            self.stats.cache_hit_rate = self.cache_hit_rate
+            self.stats.cache_hit_rate = cached / max(1, new_tokens + cached)  # this batch
             self._log_stats(len(self.running) - len(batch))
 
     def _decode_done(self) -> None:
