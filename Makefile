@@ -6,12 +6,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 REPRO := $(BIN)/repro
 
-.PHONY: help setup docker test-tools test test-unit test-docker demo lint recipe image push clean
+.PHONY: help setup docker test-tools test test-unit test-docker demo lint recipe-name recipe image push clean
 
 help:
 	@echo "make demo               run the demo recipe end to end on the CPU simulator"
 	@echo "make test               run every test (unit + real Docker engine)"
-	@echo "make lint               ruff + mypy"
+	@echo "make lint               ruff + mypy + the layers contract (import-linter)"
 	@echo "make recipe R=<name>    lock, build, fetch, launch and benchmark recipes/<name>.yaml"
 	@echo "make image R=<name>     build the pinned image of a recipe"
 	@echo "make push R=<name> REGISTRY=<host/ns>   push a recipe's image"
@@ -47,18 +47,30 @@ lint: setup
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy src
+	$(BIN)/lint-imports --no-cache
 
-recipe: setup docker
-	@test -n "$(R)" || { echo "usage: make recipe R=<name>   (names: ls recipes/)"; exit 2; }
-	$(REPRO) run recipes/$(R).yaml
+# R and REGISTRY reach the shell only as exported environment variables, quoted: a value such
+# as R='x;touch y' is a name to refuse, never a command to run.
+# $(value ...) keeps make from expanding a value such as R='$(shell ...)' as a function.
+override R := $(value R)
+override REGISTRY := $(value REGISTRY)
+export R REGISTRY
 
-image: setup docker
-	@test -n "$(R)" || { echo "usage: make image R=<name>"; exit 2; }
-	$(REPRO) image build $(R)
+# Checked before any set-up, so a bad name costs nothing.
+recipe-name:
+	@test -n "$$R" || { echo "usage: make recipe|image|push R=<name>   (names: ls recipes/)" >&2; exit 2; }
+	@[[ "$$R" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$$ && -f "recipes/$$R.yaml" ]] \
+		|| { printf 'error: R=%q is not a recipe name (names: ls recipes/)\n' "$$R" >&2; exit 2; }
 
-push: setup docker
-	@test -n "$(R)" -a -n "$(REGISTRY)" || { echo "usage: make push R=<name> REGISTRY=<host/ns>"; exit 2; }
-	$(REPRO) image push $(R) --registry $(REGISTRY)
+recipe: recipe-name setup docker
+	$(REPRO) run "recipes/$$R.yaml"
+
+image: recipe-name setup docker
+	$(REPRO) image build "$$R"
+
+push: recipe-name setup docker
+	@test -n "$$REGISTRY" || { echo "usage: make push R=<name> REGISTRY=<host/ns>" >&2; exit 2; }
+	$(REPRO) image push "$$R" --registry "$$REGISTRY"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -2,15 +2,17 @@
 
 Serves a snapshot of N files (default 8 x 128 MiB = 1 GiB of random bytes, from disk, via the
 test Hub server in tests/hubserver: LFS files redirect to a CDN origin, like the Hub), then
-alternately downloads it into fresh caches with
+alternately downloads it into a fresh, empty cache each run with
 
 - `repro fetch bench` (space check, access check, snapshot_download, sha256 verification),
 - `python -c "snapshot_download(repo, revision=sha, cache_dir=...)"` (the same files),
 
 and prints MB/s, both for the whole process (start-up included) and for the download call
-alone (repro: the `seconds` of its JSON report, which include the sha256 verification).
+alone (repro: the `seconds` of its JSON report, which include the sha256 verification), each
+the median of --runs runs, and repro's ratio to the plain download for both. The machine's
+cores and load average are printed with them: on a busy machine the ratio says little.
 
-    .venv/bin/python benchmarks/fetch_throughput.py [--files 8] [--file-mib 128] [--runs 2]
+    .venv/bin/python benchmarks/fetch_throughput.py [--files 8] [--file-mib 128] [--runs 5]
 
 Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir.
 """
@@ -20,11 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,11 +76,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--file-mib", type=int, default=128)
-    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "repro-bench")
     args = parser.parse_args()
 
     work: Path = args.workdir
+    print(machine(), flush=True)
     print(f"preparing {args.files} x {args.file_mib} MiB in {work} ...", flush=True)
     files = make_files(work / "source", args.files, args.file_mib)
     total = sum(f.size for f in files)
@@ -113,12 +119,32 @@ def main() -> None:
                       f"{total / inner / 1e6:7.1f} MB/s download call", flush=True)  # fmt: skip
                 shutil.rmtree(cache, ignore_errors=True)
 
-    print(f"\n{total / 1e9:.2f} GB in {len(files)} files, best of {args.runs} runs:")
+    print(f"\n{total / 1e9:.2f} GB in {len(files)} files, median of {args.runs} runs:")
+    medians = {}
     for name, rows in results.items():
-        wall = min(r[0] for r in rows)
-        inner = min(r[1] for r in rows)
-        print(f"  {name:18s} {total / wall / 1e6:7.1f} MB/s (process, {wall:.1f} s)   "
-              f"{total / inner / 1e6:7.1f} MB/s (download call, {inner:.1f} s)")  # fmt: skip
+        wall = statistics.median(r[0] for r in rows)
+        inner = statistics.median(r[1] for r in rows)
+        medians[name] = (wall, inner)
+        print(f"  {name:18s} {total / wall / 1e6:7.1f} MB/s (process, {wall:.2f} s)   "
+              f"{total / inner / 1e6:7.1f} MB/s (download call, {inner:.2f} s)")  # fmt: skip
+    (repro_wall, repro_inner), (plain_wall, plain_inner) = medians.values()
+    print(f"  repro fetch / snapshot_download: {plain_wall / repro_wall:.3f}x per process, "
+          f"{plain_inner / repro_inner:.3f}x per download call")  # fmt: skip
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def machine() -> str:
+    """Where the numbers were taken: host, CPU model, cores, load average now."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        names = [ln.split(":", 1)[1].strip() for ln in cpuinfo.read_text().splitlines()
+                 if ln.startswith("model name")]  # fmt: skip
+        model = names[0] if names else model
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"machine: {platform.node()}, {model}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, huggingface_hub {version('huggingface_hub')}, "
+            f"load average {load}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -10,11 +10,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 
+from repro.exitcodes import ExitCode
+
 
 class ReproError(Exception):
     """A failure the user can fix: says what went wrong and, in `hint`, what to do."""
 
-    exit_code = 1
+    exit_code: int = ExitCode.USER_ERROR
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
@@ -28,7 +30,7 @@ class ReproError(Exception):
 class DockerUnavailable(ReproError):
     """The Docker engine, Compose or buildx is missing or not running."""
 
-    exit_code = 4
+    exit_code = ExitCode.DOCKER
 
 
 class RecipeError(ReproError):

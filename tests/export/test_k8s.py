@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from repro.cli import main
+from repro.exitcodes import ExitCode
 from repro.export import ExportError, K8sOptions, k8s_manifests, render_k8s
 from repro.lock import load_locked
 from repro.recipe import render_server_argv
@@ -231,7 +232,7 @@ def test_cli_writes_file_atomically_or_stdout(project: Project) -> None:
 def test_cli_error_is_one_clean_message(project: Project) -> None:
     lock = project.lock("kimi26-tp16-2n", digest=None)
     result = CliRunner().invoke(main, ["export", "k8s", str(lock)])
-    assert result.exit_code == 2
+    assert result.exit_code == ExitCode.EXPORT
     assert "error:" in result.output and "no pushed image digest" in result.output
     assert "repro image push" in result.output
     assert "Traceback" not in result.output

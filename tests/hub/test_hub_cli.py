@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from hubserver.fixtures import MODEL_WEIGHTS, Project
+from repro.exitcodes import ExitCode
 
 
 def test_fetch_downloads_then_works_offline(project: Project) -> None:
@@ -31,7 +32,7 @@ def test_fetch_downloads_then_works_offline(project: Project) -> None:
 def test_fetch_refuses_when_the_disk_is_too_small(project: Project, tmpfs: Path) -> None:
     project.lock()
     refused = project.repro("fetch", "small", "--cache-dir", str(tmpfs / "hub"))
-    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.returncode == ExitCode.NO_SPACE, refused.stdout + refused.stderr
     message = " ".join(refused.stderr.split())
     assert "not enough disk space for org/model@" in message
     assert f"free at {tmpfs / 'hub'} (filesystem of {tmpfs})" in message

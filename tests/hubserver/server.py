@@ -45,7 +45,9 @@ class HubServer:
         self.datasets: dict[str, HubRepo] = {}
         self.log: list[Request] = []
         self._drops: dict[str, list[int]] = {}
-        self._corrupt: set[str] = set()
+        self._corrupt: dict[str, int] = {}  # path -> sends still to serve intact first
+        self._whole: set[str] = set()
+        self._pauses: dict[str, tuple[int, threading.Event]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -78,9 +80,21 @@ class HubServer:
         """The next `times` downloads of `path` lose the connection after `nbytes` bytes."""
         self._drops[path] = [nbytes] * times
 
-    def corrupt(self, path: str) -> None:
-        """Serve `path` with one byte flipped (same size: only a checksum can tell)."""
-        self._corrupt.add(path)
+    def corrupt(self, path: str, skip: int = 0) -> None:
+        """Serve `path` with one byte flipped (same size: only a checksum can tell), from its
+        `skip`+1-th download on."""
+        self._corrupt[path] = skip
+
+    def ignore_ranges(self, path: str) -> None:
+        """Answer a Range request for `path` with the whole file (200), as some CDNs do."""
+        self._whole.add(path)
+
+    def pause_after(self, path: str, nbytes: int) -> threading.Event:
+        """The next download of `path` stops after `nbytes` bytes until the event is set
+        (it gives up waiting after 60 s)."""
+        go = threading.Event()
+        self._pauses[path] = (nbytes, go)
+        return go
 
     @property
     def endpoint(self) -> str:
@@ -304,7 +318,7 @@ class HubServer:
         start, end, status = 0, f.size, 200
         entry.file = f.path
         rng = request.headers.get("Range")
-        if rng and rng.startswith("bytes="):
+        if rng and rng.startswith("bytes=") and f.path not in self._whole:
             first, _, last = rng[len("bytes=") :].partition("-")
             start = int(first or 0)
             end = int(last) + 1 if last else f.size
@@ -318,7 +332,8 @@ class HubServer:
             return web.Response(
                 status=status, headers={**headers, "Content-Length": str(end - start)}
             )
-        if f.source is not None and not self._drops and not self._corrupt:
+        special = self._drops or self._corrupt or self._pauses
+        if f.source is not None and not special:
             resp: web.StreamResponse = web.FileResponse(f.source, headers=headers)
             entry.sent = end - start
             return resp
@@ -327,11 +342,18 @@ class HubServer:
         await resp.prepare(request)
         drops = self._drops.get(f.path)
         limit = start + drops.pop(0) if drops else None
+        pause = self._pauses.pop(f.path, None) if request.method == "GET" else None
+        corrupt = self._corrupt.get(f.path) == 0
+        if f.path in self._corrupt and not corrupt:
+            self._corrupt[f.path] -= 1
         pos = start
         while pos < end:
             stop = min(end, pos + CHUNK, limit if limit is not None and limit > pos else end)
+            if pause is not None and pos >= start + pause[0]:
+                await asyncio.get_running_loop().run_in_executor(None, pause[1].wait, 60)
+                pause = None
             chunk = f.read(pos, stop)
-            if f.path in self._corrupt and pos <= f.size // 2 < stop:
+            if corrupt and pos <= f.size // 2 < stop:
                 i = f.size // 2 - pos
                 chunk = chunk[:i] + bytes([chunk[i] ^ 0xFF]) + chunk[i + 1 :]
             await resp.write(chunk)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from repro.cli.options import PORT
 from repro.export import (
     K8sOptions,
     SlurmOptions,
@@ -36,7 +37,7 @@ _image = click.option(
 )
 _dist_port = click.option(
     "--dist-port",
-    type=click.IntRange(1, 65535),
+    type=PORT,
     default=20000,
     show_default=True,
     help="Port of --dist-init-addr on the first node (multi-node recipes).",

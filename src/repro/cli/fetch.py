@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import FiniteFloat
 from repro.lock import fetch_recipe, load_locked
 from repro.units import human_bytes, parse_bytes
 
@@ -42,7 +43,7 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
 )
 @click.option(
     "--margin-percent",
-    type=click.FloatRange(0, 100),
+    type=FiniteFloat(0, 100),
     default=5.0,
     show_default=True,
     help="Extra free space required, as a percentage of the download.",

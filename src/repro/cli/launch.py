@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from repro.cli.options import PORT
 from repro.errors import ReproError
 from repro.image.locked_image import check_local_image
 from repro.launch import LaunchSpec, load_spec, prepare_deployment
@@ -28,7 +29,7 @@ _console = Console(stderr=True, highlight=False)
 @click.argument("recipe")
 @click.option(
     "--port",
-    type=click.IntRange(1, 65535),
+    type=PORT,
     help="Host port on 127.0.0.1 (default: the server port).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the compose override and command only.")

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import PORT, FiniteFloat, given_options, refuse_with
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
 from repro.run.listing import list_runs
 from repro.tables import fit
@@ -36,7 +37,7 @@ result; `--resume RUN_DIR` continues.
 )
 @click.option(
     "--port",
-    type=click.IntRange(1, 65535),
+    type=PORT,
     help="Host port for the server (default: the recipe's).",
 )
 @click.option(
@@ -58,7 +59,7 @@ result; `--resume RUN_DIR` continues.
 )
 @click.option(
     "--time-scale",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=1.0,
     show_default=True,
     help="With --sim: multiply every simulated duration (0.01: a hundred times faster, and "
@@ -79,6 +80,22 @@ def run(
 ) -> None:
     if recipe is None and resume is None:
         raise click.UsageError("give a RECIPE (name, file or lock) or --resume RUN_DIR")
+    ctx = click.get_current_context()
+    if resume is not None:
+        refuse_with(
+            ctx,
+            ([recipe] if recipe else []) + given_options(ctx, "sim", "time_scale", "runs_dir"),
+            "cannot be combined with --resume: a resumed run keeps its own recipe, simulator "
+            "and folder (resume without them, or start a new run)",
+        )
+    elif sim is None:
+        refuse_with(
+            ctx, given_options(ctx, "time_scale"), "acts only with --sim (it scales the simulator)"
+        )
+    if dry_run:
+        refuse_with(
+            ctx, given_options(ctx, "as_json"), "cannot be combined with --dry-run (a text plan)"
+        )
     console = Console(stderr=True, highlight=False)
     result = run_pipeline(
         RunOptions(

@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import PORT, FiniteFloat
 from repro.errors import ReproError
 from repro.sim import main as sim_main
 from repro.sim.profile import ProfileError, list_profiles, load_profile
@@ -36,12 +37,16 @@ def sim() -> None:
     "serve",
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
-@click.option("--port", type=int, default=30000, show_default=True, help="Port to listen on.")
+@click.option("--port", type=PORT, default=30000, show_default=True, help="Port to listen on.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--profile", default="demo", show_default=True, help="Profile name or JSON path.")
 @click.option("--seed", type=int, help="Seed of generated text and acceptance draws.")
-@click.option("--time-scale", type=float, help="Multiply every simulated duration (0: none).")
-@click.option("--load-seconds", type=float, help="Imitated weight loading before ready.")
+@click.option(
+    "--time-scale", type=FiniteFloat(min=0), help="Multiply every simulated duration (0: none)."
+)
+@click.option(
+    "--load-seconds", type=FiniteFloat(min=0), help="Imitated weight loading before ready."
+)
 @click.option(
     "--frontend",
     type=click.Choice(["light", "sglang"]),

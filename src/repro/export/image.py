@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from repro.errors import ReproError
+from repro.exitcodes import ExitCode
 from repro.recipe.errors import display_path
 from repro.spec.lock import Locked
 
@@ -28,7 +29,7 @@ PUSH_HINT = (
 class ExportError(ReproError):
     """A manifest cannot be written as asked (missing digest, bad name, secret inline...)."""
 
-    exit_code = 2
+    exit_code = ExitCode.EXPORT
 
 
 @dataclass(frozen=True)

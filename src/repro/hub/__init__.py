@@ -5,7 +5,7 @@ Public API:
     resolve_repo(repo, revision, endpoint=None) -> RepoPin     # commit SHA + selected files
     drafter_block_size(pin, endpoint=None) -> int | None       # config.json's block_size
     fetch_pins(pins, cache_dir=None, margin=SpaceMargin(), verify_all=False, ...) -> FetchReport
-    verify_pin(cache, pin, hash_paths=None) -> (mismatches, hashed)
+    verify_pin(cache, pin, hash_paths=None, streamed=None) -> Verified(problems, hashed, ...)
     select_files(paths) -> list[str]                          # SELECT_PATTERNS, one list
     check_space(needed, cache, margin, what) -> free bytes     # raises InsufficientSpace
 

@@ -65,8 +65,10 @@ def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return (Path(cache_dir).expanduser() if cache_dir else hub_cache_dir()).absolute()
 
 
-def storage_dir(cache: Path, repo: str) -> Path:
-    return cache / repo_folder_name(repo_id=repo, repo_type="model")
+def storage_dir(cache: Path, repo: str, repo_type: Literal["model", "dataset"] = "model") -> Path:
+    """A repository's folder in the Hub cache, named as huggingface_hub names it (the one
+    place repro builds it: fetch, doctor, launch and Hub prompt datasets read it here)."""
+    return cache / repo_folder_name(repo_id=repo, repo_type=repo_type)
 
 
 def snapshot_dir(cache: Path, pin: RepoPin) -> Path:

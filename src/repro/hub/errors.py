@@ -20,6 +20,7 @@ from huggingface_hub.errors import (
 )
 
 from repro.errors import ReproError
+from repro.exitcodes import ExitCode
 
 TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 
@@ -35,7 +36,7 @@ class GatedRepoAccess(HubError):
 class InsufficientSpace(ReproError):
     """Not enough free disk space for the download."""
 
-    exit_code = 2
+    exit_code = ExitCode.NO_SPACE
 
 
 class VerificationFailed(ReproError):

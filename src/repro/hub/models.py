@@ -22,6 +22,9 @@ class RepoFetch(BaseModel):
     hashed_files: int = Field(
         default=0, description="Files whose sha256 was checked against the lock."
     )
+    hashed_while_downloading: int = Field(
+        default=0, description="Of hashed_files, those hashed as they were written (no re-read)."
+    )
     seconds: float = 0.0
     simulated: bool = False
 

@@ -22,6 +22,7 @@ from python_on_whales.exceptions import DockerException
 
 from repro import __version__
 from repro.errors import ReproError
+from repro.exitcodes import ExitCode
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.progress import Progress, quiet
@@ -35,7 +36,7 @@ SOURCE_URL = "https://github.com/repro-dev/repro"
 
 
 class ImageBuildError(ReproError):
-    exit_code = 6
+    exit_code = ExitCode.IMAGE_BUILD
 
 
 class PatchFile(BaseModel):
@@ -113,9 +114,13 @@ class BuiltImage(BaseModel):
         return Catalog.from_dict(data, origin=f"the manifest of image {self.tag}")
 
 
-def build_image(plan: BuildPlan, on_log: Progress = quiet) -> BuiltImage:
-    """Build (or find, when the tag exists) the image of a plan and read its manifest."""
-    if not image_exists(plan.tag):
+def build_image(plan: BuildPlan, on_log: Progress = quiet, rebuild: bool = False) -> BuiltImage:
+    """Build (or find, when the tag exists) the image of a plan and read its manifest.
+
+    `rebuild` builds even when the tag exists (from the build cache, so cheaply): for an image
+    about to be recorded in a lock, the tag is made to hold what the plan's inputs build, not
+    whatever image was given that tag since (retagged or changed by hand)."""
+    if rebuild or not image_exists(plan.tag):
         _run_build(plan, on_log)
     image = client().image.inspect(plan.tag)
     return BuiltImage(

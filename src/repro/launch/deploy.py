@@ -21,8 +21,10 @@ from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from repro.errors import ReproError
+from repro.exitcodes import ExitCode
 from repro.fsutil import write_atomic
 from repro.image.engine import client, image_exists
+from repro.launch.claim import deployment_claim
 from repro.launch.compose import compose_client, compose_command, write_override
 from repro.launch.spec import SERVICE, LaunchSpec
 
@@ -35,7 +37,7 @@ SPEC_NAME = "deployment.json"
 class LaunchError(ReproError):
     """The server did not come up."""
 
-    exit_code = 5
+    exit_code = ExitCode.LAUNCH
 
 
 @dataclass
@@ -66,28 +68,43 @@ def prepare_deployment(spec: LaunchSpec) -> tuple[Path, list[str]]:
 def launch(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None] = lambda _p: None) -> str:
     """Start the deployment and wait until it is healthy; return the server URL.
 
-    Anything started is stopped again when the wait fails or is interrupted (Ctrl-C).
+    Anything started is stopped again when the wait fails or is interrupted (Ctrl-C). The
+    deployment's claim is held throughout, so a second launch of it is refused before it
+    can start anything (or take this one down in its clean-up).
     """
-    _preflight(spec)
-    override, _command = prepare_deployment(spec)
-    compose = compose_client(spec.project, override)
-    try:
+    with deployment_claim(deployment_dir(spec.name), spec.name):
+        _preflight(spec)
+        override, _command = prepare_deployment(spec)
+        compose = compose_client(spec.project, override)
         try:
-            compose.compose.up(detach=True, pull="never", quiet=True)
-        except DockerException as err:
-            message = _tail(err.stderr or str(err), 5)
-            raise LaunchError(f"docker compose up failed: {message}") from err
-        _wait_healthy(spec, on_progress)
-    except BaseException:  # a failed start, a timeout or Ctrl-C: leave nothing behind
-        compose.compose.down(quiet=True, timeout=5)
-        raise
+            try:
+                compose.compose.up(detach=True, pull="never", quiet=True)
+            except DockerException as err:
+                message = _tail(err.stderr or str(err), 5)
+                raise LaunchError(f"docker compose up failed: {message}") from err
+            _wait_healthy(spec, on_progress)
+        except BaseException:  # a failed start, a timeout or Ctrl-C: leave nothing behind
+            compose.compose.down(quiet=True, timeout=5)
+            raise
     return spec.url
 
 
-def stop(name: str) -> bool:
-    """Stop and remove a deployment's containers; False when there was nothing to stop."""
+def running_container_id(name: str) -> str | None:
+    """The ID of deployment `name`'s server container while it runs, else None: what a run
+    records as the server it started, and checks before it reuses or stops one."""
+    spec = load_spec(name)
+    container = container_of(spec) if spec is not None else None
+    return str(container.id) if container is not None and container.state.running else None
+
+
+def stop(name: str, container_id: str | None = None) -> bool:
+    """Stop and remove a deployment's containers; False when there was nothing to stop.
+    With `container_id`, only when that container is the deployment's server: a run stops
+    the server it started, never one launched since in its place."""
     spec = load_spec(name)
     if spec is None:
+        return False
+    if container_id is not None and running_container_id(name) not in (container_id, None):
         return False
     override = deployment_dir(name) / "compose.override.yaml"
     compose_client(spec.project, override).compose.down(quiet=True, timeout=10)

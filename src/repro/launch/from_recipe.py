@@ -5,6 +5,7 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
+from repro.hub.cache import snapshot_dir
 from repro.image.buildplan import plan_for_spec, planned_tag
 from repro.launch.spec import LaunchSpec
 from repro.recipe import render_env, render_server_argv
@@ -21,8 +22,7 @@ def required_snapshots(lock: Lock | None, cache: Path) -> dict[str, Path]:
     needed: dict[str, Path] = {}
     for pin in lock.pins() if lock is not None else []:
         if pin.sha and not pin.simulated:
-            folder = "models--" + pin.repo.replace("/", "--")
-            needed[f"{pin.repo}@{pin.sha[:12]}"] = cache / folder / "snapshots" / pin.sha
+            needed[f"{pin.repo}@{pin.sha[:12]}"] = snapshot_dir(cache, pin)
     return needed
 
 

@@ -19,6 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from repro.fsutil import write_atomic
+from repro.report.labels import shortened
 from repro.report.records import LoadedRun
 from repro.report.table import SIMULATED
 
@@ -28,6 +29,9 @@ def _name(run: LoadedRun) -> str:
 
 
 def _figure() -> Figure:
+    # Labels come from run records: drawn as the text they are (`$\frac{1}{$` is a name,
+    # not mathtext to parse).
+    matplotlib.rcParams["text.parse_math"] = False
     fig = Figure(figsize=(8, 5), dpi=100)
     FigureCanvasAgg(fig)
     return fig
@@ -136,7 +140,7 @@ def plot_cost_pareto(runs: list[LoadedRun]) -> bytes | None:
 
 def drafter_label(run: LoadedRun) -> str:
     drafter = run.recipe.get("drafter") or {}
-    return str(drafter.get("repo") or run.label)
+    return shortened(str(drafter.get("repo") or run.label))
 
 
 def plot_acceptance(runs: list[LoadedRun]) -> bytes | None:
@@ -159,7 +163,7 @@ def plot_acceptance(runs: list[LoadedRun]) -> bytes | None:
         bars = ax.bar(xs, heights, width=width, label=label + (" (SIM)" if run.simulated else ""))
         ax.bar_label(bars, fmt="%.2f", fontsize=7)
     ax.set_xticks(range(len(sets)))
-    ax.set_xticklabels(sets)
+    ax.set_xticklabels([shortened(s, 24) for s in sets])
     ax.set_ylabel("acceptance length (tokens per verify step)")
     ax.set_title("Acceptance length per prompt set per drafter")
     ax.grid(True, axis="y", alpha=0.3)

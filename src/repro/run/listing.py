@@ -7,13 +7,14 @@ why, never skipped silently.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from repro import fileread
+from repro.errors import ReproError
 from repro.spec.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
 from repro.spec.record import StagesFile
 
@@ -32,8 +33,8 @@ class RunListing:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        return fileread.read_json(path)
+    except (OSError, ReproError):
         return None
 
 

@@ -20,16 +20,17 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from repro.bench.record import read_json, write_model
+from repro.bench.record import fresh_run_dir, read_json, write_model
 from repro.errors import ReproError
-from repro.lock import require_checked
-from repro.run.context import RunContext
-from repro.run.interrupts import (
+from repro.exitcodes import ExitCode
+from repro.interrupts import (
     signal_name,
     signal_number,
     signals_as_interrupts,
     signals_ignored,
 )
+from repro.lock import require_checked
+from repro.run.context import RunContext
 from repro.run.simulate import simulated_recipe
 from repro.run.stages import (
     stage_accept,
@@ -45,7 +46,6 @@ from repro.run.stages import (
 from repro.spec.record import StageRecord, StagesFile, first_error
 
 STAGES_FILE = "stages.json"
-FIRST_STAGE_EXIT_CODE = 10  # the exit code of a failed stage is this + its index in STAGES
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ STAGE_NAMES = [stage.name for stage in STAGES]
 
 
 def exit_code_of(stage: str) -> int:
-    return FIRST_STAGE_EXIT_CODE + STAGE_NAMES.index(stage)
+    return ExitCode.FIRST_STAGE + STAGE_NAMES.index(stage)
 
 
 class StageFailed(ReproError):
@@ -137,8 +137,7 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     console = console or Console(stderr=True, highlight=False)
     ref, run_dir = options.ref, None
     if options.sim is not None and options.resume is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        run_dir = options.runs_dir / f"{stamp}-{Path(options.ref).stem}-sim"
+        run_dir = fresh_run_dir(options.runs_dir, f"{Path(options.ref).stem}-sim")
         sim_recipe = simulated_recipe(ref, run_dir, options.sim or None, options.time_scale)
         ref = str(sim_recipe)
     ctx = RunContext.create(ref, options.resume, options.runs_dir, options.port, run_dir)
@@ -156,6 +155,23 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
             text = line if line.startswith("#") else f"$ {line}"
             console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
         return RunResult(ctx.run_dir, records)
+    # deferred: python_on_whales
+    from repro.launch.claim import deployment_claim
+    from repro.launch.deploy import deployment_dir
+
+    # One repro at a time owns the recipe's deployment: a second run is refused here, before
+    # any stage, never by a failing launch whose clean-up stops this run's server.
+    with deployment_claim(deployment_dir(ctx.recipe.name), ctx.recipe.name):
+        return _run_stages(ctx, records, options, start_index, console)
+
+
+def _run_stages(
+    ctx: RunContext,
+    records: list[StageRecord],
+    options: RunOptions,
+    start_index: int,
+    console: Console,
+) -> RunResult:
     ctx.keep = options.keep
     try:
         ctx.save()
@@ -178,7 +194,7 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         error = ReproError(
             f"interrupted by {name}", hint=f"continue with `repro run --resume {ctx.run_dir}`"
         )
-        error.exit_code = 128 + signal_number(interrupt)
+        error.exit_code = ExitCode.SIGNAL + signal_number(interrupt)
         raise error from None
     except OSError as err:  # the run folder itself cannot be written (full disk, permission)
         _clean_up(ctx, records, stop=not options.keep)
@@ -218,11 +234,11 @@ def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord], port: int |
     `port` when given; a server still up on another port is refused, not silently kept."""
     pending = [r for r in records if r.name in SERVER_STAGES and r.status != "done"]
     launch = next(r for r in records if r.name == "launch")
-    if pending and launch.status == "done" and not ctx.server_is_up():
-        launch.status, launch.summary = "pending", "relaunch: the server is not running"
-        ctx.deployment, ctx.url = None, None
+    if pending and launch.status == "done" and not ctx.owns_running_server():
+        launch.status, launch.summary = "pending", "relaunch: this run's server is not running"
+        ctx.deployment, ctx.url, ctx.container_id = None, None, None
     if port is not None and port != (ctx.port or ctx.recipe.server.port):
-        if ctx.deployment is not None and ctx.server_is_up():
+        if ctx.owns_running_server():
             raise ReproError(
                 f"the server of {ctx.run_dir} is up at {ctx.url}, not on port {port}",
                 hint=f"resume without --port, or stop it first: `repro stop {ctx.deployment}`",

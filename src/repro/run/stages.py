@@ -117,7 +117,10 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
     # Recorded as this run's only once it started it: a failed launch (a deployment of that
     # name already running) must not make the run stop someone else's server. A launch that
     # fails or is interrupted stops what it started itself.
+    from repro.launch.deploy import running_container_id  # deferred: python_on_whales
+
     ctx.deployment = spec.name
+    ctx.container_id = running_container_id(spec.name)
     ctx.save()
     return f"healthy at {ctx.url}"
 
@@ -126,6 +129,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
     if ctx.recipe.drafter is None or ctx.recipe.accept is None:
         return "skipped: no drafter"
     from repro.bench.accept import AcceptOptions, run_accept  # deferred: aiohttp, numpy
+    from repro.run.provenance import local_provenance
 
     with console.status("measuring acceptance") as status:
         [result] = run_accept(
@@ -134,6 +138,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
                 urls=[_url(ctx)],
                 output=ctx.run_dir / "accept",
                 collect_machine=False,
+                provenance=local_provenance(),
                 progress=lambda line: status.update(escape(line)),
             ),
         )
@@ -143,6 +148,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
 
 def stage_bench(ctx: RunContext, console: Console) -> str:
     from repro.bench.sweep import BenchOptions, run_bench  # deferred: aiohttp, numpy
+    from repro.run.provenance import local_provenance
 
     record = ctx.run_dir / "bench"
     started = (record / "run.json").is_file()  # an interrupted sweep: keep its finished levels
@@ -150,6 +156,7 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
         url=_url(ctx),
         output=None if started else record,
         resume=record if started else None,
+        provenance=local_provenance(),
     )
     with sweep_bars(console) as bars:
         result = run_bench(ctx.recipe, options, bars)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from repro.hub.cache import storage_dir
 from repro.topology.runner import CommandResult, Runner
 
 DOCKER_TIMEOUT_S = 15.0
@@ -94,7 +95,7 @@ class DiskInfo(BaseModel):
 
 def cached_repo_bytes(cache: Path, repo: str) -> int:
     """Bytes of model `repo` already in a Hub cache (blobs, including partial downloads)."""
-    blobs = cache / ("models--" + repo.replace("/", "--")) / "blobs"
+    blobs = storage_dir(cache, repo) / "blobs"
     total = 0
     try:
         for blob in blobs.iterdir():

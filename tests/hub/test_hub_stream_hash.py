@@ -1,0 +1,79 @@
+"""sha256 taken while a file downloads (repro.hub.streamhash), against the local Hub server."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hubserver.repos import random_bytes
+from hubserver.server import HubServer
+from repro.hub import FetchReport, SpaceMargin, VerificationFailed, fetch_pins, resolve_repo
+
+NO_MARGIN = SpaceMargin(fraction=0, keep_free=0)
+MiB = 1 << 20
+
+
+def _open_partials(blobs: Path) -> int:
+    """How many of this process's file descriptors are on a partial download in `blobs`."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        count += target.startswith(str(blobs)) and target.endswith(".incomplete")
+    return count
+
+
+def test_a_download_is_hashed_while_it_is_written(hub: HubServer, tmp_path: Path) -> None:
+    hub.add_repo("org/big", {"config.json": b"{}", "model.safetensors": random_bytes(24 * MiB, 3)})
+    go = hub.pause_after("model.safetensors", 12 * MiB)
+    pin = resolve_repo("org/big", endpoint=hub.endpoint)
+    done: list[FetchReport | BaseException] = []
+
+    def fetch() -> None:
+        try:
+            done.append(
+                fetch_pins([pin], cache_dir=tmp_path, endpoint=hub.endpoint, margin=NO_MARGIN)
+            )
+        except BaseException as error:
+            done.append(error)
+
+    worker = threading.Thread(target=fetch)
+    worker.start()
+    blobs = tmp_path / "models--org--big" / "blobs"
+    deadline = time.monotonic() + 60
+    while _open_partials(blobs) < 2 and time.monotonic() < deadline and worker.is_alive():
+        time.sleep(0.01)  # huggingface_hub writes the partial file, and repro reads it
+    readers = _open_partials(blobs)
+    go.set()
+    worker.join(60)
+    assert readers == 2
+    report = done[0]
+    assert isinstance(report, FetchReport), report
+    repo = report.repos[0]
+    assert (repo.hashed_files, repo.hashed_while_downloading) == (1, 1)
+
+
+def test_a_resume_answered_with_a_whole_corrupt_file_is_refused(
+    hub: HubServer, tmp_path: Path
+) -> None:
+    """The server ignores the resume's Range and sends the whole file again, corrupt where the
+    first attempt was already written: huggingface_hub truncates and rewrites the file, so
+    what a reader saw of the first attempt must not vouch for it."""
+    hub.add_repo("org/big", {"config.json": b"{}", "model.safetensors": random_bytes(16 * MiB, 5)})
+    hub.drop_after("model.safetensors", 12 * MiB)
+    hub.ignore_ranges("model.safetensors")
+    hub.corrupt("model.safetensors", skip=1)  # the first attempt is intact
+    pin = resolve_repo("org/big", endpoint=hub.endpoint)
+    with pytest.raises(VerificationFailed, match=r"model\.safetensors: sha256"):
+        fetch_pins([pin], cache_dir=tmp_path, endpoint=hub.endpoint, margin=NO_MARGIN)
+    first, second = hub.downloads("model.safetensors")[-2:]
+    assert second.range == f"bytes={10 * MiB}-" and second.status == 200
+    assert first.sent == 12 * MiB and second.sent == 16 * MiB
+    snapshot = tmp_path / "models--org--big" / "snapshots" / (pin.sha or "")
+    assert not (snapshot / "model.safetensors").exists()
