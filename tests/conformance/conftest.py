@@ -2,7 +2,8 @@
 and SGLang 0.5.23's own front end with repro's scheduler process behind it.
 
 The front end runs in the Python `scripts/ensure-sglang` makes (.venv-sglang/, or
-REPRO_SGLANG_PYTHON); tests here are marked `real_sglang` and fail, not skip, without it.
+REPRO_SGLANG_PYTHON); tests here are marked `real_sglang` and fail, not skip, without it. The
+tiny model is the one the real-engine tests serve (repro.realengine.tinymodel).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.simulator import REPO, Sim
+from repro.realengine.engine import DEFAULT_VENV, EngineError, engine_python, make_tiny_model
+from tests.support.simulator import Sim
 
 FRONTEND = ("-m", "repro.sim.sglang_frontend")
 
@@ -26,20 +28,25 @@ class Pair:
     request_log: Path  # SGLang's --log-requests-target folder (JSON lines per finished request)
 
 
-def sglang_python() -> str:
-    python = Path(os.environ.get("REPRO_SGLANG_PYTHON") or REPO / ".venv-sglang" / "bin" / "python")
-    if not python.is_file():
-        pytest.fail(f"no SGLang Python at {python}: run scripts/ensure-sglang (make test does)")
-    return str(python)
+def sglang_venv() -> Path:
+    """.venv-sglang/, or the environment of REPRO_SGLANG_PYTHON."""
+    override = os.environ.get("REPRO_SGLANG_PYTHON")
+    venv = Path(override).parents[1] if override else DEFAULT_VENV
+    try:
+        engine_python(venv)
+    except EngineError as e:
+        pytest.fail(f"{e} ({e.hint})")
+    return venv
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The tiny target model and DFlash drafter (config and tokenizer are what SGLang's
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The seeded tiny Qwen3 and its DFlash drafter (config and tokenizer are what SGLang's
     front end reads)."""
-    from tests.support.tinymodel import make_tiny_models
-
-    return make_tiny_models(tmp_path_factory.mktemp("tiny"), sglang_python())
+    root = tmp_path_factory.mktemp("tiny")
+    target, drafter = root / "qwen3-tiny", root / "qwen3-tiny-dflash"
+    make_tiny_model(target, seed=0, drafter=drafter, venv=sglang_venv())
+    return target, drafter
 
 
 def argv(model: Path, drafter: Path, log_dir: Path) -> list[str]:
@@ -56,13 +63,22 @@ def argv(model: Path, drafter: Path, log_dir: Path) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def pair(tmp_path_factory: pytest.TempPathFactory, tiny_model: tuple[Path, Path]) -> Iterator[Pair]:
+def pair(
+    tmp_path_factory: pytest.TempPathFactory, tiny_models: tuple[Path, Path]
+) -> Iterator[Pair]:
     logs = tmp_path_factory.mktemp("conformance")
     request_log = logs / "requests"
     request_log.mkdir()
-    args = argv(*tiny_model, request_log)
+    args = argv(*tiny_models, request_log)
     env = {"REPRO_SIM_PROFILE": "demo", "REPRO_SIM_SEED": "7"}
-    sglang = Sim(args, env, logs / "sglang.log", shim=None, module=FRONTEND, python=sglang_python())
+    sglang = Sim(
+        args,
+        env,
+        logs / "sglang.log",
+        shim=None,
+        module=FRONTEND,
+        python=str(engine_python(sglang_venv())),
+    )
     sim = Sim(args, env, logs / "sim.log")
     try:
         yield Pair(sim.wait_ready(60), sglang.wait_ready(300), request_log)
