@@ -19,14 +19,15 @@ pytestmark = pytest.mark.docker
 
 def test_two_runs_at_once_one_runs_the_other_is_refused(repo_root: Path, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
-    processes = [
-        subprocess.Popen(
-            [REPRO, "run", "demo", "--runs-dir", str(tmp_path / f"runs{i}"),
-             "--port", str(free_port())],
-            cwd=repo_root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+
+    def start(runs: Path) -> subprocess.Popen[str]:
+        command = [REPRO, "run", "demo", "--runs-dir", str(runs), "--port", str(free_port())]
+        return subprocess.Popen(
+            command, cwd=repo_root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
         )  # fmt: skip
-        for i in range(2)
-    ]
+
+    processes = [start(tmp_path / f"runs{i}") for i in range(2)]
     outcomes = [(p.wait(timeout=900), p.communicate()[1]) for p in processes]
     codes = sorted(code for code, _ in outcomes)
     assert codes == [0, 1], [err[-1500:] for _, err in outcomes]
