@@ -36,7 +36,7 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
     assert [s["status"] for s in stages] == ["done"] * 9
 
     summary = json.loads((run_dir / "bench" / "summary.json").read_text())
-    levels = {level["concurrency"]: level for level in summary["levels"]}
+    levels = {level["max_concurrency"]: level for level in summary["levels"]}
     assert sorted(levels) == [1, 4, 16, 64]
     for concurrency, level in levels.items():
         rows = [
@@ -48,7 +48,7 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
         measured = [r for r in rows if r["ok"]]
         tokens = sum(r["completion_tokens"] for r in measured)
         verify_steps = sum(r["spec_verify_ct"] for r in measured)
-        assert level["accept_length"] == pytest.approx(tokens / verify_steps)
+        assert level["accept_length_pooled"] == pytest.approx(tokens / verify_steps)
     assert levels[64]["output_throughput"] > levels[1]["output_throughput"]
     assert json.loads((run_dir / "bench" / "run.json").read_text())["simulated"] is True
     for concurrency in levels:  # the bench stage's per-level bars, as `repro bench` shows them

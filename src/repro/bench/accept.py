@@ -37,8 +37,10 @@ from repro.bench.benchsets import (
     PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_SAMPLING,
 )
+from repro.bench.chattemplate import ChatTemplate, recipe_template
 from repro.bench.datasets import PromptSet
-from repro.bench.prompts import chat_template_for, load_prompt_set
+from repro.bench.identity import check_identity, recipe_url
+from repro.bench.prompts import load_prompt_set
 from repro.bench.provenance import Provenance
 from repro.bench.record import write_model
 from repro.bench.server import (
@@ -52,6 +54,8 @@ from repro.errors import ReproError
 from repro.progress import Progress, quiet
 from repro.recipe import load_recipe
 from repro.spec.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
+from repro.spec.machine import ServerInfo
+from repro.spec.record import ClientLimits
 
 Payload = dict[str, Any]
 
@@ -63,6 +67,7 @@ class AcceptOptions:
     prompts: int | None = None
     max_new_tokens: int | None = None  # default: 2048 for BENCH_SETS, else the recipe's plan
     thinking: bool | None = None
+    chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     concurrency: int = 1
     temperature: float = 0.0
     baseline: str | None = None  # a recipe without the drafter, or a server URL
@@ -70,7 +75,7 @@ class AcceptOptions:
     output: Path | None = None
     resume: Path | None = None  # an accept run to continue: only its missing sets are measured
     runs_dir: Path = Path("runs")
-    read_timeout: float = 3600.0
+    client: ClientLimits = field(default_factory=lambda: ClientLimits(read_timeout_s=3600.0))
     collect_machine: bool = True
     provenance: Provenance = field(default_factory=Provenance)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
@@ -96,19 +101,26 @@ class SetPlan:
     measured: list[Payload]
 
 
-def _url_of(ref: str) -> str:
+def _baseline(ref: str, opts: AcceptOptions) -> tuple[str, Any]:
+    """The baseline's URL, and its recipe when it is one (its server is checked too)."""
     if ref.startswith(("http://", "https://")):
-        return ref.rstrip("/")
-    return f"http://127.0.0.1:{load_recipe(ref).server.port}"
+        return ref.rstrip("/"), None
+    recipe = load_recipe(ref)
+    return recipe_url(recipe, opts.provenance.deployment_port), recipe
 
 
-def _plan(recipe: Any, opts: AcceptOptions) -> tuple[list[SetPlan], bool, str]:
+def _prompt_sets(recipe: Any, opts: AcceptOptions) -> list[PromptSet]:
     plan = recipe.accept
     set_refs = opts.prompt_sets or (plan.prompt_sets if plan else ["math", "code", "chat"])
+    return [load_prompt_set(ref) for ref in set_refs]
+
+
+def _plan(
+    recipe: Any, opts: AcceptOptions, prompt_sets: list[PromptSet], template: ChatTemplate
+) -> tuple[list[SetPlan], bool]:
+    plan = recipe.accept
     count = opts.prompts or (plan.prompts if plan else 32)
     thinking = opts.thinking if opts.thinking is not None else (plan.thinking if plan else False)
-    prompt_sets = [load_prompt_set(ref) for ref in set_refs]  # bad input fails before any I/O
-    template = chat_template_for(recipe.model.repo, recipe.model.revision)
     sampling = {**PROTOCOL_SAMPLING, "temperature": opts.temperature}
     plans = []
     for ps in prompt_sets:
@@ -123,7 +135,7 @@ def _plan(recipe: Any, opts: AcceptOptions) -> tuple[list[SetPlan], bool, str]:
         picked = [texts[i % len(texts)] for i in range(warm + count)]  # z-lab: cycle the set
         payloads = [body(t, max_new, sampling) for t in picked]
         plans.append(SetPlan(ps, max_new, payloads[:warm], payloads[warm:]))
-    return plans, thinking, template.origin
+    return plans, thinking
 
 
 def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
@@ -134,7 +146,7 @@ def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
         url,
         plan.warmup,
         opts.concurrency,
-        opts.read_timeout,
+        opts.client,
         lambda n: opts.progress(f"{label}: warm-up {n}/{warmup}"),
     )
     opts.progress(f"{label}: 0/{measured} prompts")
@@ -142,7 +154,7 @@ def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
         url,
         plan.measured,
         opts.concurrency,
-        opts.read_timeout,
+        opts.client,
         lambda n: opts.progress(f"{label}: {n}/{measured} prompts"),
     )
     if not any(r.ok for r in batch.results):
@@ -196,8 +208,8 @@ def _lossless(
         total = max(len(payloads), top)  # enough requests to hold `top` in flight
         cycled = [payloads[i % len(payloads)] for i in range(total)]
         cycled_labels = [labels[i % len(labels)] for i in range(total)]
-        spec = run_batch(url, cycled, top, opts.read_timeout).results
-        plain = run_batch(base_url, cycled, top, opts.read_timeout).results
+        spec = run_batch(url, cycled, top, opts.client).results
+        plain = run_batch(base_url, cycled, top, opts.client).results
         levels.append(lossless_level(top, cycled_labels, spec, plain))
     return LosslessCheck(
         baseline=opts.baseline or base_url,
@@ -228,14 +240,23 @@ def _simulated_profile(info: dict[str, Any]) -> dict[str, Any] | None:
     return {"name": info["sim_profile"], "drafter": info.get("sim_drafter")}
 
 
-def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
-    plans, thinking, template_origin = _plan(recipe, opts)
+def _checked_server(
+    url: str, recipe: Any, opts: AcceptOptions
+) -> tuple[dict[str, Any], ServerInfo, dict[str, Any]]:
+    """The server's /server_info (raw and validated) and identity, refused when it is not
+    `recipe`'s."""
     info = asyncio.run(fetch_server_info(url))
     simulated = recipe.simulator is not None or is_simulated(info)
     # A malformed report fails before anything is measured.
     server_info = server_info_record(url, info, simulated=simulated)
     _check_speculative(url, info)
-    base_url = _url_of(opts.baseline) if opts.baseline else None
+    lock, image = opts.provenance.lock_of(recipe), opts.provenance.running_image(url)
+    return info, server_info, check_identity(url, info, recipe, lock, image)
+
+
+def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
+    prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
+    base_url, base_recipe = _baseline(opts.baseline, opts) if opts.baseline else (None, None)
     if opts.check_lossless and base_url is None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
@@ -246,6 +267,16 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
             "--check-lossless compares every set's outputs: it cannot resume a run",
             hint="start a new run with --check-lossless",
         )
+    info, server_info, identity = _checked_server(url, recipe, opts)
+    if base_url and base_recipe is not None:
+        base_info = asyncio.run(fetch_server_info(base_url))
+        check_identity(base_url, base_info, base_recipe, opts.provenance.lock_of(base_recipe))
+    simulated = recipe.simulator is not None or is_simulated(info)
+    template = recipe_template(
+        recipe.model, opts.provenance.lock_of(recipe), info, simulated=simulated,
+        fallback=opts.chat_template_fallback,
+    )  # fmt: skip
+    plans, thinking = _plan(recipe, opts, prompt_sets, template)
     protocol = {
         "name": PROTOCOL,
         "thinking": thinking,
@@ -253,10 +284,11 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         "warmup_requests": opts.concurrency,
         "sampling": {**PROTOCOL_SAMPLING, "temperature": opts.temperature},
         "endpoint": "/generate (non-streaming)",
-        "chat_template": template_origin,
+        "chat_template": template.describe(thinking),
         "baseline": opts.baseline,
         "prompts_per_set": len(plans[0].measured) if plans else 0,
         "max_new_tokens": {p.prompt_set.name: p.max_new_tokens for p in plans},
+        "client_limits": opts.client.model_dump(mode="json"),
     }
     results = AcceptResults(
         simulated=simulated,
@@ -264,7 +296,7 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         protocol=protocol,
         simulated_profile=_simulated_profile(info),
     )
-    record = open_record(recipe, opts, url, server_info, results)
+    record = open_record(recipe, opts, url, server_info, results, identity)
     done = {s.prompt_set for s in results.sets}
     try:
         asyncio.run(flush_cache(url))
@@ -321,7 +353,8 @@ def run_accept(recipes: list[Any], opts: AcceptOptions) -> list[AcceptResult]:
         raise ReproError("--output takes one recipe", hint="omit --output with several recipes")
     out = []
     for i, recipe in enumerate(recipes):
-        url = (opts.urls[i] if opts.urls else f"http://127.0.0.1:{recipe.server.port}").rstrip("/")
+        url = opts.urls[i] if opts.urls else recipe_url(recipe, opts.provenance.deployment_port)
+        url = url.rstrip("/")
         out.append(accept_one(recipe, url, opts))
     if len(out) > 1:
         diffs = compare_drafters(out)

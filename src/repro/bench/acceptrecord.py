@@ -51,6 +51,7 @@ def open_record(
     url: str,
     info: ServerInfo,
     results: AcceptResults,
+    identity: dict[str, Any] | None = None,
 ) -> AcceptRecord:
     """A new accept run folder (or `opts.output`'s bench run), resumed from `opts.resume`."""
     if opts.resume is not None:
@@ -68,6 +69,7 @@ def open_record(
         started_at=utc_now(),
         server_url=url,
         endpoint="generate",
+        server_identity=identity,
         workload=AcceptWorkload(
             accept=recipe.accept.model_dump(mode="json") if recipe.accept else None,
             chat_template=protocol.get("chat_template"),

@@ -96,6 +96,27 @@ def speculative_algorithm(info: dict[str, Any]) -> str | None:
     return str(value) if value not in (None, "", "NONE") else None
 
 
+def server_accept_length(info: dict[str, Any]) -> float | None:
+    """bench_serving's `accept_length` (benchmark/serving.py): `avg_spec_accept_length` of
+    `internal_states[0]` (DP rank 0, cumulative since start or the last flush); None when the
+    server reports none or a value no verify step can give (a number, 0 to 1025 tokens)."""
+    states = info.get("internal_states")
+    if not (isinstance(states, list) and states and isinstance(states[0], dict)):
+        return None
+    value = states[0].get("avg_spec_accept_length")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value <= 1025 else None
+
+
+async def fetch_server_accept_length(url: str) -> float | None:
+    """The server's acceptance now (see server_accept_length); None when it does not answer."""
+    try:
+        return server_accept_length(await fetch_server_info(url))
+    except ReproError:
+        return None
+
+
 async def flush_cache(url: str) -> None:
     base = url.rstrip("/")
     try:

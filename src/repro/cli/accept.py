@@ -3,7 +3,6 @@ intervals), speedup over a baseline, and the lossless check."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -13,12 +12,14 @@ from rich.table import Table
 
 from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.benchsets import BENCH_SETS
-from repro.cli.options import given_options, refuse_with, warn
+from repro.bench.record import strict_json
+from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
 from repro.run.provenance import local_provenance
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
+from repro.spec.record import ClientLimits
 from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
@@ -47,9 +48,12 @@ def accept_table(r: AcceptResult) -> Table:
     profile = r.results.simulated_profile
     if profile:
         mark += f" profile {profile['name']}"
+    template = proto.get("chat_template")
+    switch = template.get("thinking_switch") if isinstance(template, dict) else None
     table = Table(
         title=f"{r.recipe_name}{mark}: acceptance length, thinking "
-        f"{'on' if proto.get('thinking') else 'off'}, concurrency {proto.get('concurrency')}"
+        f"{'on' if proto.get('thinking') else 'off'}"
+        f"{f' ({switch})' if switch else ''}, concurrency {proto.get('concurrency')}"
     )
     for name in ("prompt set", "per-request mean [95%]", "pooled [95%]", "mean out", "speedup"):
         table.add_column(name, justify="left" if name == "prompt set" else "right")
@@ -91,7 +95,18 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     type=click.IntRange(min=1),
     help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
 )
-@click.option("--thinking/--no-thinking", default=None, help="Chat template thinking switch.")
+@click.option(
+    "--thinking/--no-thinking",
+    default=None,
+    help="Thinking on or off, through the switch the model's chat template reads (thinking, "
+    "enable_thinking) [default: the recipe's accept.thinking].",
+)
+@click.option(
+    "--chat-template-fallback",
+    is_flag=True,
+    help="Render with the built-in ChatML when the model's chat template is not in the local "
+    "Hub cache at the pinned commit (the record marks it).",
+)
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
     "--baseline",
@@ -110,6 +125,12 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     help="Continue this accept run: its finished prompt sets are kept, the rest measured "
     "(give the recipe and options it was started with).",
 )
+@click.option("--read-timeout", type=FiniteFloat(min=0), default=3600.0, show_default=True,
+              help="Seconds without data (a non-streaming response: until it comes) before a "
+              "request fails; 0: no limit.")  # fmt: skip
+@click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
+              show_default=True,
+              help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def accept(
     recipes: tuple[str, ...],
@@ -118,11 +139,14 @@ def accept(
     num_prompts: int | None,
     max_new_tokens: int | None,
     thinking: bool | None,
+    chat_template_fallback: bool,
     concurrency: int,
     baseline: str | None,
     check_lossless: bool,
     output: Path | None,
     resume: Path | None,
+    read_timeout: float,
+    request_timeout: float,
     as_json: bool,
 ) -> None:
     """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
@@ -148,11 +172,13 @@ def accept(
         prompts=num_prompts,
         max_new_tokens=max_new_tokens,
         thinking=thinking,
+        chat_template_fallback=chat_template_fallback,
         concurrency=concurrency,
         baseline=baseline,
         check_lossless=check_lossless,
         output=output,
         resume=resume,
+        client=ClientLimits(read_timeout_s=read_timeout, request_timeout_s=request_timeout),
         provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
@@ -160,6 +186,9 @@ def accept(
         results = run_accept(loaded, opts)
     for r in results:
         _console.print(accept_table(r))
+        for s in r.sets:
+            for reason in s.reasons:
+                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(reason)}")
         check = r.results.lossless
         if check is not None:
             for level in check.levels:
@@ -175,7 +204,7 @@ def accept(
              "algorithm": r.algorithm, **r.results.model_dump(mode="json")}
             for r in results
         ]  # fmt: skip
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(strict_json(doc, indent=2))
     else:
         for r in results:
             click.echo(str(r.run_dir))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
+from repro.bench.record import strict_json
 from repro.bench.urltarget import url_target
 from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
@@ -149,9 +149,15 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (default: runs/...).")
 @click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
-@click.option("--read-timeout", type=FiniteFloat(min=0, min_open=True), default=300.0,
-              show_default=True,
-              help="Seconds without data before a request counts as stalled.")  # fmt: skip
+@click.option("--read-timeout", type=FiniteFloat(min=0),
+              help="Seconds without data before a request fails as stalled; 0: no limit "
+              "[default: 300, or the resumed run's own].")  # fmt: skip
+@click.option("--request-timeout", type=FiniteFloat(min=0),
+              help="Seconds a request may take in all, however steadily data comes; 0: no "
+              "limit [default: 3600, or the resumed run's own].")  # fmt: skip
+@click.option("--max-event-bytes", type=click.IntRange(min=1024),
+              help="Bytes of one streamed event before the request fails as malformed "
+              "[default: 64 MiB, or the resumed run's own].")  # fmt: skip
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
 @click.option("--max-failed-pct", type=FiniteFloat(min=0, max=100),
@@ -162,6 +168,9 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option("--gpu-hour-usd", type=FiniteFloat(min=0, min_open=True),
               help="Price of one GPU-hour in USD, for $/Mtok per level [default: the "
               "recipe's cost.gpu_hour_usd].")  # fmt: skip
+@click.option("--chat-template-fallback", is_flag=True,
+              help="Render with the built-in ChatML when the model's chat template is not in "
+              "the local Hub cache at the pinned commit (the record marks it).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
 def bench(
     recipe: str | None,
@@ -174,11 +183,14 @@ def bench(
     endpoint: str,
     output: Path | None,
     resume: Path | None,
-    read_timeout: float,
+    read_timeout: float | None,
+    request_timeout: float | None,
+    max_event_bytes: int | None,
     slo: tuple[str, ...],
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
+    chat_template_fallback: bool,
     as_json: bool,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
@@ -226,10 +238,13 @@ def bench(
         output=output,
         resume=resume,
         read_timeout=read_timeout,
+        request_timeout=request_timeout,
+        max_event_bytes=max_event_bytes,
         slos=parse_slos(slo),
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
+        chat_template_fallback=chat_template_fallback,
         provenance=local_provenance(),
     )
     with sweep_bars(_console) as bars:
@@ -238,7 +253,7 @@ def bench(
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]
-        click.echo(json.dumps({**doc, "levels": levels}, indent=2))
+        click.echo(strict_json({**doc, "levels": levels}, indent=2))
     else:
         click.echo(str(result.run_dir))
     if result.error:
