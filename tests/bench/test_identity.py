@@ -111,3 +111,20 @@ def test_another_model_revision_is_refused(workdir: Path, servers: dict[str, Sim
     res = CliRunner().invoke(main, ["bench", "pinned", "--url", servers["drafter-a"].url])
     assert res.exit_code != 0
     assert f"the recipe wants revision={sha}, the server runs revision=main" in res.output
+
+
+def test_a_resumed_run_measures_the_server_it_started_with(
+    workdir: Path, servers: dict[str, Sim]
+) -> None:
+    base = ["--concurrency", "1", "--prompts", "2", "--dataset", "random", "--input-len", "8",
+            "--output-len", "4"]  # fmt: skip
+    res = CliRunner().invoke(main, ["bench", "--url", servers["drafter-a"].url, *base])
+    assert res.exit_code == 0, res.output
+    run_dir = res.stdout.split()[-1]
+    res = CliRunner().invoke(
+        main, ["bench", "--resume", run_dir, "--url", servers["drafter-b"].url]
+    )
+    assert res.exit_code != 0
+    assert "is not the one this run measured: it started with speculative_draft_model_path=" in (
+        res.output
+    )
