@@ -18,6 +18,16 @@ HOSTILE_NAMES = [
 ]
 
 
+def _make(repo_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
 @pytest.mark.parametrize("target", ["recipe", "image", "push"])
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
@@ -26,13 +36,7 @@ def test_hostile_recipe_name_is_refused_and_runs_nothing(
 ) -> None:
     marker = tmp_path / "pwned"
     value = name.format(marker=marker)
-    result = subprocess.run(
-        ["make", "--no-print-directory", target, f"R={value}", f"REGISTRY=reg/ns;touch {marker}"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _make(repo_root, target, f"R={value}", f"REGISTRY=reg/ns;touch {marker}")
     assert result.returncode == 2
     assert "is not a recipe name" in result.stderr
     assert not marker.exists()
@@ -40,12 +44,6 @@ def test_hostile_recipe_name_is_refused_and_runs_nothing(
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
 def test_a_missing_name_prints_the_usage(repo_root: Path) -> None:
-    result = subprocess.run(
-        ["make", "--no-print-directory", "image"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _make(repo_root, "image")
     assert result.returncode == 2
     assert "usage: make" in result.stderr

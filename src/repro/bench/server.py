@@ -11,8 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
+from pydantic import ValidationError
 
 from repro.errors import ReproError
+from repro.spec.machine import ServerInfo
+from repro.spec.record import first_error
 
 _TIMEOUT = aiohttp.ClientTimeout(total=30)
 
@@ -49,6 +52,18 @@ async def fetch_server_info(url: str) -> dict[str, Any]:
         hint="check the port: SGLang answers /server_info or /get_server_info; pass the right "
         "--url",
     )
+
+
+def server_info_record(url: str, info: dict[str, Any], **recorded: Any) -> ServerInfo:
+    """What `server_info.json` records (the server's report plus `recorded`), checked before
+    any folder is made: a server reporting fields of the wrong type is one error line."""
+    try:
+        return ServerInfo.model_validate({**info, **recorded})
+    except ValidationError as err:
+        raise ReproError(
+            f"{url.rstrip('/')}/server_info: {first_error(err)}",
+            hint="is this an SGLang server? point --url at one",
+        ) from None
 
 
 def served_model(info: dict[str, Any]) -> str:

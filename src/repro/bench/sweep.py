@@ -24,13 +24,19 @@ from repro.bench.energy import LevelMeter, usd_per_mtok
 from repro.bench.metrics import request_row, summarize_level
 from repro.bench.prompts import bench_prompts
 from repro.bench.provenance import Provenance
-from repro.bench.record import RunWriter, write_server_log
-from repro.bench.server import fetch_server_accept_length
+from repro.bench.record import (
+    RunWriter,
+    write_server_log,
+)
+from repro.bench.server import (
+    fetch_server_accept_length,
+)
 from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
+from repro.bench.simclock import SimClockMeter
 from repro.bench.sweeprecord import BENCH_THINKING, resume_run, start_run
 from repro.bench.validity import judge, offered_load
 from repro.bench.wire import chat_body, generate_body
-from repro.spec.record import Endpoint, Level
+from repro.spec.record import ClientLimits, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
 
 
@@ -43,6 +49,9 @@ class SweepObserver(Protocol):
 
     def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
     def request_done(self, result: RequestResult) -> None: ...
+
+    # optional: `warmup_started(concurrency, repeat, total)`, before a level's warm-up
+    # requests, whose request_done then arrive too
     def level_done(self, summary: Level) -> None: ...
 
 
@@ -58,7 +67,9 @@ class BenchOptions:
     output: Path | None = None
     resume: Path | None = None
     runs_dir: Path = Path("runs")
-    read_timeout: float = 300.0
+    read_timeout: float | None = None  # these three: None for the run's own (new: defaults)
+    request_timeout: float | None = None
+    max_event_bytes: int | None = None
     slos: dict[str, float] | None = None
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
@@ -149,23 +160,36 @@ async def _sweep(
     opts: BenchOptions,
     progress: SweepObserver | None,
 ) -> str | None:
-    async with StreamClient(url, endpoint, read_timeout=opts.read_timeout) as client:
+    limits = record.run.client_limits or ClientLimits()
+    out_len = bench["output_len"]
+    async with StreamClient.limited(url, endpoint, limits) as client:
         for concurrency, repeat in todo:
             seed = concurrency * 1009 + repeat
             if bench["warmup"]:
                 warm = _bodies(
                     bench, source, endpoint, model, bench["warmup"], seed + 7_000_000, template
                 )
-                await client.run(warm, min(concurrency, len(warm)), repeat=repeat)
+                shown = getattr(progress, "warmup_started", None)  # optional in the protocol
+                if shown is not None:
+                    shown(concurrency, repeat, len(warm))
+                await client.run(
+                    warm,
+                    min(concurrency, len(warm)),
+                    repeat=repeat,
+                    max_tokens=out_len,
+                    on_done=progress.request_done if shown is not None and progress else None,
+                )
             n = bench["prompts_per_level"]
             bodies = _bodies(bench, source, endpoint, model, n, seed, template)
             if progress:
                 progress.level_started(concurrency, repeat, len(bodies))
-            limits = await fetch_limits(url)
+            server_limits = await fetch_limits(url)
             scraper = MetricsScraper(url, opts.metrics_interval)
             scraper.start()
             meter = LevelMeter(url)
             await meter.start()
+            clock = SimClockMeter(url)
+            await clock.start()
             cpu0 = time.process_time()
             run = await client.run(
                 bodies,
@@ -174,8 +198,10 @@ async def _sweep(
                 request_rate=bench.get("request_rate"),
                 seed=seed,
                 on_done=progress.request_done if progress else None,
+                max_tokens=out_len,
             )
             cpu = time.process_time() - cpu0
+            sim_clock = await clock.stop()
             energy = await meter.stop()
             samples = await scraper.stop()
             summary = summarize_level(
@@ -195,11 +221,12 @@ async def _sweep(
                     f"first error: {sample}"
                 )
             summary = _judged(
-                summary,
-                server_state(limits, samples, scraper.available),
+                summary.model_copy(update={"sim_clock": sim_clock}),
+                server_state(server_limits, samples, scraper.available),
                 cpu,
                 offered_load(summary, n, bench.get("request_rate") is None),
                 record.run.max_failed_pct,
+                implausible_reason(run.results),
             )
             summary = _with_energy(summary, energy, gpus, record.run.gpu_hour_usd)
             record.add_level(summary, (request_row(r) for r in run.results), samples)
@@ -208,8 +235,25 @@ async def _sweep(
     return None
 
 
+def implausible_reason(results: list[RequestResult]) -> str | None:
+    """Why a level whose server sent malformed responses or values no server can send is
+    invalid, however few."""
+    bad = [r for r in results if r.error_kind in ("implausible", "protocol")]
+    if not bad:
+        return None
+    return (
+        f"{len(bad)} of {len(results)} responses were malformed or held values no server "
+        f"can send (first: {bad[0].error})"
+    )
+
+
 def _judged(
-    summary: Level, server: ServerState, cpu_s: float, offered: int | None, max_failed_pct: float
+    summary: Level,
+    server: ServerState,
+    cpu_s: float,
+    offered: int | None,
+    max_failed_pct: float,
+    implausible: str | None = None,
 ) -> Level:
     """The level with the server's state, the client's CPU time and the verdict."""
     per_s = cpu_s / summary.duration if summary.duration > 0 else None
@@ -217,6 +261,8 @@ def _judged(
         update={"server": server, "client_cpu_s": cpu_s, "client_cpu_per_s": per_s}
     )
     level.reasons = judge(level, offered=offered, max_failed_pct=max_failed_pct)
+    if implausible:
+        level.reasons.append(implausible)
     level.valid = not level.reasons
     return level
 

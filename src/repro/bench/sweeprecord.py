@@ -1,7 +1,8 @@
 """Opening a sweep's run record, new or resumed: the bench plan after CLI overrides, the
-server checked to be the recipe's (identity.py), the chat template at the pinned commit, and
-the files a run folder starts with (run.json, recipe.json, lock.json, server_info.json,
-machine.json). A resumed run must find the server it started with and the same prompts.
+server checked to be the recipe's (identity.py), the chat template at the pinned commit, the
+client's limits, and the files a run folder starts with (run.json, recipe.json, lock.json,
+server_info.json, machine.json). A resumed run must find the server it started with and the
+same prompts.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from repro.bench.datasets import PromptSet
 from repro.bench.identity import check_identity, check_same_server, found_identity, recipe_url
 from repro.bench.prompts import bench_source
 from repro.bench.record import RunWriter, new_run_dir, read_json, utc_now, write_model
-from repro.bench.server import fetch_server_info, is_simulated, served_model
+from repro.bench.server import fetch_server_info, is_simulated, served_model, server_info_record
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
 from repro.spec.dataset import bench_dataset_problem
 from repro.spec.lock import Lock
-from repro.spec.machine import ServerInfo
-from repro.spec.record import BenchRunInfo, BenchWorkload
+from repro.spec.record import BenchRunInfo, BenchWorkload, ClientLimits
 
 if TYPE_CHECKING:
     from repro.bench.sweep import BenchOptions
@@ -42,6 +42,18 @@ def _workload(
         request_rate=bench.get("request_rate"),
         dataset_source=source.source if source else None,
         chat_template=template.describe(BENCH_THINKING) if template else None,
+    )
+
+
+def _limits(opts: BenchOptions, recorded: ClientLimits | None) -> ClientLimits:
+    """The client's limits: the options given, else the run's own, else the defaults."""
+    given = {
+        "read_timeout_s": opts.read_timeout,
+        "request_timeout_s": opts.request_timeout,
+        "max_event_bytes": opts.max_event_bytes,
+    }
+    return (recorded or ClientLimits()).model_copy(
+        update={k: v for k, v in given.items() if v is not None}
     )
 
 
@@ -99,6 +111,7 @@ def start_run(recipe: Any, opts: BenchOptions) -> Started:
         template = recipe_template(
             model, lock, info, simulated=simulated, fallback=opts.chat_template_fallback
         )
+    server_info = server_info_record(url, info, **image, simulated=simulated)
     run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -117,12 +130,12 @@ def start_run(recipe: Any, opts: BenchOptions) -> Started:
                 DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
             ),
             gpu_hour_usd=_gpu_hour_usd(recipe, opts),
+            client_limits=_limits(opts, None),
         ),
     )
     record.write("recipe.json", resolved)
     if lock is not None:
         record.write("lock.json", lock.model_dump(mode="json"))
-    server_info = ServerInfo.model_validate({**info, **image, "simulated": simulated})
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine and opts.provenance.machine is not None:
         record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))
@@ -185,6 +198,7 @@ def resume_run(opts: BenchOptions) -> Started:
         record.run.max_failed_pct = opts.max_failed_pct
     if opts.gpu_hour_usd is not None:
         record.run.gpu_hour_usd = opts.gpu_hour_usd
+    record.run.client_limits = _limits(opts, record.run.client_limits)
     info = asyncio.run(fetch_server_info(record.run.server_url or ""))
     check_same_server(record.run.server_url or "", info, record.run.server_identity)
     template = _resumed_template(record, resolved, info, source)

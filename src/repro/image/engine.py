@@ -30,8 +30,6 @@ def client() -> DockerClient:
 class BadReference(ReproError):
     """A value given as an image reference is not one (it could be read as a docker option)."""
 
-    exit_code = 2
-
 
 def checked_reference(ref: str) -> str:
     """`ref`, refused unless it has the form of an image reference or ID; for every value

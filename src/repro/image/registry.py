@@ -59,9 +59,9 @@ def remote_config_digest(reference: str) -> str | None:
 def push(local_tag: str, registry: str, progress: Progress = quiet) -> PushedImage:
     """Push an image, reporting layers and bytes as they go; refuse to move an existing
     version tag to different content."""
+    reference = checked_reference(remote_reference(local_tag, registry))  # before any docker call
     if not image_exists(local_tag):
         raise RegistryError(f"image {local_tag} is not on this machine", hint="build it first")
-    reference = remote_reference(local_tag, registry)
     local_id = client().image.inspect(local_tag).id
     remote_id = remote_config_digest(reference)
     if remote_id is not None and remote_id != local_id:

@@ -37,6 +37,7 @@ class RunContext:
     image_tag: str | None = None
     url: str | None = None
     deployment: str | None = None
+    container_id: str | None = None  # the server container this run started
 
     @classmethod
     def create(
@@ -51,7 +52,7 @@ class RunContext:
             saved = _read_saved(resume)
             locked = load_locked(saved.get("lock_path") or saved["ref"])
             ctx = cls(ref=saved["ref"], locked=locked, run_dir=resume)
-            for key in ("image_tag", "url", "deployment", "port"):
+            for key in ("image_tag", "url", "deployment", "port", "container_id"):
                 setattr(ctx, key, saved.get(key))
             return ctx
         locked = load_locked(ref)
@@ -65,6 +66,7 @@ class RunContext:
             "image_tag": self.image_tag,
             "url": self.url,
             "deployment": self.deployment,
+            "container_id": self.container_id,
             "port": self.port,
         }
         write_atomic(self.run_dir / CONTEXT_FILE, json.dumps(data, indent=2) + "\n")
@@ -96,6 +98,16 @@ class RunContext:
             f"# base compose file: {BASE_COMPOSE}",
         ]
 
+    def owns_running_server(self) -> bool:
+        """Whether the server this run started is still the one running: its recorded
+        container, alive and answering. Whatever else answers at the saved URL (another
+        run's server, a foreign service, a relaunch by hand) is never adopted."""
+        if self.deployment is None or self.container_id is None:
+            return False
+        from repro.launch.deploy import running_container_id  # deferred: python_on_whales
+
+        return running_container_id(self.deployment) == self.container_id and self.server_is_up()
+
     def server_is_up(self) -> bool:
         if self.url is None:
             return False
@@ -110,8 +122,8 @@ class RunContext:
         if self.deployment is not None and not self.keep:
             from repro.launch import stop  # deferred: python_on_whales
 
-            stop(self.deployment)
-            self.deployment = None
+            stop(self.deployment, self.container_id)
+            self.deployment, self.container_id = None, None
             self.save()
 
 
@@ -123,6 +135,7 @@ _SAVED_KEYS: dict[str, type] = {
     "url": str,
     "deployment": str,
     "port": int,
+    "container_id": str,
 }
 
 
@@ -144,4 +157,7 @@ def _read_saved(run_dir: Path) -> dict[str, Any]:
         value = saved.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
             raise ReproError(f"{path}: `{key}` is {value!r}, not a {kind.__name__}", hint)
+    port = saved.get("port")
+    if port is not None and not 1 <= port <= 65535:
+        raise ReproError(f"{path}: `port` is {port}, not a port (1-65535)", hint)
     return saved

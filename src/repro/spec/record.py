@@ -26,7 +26,7 @@ from repro.spec.accept import AcceptResults
 from repro.spec.base import Interval
 from repro.spec.lock import Lock
 from repro.spec.machine import MachineInfo, ServerInfo
-from repro.spec.server import LevelEnergy, ServerState
+from repro.spec.server import LevelEnergy, ServerState, SimClock
 
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]
@@ -76,6 +76,22 @@ class AcceptWorkload(BaseModel):
     )
 
 
+class ClientLimits(BaseModel):
+    """What ends a request whatever the server does (repro.bench.client): silence, total time,
+    the size of one response event (SSE event, or a non-streaming response)."""
+
+    read_timeout_s: float = Field(
+        default=300.0, description="seconds without a byte before a request fails (0: no limit)"
+    )
+    request_timeout_s: float = Field(
+        default=3600.0, description="seconds from a request's start to its end at most (0: none)"
+    )
+    max_event_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        description="bytes of one SSE event (or non-streaming response) at most",
+    )
+
+
 class RunInfo(BaseModel):
     """`run.json`: the fields every run kind writes."""
 
@@ -112,6 +128,9 @@ class BenchRunInfo(RunInfo):
     )
     gpu_hour_usd: float | None = Field(
         default=None, description="price of one GPU-hour (recipe cost or --gpu-hour-usd)"
+    )
+    client_limits: ClientLimits | None = Field(
+        default=None, description="the client's timeouts and event size limit (None: older runs)"
     )
 
 
@@ -255,6 +274,9 @@ class Level(BaseModel):
     )
     server: ServerState | None = None
     energy: LevelEnergy | None = Field(default=None, description="GPU energy readings")
+    sim_clock: SimClock | None = Field(
+        default=None, description="the simulator's own lag; None for a real server"
+    )
     joules_per_output_token: float | None = Field(
         default=None, description="energy.energy_j / total_output_tokens"
     )
