@@ -147,6 +147,16 @@ class NativeRoutes:
         info.update(
             max_total_num_tokens=cfg.kv_tokens,
             max_req_input_len=cfg.context_length - 1,
+            # the scheduler's ready handshake (scheduler.py get_init_info), merged by
+            # http_server.py build_server_info
+            status="ready",
+            hicache_object_layout={
+                "enabled": False,
+                "backend": None,
+                "page_size": int(cfg.args.page_size or 1),
+                "hicache_object_layout": {"pools": []},
+                "reason": "Hierarchical cache is disabled",
+            },
             kv_events=None,
             startup_time=self.tokenizer_manager.startup_time,
             internal_states=self.tokenizer_manager.internal_states(),
