@@ -42,6 +42,7 @@ from repro.bench.server import (
     server_info_record,
 )
 from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
+from repro.bench.simclock import SimClockMeter
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
 from repro.bench.wire import chat_body, generate_body
 from repro.errors import ReproError
@@ -60,6 +61,9 @@ class SweepObserver(Protocol):
 
     def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
     def request_done(self, result: RequestResult) -> None: ...
+
+    # optional: `warmup_started(concurrency, repeat, total)`, before a level's warm-up
+    # requests, whose request_done then arrive too
     def level_done(self, summary: Level) -> None: ...
 
 
@@ -359,8 +363,15 @@ async def _sweep(
                 warm = _bodies(
                     bench, source, endpoint, model, bench["warmup"], seed + 7_000_000, template
                 )
+                shown = getattr(progress, "warmup_started", None)  # optional in the protocol
+                if shown is not None:
+                    shown(concurrency, repeat, len(warm))
                 await client.run(
-                    warm, min(concurrency, len(warm)), repeat=repeat, max_tokens=out_len
+                    warm,
+                    min(concurrency, len(warm)),
+                    repeat=repeat,
+                    max_tokens=out_len,
+                    on_done=progress.request_done if shown is not None and progress else None,
                 )
             n = bench["prompts_per_level"]
             bodies = _bodies(bench, source, endpoint, model, n, seed, template)
@@ -371,6 +382,8 @@ async def _sweep(
             scraper.start()
             meter = LevelMeter(url)
             await meter.start()
+            clock = SimClockMeter(url)
+            await clock.start()
             cpu0 = time.process_time()
             run = await client.run(
                 bodies,
@@ -382,6 +395,7 @@ async def _sweep(
                 max_tokens=out_len,
             )
             cpu = time.process_time() - cpu0
+            sim_clock = await clock.stop()
             energy = await meter.stop()
             samples = await scraper.stop()
             summary = summarize_level(
@@ -401,7 +415,7 @@ async def _sweep(
                     f"first error: {sample}"
                 )
             summary = _judged(
-                summary,
+                summary.model_copy(update={"sim_clock": sim_clock}),
                 server_state(server_limits, samples, scraper.available),
                 cpu,
                 offered_load(summary, n, bench.get("request_rate") is None),
