@@ -43,12 +43,13 @@ def image_to_run(locked: Locked, build_tag: bool = True) -> str:
 
 
 def launch_spec_for(locked: Locked, image: str, host_port: int | None = None) -> LaunchSpec:
-    """Render the recipe's argv and environment for `image` (a tag, ID or digest reference).
-    The server mounts the Hub cache `repro fetch` downloads into (`cache_root()`)."""
+    """Render the served recipe's argv and environment (`Locked.served`: the locked commits,
+    the Hub offline) for `image` (a tag, ID or digest reference). The server mounts the Hub
+    cache `repro fetch` downloads into (`cache_root()`)."""
     from repro.hub.cache import cache_root  # deferred: repro.hub loads huggingface_hub
 
     cache = cache_root()
-    recipe = locked.recipe
+    recipe = locked.served
     argv = render_server_argv(recipe, catalog_for_recipe(recipe, lock=locked.lock))
     gpus_needed = recipe.topology.gpus
     simulated = recipe.simulator is not None
