@@ -15,12 +15,12 @@ RUN --mount=type=bind,source=wheels,target=/tmp/wheels \
          --no-deps --no-cache-dir --find-links /tmp/wheels -r /tmp/wheels/requirements.txt
 COPY wheels.json /opt/repro/wheels.json
 
-# Layer 2, the CPU-test layer: import stand-ins for what PyPI has no CPU build of (see
-# cpu-test-layer/README in the image). On the import path through a .pth file, after the
-# installed packages, so a real build of one of them, once installed, is never shadowed.
+# Layer 2, the CPU-test layer: import stand-ins for what PyPI has no CPU build of (sgl_kernel,
+# torchvision, cutlass), loaded by its sitecustomize.py in every Python process (SGLang's
+# scheduler and detokenizer too), after the installed packages: a real build always wins.
+# First on the path, so it, not Debian's own sitecustomize.py, is the one Python imports.
 COPY cpu-test-layer/ /opt/repro/cpu-test-layer/
-RUN echo /opt/repro/cpu-test-layer \
-      > "/opt/sglang/lib/python${PYTHON_VERSION}/site-packages/zz-repro-cpu-test-layer.pth"
+ENV PYTHONPATH=/opt/repro/cpu-test-layer
 LABEL dev.repro.cpu-test-layer="/opt/repro/cpu-test-layer: import stand-ins, not SGLang's"
 
 # The source layout Dockerfile.sglang patches (SGLang's python/sglang, here the installed one).
