@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 REPRO := $(BIN)/repro
 
-.PHONY: help setup docker test-tools test test-unit test-docker demo lint recipe image push clean
+.PHONY: help setup docker test-tools sglang-engine test test-unit test-docker demo lint recipe image push clean
 
 help:
 	@echo "make demo               run the demo recipe end to end on the CPU simulator"
@@ -31,10 +31,14 @@ docker:
 test-tools:
 	@scripts/ensure-test-tools
 
-test: setup docker test-tools
+# SGLang 0.5.23's own CPU engine for the real_sglang tests (.venv-sglang/).
+sglang-engine:
+	@scripts/ensure-sglang
+
+test: setup docker test-tools sglang-engine
 	$(BIN)/pytest
 
-test-unit: setup
+test-unit: setup sglang-engine
 	$(BIN)/pytest -m "not docker"
 
 test-docker: setup docker test-tools

@@ -48,6 +48,7 @@ _LIMIT_KEYS = (
     "speculative_num_steps",
     "speculative_eagle_topk",
     "speculative_ddtree_budget",
+    "decode_log_interval",
 )
 _TIMEOUT = aiohttp.ClientTimeout(total=10)
 

@@ -28,6 +28,9 @@ class ServerLimits(BaseModel):
     speculative_num_draft_tokens: int | None = None
     speculative_num_steps: int | None = None
     speculative_eagle_topk: int | None = None
+    decode_log_interval: int | None = Field(
+        default=None, description="server_args: decode iterations between gauge refreshes"
+    )
 
     @property
     def running_cap(self) -> int | None:
