@@ -33,7 +33,7 @@ def make_tiny_model(seed: int = 0, progress: Progress = quiet) -> dict[str, byte
             image,
             ["python3", _IN_CONTAINER, "/out", "--seed", str(seed)],
             volumes=[(str(GENERATOR), _IN_CONTAINER, "ro"), (out, "/out")],
-            envs={"HOME": "/tmp", "HF_HUB_OFFLINE": "1"},
+            envs={"HOME": "/tmp", "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"},
             user=f"{os.getuid()}:{os.getgid()}",
             networks=["none"],
             remove=True,
