@@ -41,6 +41,8 @@ def json_default(value: object) -> object:
         return value
     if isinstance(value, list | tuple):
         return [json_default(item) for item in value]
+    if isinstance(value, set | frozenset):  # e.g. SGLang's SAMPLING_BACKEND_CHOICES
+        return sorted(json_default(item) for item in value)  # type: ignore[type-var]
     return str(value)
 
 
