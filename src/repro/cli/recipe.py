@@ -139,7 +139,7 @@ def show_cmd(ctx: click.Context, ref: str, as_json: bool) -> None:
 def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
     """The exact SGLang server command of recipe REF (refused when `check` finds errors)."""
     locked = require_checked(load_locked(ref, _dir(ctx)))
-    r = locked.recipe
+    r = locked.served
     catalog = catalog_for_recipe(r, lock=locked.lock)
     if fmt == "shell":
         click.echo(render_shell(r, catalog))

@@ -75,8 +75,9 @@ class Prepared:
 def prepare(
     locked: Locked, image: str | None, dist_port: int, image_required: bool = True
 ) -> Prepared:
-    """Check the recipe (errors refuse), resolve the pinned image and the environment."""
-    recipe = locked.recipe
+    """Check the recipe (errors refuse), resolve the pinned image and the environment; what
+    is written is the served recipe (`Locked.served`: the locked commits, the Hub offline)."""
+    recipe = locked.served
     spec = image_for_recipe(recipe, locked.lock)
     catalog = catalog_for_recipe(recipe, spec, locked.lock)
     errors = [f for f in check_recipe(recipe, catalog, spec, locked.lock) if f.severity == "error"]
