@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.spec.catalog import Catalog
 from repro.spec.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
+from repro.spec.option_catalog import Catalog
 
 ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
 
