@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 REPRO := $(BIN)/repro
 
-.PHONY: help setup docker test-tools test test-unit test-docker demo lint recipe image push clean
+.PHONY: help setup docker test-tools sglang-engine test test-unit test-docker demo lint recipe-name recipe image push clean
 
 help:
 	@echo "make demo               run the demo recipe end to end on the CPU simulator"
@@ -31,10 +31,14 @@ docker:
 test-tools:
 	@scripts/ensure-test-tools
 
-test: setup docker test-tools
+# SGLang 0.5.23's own CPU engine for the real_sglang tests (.venv-sglang/).
+sglang-engine:
+	@scripts/ensure-sglang
+
+test: setup docker test-tools sglang-engine
 	$(BIN)/pytest
 
-test-unit: setup
+test-unit: setup sglang-engine
 	$(BIN)/pytest -m "not docker"
 
 test-docker: setup docker test-tools
@@ -49,17 +53,28 @@ lint: setup
 	$(BIN)/mypy src
 	$(BIN)/lint-imports --no-cache
 
-recipe: setup docker
-	@test -n "$(R)" || { echo "usage: make recipe R=<name>   (names: ls recipes/)"; exit 2; }
-	$(REPRO) run recipes/$(R).yaml
+# R and REGISTRY reach the shell only as exported environment variables, quoted: a value such
+# as R='x;touch y' is a name to refuse, never a command to run.
+# $(value ...) keeps make from expanding a value such as R='$(shell ...)' as a function.
+override R := $(value R)
+override REGISTRY := $(value REGISTRY)
+export R REGISTRY
 
-image: setup docker
-	@test -n "$(R)" || { echo "usage: make image R=<name>"; exit 2; }
-	$(REPRO) image build $(R)
+# Checked before any set-up, so a bad name costs nothing.
+recipe-name:
+	@test -n "$$R" || { echo "usage: make recipe|image|push R=<name>   (names: ls recipes/)" >&2; exit 2; }
+	@[[ "$$R" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$$ && -f "recipes/$$R.yaml" ]] \
+		|| { printf 'error: R=%q is not a recipe name (names: ls recipes/)\n' "$$R" >&2; exit 2; }
 
-push: setup docker
-	@test -n "$(R)" -a -n "$(REGISTRY)" || { echo "usage: make push R=<name> REGISTRY=<host/ns>"; exit 2; }
-	$(REPRO) image push $(R) --registry $(REGISTRY)
+recipe: recipe-name setup docker
+	$(REPRO) run "recipes/$$R.yaml"
+
+image: recipe-name setup docker
+	$(REPRO) image build "$$R"
+
+push: recipe-name setup docker
+	@test -n "$$REGISTRY" || { echo "usage: make push R=<name> REGISTRY=<host/ns>" >&2; exit 2; }
+	$(REPRO) image push "$$R" --registry "$$REGISTRY"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

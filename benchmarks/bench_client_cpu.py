@@ -31,7 +31,10 @@ there; otherwise the script says so and measures repro's client alone. A venv fo
         pybase64 psutil pillow starlette pyzmq ipython datasets torchvision apache-tvm-ffi \
         sentencepiece compressed-tensors gguf triton
 (the imports `sglang.benchmark.serving` pulls in; no model is needed: a word-level tokenizer
-is written to a temporary folder). Run:
+is written to a temporary folder). The Rust client can also run from its extension alone,
+`--rust-so sglang/srt/rust_extensions/_bench.cpython-311-x86_64-linux-gnu.so` under a Python
+3.11 `--rust-python` (benchmarks/sglang_rust_client.py loads it as `python -m
+sglang.benchmark.rust_client` does, without the sglang package). Run:
     .venv/bin/python benchmarks/bench_client_cpu.py [--per-chunk 1,4] [--repeats 1]
 """
 
@@ -62,6 +65,7 @@ from repro.bench.wire import generate_body  # noqa: E402
 from tests.bench.simserver import free_port  # noqa: E402
 
 SERVER = Path(__file__).with_name("sglang_stream_server.py")
+RUST_RUNNER = Path(__file__).with_name("sglang_rust_client.py")
 
 
 def _post(url: str, body: dict[str, Any] | None = None) -> Any:
@@ -132,22 +136,21 @@ class Bench:
         a = self.args
         ours = [sys.executable, __file__, "--our-client", url, str(a.streams), str(a.tokens)]
         out: dict[str, list[str]] = {"repro": ours}
+        flags = [
+            "--backend", "sglang", "--base-url", url, "--model", "bench",
+            "--tokenizer", str(self.tokenizer), "--dataset-name", "random-ids",
+            "--random-input-len", "32", "--random-output-len", str(a.tokens),
+            "--random-range-ratio", "1", "--num-prompts", str(a.streams),
+            "--max-concurrency", str(a.streams), "--disable-tqdm",
+        ]  # fmt: skip
+        rust_out = ["--output-file", str(self.tmp / "rust.jsonl")]
         if self.bench_python:
-            serving = [
-                self.bench_python, "-W", "ignore", "-m", "sglang.benchmark.serving",
-                "--backend", "sglang", "--base-url", url, "--model", "bench",
-                "--tokenizer", str(self.tokenizer), "--dataset-name", "random-ids",
-                "--random-input-len", "32", "--random-output-len", str(a.tokens),
-                "--random-range-ratio", "1", "--num-prompts", str(a.streams),
-                "--max-concurrency", str(a.streams), "--disable-tqdm",
-            ]  # fmt: skip
+            serving = [self.bench_python, "-W", "ignore", "-m", "sglang.benchmark.serving", *flags]
             out["bench_serving"] = [*serving, "--output-file", str(self.tmp / "py.jsonl")]
-            out["bench_serving --rust-client"] = [
-                *serving,
-                "--output-file",
-                str(self.tmp / "rust.jsonl"),
-                "--rust-client",
-            ]
+            out["bench_serving --rust-client"] = [*serving, *rust_out, "--rust-client"]
+        if a.rust_so:
+            runner = [a.rust_python or sys.executable, str(RUST_RUNNER), a.rust_so]
+            out["bench_serving --rust-client"] = [*runner, *flags, *rust_out]
         return out
 
     def one(self, url: str, argv: list[str]) -> tuple[dict[str, float], str]:
@@ -238,6 +241,8 @@ def main() -> None:
     parser.add_argument("--client-cpu", type=int, default=0)
     parser.add_argument("--server-cpu", type=int, default=1)
     parser.add_argument("--bench-python", help="a python where sglang.benchmark.serving imports")
+    parser.add_argument("--rust-so", help="SGLang's _bench extension: the Rust client alone")
+    parser.add_argument("--rust-python", help="the Python 3.11 for --rust-so")
     parser.add_argument("--our-client", nargs=3, metavar=("URL", "STREAMS", "TOKENS"),
                         help=argparse.SUPPRESS)  # fmt: skip
     args = parser.parse_args()

@@ -22,8 +22,21 @@ def _sse(data: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
+# what /server_info reports as internal_states[0].avg_spec_accept_length: the server's own
+# acceptance, which bench_serving records as `accept_length`
+SERVER_ACCEPT_LENGTH = 4.0
+
+
 async def _server_info(request: web.Request) -> web.Response:
-    return web.json_response({"version": "test", "max_running_requests": 64})
+    states = [{"avg_spec_accept_length": SERVER_ACCEPT_LENGTH}]
+    return web.json_response(
+        {"version": "test", "max_running_requests": 64, "internal_states": states}
+    )
+
+
+async def _models(request: web.Request) -> web.Response:
+    """What bench_serving waits for before it starts (benchmark/serving.py, its ready check)."""
+    return web.json_response({"object": "list", "data": [{"id": "chunk", "object": "model"}]})
 
 
 async def _stream(request: web.Request) -> web.StreamResponse:
@@ -53,6 +66,7 @@ def chunk_server() -> Iterator[str]:
     """The server's URL while the block runs (its own event loop, in a thread)."""
     app = web.Application()
     app.router.add_get("/server_info", _server_info)
+    app.router.add_get("/v1/models", _models)
     app.router.add_post("/generate", _stream)
     app.router.add_post("/v1/chat/completions", _stream)
     loop = asyncio.new_event_loop()

@@ -33,5 +33,12 @@ def demo() -> object:
 
 
 @pytest.fixture()
+def demo_plain(demo: object) -> object:
+    """The demo without its drafter: what `sim_plain` serves (a bench checks the server's
+    identity against the recipe first)."""
+    return demo.model_copy(update={"drafter": None, "speculative": None})  # type: ignore[attr-defined]
+
+
+@pytest.fixture()
 def runs(tmp_path: Path) -> Path:
     return tmp_path / "runs"

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro.bench.accept import AcceptOptions, run_accept
-from repro.bench.prompts import BUILTIN_CHAT_TEMPLATE, ChatTemplate, load_prompt_set
+from repro.bench.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
+from repro.bench.prompts import load_prompt_set
 from repro.cli import main
 from repro.errors import ReproError
 from tests.bench.simserver import SimServer

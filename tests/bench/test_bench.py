@@ -20,12 +20,12 @@ from repro.spec.record import Level
 from tests.bench.simserver import SimServer, free_port
 
 LEVEL_KEYS = {
-    "concurrency", "repeat", "completed", "failed", "errors", "duration", "request_throughput",
-    "input_throughput", "output_throughput", "output_throughput_per_gpu",
-    "output_throughput_per_user", "total_input_tokens", "total_output_tokens",
+    "max_concurrency", "concurrency", "repeat", "completed", "failed", "errors", "duration",
+    "request_throughput", "prompt_throughput", "output_throughput", "output_throughput_per_gpu",
+    "output_throughput_per_user", "total_prompt_tokens", "total_output_tokens",
     *(f"{s}_{m}_ms" for s in ("mean", "median", "p90", "p99")
       for m in ("ttft", "itl", "tpot", "e2e_latency")),
-    "accept_length", "goodput",
+    "accept_length_pooled", "accept_length", "request_goodput",
 }  # fmt: skip
 ROW_KEYS = {
     "concurrency", "repeat", "index", "ok", "error_kind", "prompt_tokens", "completion_tokens",
@@ -58,11 +58,13 @@ def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -
     assert json.loads((run_dir / "recipe.json").read_text())["bench"]["concurrencies"] == [1, 4]
     assert json.loads((run_dir / "server_info.json").read_text())["simulated"] is True
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert [(lv["concurrency"], lv["repeat"]) for lv in summary["levels"]] == [(1, 0), (4, 0)]
+    assert [(lv["max_concurrency"], lv["repeat"]) for lv in summary["levels"]] == [(1, 0), (4, 0)]
     for level in summary["levels"]:
         assert set(level) >= LEVEL_KEYS
         assert level["completed"] == 8 and level["total_output_tokens"] == 8 * 16
-        assert 1.0 < level["accept_length"] < 8.0
+        assert 1.0 < level["accept_length_pooled"] < 8.0
+        assert 1.0 < level["accept_length"] < 8.0  # the server's, as bench_serving reads it
+        assert 0 < level["concurrency"] <= level["max_concurrency"]  # achieved
         assert level["mean_itl_ms"] > 0 and level["median_ttft_ms"] > 0
     rows = _rows(run_dir / "levels" / "c4-r0.jsonl")
     assert len(rows) == 8 and set(rows[0]) >= ROW_KEYS  # plus "error": its message
@@ -72,13 +74,16 @@ def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -
     assert all(sum(r["chunk_tokens"]) == 15 for r in rows)
     level4 = summary["levels"][1]
     tokens = sum(r["completion_tokens"] for r in rows)
-    assert level4["accept_length"] == pytest.approx(tokens / sum(r["spec_verify_ct"] for r in rows))
+    pooled = tokens / sum(r["spec_verify_ct"] for r in rows)
+    assert level4["accept_length_pooled"] == pytest.approx(pooled)
     assert not list(run_dir.rglob("*.tmp"))
 
 
-def test_chat_endpoint_and_poisson_arrivals(sim_plain: SimServer, demo: Any, runs: Path) -> None:
-    demo.bench.request_rate = 50.0
-    result = run_bench(demo, _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]))
+def test_chat_endpoint_and_poisson_arrivals(
+    sim_plain: SimServer, demo_plain: Any, runs: Path
+) -> None:
+    demo_plain.bench.request_rate = 50.0
+    result = run_bench(demo_plain, _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]))
     (level,) = result.levels
     assert level.completed == 8 and level.accept_length is None
     assert level.total_output_tokens == 8 * 16
@@ -117,7 +122,7 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
 
 
 def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
-    tmp_path: Path, demo: Any, runs: Path
+    tmp_path: Path, demo_plain: Any, runs: Path
 ) -> None:
     server = SimServer(tmp_path / "dying.log", REPRO_SIM_TIME_SCALE="0.3")
     try:
@@ -136,7 +141,7 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
             server.url, runs, concurrencies=[1, 2], read_timeout=5,
             server_log=lambda: ["last words of the server"],
         )  # fmt: skip
-        result = run_bench(demo, opts, KillAfterFirst())
+        result = run_bench(demo_plain, opts, KillAfterFirst())
     finally:
         server.stop()
     assert result.status == "failed"
@@ -208,14 +213,18 @@ def test_cli_slo_flags_give_goodput(sim_spec: SimServer, tmp_path: Path) -> None
     res = runner.invoke(main, loose)
     assert res.exit_code == 0, res.output
     level = json.loads(res.stdout[res.stdout.index("{") :])["levels"][0]
-    assert level["goodput"] == pytest.approx(level["request_throughput"])
+    assert level["request_goodput"] == pytest.approx(level["request_throughput"])
+    assert level["slo_attainment"] == 1.0 and level["goodput_slos_ms"] == {
+        "ttft": 60000.0,
+        "tpot": 60000.0,
+    }
     headers = [str(c.header) for c in summary_table([Level.model_validate(level)]).columns]
     assert headers[-1] == "goodput req/s"
     run = json.loads((tmp_path / "loose" / "run.json").read_text())
     assert run["slos"] == {"ttft": 60000.0, "tpot": 60000.0}
     res = runner.invoke(main, [*base, "--output", str(tmp_path / "tight"), "--slo", "ttft_ms=0.01"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout[res.stdout.index("{") :])["levels"][0]["goodput"] == 0.0
+    assert json.loads(res.stdout[res.stdout.index("{") :])["levels"][0]["request_goodput"] == 0.0
     res = runner.invoke(main, ["bench", "--resume", str(tmp_path / "loose"), "--slo", "e2e_ms=9"])
     assert res.exit_code == 1 and "resume without --slo" in res.output
     res = runner.invoke(main, [*base, "--slo", "ttft=500"])
@@ -235,7 +244,7 @@ def test_cli_bench_with_only_a_url(sim_spec: SimServer, tmp_path: Path) -> None:
     run = json.loads((out / "run.json").read_text())
     assert run["recipe_name"] == host_port and run["status"] == "complete"
     summary = json.loads((out / "summary.json").read_text())
-    assert [lv["concurrency"] for lv in summary["levels"]] == [1, 2]
+    assert [lv["max_concurrency"] for lv in summary["levels"]] == [1, 2]
     assert json.loads((out / "recipe.json").read_text())["bench"]["prompts_per_level"] == 3
     res = CliRunner().invoke(main, ["bench", "--resume", str(out)])
     assert res.exit_code == 0, res.output  # a URL-only run resumes like any other
@@ -243,3 +252,18 @@ def test_cli_bench_with_only_a_url(sim_spec: SimServer, tmp_path: Path) -> None:
     assert res.exit_code == 0 and host_port in res.output, res.output
     res = CliRunner().invoke(main, ["bench"])
     assert res.exit_code == 1 and "--url" in res.output and "Traceback" not in res.output
+
+
+def test_cli_without_a_terminal_prints_a_line_per_level(
+    sim_spec: SimServer, tmp_path: Path
+) -> None:
+    args = ["bench", "demo", "--url", sim_spec.url, "--concurrency", "1,2", "--prompts", "4",
+            "--input-len", "16", "--output-len", "8", "--output", str(tmp_path / "o")]  # fmt: skip
+    res = CliRunner().invoke(main, args)  # its stderr is no terminal, as under `| tee` or CI
+    assert res.exit_code == 0, res.output
+    lines = res.stderr.splitlines()
+    for c in (1, 2):
+        assert f"c={c} r=0: warm-up, 2 requests" in lines  # the demo recipe warms up twice
+        assert f"c={c} r=0: 4 requests" in lines
+        assert any(line.startswith(f"c={c} r=0: done in ") for line in lines), res.stderr
+    assert lines.index("c=1 r=0: warm-up, 2 requests") < lines.index("c=1 r=0: 4 requests")

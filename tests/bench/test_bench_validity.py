@@ -85,7 +85,7 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
 
 
 def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
-    tmp_path: Path, demo: Any, runs: Path
+    tmp_path: Path, demo_plain: Any, runs: Path
 ) -> None:
     first = SimServer(tmp_path / "killed.log", REPRO_SIM_TIME_SCALE="0.3")
     try:
@@ -94,7 +94,7 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
             runs_dir=runs, collect_machine=False, read_timeout=5,
             server_log=lambda: ["killed"],
         )  # fmt: skip
-        result = run_bench(demo, opts, Levels(after=3, action=first.kill))
+        result = run_bench(demo_plain, opts, Levels(after=3, action=first.kill))
     finally:
         first.stop()
     assert result.status == "failed" and "c4-r0" in (result.error or "")

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
 
+from repro.bench.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
 from repro.bench.datasets import pick_data_files
 from repro.bench.prompts import bench_prompts, bench_source, load_prompt_set
 from repro.bench.sweep import BenchOptions, _source, run_bench
@@ -136,7 +137,9 @@ def test_sharegpt_file_and_hub_reference(hub: HubServer, cache: Path, tmp_path: 
     hub.add_dataset("org/sharegpt", [HubFile("sg.json", json.dumps(SHAREGPT).encode(), lfs=True)])
     assert load(hub, cache, "hf:org/sharegpt").prompts == expected
     # bench sends them chat-formatted, as they are (no padding to input_len), in order
-    prompts = bench_prompts(from_file, 3, input_len=512)
+    prompts = bench_prompts(
+        from_file, 3, input_len=512, template=ChatTemplate(BUILTIN_CHAT_TEMPLATE)
+    )
     assert "Explain TCP slow start.<|im_end|>" in prompts[0]
     assert "Name three sorting algorithms.<|im_end|>" in prompts[1]
     assert "Explain TCP slow start.<|im_end|>" in prompts[2]
@@ -154,6 +157,8 @@ def test_sharegpt_is_bench_servings_file_from_the_hub(hub: HubServer, cache: Pat
     assert source is not None and source.source["files"] == [SHAREGPT_FILE]
     assert source.prompts == ["Explain TCP slow start.", "Name three sorting algorithms."]
     assert source.source["commit"] == hub.datasets[SHAREGPT_REPO].refs["main"]
+    # not bench_serving's own sampling (2+ turns, shuffled, each reply's length): named
+    assert source.source["variant"].startswith("repro-sharegpt-fixed:")
     fetched = len(hub.downloads())
     bench_source("sharegpt", endpoint=hub.endpoint, cache_dir=cache)
     assert len(hub.downloads()) == fetched  # cached after the first time

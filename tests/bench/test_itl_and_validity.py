@@ -83,3 +83,20 @@ def test_few_samples_and_open_loop_skip_the_running_check() -> None:
     few = _level(server=_server(max_running=1.0).model_copy(update={"samples": 2}))
     assert judge(few, offered=64, max_failed_pct=1.0) == []
     assert judge(_level(server=_server(max_running=1.0)), offered=None, max_failed_pct=1.0) == []
+
+
+def test_a_level_too_short_for_a_gauge_refresh_is_not_judged_by_the_stale_gauge() -> None:
+    # SGLang refreshes num_running_reqs every decode_log_interval decode iterations: 6
+    # requests x 24 tokens at c=2 is 72 iterations, one refresh at most (the real engine's
+    # gauge read 0 there); the same zero over a level of 40 refreshes means it never ran.
+    stale = _server(max_running=0.0)
+    stale.limits = ServerLimits(max_running_requests=256, decode_log_interval=40)
+    short = _level(concurrency=2, completed=6, total_output_tokens=144, server=stale)
+    long = _level(concurrency=2, completed=6, total_output_tokens=3200, server=stale)
+    assert judge(short, offered=2, max_failed_pct=1.0) == []
+    (reason,) = judge(long, offered=2, max_failed_pct=1.0)
+    assert "ran at most 0 requests while 2 were offered" in reason
+    every_step = stale.model_copy(update={"limits": ServerLimits(decode_log_interval=1)})
+    (reason,) = judge(_level(**{**short.model_dump(), "server": every_step}), offered=2,
+                      max_failed_pct=1.0)  # fmt: skip
+    assert "ran at most 0" in reason

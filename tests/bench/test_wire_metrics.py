@@ -129,6 +129,9 @@ class _Transport:
     def close(self) -> None:
         pass
 
+    def is_closing(self) -> bool:
+        return False
+
 
 def _response_bodies(head: bytes, reads: list[bytes]) -> tuple[int, bytes, bool, bytes]:
     """Feed a response to a Connection read by read: status, body, reusable, error body."""

@@ -70,6 +70,13 @@ def test_block_size_nested_or_absent(project: Project) -> None:
     )
     pin = resolve_repo("org/nested", endpoint=endpoint)
     assert drafter_block_size(pin, endpoint=endpoint) == 16
+    # both: the nested dflash_config wins, as SGLang reads it (dflash_utils.py)
+    both = b'{"block_size": 8, "dflash_config": {"block_size": 16}}'
+    project.hub.add_repo(
+        "org/both", [HubFile("config.json", both), HubFile("model.safetensors", b"w" * 64)]
+    )
+    pin = resolve_repo("org/both", endpoint=endpoint)
+    assert drafter_block_size(pin, endpoint=endpoint) == 16
     assert (
         drafter_block_size(resolve_repo("org/eagle", endpoint=endpoint), endpoint=endpoint) is None
     )

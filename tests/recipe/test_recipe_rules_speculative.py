@@ -220,3 +220,64 @@ def test_qwen_ddtree_recipes_are_named_for_what_they_are(project: Project) -> No
     assert "64.3 tok/s" in tree.description and "173.4" in tree.description
     plain = load_recipe("qwen36-27b-tp1-dflash")
     assert plain.speculative is not None and plain.speculative.algorithm == "DFLASH"
+
+
+# --- where SGLang configures the model itself (issue 26: recipes that diverge from SGLang) ---
+KIMI_DFLASH_B200 = (
+    "model: {repo: moonshotai/Kimi-K2.6}\ntopology: {gpu_models: [B200], interconnect: nvlink}\n"
+)
+
+
+def test_kimi_dflash_on_sm100_without_a_draft_backend_falls_back(project: Project) -> None:
+    """deepseek_v2.py gives Kimi trtllm_mla on sm_100; the draft worker replaces it."""
+    bare = load(project, KIMI_DFLASH_B200, DFLASH)
+    [f] = by_rule(check_recipe(bare), "dflash")
+    assert f.severity == "warning" and f.path == "speculative.draft_attention_backend"
+    assert "trtllm_mla" in f.message and "model_overrides/deepseek_v2.py" in f.message
+    assert "falls back to flashinfer" in f.message
+    card = load(project, KIMI_DFLASH_B200, DFLASH, "speculative: {draft_attention_backend: fa4}\n")
+    assert by_rule(check_recipe(card), "dflash") == []
+    pcie = load(project, "model: {repo: moonshotai/Kimi-K2.6}\n", DFLASH)  # RTX PRO 6000
+    assert by_rule(check_recipe(pcie), "dflash") == []
+
+
+@pytest.mark.parametrize("name", ["kimi26-tp8-dflash-b200", "kimi26-tp8-dflash-b300"])
+def test_blackwell_kimi_recipes_keep_the_drafter_card(project: Project, name: str) -> None:
+    """z-lab/Kimi-K2.5-DFlash's card: trtllm_mla target, fa4 drafter, window 4096, 0.9."""
+    recipe = load_recipe(name)
+    argv = render_server_argv(recipe, catalog_for_recipe(recipe))
+    for option, value in (
+        ("--speculative-draft-attention-backend", "fa4"),
+        ("--speculative-draft-window-size", "4096"),
+        ("--mem-fraction-static", "0.9"),
+        ("--attention-backend", "trtllm_mla"),
+    ):
+        assert argv[argv.index(option) + 1] == value
+    assert by_rule(check_recipe(recipe), "dflash") == []
+
+
+def test_fa3_hint_for_qwen35_family_names_what_attention_registry_allows(
+    project: Project,
+) -> None:
+    fa3 = "model: {repo: Qwen/Qwen3.6-27B}\nserver: {extra_args: [--attention-backend, fa3]}\n"
+    [f] = by_rule(check_recipe(load(project, fa3)), "attention-arch")  # RTX PRO 6000, sm_120
+    assert f.message.endswith("use triton, trtllm_mha or flashinfer") and "fa4" not in f.message
+    b200 = load(project, fa3, "topology: {gpu_models: [B200]}\n")
+    [f] = by_rule(check_recipe(b200), "attention-arch")
+    assert f.message.endswith("use triton, trtllm_mha, fa4 or flashinfer")
+    [f] = by_rule(
+        check_recipe(load(project, fa3.replace("Qwen/Qwen3.6-27B", "org/m"))), "attention-arch"
+    )
+    assert f.message.endswith("use flashinfer, triton or fa4")
+
+
+def test_ddtree_qwen35_family_on_b200_gets_page_size_64_from_sglang(project: Project) -> None:
+    """model_overrides/qwen3_5.py sets trtllm_mha + page_size 64 on sm_100; DDTREE needs 1."""
+    qwen_b200 = "model: {repo: Qwen/Qwen3.6-27B}\ntopology: {gpu_models: [B200]}\n"
+    [f] = by_rule(check_recipe(load(project, qwen_b200, DDTREE)), "ddtree-page-size")
+    assert f.severity == "error" and "model_overrides/qwen3_5.py" in f.message
+    assert "sgl-project/sglang#29907" in f.message and "page_size 64" in f.message
+    triton = "server: {extra_args: [--attention-backend, triton]}\n"
+    assert by_rule(check_recipe(load(project, qwen_b200, DDTREE, triton)), "ddtree-page-size") == []
+    rtx = "model: {repo: Qwen/Qwen3.6-27B}\n"  # sm_120: no such override
+    assert by_rule(check_recipe(load(project, rtx, DDTREE)), "ddtree-page-size") == []

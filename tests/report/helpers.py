@@ -13,11 +13,12 @@ def raw_levels(run: Path) -> list[dict[str, Any]]:
 
 
 def raw_values(run: Path, key: str) -> dict[int, list[float]]:
-    """Per concurrency, the summary's value of `key` in each repeat."""
+    """Per configured concurrency (`max_concurrency`, bench_serving's name), the summary's value
+    of `key` in each repeat."""
     out: dict[int, list[float]] = {}
-    for level in sorted(raw_levels(run), key=lambda lv: (lv["concurrency"], lv["repeat"])):
+    for level in sorted(raw_levels(run), key=lambda lv: (lv["max_concurrency"], lv["repeat"])):
         if level.get(key) is not None:
-            out.setdefault(level["concurrency"], []).append(float(level[key]))
+            out.setdefault(level["max_concurrency"], []).append(float(level[key]))
     return out
 
 

@@ -105,6 +105,6 @@ def test_cli_table_marks_simulated_and_accept_metric(runs: Runs) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "SIMULATED" in result.stdout and "acceptance length" in result.stdout
-    means = raw_means(runs.dflash, "accept_length")
+    means = raw_means(runs.dflash, "accept_length_pooled")
     for c in (1, 4):
         assert f"{means[c]:.2f}" in result.stdout

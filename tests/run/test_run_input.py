@@ -119,3 +119,31 @@ def test_resume_honours_a_new_port(run_dir: Path, monkeypatch: pytest.MonkeyPatc
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "127.0.0.1:4321:" in result.output
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _one_line(result: Result, *words: str) -> None:
+    error = _refused(result).strip().splitlines()[0]
+    assert error.startswith("error: "), result.output
+    for word in words:
+        assert word in error, error
+
+
+@pytest.mark.parametrize("name", ["context.json", "stages.json"])
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [(DEEP.encode(), "nested deeper"), (b'{"ref": "d\xe9mo"}', "not UTF-8 text (byte 0xe9")],
+    ids=["deep", "latin1"],
+)
+def test_resume_of_hostile_run_state(run_dir: Path, name: str, content: bytes, words: str) -> None:
+    (run_dir / name).write_bytes(content)
+    _one_line(CliRunner().invoke(main, ["run", "--resume", str(run_dir), "--dry-run"]), name, words)
+
+
+def test_resume_of_a_saved_port_99999(run_dir: Path) -> None:
+    context = json.loads((run_dir / "context.json").read_text())
+    (run_dir / "context.json").write_text(json.dumps({**context, "port": 99999}))
+    result = CliRunner().invoke(main, ["run", "--resume", str(run_dir), "--dry-run"])
+    _one_line(result, "context.json", "port", "99999")

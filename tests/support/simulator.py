@@ -33,19 +33,21 @@ class Sim:
         args: list[str],
         env: dict[str, str] | None,
         log: Path,
-        shim: Path = SHIM,
+        shim: Path | None = SHIM,
         module: tuple[str, ...] = LAUNCH_SERVER,
+        python: str = PYTHON,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("REPRO_SIM_")}
-        full_env.update({"PYTHONPATH": f"{shim}{os.pathsep}{SRC}", "REPRO_SIM_PROFILE": "demo"})
+        path = os.pathsep.join(str(p) for p in (shim, SRC) if p is not None)
+        full_env.update({"PYTHONPATH": path, "REPRO_SIM_PROFILE": "demo"})
         full_env.update(env or {})
         self.argv = [*args, "--host", "127.0.0.1", "--port", str(self.port)]
         self._log = open(log, "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [PYTHON, *module, *self.argv],
+            [python, *module, *self.argv],
             env=full_env,
             stdout=self._log,
             stderr=subprocess.STDOUT,

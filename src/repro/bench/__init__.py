@@ -8,12 +8,13 @@ Public API:
     summarize_level(results, concurrency=, repeat=, duration=, gpus=, slos=) -> Level
     parse_slos(["ttft_ms=500", "tpot_ms=50"]) -> {"ttft": 500.0, "tpot": 50.0}   # --slo
     load_prompt_set(ref) -> PromptSet   # math|code|chat, a data file, hf:ORG/NAME[...]
-    chat_template_for(repo, revision) -> ChatTemplate
+    chat_template_for(repo, revision, fallback=, simulated=) -> ChatTemplate   # pinned commit
 """
 
+from repro.bench.chattemplate import ChatTemplate, chat_template_for
 from repro.bench.client import LevelRun, RequestResult, StreamClient
 from repro.bench.metrics import accept_length, parse_slos, spread, summarize_level
-from repro.bench.prompts import ChatTemplate, PromptSet, chat_template_for, load_prompt_set
+from repro.bench.prompts import PromptSet, load_prompt_set
 from repro.bench.record import RunWriter
 from repro.bench.sweep import BenchOptions, BenchResult, run_bench
 

@@ -16,9 +16,9 @@ the speedup; `check_lossless` compares each prompt's output token ids with and w
 drafter at the run's concurrency and at the recipe's top bench concurrency. With several
 recipes every later one is compared with the first, paired by prompt (drafter A/B).
 
-The results go to `accept.json` in a run folder: a new `runs/<UTC>-<recipe>-accept/` (with
-run.json, recipe.json, server_info.json, machine.json and an empty summary.json), or an
-existing bench run given as `output`.
+The results go to `accept.json` in a run folder (repro.bench.acceptrecord), one prompt set
+at a time as each ends: a new `runs/<UTC>-<recipe>-accept/`, or an existing bench run given
+as `output`; `resume` continues a run that failed part-way, measuring only its missing sets.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.bench.acceptclient import Batch, Completion, body, run_batch
+from repro.bench.acceptrecord import open_record
 from repro.bench.acceptstats import lossless_level, paired_difference, set_result
 from repro.bench.benchsets import (
     BENCH_SETS,
@@ -36,17 +37,25 @@ from repro.bench.benchsets import (
     PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_SAMPLING,
 )
+from repro.bench.chattemplate import ChatTemplate, recipe_template
 from repro.bench.datasets import PromptSet
-from repro.bench.prompts import chat_template_for, load_prompt_set
+from repro.bench.identity import check_identity, recipe_url
+from repro.bench.prompts import load_prompt_set
 from repro.bench.provenance import Provenance
-from repro.bench.record import new_run_dir, utc_now, write_json, write_model
-from repro.bench.server import fetch_server_info, flush_cache, is_simulated, speculative_algorithm
+from repro.bench.record import write_model
+from repro.bench.server import (
+    fetch_server_info,
+    flush_cache,
+    is_simulated,
+    server_info_record,
+    speculative_algorithm,
+)
 from repro.errors import ReproError
 from repro.progress import Progress, quiet
 from repro.recipe import load_recipe
 from repro.spec.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
 from repro.spec.machine import ServerInfo
-from repro.spec.record import AcceptRunInfo, AcceptWorkload, Summary
+from repro.spec.record import ClientLimits
 
 Payload = dict[str, Any]
 
@@ -58,13 +67,15 @@ class AcceptOptions:
     prompts: int | None = None
     max_new_tokens: int | None = None  # default: 2048 for BENCH_SETS, else the recipe's plan
     thinking: bool | None = None
+    chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     concurrency: int = 1
     temperature: float = 0.0
     baseline: str | None = None  # a recipe without the drafter, or a server URL
     check_lossless: bool = False
     output: Path | None = None
+    resume: Path | None = None  # an accept run to continue: only its missing sets are measured
     runs_dir: Path = Path("runs")
-    read_timeout: float = 3600.0
+    client: ClientLimits = field(default_factory=lambda: ClientLimits(read_timeout_s=3600.0))
     collect_machine: bool = True
     provenance: Provenance = field(default_factory=Provenance)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
@@ -90,19 +101,26 @@ class SetPlan:
     measured: list[Payload]
 
 
-def _url_of(ref: str) -> str:
+def _baseline(ref: str, opts: AcceptOptions) -> tuple[str, Any]:
+    """The baseline's URL, and its recipe when it is one (its server is checked too)."""
     if ref.startswith(("http://", "https://")):
-        return ref.rstrip("/")
-    return f"http://127.0.0.1:{load_recipe(ref).server.port}"
+        return ref.rstrip("/"), None
+    recipe = load_recipe(ref)
+    return recipe_url(recipe, opts.provenance.deployment_port), recipe
 
 
-def _plan(recipe: Any, opts: AcceptOptions) -> tuple[list[SetPlan], bool, str]:
+def _prompt_sets(recipe: Any, opts: AcceptOptions) -> list[PromptSet]:
     plan = recipe.accept
     set_refs = opts.prompt_sets or (plan.prompt_sets if plan else ["math", "code", "chat"])
+    return [load_prompt_set(ref) for ref in set_refs]
+
+
+def _plan(
+    recipe: Any, opts: AcceptOptions, prompt_sets: list[PromptSet], template: ChatTemplate
+) -> tuple[list[SetPlan], bool]:
+    plan = recipe.accept
     count = opts.prompts or (plan.prompts if plan else 32)
     thinking = opts.thinking if opts.thinking is not None else (plan.thinking if plan else False)
-    prompt_sets = [load_prompt_set(ref) for ref in set_refs]  # bad input fails before any I/O
-    template = chat_template_for(recipe.model.repo, recipe.model.revision)
     sampling = {**PROTOCOL_SAMPLING, "temperature": opts.temperature}
     plans = []
     for ps in prompt_sets:
@@ -117,7 +135,7 @@ def _plan(recipe: Any, opts: AcceptOptions) -> tuple[list[SetPlan], bool, str]:
         picked = [texts[i % len(texts)] for i in range(warm + count)]  # z-lab: cycle the set
         payloads = [body(t, max_new, sampling) for t in picked]
         plans.append(SetPlan(ps, max_new, payloads[:warm], payloads[warm:]))
-    return plans, thinking, template.origin
+    return plans, thinking
 
 
 def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
@@ -128,7 +146,7 @@ def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
         url,
         plan.warmup,
         opts.concurrency,
-        opts.read_timeout,
+        opts.client,
         lambda n: opts.progress(f"{label}: warm-up {n}/{warmup}"),
     )
     opts.progress(f"{label}: 0/{measured} prompts")
@@ -136,7 +154,7 @@ def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
         url,
         plan.measured,
         opts.concurrency,
-        opts.read_timeout,
+        opts.client,
         lambda n: opts.progress(f"{label}: {n}/{measured} prompts"),
     )
     if not any(r.ok for r in batch.results):
@@ -190,8 +208,8 @@ def _lossless(
         total = max(len(payloads), top)  # enough requests to hold `top` in flight
         cycled = [payloads[i % len(payloads)] for i in range(total)]
         cycled_labels = [labels[i % len(labels)] for i in range(total)]
-        spec = run_batch(url, cycled, top, opts.read_timeout).results
-        plain = run_batch(base_url, cycled, top, opts.read_timeout).results
+        spec = run_batch(url, cycled, top, opts.client).results
+        plain = run_batch(base_url, cycled, top, opts.client).results
         levels.append(lossless_level(top, cycled_labels, spec, plain))
     return LosslessCheck(
         baseline=opts.baseline or base_url,
@@ -222,37 +240,43 @@ def _simulated_profile(info: dict[str, Any]) -> dict[str, Any] | None:
     return {"name": info["sim_profile"], "drafter": info.get("sim_drafter")}
 
 
-def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
-    plans, thinking, template_origin = _plan(recipe, opts)
+def _checked_server(
+    url: str, recipe: Any, opts: AcceptOptions
+) -> tuple[dict[str, Any], ServerInfo, dict[str, Any]]:
+    """The server's /server_info (raw and validated) and identity, refused when it is not
+    `recipe`'s."""
     info = asyncio.run(fetch_server_info(url))
+    simulated = recipe.simulator is not None or is_simulated(info)
+    # A malformed report fails before anything is measured.
+    server_info = server_info_record(url, info, simulated=simulated)
     _check_speculative(url, info)
-    base_url = _url_of(opts.baseline) if opts.baseline else None
+    lock, image = opts.provenance.lock_of(recipe), opts.provenance.running_image(url)
+    return info, server_info, check_identity(url, info, recipe, lock, image)
+
+
+def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
+    prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
+    base_url, base_recipe = _baseline(opts.baseline, opts) if opts.baseline else (None, None)
     if opts.check_lossless and base_url is None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
             hint="give the same model without the drafter: --baseline RECIPE or --baseline URL",
         )
-    started = utc_now()
-    asyncio.run(flush_cache(url))
-    if base_url:
-        asyncio.run(flush_cache(base_url))
-    sets, measured = [], []
-    for number, plan in enumerate(plans, 1):
-        label = f"{recipe.name}: set {plan.prompt_set.name} ({number}/{len(plans)})"
-        batch = _measure(url, plan, opts, label)
-        _check_speculative(url, info, batch)
-        base = _measure(base_url, plan, opts, f"{label}, baseline") if base_url else None
-        if base is not None:
-            measured.append((batch, base))
-        sets.append(
-            set_result(
-                plan.prompt_set.name, plan.prompt_set.source, batch, plan.max_new_tokens, base
-            )
+    if opts.check_lossless and opts.resume is not None:
+        raise ReproError(
+            "--check-lossless compares every set's outputs: it cannot resume a run",
+            hint="start a new run with --check-lossless",
         )
-    lossless = None
-    if opts.check_lossless and base_url:
-        lossless = _lossless(recipe, url, base_url, plans, measured, opts)
+    info, server_info, identity = _checked_server(url, recipe, opts)
+    if base_url and base_recipe is not None:
+        base_info = asyncio.run(fetch_server_info(base_url))
+        check_identity(base_url, base_info, base_recipe, opts.provenance.lock_of(base_recipe))
     simulated = recipe.simulator is not None or is_simulated(info)
+    template = recipe_template(
+        recipe.model, opts.provenance.lock_of(recipe), info, simulated=simulated,
+        fallback=opts.chat_template_fallback,
+    )  # fmt: skip
+    plans, thinking = _plan(recipe, opts, prompt_sets, template)
     protocol = {
         "name": PROTOCOL,
         "thinking": thinking,
@@ -260,60 +284,50 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         "warmup_requests": opts.concurrency,
         "sampling": {**PROTOCOL_SAMPLING, "temperature": opts.temperature},
         "endpoint": "/generate (non-streaming)",
-        "chat_template": template_origin,
+        "chat_template": template.describe(thinking),
         "baseline": opts.baseline,
+        "prompts_per_set": len(plans[0].measured) if plans else 0,
+        "max_new_tokens": {p.prompt_set.name: p.max_new_tokens for p in plans},
+        "client_limits": opts.client.model_dump(mode="json"),
     }
     results = AcceptResults(
         simulated=simulated,
-        sets=sets,
         recipe_name=recipe.name,
         protocol=protocol,
         simulated_profile=_simulated_profile(info),
-        lossless=lossless,
     )
-    run_dir = _run_dir(recipe, opts, url, info, simulated, started, protocol)
-    write_model(run_dir / "accept.json", results)
-    return AcceptResult(recipe.name, run_dir, simulated, speculative_algorithm(info), sets, results)
-
-
-def _run_dir(
-    recipe: Any,
-    opts: AcceptOptions,
-    url: str,
-    info: dict[str, Any],
-    simulated: bool,
-    started: str,
-    protocol: dict[str, Any],
-) -> Path:
-    out = opts.output
-    if out is not None and (out / "run.json").is_file():
-        return out  # add accept.json to an existing run
-    run_dir = new_run_dir(f"{recipe.name}-accept", out, opts.runs_dir)
-    plan = recipe.accept.model_dump(mode="json") if recipe.accept else None
-    run = AcceptRunInfo(
-        run_id=run_dir.name,
-        recipe_name=recipe.name,
-        status="complete",
-        simulated=simulated,
-        started_at=started,
-        finished_at=utc_now(),
-        server_url=url,
-        endpoint="generate",
-        workload=AcceptWorkload(
-            accept=plan, chat_template=protocol["chat_template"], protocol=protocol
-        ),
-    )
-    write_model(run_dir / "run.json", run)
-    write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
-    lock = opts.provenance.lock_of(recipe)
-    if lock is not None:
-        write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
-    server_info = ServerInfo.model_validate({**info, "simulated": simulated})
-    write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
-    write_model(run_dir / "summary.json", Summary(levels=[]), exclude_unset=True)  # no spread
-    if opts.collect_machine and opts.provenance.machine is not None:
-        write_json(run_dir / "machine.json", opts.provenance.machine().model_dump(mode="json"))
-    return run_dir
+    record = open_record(recipe, opts, url, server_info, results, identity)
+    done = {s.prompt_set for s in results.sets}
+    try:
+        asyncio.run(flush_cache(url))
+        if base_url:
+            asyncio.run(flush_cache(base_url))
+        measured = []
+        for number, plan in enumerate(plans, 1):
+            if plan.prompt_set.name in done:
+                continue
+            label = f"{recipe.name}: set {plan.prompt_set.name} ({number}/{len(plans)})"
+            batch = _measure(url, plan, opts, label)
+            _check_speculative(url, info, batch)
+            base = _measure(base_url, plan, opts, f"{label}, baseline") if base_url else None
+            if base is not None:
+                measured.append((batch, base))
+            name, source = plan.prompt_set.name, plan.prompt_set.source
+            record.save_set(set_result(name, source, batch, plan.max_new_tokens, base))
+        if opts.check_lossless and base_url:
+            results.lossless = _lossless(recipe, url, base_url, plans, measured, opts)
+    except BaseException as exc:  # a dead server, Ctrl-C: the finished sets stay, resumable
+        message = exc.message if isinstance(exc, ReproError) else f"{type(exc).__name__}: {exc}"
+        record.finish("failed", message)
+        if isinstance(exc, ReproError) and results.sets:
+            exc.hint = (
+                f"the finished sets are kept in {record.run_dir}; continue with "
+                f"`repro accept {recipe.name} --resume {record.run_dir}`"
+            )
+        raise
+    record.finish("complete")
+    algorithm = speculative_algorithm(info)
+    return AcceptResult(recipe.name, record.run_dir, simulated, algorithm, results.sets, results)
 
 
 def compare_drafters(results: list[AcceptResult]) -> list[AcceptDiff]:
@@ -339,7 +353,8 @@ def run_accept(recipes: list[Any], opts: AcceptOptions) -> list[AcceptResult]:
         raise ReproError("--output takes one recipe", hint="omit --output with several recipes")
     out = []
     for i, recipe in enumerate(recipes):
-        url = (opts.urls[i] if opts.urls else f"http://127.0.0.1:{recipe.server.port}").rstrip("/")
+        url = opts.urls[i] if opts.urls else recipe_url(recipe, opts.provenance.deployment_port)
+        url = url.rstrip("/")
         out.append(accept_one(recipe, url, opts))
     if len(out) > 1:
         diffs = compare_drafters(out)

@@ -2,8 +2,16 @@
 (dflash/benchmark.py `_send_sglang`: `{"text", "sampling_params": {"temperature", "top_p",
 "top_k", "max_new_tokens"}}`), keeping what acceptance and the lossless check need from the
 response: `output_ids`, and from `meta_info` (srt/managers/tokenizer_manager.py)
-`completion_tokens`, `spec_verify_ct` and `spec_correct_drafts_histogram` (requests per count
-of accepted drafts in a verify step; scheduler `_calculate_spec_decoding_metrics`).
+`completion_tokens`, `spec_verify_ct` and `spec_correct_drafts_histogram` (verify steps per
+count of accepted drafts; managers/schedule_batch.py `update_spec_correct_drafts_histogram`).
+
+What the server sends is decoded by msgspec into narrow structs that refuse anything but
+non-negative integers (NaN, Infinity, "lots", a histogram of dicts, -50, 1e300 each fail the
+request as implausible), then checked against the request: completion_tokens and the output
+ids at most max_new_tokens (SGLang caps the output there), spec_verify_ct at most
+completion_tokens (a verify step commits at least one token), the histogram's verify steps at
+most spec_verify_ct. The response is read up to `ClientLimits.max_event_bytes`, within the
+read and request timeouts.
 """
 
 from __future__ import annotations
@@ -15,8 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+import msgspec
 
 from repro.bench.client import measure
+from repro.bench.wire import Count
+from repro.spec.record import ClientLimits
 
 
 @dataclass
@@ -28,6 +39,7 @@ class Completion:
     output_ids: list[int] = field(default_factory=list)
     e2e_s: float = 0.0
     error: str | None = None
+    implausible: bool = False  # the server sent a value no server can send
 
     @property
     def accept_length(self) -> float | None:
@@ -46,52 +58,108 @@ def body(text: str, max_new_tokens: int, sampling: dict[str, Any]) -> dict[str, 
     return {"text": text, "sampling_params": {**sampling, "max_new_tokens": max_new_tokens}}
 
 
-def _completion(doc: Any, e2e: float) -> Completion:
+class _Meta(msgspec.Struct):
+    completion_tokens: Count = 0
+    spec_verify_ct: Count | None = None
+    spec_correct_drafts_histogram: list[Count] | None = None
+
+
+class _Output(msgspec.Struct):
+    meta_info: _Meta | None = None
+    output_ids: list[Count] | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Output | list[_Output])
+
+
+def _implausible(e2e: float, why: str) -> Completion:
+    return Completion(
+        ok=False, e2e_s=e2e, error=f"a value no server can send: {why}", implausible=True
+    )
+
+
+def _completion(raw: bytes, e2e: float, max_new_tokens: int) -> Completion:
+    try:
+        doc = _DECODER.decode(raw)
+    except msgspec.ValidationError as exc:
+        return _implausible(e2e, str(exc))
+    except msgspec.DecodeError as exc:  # NaN and Infinity are not JSON either
+        return _implausible(e2e, f"not a JSON response: {exc}")
     out = doc[0] if isinstance(doc, list) and doc else doc
-    if not isinstance(out, dict) or not isinstance(out.get("meta_info"), dict):
+    if not isinstance(out, _Output) or out.meta_info is None:
         return Completion(ok=False, e2e_s=e2e, error="a response without meta_info")
-    meta = out["meta_info"]
-    verify = meta.get("spec_verify_ct")
-    hist = meta.get("spec_correct_drafts_histogram")
+    meta, ids = out.meta_info, out.output_ids or []
+    tokens, verify = meta.completion_tokens, meta.spec_verify_ct
+    hist = meta.spec_correct_drafts_histogram
+    if max(tokens, len(ids)) > max_new_tokens:
+        return _implausible(
+            e2e, f"{max(tokens, len(ids))} output tokens for max_new_tokens {max_new_tokens}"
+        )
+    if verify is not None and verify > tokens:
+        return _implausible(e2e, f"spec_verify_ct {verify} > completion_tokens {tokens}")
+    if hist is not None and (len(hist) > tokens + 1 or sum(hist) > (verify or 0)):
+        return _implausible(e2e, f"a histogram of {sum(hist)} verify steps in {len(hist)} bins")
     return Completion(
         ok=True,
-        completion_tokens=int(meta.get("completion_tokens") or 0),
-        spec_verify_ct=int(verify) if verify else None,
-        histogram=[int(x) for x in hist] if isinstance(hist, list) else None,
-        output_ids=[int(t) for t in out.get("output_ids") or []],
+        completion_tokens=tokens,
+        spec_verify_ct=verify or None,
+        histogram=hist,
+        output_ids=ids,
         e2e_s=e2e,
     )
 
 
-async def _one(session: aiohttp.ClientSession, url: str, payload: dict[str, Any]) -> Completion:
+async def _read(resp: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The body, or None past `limit` bytes."""
+    if (resp.content_length or 0) > limit:
+        return None
+    body = bytearray()
+    async for piece in resp.content.iter_any():
+        body += piece
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+async def _one(
+    session: aiohttp.ClientSession, url: str, payload: dict[str, Any], limit: int
+) -> Completion:
     start = time.perf_counter()
     try:
         async with session.post(f"{url}/generate", json=payload) as resp:
             if resp.status != 200:
-                text = (await resp.text())[:200]
+                text = (await resp.content.read(200)).decode(errors="replace")
                 return Completion(ok=False, error=f"HTTP {resp.status}: {text}")
-            doc = await resp.json(content_type=None)
-    except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
+            raw = await _read(resp, limit)
+    except TimeoutError:
+        return Completion(ok=False, error="the response did not come within the read or "
+                          "request timeout")  # fmt: skip
+    except (aiohttp.ClientError, ValueError) as exc:
         return Completion(ok=False, error=f"{type(exc).__name__}: {exc}")
-    return _completion(doc, time.perf_counter() - start)
+    if raw is None:
+        return Completion(ok=False, error=f"a response of over {limit} bytes")
+    max_new_tokens = payload["sampling_params"]["max_new_tokens"]
+    return _completion(raw, time.perf_counter() - start, max_new_tokens)
 
 
 async def generate_all(
     url: str,
     payloads: list[dict[str, Any]],
     concurrency: int,
-    read_timeout: float,
+    limits: ClientLimits,
     on_done: Callable[[int], None] = lambda _n: None,
 ) -> Batch:
     """Every payload, at most `concurrency` in flight, results in payload order; `on_done`
     gets the count finished so far after each."""
     gate = asyncio.Semaphore(max(1, concurrency))
-    timeout = aiohttp.ClientTimeout(total=None, sock_read=read_timeout)
+    timeout = aiohttp.ClientTimeout(
+        total=limits.request_timeout_s or None, sock_read=limits.read_timeout_s or None
+    )
     async with aiohttp.ClientSession(timeout=timeout) as session:
 
         async def gated(payload: dict[str, Any]) -> Completion:
             async with gate:
-                result = await _one(session, url, payload)
+                result = await _one(session, url, payload, limits.max_event_bytes)
             finished.append(result)
             on_done(len(finished))
             return result
@@ -107,7 +175,7 @@ def run_batch(
     url: str,
     payloads: list[dict[str, Any]],
     concurrency: int,
-    read_timeout: float,
+    limits: ClientLimits,
     on_done: Callable[[int], None] = lambda _n: None,
 ) -> Batch:
-    return measure(generate_all(url, payloads, concurrency, read_timeout, on_done))
+    return measure(generate_all(url, payloads, concurrency, limits, on_done))

@@ -35,6 +35,17 @@ def _histogram(results: list[Completion]) -> list[int] | None:
     return total
 
 
+def implausible_reasons(batch: Batch) -> list[str]:
+    """A set whose server sent values no server can send is invalid, however few."""
+    bad = [r for r in batch.results if r.implausible]
+    if not bad:
+        return []
+    return [
+        f"{len(bad)} of {len(batch.results)} responses held values no server can send "
+        f"(first: {bad[0].error})"
+    ]
+
+
 def set_result(
     name: str,
     source: dict[str, object],
@@ -47,6 +58,7 @@ def set_result(
     stats = acceptance_stats(spec, _rng(name))
     throughput = _throughput(batch)
     base_tp = _throughput(baseline) if baseline else None
+    reasons = implausible_reasons(batch) + (implausible_reasons(baseline) if baseline else [])
     return AcceptSet(
         prompt_set=name,
         prompts=len(ok),
@@ -61,6 +73,8 @@ def set_result(
         output_throughput=throughput,
         baseline_output_throughput=base_tp,
         speedup=throughput / base_tp if throughput and base_tp else None,
+        valid=not reasons,
+        reasons=reasons,
         **stats,
     )
 

@@ -9,6 +9,12 @@ between token-carrying events is kept with the new tokens its event carried (`ch
 `chunk_tokens`), from which metrics.py derives bench_serving's per-token ITL; several events
 in one socket read get the same time (a gap of 0). On the chat endpoint the tokens per event
 come from `usage` on every chunk (`stream_options.continuous_usage_stats`), else 1 per event.
+
+A request ends by itself, whatever the server does: `ClientLimits` bound the silence
+(`read_timeout`), the request's whole time (`request_timeout`) and the bytes of one SSE
+event (`max_event_bytes`); malformed HTTP or SSE, a value no server can send
+(repro.bench.readers) and a closed connection each fail the request with an `error_kind`
+(`timeout`, `protocol`, `implausible`, `disconnected`), never an exception.
 """
 
 from __future__ import annotations
@@ -27,8 +33,16 @@ import numpy as np
 import uvloop
 
 from repro.bench.http1 import Connection, Pool, ProtocolError
-from repro.bench.readers import ChatReader, EventReader, GenerateReader, StreamStopped
-from repro.spec.record import Endpoint
+from repro.bench.readers import (
+    Bounds,
+    ChatReader,
+    EventReader,
+    GenerateReader,
+    Implausible,
+    StreamStopped,
+)
+from repro.bench.wire import MAX_EVENT_BYTES, EventTooLarge
+from repro.spec.record import ClientLimits, Endpoint
 
 T = TypeVar("T")
 PATHS: dict[str, str] = {"generate": "/generate", "chat": "/v1/chat/completions"}
@@ -85,9 +99,13 @@ def _describe(exc: BaseException) -> tuple[str, str]:
         return "timeout", f"no connection within the connect timeout ({type(exc).__name__})"
     if isinstance(exc, ConnectionError):
         return "disconnected", str(exc) or type(exc).__name__
-    if isinstance(exc, msgspec.DecodeError | msgspec.ValidationError):
+    if isinstance(exc, msgspec.ValidationError):  # a negative, huge or non-numeric count
+        return "implausible", f"a value no server can send: {exc}"
+    if isinstance(exc, msgspec.DecodeError):
         return "protocol", f"undecodable stream chunk: {exc}"
-    if isinstance(exc, ProtocolError):
+    if isinstance(exc, Implausible):
+        return "implausible", f"a value no server can send: {exc}"
+    if isinstance(exc, ProtocolError | EventTooLarge):
         return "protocol", str(exc)
     if isinstance(exc, OSError):
         return "client", str(exc) or type(exc).__name__
@@ -95,27 +113,32 @@ def _describe(exc: BaseException) -> tuple[str, str]:
 
 
 class _Live:
-    """A request in flight: when its bytes left (`Connection.send`, the start of its TTFT and
-    E2E) and, for the stall watchdog, when its last bytes arrived."""
+    """A request in flight: when it began (its deadline counts from there), when its bytes
+    left (`Connection.send`, the start of its TTFT and E2E) and, for the watchdog, when its
+    last bytes arrived and why the watchdog stopped it."""
 
-    __slots__ = ("last", "sent", "stalled", "task")
+    __slots__ = ("began", "last", "sent", "stalled", "task")
 
     def __init__(self, task: asyncio.Task[Any] | None, now: float) -> None:
         self.task = task
-        self.last = now
-        self.sent = now
-        self.stalled = False
+        self.began = self.last = self.sent = now
+        self.stalled: str | None = None
+
+
+def _finite_positive(value: float) -> bool:
+    return 0 < value < float("inf")
 
 
 class StreamClient:
     """Async context manager holding a pool of keep-alive connections (repro.bench.http1),
     as many as requests in flight.
 
-    The read timeout (no byte for `read_timeout` seconds, before the headers or mid-stream) is
-    enforced by one watchdog task that looks at every request in flight `_WATCH_STEPS` times
-    per timeout, not by a timer re-armed on every socket read: a stall is caught between
-    `read_timeout` and `read_timeout * (1 + 1/_WATCH_STEPS)`. A `read_timeout` of 0 (or less,
-    or infinite) waits for data forever.
+    The read timeout (no byte for `read_timeout` seconds, before the headers or mid-stream)
+    and the request timeout (`request_timeout` seconds from the request's start, however
+    steadily bytes come) are enforced by one watchdog task that looks at every request in
+    flight `_WATCH_STEPS` times per the shorter of the two, not by timers re-armed on every
+    socket read: a limit is caught between itself and `1 + 1/_WATCH_STEPS` times the shorter.
+    A timeout of 0 (or less, or infinite) is no limit.
     """
 
     _WATCH_STEPS = 10
@@ -126,6 +149,8 @@ class StreamClient:
         endpoint: Endpoint = "generate",
         *,
         read_timeout: float = 300.0,
+        request_timeout: float = 0.0,
+        max_event_bytes: int = MAX_EVENT_BYTES,
         connect_timeout: float = 10.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -142,13 +167,25 @@ class StreamClient:
         tls = ssl.create_default_context() if parts.scheme == "https" else None
         self._pool_args = (parts.hostname, port, connect_timeout, tls)
         self.read_timeout = read_timeout
+        self.request_timeout = request_timeout
+        self.max_event_bytes = max_event_bytes
         self._pool: Pool | None = None
         self._live: set[_Live] = set()
         self._watchdog: asyncio.Task[None] | None = None
 
+    @classmethod
+    def limited(cls, base_url: str, endpoint: Endpoint, limits: ClientLimits) -> StreamClient:
+        return cls(
+            base_url,
+            endpoint,
+            read_timeout=limits.read_timeout_s,
+            request_timeout=limits.request_timeout_s,
+            max_event_bytes=limits.max_event_bytes,
+        )
+
     async def __aenter__(self) -> StreamClient:
         self._pool = Pool(*self._pool_args)
-        if 0 < self.read_timeout < float("inf"):
+        if _finite_positive(self.read_timeout) or _finite_positive(self.request_timeout):
             self._watchdog = asyncio.ensure_future(self._watch())
         return self
 
@@ -163,14 +200,22 @@ class StreamClient:
             self._pool = None
 
     async def _watch(self) -> None:
-        limit = self.read_timeout
+        inf = float("inf")
+        read = self.read_timeout if _finite_positive(self.read_timeout) else inf
+        total = self.request_timeout if _finite_positive(self.request_timeout) else inf
         while True:
-            await asyncio.sleep(limit / self._WATCH_STEPS)
+            await asyncio.sleep(min(read, total) / self._WATCH_STEPS)
             now = time.perf_counter()
             for live in self._live:
-                if not live.stalled and now - live.last >= limit and live.task is not None:
-                    live.stalled = True
-                    live.task.cancel()
+                if live.stalled or live.task is None:
+                    continue
+                if now - live.last >= read:
+                    live.stalled = f"no data for the read timeout ({read:g} s)"
+                elif now - live.began >= total:
+                    live.stalled = f"the request ran past the request timeout ({total:g} s)"
+                else:
+                    continue
+                live.task.cancel()
 
     @property
     def pool(self) -> Pool:
@@ -178,14 +223,18 @@ class StreamClient:
             raise RuntimeError("StreamClient used outside `async with`")
         return self._pool
 
-    async def request(self, body: bytes, result: RequestResult, t0: float) -> RequestResult:
-        """Send one streaming request and fill `result` (never raises for a failed request)."""
+    async def request(
+        self, body: bytes, result: RequestResult, t0: float, max_tokens: int | None = None
+    ) -> RequestResult:
+        """Send one streaming request and fill `result` (never raises for a failed request).
+
+        `max_tokens` is the request's max_new_tokens: a server reporting more fails it."""
         live = _Live(asyncio.current_task(), time.perf_counter())
         self._live.add(live)
         pool = self.pool
         conn: Connection | None = None
         reader: EventReader = (GenerateReader if self.endpoint == "generate" else ChatReader)(
-            result, 0.0, live
+            result, 0.0, live, Bounds.of_request(body, max_tokens, self.max_event_bytes)
         )
         try:
             try:
@@ -200,23 +249,27 @@ class StreamClient:
                 result.error_kind = f"http_{status}"
                 result.error = conn.error_body.decode(errors="replace")[:500]
                 return result
-            if isinstance(reader, ChatReader) and result.completion_tokens == 0:
+            if isinstance(reader, GenerateReader):
+                reader.counts()
+            elif result.completion_tokens == 0:
                 result.completion_tokens = reader.last_tokens
+            reader.check_counts()
             self._finish(result, reader.done)
         except StreamStopped:
             pass  # the server's error is in the result
         except asyncio.CancelledError:
             task = live.task
-            if not live.stalled or task is None or task.uncancel() > 0:
+            if live.stalled is None or task is None or task.uncancel() > 0:
                 raise
             result.ok = False
-            result.error_kind = "timeout"
-            result.error = f"no data for the read timeout ({self.read_timeout:g} s)"
-        except (TimeoutError, OSError, ProtocolError, msgspec.MsgspecError) as exc:
+            result.error_kind, result.error = "timeout", live.stalled
+        except (
+            TimeoutError, OSError, ProtocolError, EventTooLarge, Implausible, msgspec.MsgspecError
+        ) as exc:  # fmt: skip
             result.error_kind, result.error = _describe(exc)
             result.ok = False
         finally:
-            if isinstance(reader, GenerateReader):
+            if isinstance(reader, GenerateReader) and not result.ok:
                 reader.counts()
             if conn is not None:
                 pool.release(conn)
@@ -244,8 +297,10 @@ class StreamClient:
         request_rate: float | None = None,
         seed: int = 0,
         on_done: Callable[[RequestResult], None] | None = None,
+        max_tokens: int | None = None,
     ) -> LevelRun:
-        """Send every body with at most `concurrency` in flight.
+        """Send every body with at most `concurrency` in flight (each asking for at most
+        `max_tokens` tokens, when given).
 
         Closed loop (no `request_rate`): a new request starts as soon as one finishes. Open
         loop: requests arrive as a Poisson process of `request_rate` per second (still capped
@@ -258,7 +313,7 @@ class StreamClient:
 
         async def one(i: int) -> None:
             try:
-                await self.request(bodies[i], results[i], t0)
+                await self.request(bodies[i], results[i], t0, max_tokens)
             finally:
                 sem.release()
             if on_done is not None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro import fileread
 from repro.errors import ReproError
 from repro.spec.dataset import DATA_SUFFIXES, HF_SYNTAX, HubDatasetRef, parse_hf_ref
 
@@ -55,10 +56,12 @@ Table = tuple[list[str], Callable[[str], list[Any]]]  # columns, and a column's 
 def _rows_json(text: str, where: str, lines: bool) -> list[Any]:
     if not lines:
         try:
-            doc = json.loads(text)
+            doc = _bounded(json.loads(text), where)
         except json.JSONDecodeError as exc:
             if exc.msg != "Extra data":  # several documents: JSON lines in a .json file
                 raise ReproError(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        except RecursionError:
+            raise fileread.UnreadableFile(f"{where}: nested too deep to be rows") from None
         else:
             if not isinstance(doc, list):
                 raise ReproError(
@@ -70,10 +73,19 @@ def _rows_json(text: str, where: str, lines: bool) -> list[Any]:
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                rows.append(_bounded(json.loads(line), f"{where}:{n}"))
             except json.JSONDecodeError as exc:
                 raise ReproError(f"{where}:{n}: not JSON ({exc.msg})") from None
+            except RecursionError:
+                raise fileread.UnreadableFile(f"{where}:{n}: nested too deep to be a row") from None
     return rows
+
+
+def _bounded(value: Any, where: str) -> Any:
+    """A parsed row or document, refused when nested deeper than a dataset can be."""
+    if fileread.depth_of(value, fileread.MAX_DEPTH) > fileread.MAX_DEPTH:
+        raise fileread.UnreadableFile(f"{where}: nested deeper than {fileread.MAX_DEPTH} levels")
+    return value
 
 
 def _rows_table(rows: list[Any], where: str) -> Table:
@@ -116,11 +128,7 @@ def file_table(path: Path, where: str) -> Table:
         )
     if suffix == ".parquet":
         return _parquet_table(path, where)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReproError(f"{where}: not UTF-8 text ({exc.reason})") from None
-    return text_table(text, suffix, where)
+    return text_table(fileread.read_text(path, where), suffix, where)
 
 
 def first_human_turn(turns: list[Any]) -> str | None:

@@ -159,14 +159,31 @@ def parse_slos(specs: Iterable[str]) -> dict[str, float] | None:
     return slos or None
 
 
-def _meets(r: RequestResult, slos: Mapping[str, float]) -> bool:
-    """SLOs in ms, keys ttft / tpot / e2e (bench_serving's --goodput uses ttft/tpot/e2el)."""
-    checks = {"ttft": r.ttft_s, "tpot": _tpot(r), "e2e": r.e2e_s}
-    for key, limit_ms in slos.items():
-        value = checks.get(key)
-        if value is None or value * 1000.0 > limit_ms:
-            return False
-    return True
+# repro's SLO keys (run.json `slos`) -> goodput.py's (GOODPUT_SLO_METRICS)
+GOODPUT_NAMES = {"ttft": "ttft", "tpot": "tpot", "e2e": "e2el"}
+
+
+def goodput(results: Sequence[RequestResult], slos: Mapping[str, float], dur: float) -> dict:
+    """sglang/benchmark/goodput.py `calculate_goodput`: a successful request is good when it
+    meets every SLO (ms; a one-token response's TPOT counts as 0); request_goodput = good / s,
+    slo_attainment = good / requests sent, and per SLO the share that met it."""
+    named = {GOODPUT_NAMES[k]: v for k, v in slos.items()}
+    good, met_by = 0, dict.fromkeys(named, 0)
+    for r in results:
+        if not r.ok or r.ttft_s is None or r.e2e_s is None:
+            continue
+        observed = {"ttft": r.ttft_s, "tpot": _tpot(r) or 0.0, "e2el": r.e2e_s}
+        met = [name for name, limit in named.items() if observed[name] * 1000.0 <= limit]
+        for name in met:
+            met_by[name] += 1
+        good += len(met) == len(named)
+    sent = len(results) or 1
+    return {
+        "goodput_slos_ms": named,
+        "request_goodput": good / dur,
+        "slo_attainment": good / sent,
+        "slo_attainment_by_metric": {name: n / sent for name, n in met_by.items()},
+    }
 
 
 def summarize_level(
@@ -177,8 +194,11 @@ def summarize_level(
     duration: float,
     gpus: int = 0,
     slos: Mapping[str, float] | None = None,
+    server_accept_length: float | None = None,
 ) -> Level:
-    """The summary of one level (one entry of `summary.json` `levels`)."""
+    """The summary of one level (one entry of `summary.json` `levels`), by its JSON keys
+    (Level says which are bench_serving's); `server_accept_length` is the server's own
+    (bench_serving's `accept_length`)."""
     ok = [r for r in results if r.ok]
     errors = Counter(r.error_kind or "unknown" for r in results if not r.ok)
     total_in = sum(r.prompt_tokens for r in ok)
@@ -187,18 +207,20 @@ def summarize_level(
     out_tp = total_out / dur if ok else 0.0
     per_user = [r.completion_tokens / r.e2e_s for r in ok if r.e2e_s]
     level: dict[str, Any] = {
-        "concurrency": concurrency,
+        "max_concurrency": concurrency,
+        # bench_serving: np.sum(e2e_latencies) / dur_s over the successful requests
+        "concurrency": sum(r.e2e_s for r in ok if r.e2e_s is not None) / dur if ok else 0.0,
         "repeat": repeat,
         "completed": len(ok),
         "failed": len(results) - len(ok),
         "errors": dict(sorted(errors.items())),
         "duration": duration,
         "request_throughput": len(ok) / dur if ok else 0.0,
-        "input_throughput": total_in / dur if ok else 0.0,
+        "prompt_throughput": total_in / dur if ok else 0.0,
         "output_throughput": out_tp,
         "output_throughput_per_gpu": out_tp / gpus if gpus > 0 else None,
         "output_throughput_per_user": float(np.mean(per_user)) if per_user else None,
-        "total_input_tokens": total_in,
+        "total_prompt_tokens": total_in,
         "total_output_tokens": total_out,
     }
     level.update(_stats("ttft", (r.ttft_s for r in ok if r.ttft_s is not None)))
@@ -208,12 +230,16 @@ def summarize_level(
     level.update(_stats("tpot", (t for r in ok if (t := _tpot(r)) is not None)))
     level.update(_stats("e2e_latency", (r.e2e_s for r in ok if r.e2e_s is not None)))
     rng = np.random.default_rng(concurrency * 1009 + repeat)  # seeded: a level's CIs repeat
-    level.update(acceptance_stats(ok, rng))
+    acceptance = acceptance_stats(ok, rng)
+    level["accept_length_pooled"] = acceptance.pop("accept_length")
+    level.update(acceptance)
+    level["accept_length"] = server_accept_length
     level["output_throughput_ci95"] = _throughput_interval(ok, out_tp, rng) if ok else None
     verify = sum(r.spec_verify_ct or 0 for r in ok)
     level["spec_verify_ct"] = verify if verify else None
     level["verify_steps_per_s"] = verify / dur if verify else None
-    level["goodput"] = sum(1 for r in ok if _meets(r, slos)) / dur if slos and ok else None
+    if slos and ok:
+        level.update(goodput(results, slos, dur))
     return Level.model_validate(level)
 
 

@@ -1,40 +1,28 @@
 """Prompts: the shipped prompt sets (math, code, chat), data files and Hub datasets (read by
-repro.bench.datasets), bench datasets, and chat templates rendered with jinja2 (no
-transformers).
-
-Chat template: the model snapshot's own (`chat_template.jinja`, or `chat_template` in
-`tokenizer_config.json`) when it is in the local Hub cache or a local directory; otherwise
-the built-in ChatML-like template below (`<|im_start|>role\\n...<|im_end|>`), the format of
-Qwen and many others. Templates see `messages`, `add_generation_prompt`, `enable_thinking`,
-`bos_token`, `eos_token` and `raise_exception`, as transformers' apply_chat_template.
+repro.bench.datasets) and bench datasets. Chat templates: repro.bench.chattemplate.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from jinja2 import TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from repro.bench.benchsets import BENCH_SETS, load_bench_set
+from repro.bench.chattemplate import ChatTemplate
 from repro.bench.datasets import PromptSet, load_file, load_hub_dataset, read_prompts, text_table
 from repro.errors import ReproError
 from repro.spec.dataset import DATA_SUFFIXES, HF_PREFIX, HF_SYNTAX, SHAREGPT_REF
 
 SHIPPED_SETS = ("math", "code", "chat")
-
-BUILTIN_CHAT_TEMPLATE = (
-    "{% for message in messages %}"
-    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n"
-    "{% if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n"
-    "{% endif %}{% endif %}"
+# How `--dataset sharegpt` samples bench_serving's ShareGPT file, beside how bench_serving does
+# (sglang/benchmark/datasets/sharegpt.py `sample_sharegpt_requests`): the record names it.
+SHAREGPT_VARIANT = (
+    "repro-sharegpt-fixed: the first human turn of each conversation, in file order, cycled; "
+    "output_len tokens with ignore_eos (bench_serving with --sharegpt-output-len; without it, "
+    "bench_serving keeps conversations of 2+ turns, shuffles them, and uses each reply's "
+    "token length)"
 )
 
 
@@ -77,87 +65,6 @@ def take(prompts: list[str], n: int) -> list[str]:
     return [prompts[i % len(prompts)] for i in range(n)]
 
 
-# ---- chat templates -----------------------------------------------------------------------
-
-
-class ChatTemplate:
-    def __init__(self, source: str, *, bos_token: str = "", eos_token: str = "", origin: str = ""):
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-
-        def raise_exception(message: str) -> None:
-            raise TemplateError(message)
-
-        env.globals["raise_exception"] = raise_exception
-        self.origin = origin or "built-in ChatML"
-        self._template = env.from_string(source)
-        self._bos, self._eos = bos_token, eos_token
-
-    def render(self, prompt: str, *, thinking: bool | None = None) -> str:
-        kwargs: dict[str, Any] = {
-            "messages": [{"role": "user", "content": prompt}],
-            "add_generation_prompt": True,
-            "bos_token": self._bos,
-            "eos_token": self._eos,
-        }
-        if thinking is not None:
-            kwargs["enable_thinking"] = thinking
-        try:
-            return self._template.render(**kwargs)
-        except TemplateError as exc:
-            raise ReproError(f"chat template ({self.origin}) failed: {exc}") from None
-
-
-def _token_text(value: Any) -> str:
-    if isinstance(value, dict):
-        return str(value.get("content", ""))
-    return value if isinstance(value, str) else ""
-
-
-def template_from_dir(snapshot: Path) -> ChatTemplate | None:
-    jinja = snapshot / "chat_template.jinja"
-    config_path = snapshot / "tokenizer_config.json"
-    config: dict[str, Any] = {}
-    if config_path.is_file():
-        try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            config = {}
-    source = jinja.read_text(encoding="utf-8") if jinja.is_file() else config.get("chat_template")
-    if isinstance(source, list):  # named templates: take "default"
-        source = next((t.get("template") for t in source if t.get("name") == "default"), None)
-    if not isinstance(source, str):
-        return None
-    return ChatTemplate(
-        source,
-        bos_token=_token_text(config.get("bos_token")),
-        eos_token=_token_text(config.get("eos_token")),
-        origin=str(snapshot),
-    )
-
-
-def chat_template_for(repo: str | None, revision: str | None = None) -> ChatTemplate:
-    """The model's template from the local Hub cache (never downloads), else the built-in."""
-    if repo:
-        local = Path(repo)
-        if local.is_dir():
-            found = template_from_dir(local)
-            if found:
-                return found
-        try:
-            # deferred: huggingface_hub loads only when the template is not local
-            from huggingface_hub import try_to_load_from_cache
-
-            for name in ("chat_template.jinja", "tokenizer_config.json"):
-                hit = try_to_load_from_cache(repo, name, revision=revision)
-                if isinstance(hit, str):
-                    found = template_from_dir(Path(hit).parent)
-                    if found:
-                        return found
-        except Exception:  # an odd cache layout is not worth failing a benchmark for
-            pass
-    return ChatTemplate(BUILTIN_CHAT_TEMPLATE)
-
-
 # ---- bench datasets -----------------------------------------------------------------------
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -182,7 +89,8 @@ def bench_source(
     """The prompts behind a bench dataset; None for `random` (synthetic, made per level).
 
     chat: the shipped chat set, fitted to input_len; sharegpt: SGLang bench_serving's ShareGPT
-    file from the Hub (SHAREGPT_REF); a file or `hf:` reference: its prompts as they are.
+    file from the Hub (SHAREGPT_REF), sampled as SHAREGPT_VARIANT says (recorded as the
+    source's `variant`); a file or `hf:` reference: its prompts as they are.
     """
     if dataset == "random":
         return None
@@ -190,8 +98,11 @@ def bench_source(
         found = load_prompt_set("chat")
         found.fit_to_length = True
         return found
-    ref = SHAREGPT_REF if dataset == "sharegpt" else dataset
-    return load_prompt_set(ref, endpoint=endpoint, cache_dir=cache_dir)
+    if dataset == "sharegpt":
+        found = load_prompt_set(SHAREGPT_REF, endpoint=endpoint, cache_dir=cache_dir)
+        found.source["variant"] = SHAREGPT_VARIANT
+        return found
+    return load_prompt_set(dataset, endpoint=endpoint, cache_dir=cache_dir)
 
 
 def bench_prompts(
@@ -201,13 +112,16 @@ def bench_prompts(
     *,
     seed: int = 0,
     template: ChatTemplate | None = None,
+    thinking: bool | None = False,
 ) -> list[str]:
-    """`count` chat-formatted prompts from `dataset` (a name, or what bench_source gave).
+    """`count` prompts from `dataset` (a name, or what bench_source gave), chat-formatted
+    with `template` (thinking as given) or, without one, the user turns as they are (what
+    goes into a chat request's messages: the server applies the template).
 
-    random (or None): synthetic random words, about input_len tokens (what bench_serving's
-    random dataset is: noise to a drafter); chat: the shipped chat prompts padded by
-    repeating the prompt or truncated to input_len words; any other set: its prompts as
-    they are, in order, cycling when the level is longer than the set.
+    random (or None): synthetic random words, about input_len tokens, never templated (what
+    bench_serving's random dataset is: noise to a drafter); chat: the shipped chat prompts
+    padded by repeating the prompt or truncated to input_len words; any other set: its
+    prompts as they are, in order, cycling when the level is longer than the set.
     """
     if count <= 0:
         return []
@@ -215,10 +129,10 @@ def bench_prompts(
     rng = random.Random(seed)
     if source is None:
         return [" ".join(_random_word(rng) for _ in range(input_len)) for _ in range(count)]
-    tpl = template or ChatTemplate(BUILTIN_CHAT_TEMPLATE)
     out = []
     for prompt in take(source.prompts, count):
         text = _fit(prompt.split(), max(1, input_len - 1)) if source.fit_to_length else prompt
         # a distinct tag per request so prefix caching does not turn the level into hits
-        out.append(tpl.render(f"[{rng.randrange(10**9)}] " + text, thinking=False))
+        tagged = f"[{rng.randrange(10**9)}] " + text
+        out.append(template.render(tagged, thinking=thinking) if template else tagged)
     return out

@@ -1,7 +1,8 @@
 """What a bench or accept record notes beyond its measurements, handed in by the caller.
 
 The lock a recipe came from, the machine's fingerprint, the image of the deployment that
-answers at the URL and the server's last log lines come from the lock, topology and launch
+answers at the URL, the port a recipe's deployment was launched on and the server's last log
+lines come from the lock, topology and launch
 stages, which bench does not import (it only talks HTTP; the layers contract in pyproject.toml
 checks it). `repro.run.provenance.local_provenance()` fills them for `repro bench`,
 `repro accept` and `repro run`; the default records none of them.
@@ -30,9 +31,15 @@ def _no_log(recipe_name: str) -> list[str]:
     return []
 
 
+def _no_port(recipe_name: str) -> int | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Provenance:
     lock_of: Callable[[Any], Lock | None] = _no_lock  # the recipe's lock, None for a recipe file
     machine: Callable[[], BaseModel] | None = None  # machine.json's fingerprint; None: none
     running_image: Callable[[str], dict[str, str] | None] = _no_image  # of the server at a URL
     server_log: Callable[[str], list[str]] = _no_log  # last lines of a recipe's deployment
+    # the host port of the deployment repro launched for a recipe (None: not launched here)
+    deployment_port: Callable[[str], int | None] = _no_port

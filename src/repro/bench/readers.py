@@ -4,16 +4,28 @@
 its read callback; the reader stamps the read with `time.perf_counter()`, splits the SSE
 events and records them in the request's `RequestResult`. Several events of one read share
 its time (an ITL gap of 0).
+
+Every count the server sends is checked against what the request allows (`Bounds`): the
+decoder refuses negative, huge and non-numeric values (repro.bench.wire), and here
+completion_tokens may not exceed the request's max_new_tokens nor go back, prompt_tokens not
+exceed what the request's bytes can hold, cached_tokens not exceed prompt_tokens and
+spec_verify_ct not exceed completion_tokens (each verify step commits at least its bonus
+token: scheduler_components/batch_result_processor.py; the output is capped at
+max_new_tokens: managers/schedule_batch.py `_cap_finished_len_at_max_new_tokens`). A value
+outside them raises `Implausible`, which fails the request.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from repro.bench.wire import (
     CHAT_DECODER,
     DONE,
+    MAX_COUNT,
+    MAX_EVENT_BYTES,
     GenMeta,
     SSEParser,
     decode_generate,
@@ -29,6 +41,35 @@ class StreamStopped(Exception):
     """A server error chunk ended the stream (recorded in the result; the rest is not read)."""
 
 
+class Implausible(ValueError):
+    """The server sent a value no server can send for this request."""
+
+
+PROMPT_TEMPLATE_TOKENS = 4096
+"""Tokens a server's chat template may add to a prompt beyond the request's own bytes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """What a request allows the server to report: completion tokens up to `max_tokens`
+    (the request's max_new_tokens / max_tokens), prompt tokens up to `max_prompt_tokens` (a
+    token is at least one byte of the request, plus what a chat template adds)."""
+
+    max_tokens: int = MAX_COUNT
+    max_prompt_tokens: int = MAX_COUNT
+    max_event_bytes: int = MAX_EVENT_BYTES
+
+    @classmethod
+    def of_request(
+        cls, body: bytes, max_tokens: int | None, max_event_bytes: int = MAX_EVENT_BYTES
+    ) -> Bounds:
+        return cls(
+            max_tokens if max_tokens is not None else MAX_COUNT,
+            len(body) + PROMPT_TEMPLATE_TOKENS,
+            max_event_bytes,
+        )
+
+
 class EventReader:
     """One streaming response: `feed` takes each read of its body.
 
@@ -36,16 +77,57 @@ class EventReader:
     stall watchdog's). `start` is when the request's bytes left.
     """
 
-    __slots__ = ("done", "last_t", "live", "result", "sse", "start")
+    __slots__ = ("bounds", "done", "last_t", "last_tokens", "live", "result", "sse", "start")
 
-    def __init__(self, result: RequestResult, start: float, live: Any) -> None:
-        self.result, self.start, self.live = result, start, live
-        self.sse = SSEParser().feed
+    def __init__(
+        self, result: RequestResult, start: float, live: Any, bounds: Bounds = Bounds()
+    ) -> None:
+        self.result, self.start, self.live, self.bounds = result, start, live, bounds
+        self.sse = SSEParser(bounds.max_event_bytes).feed
         self.done = False
         self.last_t = 0.0
+        self.last_tokens = 0
 
     def feed(self, data: bytes) -> None:
         raise NotImplementedError
+
+    def tokens_now(self, now: float, tokens: int) -> None:
+        """The server's cumulative completion token count after an event: a token event when
+        it grew, an `Implausible` when it went back or past the request's max tokens."""
+        last = self.last_tokens
+        if tokens > last:
+            if tokens > self.bounds.max_tokens:
+                raise Implausible(
+                    f"completion_tokens {tokens} is more than the request's "
+                    f"max tokens {self.bounds.max_tokens}"
+                )
+            self.token_event(now, tokens - last)
+            self.last_tokens = tokens
+        elif tokens < last:
+            raise Implausible(f"completion_tokens went back from {last} to {tokens}")
+
+    def check_counts(self) -> None:
+        """The final counts against each other and the request (after a complete stream)."""
+        r, bounds = self.result, self.bounds
+        if r.prompt_tokens > bounds.max_prompt_tokens:
+            raise Implausible(
+                f"prompt_tokens {r.prompt_tokens} is more than a request of "
+                f"{bounds.max_prompt_tokens - PROMPT_TEMPLATE_TOKENS} bytes can hold"
+            )
+        if r.completion_tokens > bounds.max_tokens:
+            raise Implausible(
+                f"completion_tokens {r.completion_tokens} is more than the request's "
+                f"max tokens {bounds.max_tokens}"
+            )
+        if r.cached_tokens > r.prompt_tokens:
+            raise Implausible(
+                f"cached_tokens {r.cached_tokens} is more than prompt_tokens {r.prompt_tokens}"
+            )
+        if r.spec_verify_ct is not None and r.spec_verify_ct > r.completion_tokens:
+            raise Implausible(
+                f"spec_verify_ct {r.spec_verify_ct} is more than completion_tokens "
+                f"{r.completion_tokens} (each verify step commits a token)"
+            )
 
     def token_event(self, now: float, new_tokens: int) -> None:
         """An event that carried `new_tokens` tokens: the first is the TTFT, each later one a
@@ -60,18 +142,19 @@ class EventReader:
 
     def server_error(self, message: str) -> None:
         self.result.error_kind = "server_error"
-        self.result.error = message
-        raise StreamStopped(message)
+        self.result.error = message[:500]
+        raise StreamStopped(message[:500])
 
 
 class GenerateReader(EventReader):
     """SGLang's `/generate` stream: a token event whenever `completion_tokens` grows."""
 
-    __slots__ = ("last", "last_tokens")
+    __slots__ = ("last",)
 
-    def __init__(self, result: RequestResult, start: float, live: Any) -> None:
-        super().__init__(result, start, live)
-        self.last_tokens = 0
+    def __init__(
+        self, result: RequestResult, start: float, live: Any, bounds: Bounds = Bounds()
+    ) -> None:
+        super().__init__(result, start, live, bounds)
         self.last: GenMeta | None = None
 
     def feed(self, data: bytes) -> None:
@@ -90,9 +173,8 @@ class GenerateReader(EventReader):
             if meta is None:
                 continue
             self.last = meta
-            if meta.completion_tokens > self.last_tokens:
-                self.token_event(now, meta.completion_tokens - self.last_tokens)
-                self.last_tokens = meta.completion_tokens
+            if meta.completion_tokens != self.last_tokens:
+                self.tokens_now(now, meta.completion_tokens)
             if meta.finish_reason is not None:
                 result.finish_reason = finish_type(meta.finish_reason)
             if meta.spec_verify_ct is not None:
@@ -114,11 +196,7 @@ class ChatReader(EventReader):
     tokens (the request asks for usage on every chunk; without it, one token per delta).
     Speculative stats come in `sglext.spec_tokens_details` (serving_chat.py)."""
 
-    __slots__ = ("last_tokens",)
-
-    def __init__(self, result: RequestResult, start: float, live: Any) -> None:
-        super().__init__(result, start, live)
-        self.last_tokens = 0
+    __slots__ = ()
 
     def feed(self, data: bytes) -> None:
         now = time.perf_counter()
@@ -136,11 +214,10 @@ class ChatReader(EventReader):
                 delta = choice.delta
                 if delta is not None and (delta.content or delta.reasoning_content):
                     tokens = usage.completion_tokens if usage is not None else self.last_tokens + 1
-                    if tokens > self.last_tokens:  # no new token: bench_serving skips these
-                        self.token_event(now, tokens - self.last_tokens)
-                        self.last_tokens = tokens
+                    if tokens != self.last_tokens:  # no new token: bench_serving skips these
+                        self.tokens_now(now, tokens)
                 if choice.finish_reason is not None:
-                    result.finish_reason = choice.finish_reason
+                    result.finish_reason = choice.finish_reason[:64]
             if usage is not None:
                 result.prompt_tokens = usage.prompt_tokens
                 result.completion_tokens = usage.completion_tokens

@@ -6,6 +6,7 @@ run keeps what it finished and `--resume` continues it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from repro import fileread
 from repro.bench.metrics import spread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
@@ -37,9 +39,30 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _finite(data: Any) -> Any:
+    """`data` with every NaN and infinity replaced by None (JSON's null)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(v) for v in data]
+    return data
+
+
+def strict_json(data: Any, **options: Any) -> str:
+    """`data` as strict JSON (RFC 8259): NaN and infinities, which it has no literal for,
+    become null, so that every other tool reads the record; values JSON has no type for
+    become str."""
+    try:
+        return json.dumps(data, allow_nan=False, default=str, **options)
+    except ValueError:  # a non-finite float somewhere: the rare case pays for the walk
+        return json.dumps(_finite(data), allow_nan=False, default=str, **options)
+
+
 def write_json(path: Path, data: Any) -> None:
-    """`data` as indented JSON, written atomically; values JSON has no type for become str."""
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    """`data` as indented strict JSON, written atomically."""
+    write_atomic(path, strict_json(data, indent=2, sort_keys=False) + "\n")
 
 
 def write_server_log(run_dir: Path, lines: Sequence[str]) -> None:
@@ -55,12 +78,11 @@ def write_model(path: Path, model: BaseModel, *, exclude_unset: bool = False) ->
 
 
 def read_json(path: Path) -> Any:
+    """A run file, bounded in size, encoding and depth (repro.fileread)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return fileread.read_json(path)
     except FileNotFoundError:
         raise ReproError(f"{path} is missing", hint="is this a run directory?") from None
-    except json.JSONDecodeError as exc:
-        raise ReproError(f"{path} is not valid JSON: {exc}") from None
 
 
 def fresh_run_dir(base: Path, name: str) -> Path:
@@ -175,7 +197,7 @@ class RunWriter:
 
 def _lines(models: Iterable[BaseModel]) -> str:
     return "".join(
-        json.dumps(m.model_dump(mode="json"), separators=(",", ":")) + "\n" for m in models
+        strict_json(m.model_dump(mode="json"), separators=(",", ":")) + "\n" for m in models
     )
 
 

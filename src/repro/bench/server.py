@@ -11,8 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
+from pydantic import ValidationError
 
 from repro.errors import ReproError
+from repro.spec.machine import ServerInfo
+from repro.spec.record import first_error
 
 _TIMEOUT = aiohttp.ClientTimeout(total=30)
 
@@ -51,6 +54,18 @@ async def fetch_server_info(url: str) -> dict[str, Any]:
     )
 
 
+def server_info_record(url: str, info: dict[str, Any], **recorded: Any) -> ServerInfo:
+    """What `server_info.json` records (the server's report plus `recorded`), checked before
+    any folder is made: a server reporting fields of the wrong type is one error line."""
+    try:
+        return ServerInfo.model_validate({**info, **recorded})
+    except ValidationError as err:
+        raise ReproError(
+            f"{url.rstrip('/')}/server_info: {first_error(err)}",
+            hint="is this an SGLang server? point --url at one",
+        ) from None
+
+
 def served_model(info: dict[str, Any]) -> str:
     for key in ("served_model_name", "model_path"):
         value = info.get(key)
@@ -79,6 +94,27 @@ def is_simulated(info: dict[str, Any]) -> bool:
 def speculative_algorithm(info: dict[str, Any]) -> str | None:
     value = info.get("speculative_algorithm")
     return str(value) if value not in (None, "", "NONE") else None
+
+
+def server_accept_length(info: dict[str, Any]) -> float | None:
+    """bench_serving's `accept_length` (benchmark/serving.py): `avg_spec_accept_length` of
+    `internal_states[0]` (DP rank 0, cumulative since start or the last flush); None when the
+    server reports none or a value no verify step can give (a number, 0 to 1025 tokens)."""
+    states = info.get("internal_states")
+    if not (isinstance(states, list) and states and isinstance(states[0], dict)):
+        return None
+    value = states[0].get("avg_spec_accept_length")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value <= 1025 else None
+
+
+async def fetch_server_accept_length(url: str) -> float | None:
+    """The server's acceptance now (see server_accept_length); None when it does not answer."""
+    try:
+        return server_accept_length(await fetch_server_info(url))
+    except ReproError:
+        return None
 
 
 async def flush_cache(url: str) -> None:

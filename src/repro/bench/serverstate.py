@@ -26,14 +26,20 @@ from repro.bench.server import fetch_server_info
 from repro.errors import ReproError
 from repro.spec.server import MetricsSample, ServerLimits, ServerState
 
-# gauge -> (MetricsSample field, how the DP ranks' values combine)
-_GAUGES: dict[str, tuple[str, Callable[[Iterable[float]], float]]] = {
-    "sglang:num_running_reqs": ("num_running_reqs", sum),
-    "sglang:num_queue_reqs": ("num_queue_reqs", sum),
-    "sglang:token_usage": ("token_usage", statistics.fmean),
-    "sglang:cache_hit_rate": ("cache_hit_rate", statistics.fmean),
-    "sglang:gen_throughput": ("gen_throughput", sum),
-    "sglang:spec_accept_length": ("spec_accept_length", statistics.fmean),
+Combine = Callable[[Iterable[float]], float]
+# gauge -> (MetricsSample field, how a DP rank's pipeline stages combine, how DP ranks combine).
+# Every PP stage's scheduler reports (attn_tp_rank 0 of each stage, label pp_rank:
+# metrics_collector.py); its running batch is the micro-batch it ran last
+# (scheduler_pp_mixin.py `running_mbs`), so the stages' running requests add up, while the
+# queue, KV usage, hit rate, token rate and acceptance are each stage's view of the same
+# requests (the largest queue, the mean of the others).
+_GAUGES: dict[str, tuple[str, Combine, Combine]] = {
+    "sglang:num_running_reqs": ("num_running_reqs", sum, sum),
+    "sglang:num_queue_reqs": ("num_queue_reqs", max, sum),
+    "sglang:token_usage": ("token_usage", statistics.fmean, statistics.fmean),
+    "sglang:cache_hit_rate": ("cache_hit_rate", statistics.fmean, statistics.fmean),
+    "sglang:gen_throughput": ("gen_throughput", statistics.fmean, sum),
+    "sglang:spec_accept_length": ("spec_accept_length", statistics.fmean, statistics.fmean),
 }
 # only these lines reach the parser: a real server's page is mostly histograms
 _PREFIXES = tuple(
@@ -48,6 +54,7 @@ _LIMIT_KEYS = (
     "speculative_num_steps",
     "speculative_eagle_topk",
     "speculative_ddtree_budget",
+    "decode_log_interval",
 )
 _TIMEOUT = aiohttp.ClientTimeout(total=10)
 
@@ -76,17 +83,22 @@ async def fetch_limits(url: str) -> ServerLimits | None:
 
 
 def parse_metrics(text: str, t_s: float) -> MetricsSample:
-    """One `/metrics` page as a sample; a gauge reported per TP/PP/EP rank counts once per DP
-    rank (its first sample)."""
+    """One `/metrics` page as a sample; a gauge reported per TP/EP rank counts once per PP
+    stage of a DP rank (its first sample), the stages and the DP ranks combined as _GAUGES
+    says."""
     wanted = "\n".join(line for line in text.splitlines() if line.startswith(_PREFIXES))
     values: dict[str, float] = {}
     for family in text_string_to_metric_families(wanted + "\n"):
-        field, combine = _GAUGES[family.name]
-        per_rank: dict[str, float] = {}
+        field, across_stages, across_dp = _GAUGES[family.name]
+        per_stage: dict[tuple[str, str], float] = {}
         for sample in family.samples:
-            per_rank.setdefault(sample.labels.get("dp_rank", ""), float(sample.value))
-        if per_rank:
-            values[field] = combine(per_rank.values())
+            rank = (sample.labels.get("dp_rank", ""), sample.labels.get("pp_rank", ""))
+            per_stage.setdefault(rank, float(sample.value))
+        per_dp: dict[str, list[float]] = {}
+        for (dp, _stage), value in per_stage.items():
+            per_dp.setdefault(dp, []).append(value)
+        if per_dp:
+            values[field] = across_dp(across_stages(v) for v in per_dp.values())
     return MetricsSample(t_s=t_s, **values)
 
 

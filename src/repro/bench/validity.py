@@ -5,9 +5,13 @@ more than `max_failed_pct` percent of its requests failed; when its offered conc
 above the server's running-request cap (the level then measures a queue: a speculative SGLang
 server started without `--max-running-requests` runs at most 48,
 sglang/srt/arg_groups/speculative_hook.py); when the server's own `/metrics` never showed
-the offered load running; when the client's acceptance disagrees with the server's
-`sglang:spec_accept_length`; or when the client itself was near saturation (its timings then
-include its own queueing).
+the offered load running (judged only when the level was long enough for SGLang to refresh
+that gauge a few times: it does so on prefill batches and every `decode_log_interval` decode
+iterations, srt/managers/scheduler_components/metrics_reporter.py, so a short level reads a
+stale gauge and its peak is unknown, not low); when the client's acceptance disagrees with
+the server's `sglang:spec_accept_length`; when the client itself was near saturation (its
+timings then include its own queueing); or when a simulator fell behind its own clock
+(sim/clock.py: the numbers then measure the host, not the profile).
 """
 
 from __future__ import annotations
@@ -23,12 +27,33 @@ ACCEPT_TOLERANCE = 0.25
 """Client and server acceptance may differ by this fraction of the server's."""
 CLIENT_CPU_LIMIT = 0.9
 """CPU seconds per second of the level above which the client counts as saturated."""
+SIM_BEHIND_PCT = 5.0
+"""A simulator's timeline may stretch by this percentage of its scheduled time."""
+DEFAULT_DECODE_LOG_INTERVAL = 40
+"""SGLang's default `--decode-log-interval` (srt/arg_groups/fields/observability.py)."""
+MIN_GAUGE_REFRESHES = 3
+"""Decode-time refreshes of the running gauge a level must have had for its peak to count."""
 
 
 def offered_load(level: Level, prompts: int, closed_loop: bool) -> int | None:
     """Requests in flight the level asked for: its concurrency, at most its requests;
     None for Poisson arrivals, whose load the arrival rate sets."""
     return min(level.concurrency, prompts) if closed_loop else None
+
+
+def gauge_refreshes(level: Level, offered: int) -> int:
+    """A lower bound on the decode-time refreshes of SGLang's gauges during `level`.
+
+    Each decode iteration gives every running request at most one token (with speculative
+    decoding at most `speculative_num_draft_tokens`), so `offered` requests producing the
+    level's output took at least `tokens / (offered * per_step)` iterations, and the gauges
+    were set every `decode_log_interval` of them.
+    """
+    limits = level.server.limits if level.server is not None else None
+    interval = (limits.decode_log_interval if limits else None) or DEFAULT_DECODE_LOG_INTERVAL
+    per_step = max(1, (limits.speculative_num_draft_tokens if limits else None) or 1)
+    iterations = level.total_output_tokens // (max(1, offered) * per_step)
+    return iterations // max(1, interval)
 
 
 def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[str]:
@@ -56,6 +81,7 @@ def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[s
         and peak is not None
         and server is not None
         and server.samples >= MIN_SAMPLES
+        and gauge_refreshes(level, offered) >= MIN_GAUGE_REFRESHES
     ):
         expected = min(offered, cap) if cap else offered
         if peak < RUNNING_SHARE * expected:
@@ -77,5 +103,17 @@ def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[s
         reasons.append(
             f"the client used {level.client_cpu_per_s:.2f} CPU s per s: near saturation, "
             "its timings include its own delays"
+        )
+    clock = level.sim_clock
+    if clock is not None and clock.behind_pct is not None and clock.behind_pct > SIM_BEHIND_PCT:
+        cpu = f", its CPU {clock.cpu_per_s:.2f} s per s" if clock.cpu_per_s is not None else ""
+        floor = (
+            f"; this host keeps time-scale {clock.min_time_scale:.2g} or more"
+            if clock.min_time_scale and clock.min_time_scale > clock.time_scale
+            else ""
+        )
+        reasons.append(
+            f"the simulator fell behind its clock by {clock.behind_pct:.0f}% at time-scale "
+            f"{clock.time_scale:g}{cpu}{floor}: the level measures this host, not the profile"
         )
     return reasons

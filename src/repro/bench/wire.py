@@ -23,20 +23,31 @@ Sources (SGLang 0.5.x):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
+from repro.spec.record import ClientLimits
+
 # ---- narrow decoders ----------------------------------------------------------------------
+# Counts are non-negative and below 2**40 (no server holds a trillion tokens), seconds finite
+# and non-negative: the decoder itself refuses anything else (a msgspec.ValidationError, which
+# fails the request as implausible). Bounds that depend on the request (completion_tokens at
+# most max_new_tokens, ...) are checked by repro.bench.readers.
+
+MAX_COUNT = 2**40
+Count = Annotated[int, msgspec.Meta(ge=0, lt=MAX_COUNT)]
+Seconds = Annotated[float, msgspec.Meta(ge=0.0, lt=1e9)]
+Ratio = Annotated[float, msgspec.Meta(ge=0.0, lt=1e9)]
 
 
 class GenMeta(msgspec.Struct):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    cached_tokens: Count = 0
     finish_reason: dict[str, Any] | str | None = None
-    spec_verify_ct: int | None = None
-    e2e_latency: float | None = None
+    spec_verify_ct: Count | None = None
+    e2e_latency: Seconds | None = None
 
 
 class GenChunk(msgspec.Struct):
@@ -55,20 +66,20 @@ class ChatChoice(msgspec.Struct):
 
 
 class PromptDetails(msgspec.Struct):
-    cached_tokens: int | None = 0
+    cached_tokens: Count | None = 0
 
 
 class ChatUsage(msgspec.Struct):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
     prompt_tokens_details: PromptDetails | None = None
 
 
 class SpecTokensDetails(msgspec.Struct):
     """protocol.py SpecTokensDetails, the fields the benchmark reads."""
 
-    spec_verify_ct: int = 0
-    spec_accept_length: float = 0.0
+    spec_verify_ct: Count = 0
+    spec_accept_length: Ratio = 0.0
 
 
 class SglExt(msgspec.Struct):
@@ -130,9 +141,9 @@ def finish_type(reason: dict[str, Any] | str | None) -> str | None:
     if reason is None:
         return None
     if isinstance(reason, str):
-        return reason
+        return reason[:64]
     kind = reason.get("type")
-    return str(kind) if kind is not None else None
+    return str(kind)[:64] if kind is not None else None
 
 
 # ---- request bodies -----------------------------------------------------------------------
@@ -162,24 +173,37 @@ def chat_body(
     *,
     temperature: float,
     ignore_eos: bool,
+    chat_template_kwargs: dict[str, Any] | None = None,
 ) -> bytes:
-    # ignore_eos and return_spec_tokens_details are SGLang extensions of
-    # ChatCompletionRequest (srt/entrypoints/openai/protocol.py)
-    return _ENCODER.encode(
-        {
-            "model": model,
-            "messages": messages,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "ignore_eos": ignore_eos,
-            "stream": True,
-            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
-            "return_spec_tokens_details": True,
-        }
-    )
+    # ignore_eos, return_spec_tokens_details and chat_template_kwargs (the thinking switch,
+    # handed to apply_chat_template) are SGLang extensions of ChatCompletionRequest
+    # (srt/entrypoints/openai/protocol.py)
+    doc: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "ignore_eos": ignore_eos,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+        "return_spec_tokens_details": True,
+    }
+    if chat_template_kwargs:
+        doc["chat_template_kwargs"] = chat_template_kwargs
+    return _ENCODER.encode(doc)
 
 
 # ---- SSE ----------------------------------------------------------------------------------
+
+
+MAX_EVENT_BYTES: int = ClientLimits.model_fields["max_event_bytes"].default
+"""Default bytes of one SSE event before the stream counts as malformed. SGLang's largest are
+`/generate`'s cumulative chunks: text and output ids of every token so far, ~10 bytes a token
+(~1.3 MB at 128k tokens)."""
+
+
+class EventTooLarge(ValueError):
+    """An SSE event grew past the parser's limit without ending."""
 
 
 class SSEParser:
@@ -188,31 +212,46 @@ class SSEParser:
     Events are separated by a blank line (`\\n\\n`, or `\\r\\n\\r\\n`); only `data:` fields are
     kept (SGLang sends nothing else). Several events in one read come back together, so the
     caller can stamp them all with the read's arrival time. The common read, whole events
-    and nothing pending, costs one `find` per event and one slice per payload.
+    and nothing pending, costs one `find` per event and one slice per payload. An incomplete
+    event waits in a buffer that each read extends and searches from where the last search
+    stopped, so a long event costs time linear in its size. An event over `max_event_bytes`
+    (ended or not, however the reads split it) raises `EventTooLarge`.
     """
 
-    __slots__ = ("_buf",)
+    __slots__ = ("_buf", "_scanned", "max_event_bytes")
 
-    def __init__(self) -> None:
+    def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf known to hold no event end
+        self.max_event_bytes = max_event_bytes
 
     def feed(self, data: bytes) -> list[bytes]:
-        if self._buf:
-            self._buf += data
-            data = bytes(self._buf)
-            self._buf.clear()
+        buf = self._buf
+        if buf:
+            buf += data
+            start = max(self._scanned - 2, 0)  # an event end can straddle the reads
+            if buf.find(b"\n\n", start) < 0 and buf.find(b"\n\r\n", start) < 0:
+                self._scanned = len(buf)
+                self._check_size()
+                return []
+            data = bytes(buf)
+            buf.clear()
+            self._scanned = 0
         # fast path: single-line `data:` events ending in `\n\n`, one memchr per event
         out: list[bytes] = []
         pos = 0
         size = len(data)
         find = data.find
+        limit = self.max_event_bytes
         while pos < size:
             nl = find(b"\n", pos)
             if nl < 0 or nl + 1 == size:
-                self._buf += data[pos:]
+                self._keep(data[pos:] if pos else data)
                 return out
             if data[nl + 1] != 10 or data[nl - 1] == 13 or not data.startswith(b"data:", pos):
                 return out + self._general(data[pos:])
+            if nl - pos > limit:
+                self._too_large(nl - pos)
             start = pos + 5
             while data[start] == 32:  # b" "; stops at the `\n` at the latest
                 start += 1
@@ -220,12 +259,29 @@ class SSEParser:
             pos = nl + 2
         return out
 
+    def _keep(self, tail: bytes) -> None:
+        """The start of an event still incomplete (no blank line in it)."""
+        self._buf += tail
+        self._scanned = len(tail)
+        self._check_size()
+
+    def _check_size(self) -> None:
+        if len(self._buf) > self.max_event_bytes:
+            self._too_large(len(self._buf))
+
+    def _too_large(self, size: int) -> None:
+        self._buf.clear()
+        self._scanned = 0
+        raise EventTooLarge(f"an SSE event of over {size} bytes (limit {self.max_event_bytes})")
+
     def _general(self, data: bytes) -> list[bytes]:
         """Any framing: CRLF line ends, comments, other fields, multi-line data."""
         data = data.replace(b"\r\n", b"\n")
         out: list[bytes] = []
         pos = 0
         while (end := data.find(b"\n\n", pos)) >= 0:
+            if end - pos > self.max_event_bytes:
+                self._too_large(end - pos)
             lines = [
                 line[5:].lstrip(b" ")
                 for line in data[pos:end].split(b"\n")
@@ -234,7 +290,8 @@ class SSEParser:
             if lines:
                 out.append(b"\n".join(lines))
             pos = end + 2
-        self._buf += data[pos:]
+        if pos < len(data):
+            self._keep(data[pos:])
         return out
 
     @property

@@ -15,6 +15,7 @@ import click
 
 from repro import __version__
 from repro.errors import ReproError
+from repro.interrupts import Interrupted, signal_name, signals_as_interrupts
 
 # A full disk or a read-only or forbidden folder: the machine's state, said in one line.
 _MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
@@ -38,7 +39,13 @@ class ReproGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            # SIGTERM and SIGHUP take Ctrl-C's path in every command (what it started is
+            # stopped, what it finished is kept), not Python's default of dying on the spot.
+            with signals_as_interrupts():
+                return super().invoke(ctx)
+        except Interrupted as interrupt:
+            click.secho(f"error: interrupted by {signal_name(interrupt)}", fg="red", err=True)
+            sys.exit(128 + interrupt.signum)
         except ReproError as err:
             click.secho(f"error: {err.message}", fg="red", err=True)
             if err.hint:
@@ -60,7 +67,7 @@ def main() -> None:
 
     \b
     The pipeline, one command group per stage:
-      recipe -> doctor -> lock -> image -> fetch -> launch -> accept / bench -> report
+      recipe > doctor > lock > image > fetch > launch > accept / bench > report
     `repro run RECIPE` does all of it; `make demo` runs it on the CPU simulator.
 
     Every command that takes a recipe accepts its name (kimi26-ep4-dflash), a path to a

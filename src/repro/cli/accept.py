@@ -3,7 +3,6 @@ intervals), speedup over a baseline, and the lossless check."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -13,11 +12,16 @@ from rich.table import Table
 
 from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.benchsets import BENCH_SETS
+from repro.bench.record import strict_json
+from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
+from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
+from repro.spec.record import ClientLimits
+from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
 
@@ -45,9 +49,12 @@ def accept_table(r: AcceptResult) -> Table:
     profile = r.results.simulated_profile
     if profile:
         mark += f" profile {profile['name']}"
+    template = proto.get("chat_template")
+    switch = template.get("thinking_switch") if isinstance(template, dict) else None
     table = Table(
         title=f"{r.recipe_name}{mark}: acceptance length, thinking "
-        f"{'on' if proto.get('thinking') else 'off'}, concurrency {proto.get('concurrency')}"
+        f"{'on' if proto.get('thinking') else 'off'}"
+        f"{f' ({switch})' if switch else ''}, concurrency {proto.get('concurrency')}"
     )
     for name in ("prompt set", "per-request mean [95%]", "pooled [95%]", "mean out", "speedup"):
         table.add_column(name, justify="left" if name == "prompt set" else "right")
@@ -58,12 +65,21 @@ def accept_table(r: AcceptResult) -> Table:
 
 
 def diff_table(diffs: list[AcceptDiff]) -> Table:
-    table = Table(title="drafter A/B: per-request mean acceptance, B - A, paired bootstrap 95%")
-    for name in ("prompt set", "A", "B", "A value", "B value", "B - A [95%]", "verdict"):
-        table.add_column(name)
+    """B - A per prompt set; the two runs' names once, in the title, told apart."""
+    names = {(d.a, d.b) for d in diffs}
+    a, b = distinct_pair(*next(iter(names)), 30) if len(names) == 1 else ("A", "B")
+    table = Table(
+        title=f"drafter A/B: A = {a}, B = {b}\nper-request mean acceptance, B - A, "
+        "paired bootstrap 95%",
+        title_justify="left",
+    )
+    table.add_column("prompt set")
+    for name in ("A", "B", "B - A [95%]"):
+        table.add_column(name, justify="right")
+    table.add_column("verdict")
     for d in diffs:
         table.add_row(
-            d.prompt_set, d.a, d.b,
+            d.prompt_set,
             "-" if d.a_value is None else f"{d.a_value:.2f}",
             "-" if d.b_value is None else f"{d.b_value:.2f}",
             _ci(d.difference, d.ci95), d.verdict,
@@ -75,9 +91,11 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
 @click.argument("recipes", nargs=-1, required=True)
 @click.option("--url", "urls", multiple=True, help="Server URL, once per recipe (in order).")
 @click.option(
+    "--prompt-sets",
     "--prompts",
     "prompt_sets",
-    help="Comma-separated prompt sets: the benchmark sets of z-lab's DFlash protocol ("
+    help="Comma-separated prompt sets (also --prompts; -n counts prompts): the benchmark "
+    "sets of z-lab's DFlash protocol ("
     + ", ".join(BENCH_SETS)
     + ": Hub datasets pinned to their commit), the offline sets math, code, chat, "
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
@@ -89,7 +107,18 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     type=click.IntRange(min=1),
     help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
 )
-@click.option("--thinking/--no-thinking", default=None, help="Chat template thinking switch.")
+@click.option(
+    "--thinking/--no-thinking",
+    default=None,
+    help="Thinking on or off, through the switch the model's chat template reads (thinking, "
+    "enable_thinking) [default: the recipe's accept.thinking].",
+)
+@click.option(
+    "--chat-template-fallback",
+    is_flag=True,
+    help="Render with the built-in ChatML when the model's chat template is not in the local "
+    "Hub cache at the pinned commit (the record marks it).",
+)
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
     "--baseline",
@@ -102,6 +131,18 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     "--concurrency and at the recipe's top bench concurrency; exit 1 when any differ.",
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (or a bench run).")
+@click.option(
+    "--resume",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Continue this accept run: its finished prompt sets are kept, the rest measured "
+    "(give the recipe and options it was started with).",
+)
+@click.option("--read-timeout", type=FiniteFloat(min=0), default=3600.0, show_default=True,
+              help="Seconds without data (a non-streaming response: until it comes) before a "
+              "request fails; 0: no limit.")  # fmt: skip
+@click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
+              show_default=True,
+              help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def accept(
     recipes: tuple[str, ...],
@@ -110,10 +151,14 @@ def accept(
     num_prompts: int | None,
     max_new_tokens: int | None,
     thinking: bool | None,
+    chat_template_fallback: bool,
     concurrency: int,
     baseline: str | None,
     check_lossless: bool,
     output: Path | None,
+    resume: Path | None,
+    read_timeout: float,
+    request_timeout: float,
     as_json: bool,
 ) -> None:
     """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
@@ -122,19 +167,30 @@ def accept(
 
     Writes accept.json into a run folder per recipe and prints the folders on stdout.
     """
+    if resume is not None:
+        ctx = click.get_current_context()
+        refuse_with(
+            ctx,
+            given_options(ctx, "output", "check_lossless") + list(recipes[1:]),
+            "cannot be combined with --resume: it continues one recipe's run in its folder",
+        )
+    checked_urls = server_urls(urls, warn)
     loaded = [load_recipe(ref) for ref in recipes]
     opts = AcceptOptions(
-        urls=list(urls),
+        urls=checked_urls,
         prompt_sets=[s.strip() for s in prompt_sets.split(",") if s.strip()]
         if prompt_sets
         else None,
         prompts=num_prompts,
         max_new_tokens=max_new_tokens,
         thinking=thinking,
+        chat_template_fallback=chat_template_fallback,
         concurrency=concurrency,
         baseline=baseline,
         check_lossless=check_lossless,
         output=output,
+        resume=resume,
+        client=ClientLimits(read_timeout_s=read_timeout, request_timeout_s=request_timeout),
         provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
@@ -142,6 +198,9 @@ def accept(
         results = run_accept(loaded, opts)
     for r in results:
         _console.print(accept_table(r))
+        for s in r.sets:
+            for reason in s.reasons:
+                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(reason)}")
         check = r.results.lossless
         if check is not None:
             for level in check.levels:
@@ -157,7 +216,7 @@ def accept(
              "algorithm": r.algorithm, **r.results.model_dump(mode="json")}
             for r in results
         ]  # fmt: skip
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(strict_json(doc, indent=2))
     else:
         for r in results:
             click.echo(str(r.run_dir))

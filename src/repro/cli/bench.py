@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +11,16 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
+from repro.bench.record import strict_json
 from repro.bench.urltarget import url_target
+from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.recipe import load_recipe
 from repro.run.provenance import local_provenance
 from repro.spec.record import Level
 from repro.tables import fit
+from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
 
@@ -38,8 +40,11 @@ def _levels(value: str | None) -> list[int] | None:
     return list(dict.fromkeys(levels))
 
 
-def _fmt(value: Any, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+def bench_number(value: Any, digits: int = 1) -> str:
+    """`digits` decimals; from 1000 up none, as report and compare print them (5178)."""
+    if value is None:
+        return "-"
+    return f"{value:.{0 if abs(value) >= 1000 else digits}f}"
 
 
 def _verdict(level: Level) -> Text:
@@ -67,19 +72,19 @@ def summary_table(levels: list[Level]) -> Table:
             str(lv.repeat),
             str(lv.completed),
             str(lv.failed),
-            _fmt(lv.request_throughput, 2),
-            _fmt(lv.output_throughput),
-            _fmt(lv.output_throughput_per_user),
-            _fmt(lv.median_ttft_ms),
-            _fmt(lv.median_itl_ms, 2),
-            _fmt(lv.median_chunk_gap_ms, 2),
-            _fmt(lv.median_tpot_ms, 2),
-            _fmt(lv.p99_e2e_latency_ms),
-            _fmt(lv.accept_length, 2),
-            _fmt(lv.verify_steps_per_s, 0),
+            bench_number(lv.request_throughput, 2),
+            bench_number(lv.output_throughput),
+            bench_number(lv.output_throughput_per_user),
+            bench_number(lv.median_ttft_ms),
+            bench_number(lv.median_itl_ms, 2),
+            bench_number(lv.median_chunk_gap_ms, 2),
+            bench_number(lv.median_tpot_ms, 2),
+            bench_number(lv.p99_e2e_latency_ms),
+            bench_number(lv.accept_length, 2),
+            bench_number(lv.verify_steps_per_s, 0),
             *_energy_cells(lv, energy),
             _verdict(lv),
-            *([_fmt(lv.goodput, 2)] if goodput else []),
+            *([bench_number(lv.goodput, 2)] if goodput else []),
         )
     return table
 
@@ -100,7 +105,11 @@ def _energy_headers(table: Table, levels: list[Level]) -> bool:
 def _energy_cells(lv: Level, shown: bool) -> list[str]:
     if not shown:
         return []
-    return [_fmt(lv.joules_per_output_token, 3), _fmt(lv.mean_power_w, 0), _fmt(lv.usd_per_mtok, 3)]
+    return [
+        bench_number(lv.joules_per_output_token, 3),
+        bench_number(lv.mean_power_w, 0),
+        bench_number(lv.usd_per_mtok, 3),
+    ]
 
 
 @click.command("bench")
@@ -134,7 +143,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "--prompts-per-level",
     "--prompts",
     "prompts",
-    type=int,
+    type=click.IntRange(min=1),
     help="Measured requests per level (a count, the recipe's bench.prompts_per_level; "
     "`accept --prompts` is per prompt set).",
 )
@@ -147,18 +156,28 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 )
 @click.option("--output", type=click.Path(path_type=Path), help="Run folder (default: runs/...).")
 @click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
-@click.option("--read-timeout", type=float, default=300.0, show_default=True,
-              help="Seconds without data before a request counts as stalled.")  # fmt: skip
+@click.option("--read-timeout", type=FiniteFloat(min=0),
+              help="Seconds without data before a request fails as stalled; 0: no limit "
+              "[default: 300, or the resumed run's own].")  # fmt: skip
+@click.option("--request-timeout", type=FiniteFloat(min=0),
+              help="Seconds a request may take in all, however steadily data comes; 0: no "
+              "limit [default: 3600, or the resumed run's own].")  # fmt: skip
+@click.option("--max-event-bytes", type=click.IntRange(min=1024),
+              help="Bytes of one streamed event before the request fails as malformed "
+              "[default: 64 MiB, or the resumed run's own].")  # fmt: skip
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
-@click.option("--max-failed-pct", type=click.FloatRange(min=0, max=100),
+@click.option("--max-failed-pct", type=FiniteFloat(min=0, max=100),
               help="A level with more failed requests (percent) is invalid [default: 1, or "
               "the resumed run's own].")  # fmt: skip
-@click.option("--metrics-interval", type=click.FloatRange(min=0.01), default=0.5,
+@click.option("--metrics-interval", type=FiniteFloat(min=0.01), default=0.5,
               show_default=True, help="Seconds between the server's /metrics scrapes.")  # fmt: skip
-@click.option("--gpu-hour-usd", type=click.FloatRange(min=0, min_open=True),
+@click.option("--gpu-hour-usd", type=FiniteFloat(min=0, min_open=True),
               help="Price of one GPU-hour in USD, for $/Mtok per level [default: the "
               "recipe's cost.gpu_hour_usd].")  # fmt: skip
+@click.option("--chat-template-fallback", is_flag=True,
+              help="Render with the built-in ChatML when the model's chat template is not in "
+              "the local Hub cache at the pinned commit (the record marks it).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
 def bench(
     recipe: str | None,
@@ -171,11 +190,14 @@ def bench(
     endpoint: str,
     output: Path | None,
     resume: Path | None,
-    read_timeout: float,
+    read_timeout: float | None,
+    request_timeout: float | None,
+    max_event_bytes: int | None,
     slo: tuple[str, ...],
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
+    chat_template_fallback: bool,
     as_json: bool,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
@@ -194,6 +216,19 @@ def bench(
             "give a RECIPE, a server --url, or --resume RUN",
             hint="e.g. repro bench demo, or repro bench --url http://127.0.0.1:30000",
         )
+    if resume is not None:
+        ctx = click.get_current_context()
+        given = given_options(
+            ctx, "concurrency", "input_len", "output_len", "prompts", "endpoint", "output"
+        )
+        refuse_with(
+            ctx,
+            ([recipe] if recipe else []) + given,
+            "cannot be combined with --resume: a resumed run measures its own recorded plan "
+            "(resume without them, or start a new run)",
+        )
+    if url is not None:
+        [url] = server_urls([url], warn)
     loaded: Any = None
     if recipe is not None:
         loaded = load_recipe(recipe)
@@ -210,10 +245,13 @@ def bench(
         output=output,
         resume=resume,
         read_timeout=read_timeout,
+        request_timeout=request_timeout,
+        max_event_bytes=max_event_bytes,
         slos=parse_slos(slo),
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
+        chat_template_fallback=chat_template_fallback,
         provenance=local_provenance(),
     )
     with sweep_bars(_console) as bars:
@@ -222,7 +260,7 @@ def bench(
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]
-        click.echo(json.dumps({**doc, "levels": levels}, indent=2))
+        click.echo(strict_json({**doc, "levels": levels}, indent=2))
     else:
         click.echo(str(result.run_dir))
     if result.error:

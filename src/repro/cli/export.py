@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from repro.cli.options import PORT
 from repro.export import (
     K8sOptions,
     SlurmOptions,
@@ -18,7 +19,6 @@ from repro.lock import load_locked
 from repro.spec.lock import Locked
 
 _REF_HELP = """
-\b
 REF is best a lock file (locks/<name>.lock.json) whose image was pushed: the manifest pulls
 exactly that digest. Any other REF (a recipe name or file) needs --image REPO@sha256:...
 """
@@ -36,7 +36,7 @@ _image = click.option(
 )
 _dist_port = click.option(
     "--dist-port",
-    type=click.IntRange(1, 65535),
+    type=PORT,
     default=20000,
     show_default=True,
     help="Port of --dist-init-addr on the first node (multi-node recipes).",

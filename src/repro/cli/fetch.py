@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import FiniteFloat
 from repro.lock import fetch_recipe, load_locked
 from repro.units import human_bytes, parse_bytes
 
@@ -42,7 +43,7 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
 )
 @click.option(
     "--margin-percent",
-    type=click.FloatRange(0, 100),
+    type=FiniteFloat(0, 100),
     default=5.0,
     show_default=True,
     help="Extra free space required, as a percentage of the download.",
@@ -63,7 +64,6 @@ def fetch(
 ) -> None:
     """Download model and drafter weights at the locked commits, after a disk-space check.
 
-    \b
     RECIPE is a name, a recipe file or a lock file; the recipe must be locked (`repro lock`).
     Before any byte is written, the bytes still missing from the cache are compared with the
     free space of its filesystem (plus a margin). Files already complete are kept, so an

@@ -50,13 +50,14 @@ def _recipe(ref: str) -> Locked:
 def image() -> None:
     """Build, push, pull, verify and export pinned SGLang images.
 
-    \b
     R names a recipe (its name, its file, or its lock); `build` also takes an image spec
     name (images/<name>.yaml). The recipe's lock (locks/<name>.lock.json) records what was
     built (tag, content fingerprint, manifest) and pushed (registry digest):
+
+    \b
       repro image build R                  # on the machine that builds
       repro image push R --registry HOST/NS
-      repro image pull R                   # on the next cluster: by digest, then verified
+      repro image pull R                   # on the next cluster, by digest
     """
 
 

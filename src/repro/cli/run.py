@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import PORT, FiniteFloat, given_options, refuse_with
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
 from repro.run.listing import list_runs
 from repro.tables import fit
@@ -36,7 +38,7 @@ result; `--resume RUN_DIR` continues.
 )
 @click.option(
     "--port",
-    type=click.IntRange(1, 65535),
+    type=PORT,
     help="Host port for the server (default: the recipe's).",
 )
 @click.option(
@@ -58,11 +60,12 @@ result; `--resume RUN_DIR` continues.
 )
 @click.option(
     "--time-scale",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=1.0,
     show_default=True,
-    help="With --sim: multiply every simulated duration (0.01: a hundred times faster, and "
-    "throughput a hundred times higher; reports show it as the machine).",
+    help="With --sim: multiply every simulated duration (0.5: twice as fast). Below what this "
+    "host keeps, the simulator falls behind its clock and bench marks those levels invalid; "
+    "compare at 1.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run folder and stages as JSON.")
 def run(
@@ -79,6 +82,22 @@ def run(
 ) -> None:
     if recipe is None and resume is None:
         raise click.UsageError("give a RECIPE (name, file or lock) or --resume RUN_DIR")
+    ctx = click.get_current_context()
+    if resume is not None:
+        refuse_with(
+            ctx,
+            ([recipe] if recipe else []) + given_options(ctx, "sim", "time_scale", "runs_dir"),
+            "cannot be combined with --resume: a resumed run keeps its own recipe, simulator "
+            "and folder (resume without them, or start a new run)",
+        )
+    elif sim is None:
+        refuse_with(
+            ctx, given_options(ctx, "time_scale"), "acts only with --sim (it scales the simulator)"
+        )
+    if dry_run:
+        refuse_with(
+            ctx, given_options(ctx, "as_json"), "cannot be combined with --dry-run (a text plan)"
+        )
     console = Console(stderr=True, highlight=False)
     result = run_pipeline(
         RunOptions(
@@ -120,8 +139,9 @@ def run(
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def runs(runs_dir: Path, as_json: bool) -> None:
-    """List run folders (`repro run`, `repro bench`, `repro accept`): recipe, machine or
-    simulator profile, status (done, failed at STAGE, stopped before STAGE) and start time."""
+    """List run folders (`repro run`, `repro bench`, `repro accept`): machine or simulator
+    profile and status (done, failed at STAGE, interrupted at STAGE, incomplete); the recipe
+    and start time are in the folder's name (and in --json)."""
     listed = list_runs(runs_dir)
     if as_json:
         click.echo(json.dumps([r.to_json() for r in listed], indent=2))
@@ -129,10 +149,16 @@ def runs(runs_dir: Path, as_json: bool) -> None:
     if not listed:
         click.echo(f"no runs under {runs_dir}", err=True)
         return
-    table = Table(title=f"runs in {runs_dir}", title_justify="left")
+    # a folder's name holds its start time and, mostly, its recipe: those columns only
+    # where the name does not say them
+    named = all(r.recipe in Path(r.folder).name for r in listed)
+    table = Table(title=f"runs in {runs_dir}", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("folder", no_wrap=True)
-    for column in ("recipe", "machine", "status", "started"):
-        table.add_column(column)
+    if not named:
+        table.add_column("recipe")
+    table.add_column("machine")
+    table.add_column("status", no_wrap=True)
     for r in listed:
-        table.add_row(Path(r.folder).name, r.recipe, r.machine, r.status, r.started)
+        cells = [Path(r.folder).name, *([] if named else [r.recipe]), r.machine, r.status]
+        table.add_row(*cells)
     Console(highlight=False).print(fit(table))

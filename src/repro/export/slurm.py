@@ -12,7 +12,6 @@ host, is exported by the batch shell once and inherited by every task.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,6 +24,7 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
+from repro.shellquote import comment, has_control, word
 from repro.spec.lock import Locked
 
 NODE_RANK = "$SLURM_NODEID"  # set by slurmstepd per task: the node's index in the job
@@ -61,13 +61,13 @@ def _inner_command(p: Prepared, opts: SlurmOptions) -> str:
     """The server command as `bash -c` runs it in each task, one option per line."""
     argv = p.argv(node_rank=_RANK_TOKEN, dist_init_addr=_ADDR_TOKEN)
     raw = {_RANK_TOKEN: f'"{NODE_RANK}"', _ADDR_TOKEN: f'"{MASTER_ADDR}:{opts.dist_port}"'}
-    groups: list[list[str]] = [["exec", *(shlex.quote(t) for t in opts.launcher)]]
+    groups: list[list[str]] = [["exec", *(word(t) for t in opts.launcher)]]
     for token in argv:
-        word = raw.get(token) or shlex.quote(token)
+        quoted = raw.get(token) or word(token)
         if token.startswith("--") or len(groups) == 1:
-            groups.append([word])
+            groups.append([quoted])
         else:
-            groups[-1].append(word)
+            groups[-1].append(quoted)
     return " \\\n    ".join(" ".join(g) for g in groups)
 
 
@@ -75,16 +75,21 @@ def _container_image(p: Prepared, opts: SlurmOptions) -> tuple[str, str]:
     """The --container-image value and the comment saying what it is."""
     if opts.squashfs:
         path = opts.squashfs
-        if not path.startswith("/") or not path.endswith((".sqsh", ".squashfs")):
+        if (
+            not path.startswith("/")
+            or not path.endswith((".sqsh", ".squashfs"))
+            or has_control(path)
+        ):
             raise ExportError(
-                f"--squashfs {path!r}: expected an absolute path to a .sqsh file",
+                f"--squashfs {path!r}: expected an absolute path to a .sqsh file "
+                "(no control characters)",
                 hint="make one with `repro image export IMAGE --format enroot -o /shared/x.sqsh`",
             )
         made_from = f" made from {p.image.reference}" if p.image else ""
-        return path, f"# Image: enroot squashfs {path}{made_from}"
+        return path, comment(f"Image: enroot squashfs {path}{made_from}")
     return (
         p.pinned.enroot,
-        f"# Image: {p.pinned.reference} (IMAGE below: the same in enroot's form)",
+        comment(f"Image: {p.pinned.reference} (IMAGE below: the same in enroot's form)"),
     )
 
 
@@ -98,7 +103,7 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
     nodes = p.nodes
     lines = [
         "#!/bin/bash",
-        f"# {p.header()}",
+        comment(p.header()),
         image_note,
         f"# {HF_TOKEN}, when the model needs one, comes from the environment sbatch runs in",
         "# (exported to the job, passed on by srun and pyxis); it is never written here.",
@@ -113,9 +118,9 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
         "set -euo pipefail",
         "",
     ]
-    lines += [f"export {k}={shlex.quote(v)}" for k, v in p.env.items()]
-    lines.append(f"IMAGE={shlex.quote(image)}")
-    hub = shlex.quote(opts.hub_cache) if opts.hub_cache else '"$HOME/.cache/huggingface"'
+    lines += [f"export {k}={word(v)}" for k, v in p.env.items()]
+    lines.append(f"IMAGE={word(image)}")
+    hub = word(opts.hub_cache) if opts.hub_cache else '"$HOME/.cache/huggingface"'
     lines.append(f"HUB_CACHE={hub}")
     if nodes > 1:
         lines += [
@@ -131,7 +136,7 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
         '  --container-image="$IMAGE" \\',
         f'  --container-mounts="$HUB_CACHE:{HUB_CACHE_IN_CONTAINER}" \\',
         "  --no-container-mount-home \\",
-        f"  bash -c {shlex.quote(_inner_command(p, opts))}",
+        f"  bash -c {word(_inner_command(p, opts))}",
         "",
     ]
     return "\n".join(lines)

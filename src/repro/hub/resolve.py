@@ -46,9 +46,10 @@ def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | No
     """The drafter's block size from its config.json at the pinned commit: the draft tokens per
     step it was trained with (None without a config.json or without the key).
 
-    z-lab's DFlash drafter configs (the `-b16` in Qwen3-4B-DFlash-b16) carry a top-level
-    `block_size`, and their cards launch SGLang with --speculative-num-draft-tokens equal to
-    it; a nested `dflash_config.block_size` is read when the top level has none. The file is
+    Read in SGLang's order (srt/speculative/dflash_utils.py, `parse_dflash_draft_config`):
+    `dflash_config.block_size` when the nested section has the key, else the top-level
+    `block_size` that current z-lab checkpoints carry (the `-b16` in Qwen3-4B-DFlash-b16;
+    their cards launch SGLang with --speculative-num-draft-tokens equal to it). The file is
     read, not cached: `repro fetch` downloads it.
     """
     if pin.sha is None or not any(f.path == "config.json" for f in pin.files):
@@ -61,10 +62,10 @@ def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | No
         config = json.loads(response.content)
     except ValueError as bad:
         raise HubError(f"{pin.label}: config.json is not JSON ({bad})") from None
-    nested = config.get("dflash_config") if isinstance(config, dict) else None
-    value = config.get("block_size") if isinstance(config, dict) else None
-    if value is None and isinstance(nested, dict):
-        value = nested.get("block_size")
+    config = config if isinstance(config, dict) else {}
+    nested = config.get("dflash_config")
+    nested = nested if isinstance(nested, dict) else {}
+    value = nested["block_size"] if "block_size" in nested else config.get("block_size")
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:

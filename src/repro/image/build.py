@@ -114,9 +114,13 @@ class BuiltImage(BaseModel):
         return Catalog.from_dict(data, origin=f"the manifest of image {self.tag}")
 
 
-def build_image(plan: BuildPlan, on_log: Progress = quiet) -> BuiltImage:
-    """Build (or find, when the tag exists) the image of a plan and read its manifest."""
-    if not image_exists(plan.tag):
+def build_image(plan: BuildPlan, on_log: Progress = quiet, rebuild: bool = False) -> BuiltImage:
+    """Build (or find, when the tag exists) the image of a plan and read its manifest.
+
+    `rebuild` builds even when the tag exists (from the build cache, so cheaply): for an image
+    about to be recorded in a lock, the tag is made to hold what the plan's inputs build, not
+    whatever image was given that tag since (retagged or changed by hand)."""
+    if rebuild or not image_exists(plan.tag):
         _run_build(plan, on_log)
     image = client().image.inspect(plan.tag)
     return BuiltImage(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
-from repro.errors import DockerUnavailable
+from repro.errors import DockerUnavailable, ReproError
+from repro.spec.base import IMAGE_REFERENCE_PATTERN
 
 ENSURE_HINT = "run `make docker` (scripts/ensure-docker) to install and start the engine"
 
@@ -25,9 +27,24 @@ def client() -> DockerClient:
     return docker
 
 
+class BadReference(ReproError):
+    """A value given as an image reference is not one (it could be read as a docker option)."""
+
+
+def checked_reference(ref: str) -> str:
+    """`ref`, refused unless it has the form of an image reference or ID; for every value
+    that reaches a docker call (`--help` is not an image)."""
+    if not isinstance(ref, str) or len(ref) > 512 or not re.fullmatch(IMAGE_REFERENCE_PATTERN, ref):
+        raise BadReference(
+            f"{ref!r} is not an image reference (expected registry/name[:tag][@sha256:...])",
+            hint="check the lock's image section, or the reference given",
+        )
+    return ref
+
+
 def image_exists(ref: str) -> bool:
     """True when the engine has an image with this reference or ID locally."""
-    return bool(client().image.exists(ref))
+    return bool(client().image.exists(checked_reference(ref)))
 
 
 def _first_line(err: DockerException) -> str:

@@ -12,13 +12,13 @@ import json
 
 from python_on_whales import Image
 
-from repro.image.engine import client
+from repro.image.engine import checked_reference, client
 
 
 def content_fingerprint(image: Image | str) -> str:
     """`sha256:<hex>` over the layer diff IDs and the runtime-relevant config."""
     if isinstance(image, str):
-        image = client().image.inspect(image)
+        image = client().image.inspect(checked_reference(image))
     config = image.config
     document = {
         "diff_ids": list(image.root_fs.layers or []),

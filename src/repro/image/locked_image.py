@@ -38,7 +38,8 @@ def build_for(
     if locked.image is not None and not relock_image:
         return _recorded_image(locked, locked.image)
     spec = image_for_recipe(locked.recipe, locked.lock)
-    built = build_image(plan_for_spec(spec, progress), on_log)
+    # What a lock records first is what the build produces, never a tag found on the machine.
+    built = build_image(plan_for_spec(spec, progress), on_log, rebuild=locked.lock_path is not None)
     if locked.lock_path is not None:
         update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
         for line in _drift_lines(locked, spec, built):

@@ -80,6 +80,13 @@ def push_with_progress(reference: str, progress: Progress) -> tuple[int, str]:
                     progress(tally.line())
                 elif _ANSI.sub("", text).strip():
                     lines.append(_ANSI.sub("", text).strip())
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the push stops with repro, not after it
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        raise
     finally:
         os.close(primary)
         code = process.wait()

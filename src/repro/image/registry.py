@@ -16,7 +16,7 @@ from python_on_whales.exceptions import DockerException
 
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
-from repro.image.engine import client, image_exists
+from repro.image.engine import checked_reference, client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.image.push_progress import push_with_progress
 from repro.progress import Progress, quiet
@@ -59,9 +59,9 @@ def remote_config_digest(reference: str) -> str | None:
 def push(local_tag: str, registry: str, progress: Progress = quiet) -> PushedImage:
     """Push an image, reporting layers and bytes as they go; refuse to move an existing
     version tag to different content."""
+    reference = checked_reference(remote_reference(local_tag, registry))  # before any docker call
     if not image_exists(local_tag):
         raise RegistryError(f"image {local_tag} is not on this machine", hint="build it first")
-    reference = remote_reference(local_tag, registry)
     local_id = client().image.inspect(local_tag).id
     remote_id = remote_config_digest(reference)
     if remote_id is not None and remote_id != local_id:
@@ -83,7 +83,7 @@ def push(local_tag: str, registry: str, progress: Progress = quiet) -> PushedIma
 
 def pull(pinned: str) -> str:
     """Pull `repository@sha256:...` and return the local image ID."""
-    if "@sha256:" not in pinned:
+    if "@sha256:" not in checked_reference(pinned):
         raise RegistryError(f"{pinned!r} is not pinned by digest", hint="use repository@sha256:...")
     try:
         client().image.pull(pinned, quiet=True)
@@ -109,8 +109,17 @@ def verify(image: str, expected_fingerprint: str) -> str:
 def export_archive(image: str, output: Path) -> Path:
     """`docker save` to a tar for machines without registry access (atomic write)."""
     partial = output.with_name(output.name + ".partial")
-    client().image.save(image, output=partial)
-    partial.replace(output)
+    try:
+        client().image.save(checked_reference(image), output=partial)
+        partial.replace(output)
+    except (DockerException, OSError) as err:
+        partial.unlink(missing_ok=True)
+        text = (getattr(err, "stderr", None) or str(err)).strip()
+        reason = text.splitlines()[-1] if text else type(err).__name__
+        raise RegistryError(
+            f"could not write {output}: {reason}",
+            hint="check the free space and permissions of the output's directory",
+        ) from None
     return output
 
 

@@ -6,7 +6,6 @@ poll interval after the container exits) with the container's exit code and last
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 import urllib.error
@@ -24,8 +23,9 @@ from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.fsutil import write_atomic
 from repro.image.engine import client, image_exists
+from repro.launch.claim import deployment_claim
 from repro.launch.compose import compose_client, compose_command, write_override
-from repro.launch.spec import SERVICE, LaunchSpec
+from repro.launch.spec import SERVICE, LaunchSpec, state_dir
 
 POLL_INTERVAL_S = 0.5
 LOG_TAIL = 30
@@ -50,7 +50,7 @@ class HealthPoll:
 
 
 def state_root() -> Path:
-    return Path(os.environ.get("REPRO_STATE_DIR", ".repro")) / "deployments"
+    return state_dir() / "deployments"
 
 
 def deployment_dir(name: str) -> Path:
@@ -67,28 +67,43 @@ def prepare_deployment(spec: LaunchSpec) -> tuple[Path, list[str]]:
 def launch(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None] = lambda _p: None) -> str:
     """Start the deployment and wait until it is healthy; return the server URL.
 
-    Anything started is stopped again when the wait fails or is interrupted (Ctrl-C).
+    Anything started is stopped again when the wait fails or is interrupted (Ctrl-C). The
+    deployment's claim is held throughout, so a second launch of it is refused before it
+    can start anything (or take this one down in its clean-up).
     """
-    _preflight(spec)
-    override, _command = prepare_deployment(spec)
-    compose = compose_client(spec.project, override)
-    try:
+    with deployment_claim(deployment_dir(spec.name), spec.name):
+        _preflight(spec)
+        override, _command = prepare_deployment(spec)
+        compose = compose_client(spec.project, override)
         try:
-            compose.compose.up(detach=True, pull="never", quiet=True)
-        except DockerException as err:
-            message = _tail(err.stderr or str(err), 5)
-            raise LaunchError(f"docker compose up failed: {message}") from err
-        _wait_healthy(spec, on_progress)
-    except BaseException:  # a failed start, a timeout or Ctrl-C: leave nothing behind
-        compose.compose.down(quiet=True, timeout=5)
-        raise
+            try:
+                compose.compose.up(detach=True, pull="never", quiet=True)
+            except DockerException as err:
+                message = _tail(err.stderr or str(err), 5)
+                raise LaunchError(f"docker compose up failed: {message}") from err
+            _wait_healthy(spec, on_progress)
+        except BaseException:  # a failed start, a timeout or Ctrl-C: leave nothing behind
+            compose.compose.down(quiet=True, timeout=5)
+            raise
     return spec.url
 
 
-def stop(name: str) -> bool:
-    """Stop and remove a deployment's containers; False when there was nothing to stop."""
+def running_container_id(name: str) -> str | None:
+    """The ID of deployment `name`'s server container while it runs, else None: what a run
+    records as the server it started, and checks before it reuses or stops one."""
+    spec = load_spec(name)
+    container = container_of(spec) if spec is not None else None
+    return str(container.id) if container is not None and container.state.running else None
+
+
+def stop(name: str, container_id: str | None = None) -> bool:
+    """Stop and remove a deployment's containers; False when there was nothing to stop.
+    With `container_id`, only when that container is the deployment's server: a run stops
+    the server it started, never one launched since in its place."""
     spec = load_spec(name)
     if spec is None:
+        return False
+    if container_id is not None and running_container_id(name) not in (container_id, None):
         return False
     override = deployment_dir(name) / "compose.override.yaml"
     compose_client(spec.project, override).compose.down(quiet=True, timeout=10)
@@ -262,6 +277,16 @@ def _probe(url: str) -> int | None:
         return err.code
     except (OSError, ValueError):
         return None
+
+
+def host_port_for(preferred: int) -> int:
+    """`preferred` when it is free on 127.0.0.1, else a free port the system picks (another
+    checkout's deployment may hold the recipe's port on a shared machine)."""
+    if not _port_in_use(preferred):
+        return preferred
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def _port_in_use(port: int) -> bool:

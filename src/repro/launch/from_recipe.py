@@ -7,7 +7,7 @@ from pathlib import Path
 
 from repro.hub.cache import snapshot_dir
 from repro.image.buildplan import plan_for_spec, planned_tag
-from repro.launch.spec import LaunchSpec
+from repro.launch.spec import LaunchSpec, project_name, state_dir
 from repro.recipe import render_env, render_server_argv
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.spec.lock import Lock, Locked
@@ -54,6 +54,7 @@ def launch_spec_for(locked: Locked, image: str, host_port: int | None = None) ->
     simulated = recipe.simulator is not None
     return LaunchSpec(
         name=recipe.name,
+        compose_project=project_name(recipe.name, state_dir()),
         image=image,
         argv=argv,
         env=render_env(recipe),

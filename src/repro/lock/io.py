@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,8 +11,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
+from repro.recipe.findings import format_loc
+from repro.recipe.yamlio import expected_text
 from repro.spec.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
 from repro.spec.option_catalog import Catalog
 
@@ -43,15 +45,13 @@ def lock_path_for(name: str, recipe_file: Path | None = None) -> Path:
 
 def _read_document(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = fileread.read_json(path)
     except FileNotFoundError:
         raise LockError(
             f"no lock file at {path}", hint="create it with `repro lock RECIPE`"
         ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise LockError(
-            f"{path}: not a readable JSON lock file ({err})", hint=recover_hint(path)
-        ) from None
+    except fileread.UnreadableFile as err:
+        raise LockError(err.message, hint=recover_hint(path)) from None
     if not isinstance(data, dict):
         raise LockError(f"{path}: a lock file holds a JSON object", hint=recover_hint(path))
     return data
@@ -75,10 +75,11 @@ def parse_lock(data: dict[str, Any], path: Path) -> Lock:
     try:
         return Lock.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        first = exc.errors(include_url=False)[0]
+        where = format_loc(first["loc"]) or "<top>"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise LockError(
-            f"{path}: {where}: {first['msg']} ({exc.error_count()} problem(s))",
+            f"{path}: {where}: {expected_text(first)}{more}",
             hint=recover_hint(path),
         ) from None
 

@@ -41,6 +41,28 @@ MODEL_WEIGHTS_GB: dict[str, float] = {
 }
 
 
+# Model families SGLang 0.5.23 configures itself, told by repository name (a recipe has no
+# config.json before its lock). The DeepSeek family of srt/arg_groups/model_overrides/
+# deepseek_v2.py (`_deepseek_family_overrides`; Kimi K2.5/K2.6 are KimiK25ForConditionalGeneration)
+# gets attention_backend trtllm_mla on sm_100 when no attention backend is set. The Qwen3.5
+# family of model_overrides/qwen3_5.py (Qwen3.5, Qwen3.6, Qwen3-Next: hybrid gated-delta-net
+# attention) gets trtllm_mha with page_size 64 (or triton, page_size 1) on sm_100 when none is
+# set, and srt/layers/attention/attention_registry.py limits its backends on Blackwell.
+DEEPSEEK_FAMILY = re.compile(r"(?:^|/)(?:kimi-k2|deepseek-(?:v3|r1))", re.I)
+QWEN35_FAMILY = re.compile(r"(?:^|/)qwen3(?:\.[56]|-next)", re.I)
+# attention_registry.py: the attention backends hybrid GDN models start with on Blackwell, by
+# compute capability major (sm_120; sm_100 adds fa4: HYBRID_GDN_SM100_BACKENDS)
+HYBRID_GDN_BACKENDS = {
+    "12": ("triton", "trtllm_mha", "flashinfer"),
+    "10": ("triton", "trtllm_mha", "fa4", "flashinfer"),
+}
+
+
+def arch_major(model: GpuModel) -> str:
+    """ "10" for sm_100/sm_103 (B200, B300: SGLang's `is_sm100`), "12" for sm_120."""
+    return model.arch.split(".")[0]
+
+
 def gpu_model(name: str) -> GpuModel | None:
     """The known GPU model `name` refers to ("NVIDIA B200" -> B200), or None."""
     for model in _ORDERED:

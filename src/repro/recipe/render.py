@@ -9,7 +9,6 @@ with the same catalog, and may not set what a structured field already sets.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +16,7 @@ from repro.errors import RecipeError
 from repro.recipe.argv_check import check_argv
 from repro.recipe.findings import Loc
 from repro.recipe.loader import locate
+from repro.shellquote import word, words
 from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 
@@ -297,10 +297,10 @@ def render_shell(recipe: Recipe, catalog: Catalog) -> str:
             groups.append([token])
         else:
             groups[-1].append(token)
-    head = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    first = " ".join(shlex.quote(t) for t in LAUNCH)
+    head = " ".join(f"{k}={word(v)}" for k, v in env.items())
+    first = words(LAUNCH)
     lines = [f"{head} {first}" if head else first]
-    lines += ["  " + " ".join(shlex.quote(t) for t in group) for group in groups]
+    lines += ["  " + words(group) for group in groups]
     return " \\\n".join(lines)
 
 

@@ -29,6 +29,7 @@ from repro.recipe.rules_model import rule_dp_attention, rule_ep_divides_tp, rule
 from repro.recipe.rules_speculative import (
     rule_algorithm_in_image,
     rule_ddtree,
+    rule_ddtree_page_size,
     rule_ddtree_spine,
     rule_dflash,
     rule_drafter_block_size,
@@ -50,6 +51,7 @@ __all__ = [
     "rule_attention_arch",
     "rule_bench",
     "rule_ddtree",
+    "rule_ddtree_page_size",
     "rule_ddtree_spine",
     "rule_dflash",
     "rule_dp_attention",
@@ -115,6 +117,7 @@ RULES: list[Rule] = [
     rule_dflash,
     rule_ddtree,
     rule_ddtree_spine,
+    rule_ddtree_page_size,
     rule_drafter_block_size,
     rule_patch_constraints,
     rule_algorithm_in_image,

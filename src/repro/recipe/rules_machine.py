@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from repro.errors import suggestion
-from repro.recipe.hardware import MODEL_WEIGHTS_GB, gpu_model
+from repro.recipe.hardware import (
+    HYBRID_GDN_BACKENDS,
+    MODEL_WEIGHTS_GB,
+    QWEN35_FAMILY,
+    GpuModel,
+    arch_major,
+    gpu_model,
+)
 from repro.recipe.loader import from_lock_file
 from repro.recipe.rulebase import Context, Issue, err, simulated, warn
 
@@ -113,11 +120,23 @@ def rule_attention_arch(ctx: Context) -> list[Issue]:
                 err(
                     given.loc,
                     f"{given.spelling} fa3 needs sm_80-sm_90 GPUs, not {names}: SGLang asserts "
-                    "at startup (attention_registry.py); use flashinfer, triton or fa4",
+                    f"at startup (attention_registry.py); use {_instead_of_fa3(ctx, other)}",
                     "attention-arch",
                 )
             )
     return out
+
+
+def _instead_of_fa3(ctx: Context, models: list[GpuModel]) -> str:
+    """The backends that start there: for the Qwen3.5 family (hybrid GDN) only those
+    attention_registry.py allows on every one of these GPUs (no fa4 on sm_120)."""
+    choices: tuple[str, ...] = ("flashinfer", "triton", "fa4")
+    if QWEN35_FAMILY.search(ctx.recipe.model.repo):
+        allowed = [HYBRID_GDN_BACKENDS.get(arch_major(m), ()) for m in models]
+        choices = tuple(b for b in allowed[0] if all(b in a for a in allowed))
+    if not choices:
+        return "a backend those GPUs support"
+    return ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
 
 
 def rule_simulated(ctx: Context) -> list[Issue]:

@@ -9,6 +9,7 @@ stand-in before `repro lock`, the image's own after.
 from __future__ import annotations
 
 from repro.errors import RecipeError, suggestion
+from repro.recipe.hardware import DEEPSEEK_FAMILY, QWEN35_FAMILY, GpuModel, arch_major, gpu_model
 from repro.recipe.images import images_dir_for, list_image_specs, load_image_spec
 from repro.recipe.rulebase import (
     ALGORITHM_ALIASES,
@@ -128,7 +129,7 @@ def _draft_backend(ctx: Context, algo: str) -> list[Issue]:
             "attention_backend"
         )
         if target is None:
-            return []
+            return _draft_backend_chosen_by_sglang(ctx, algo, loc)
         backend, loc, what = str(target.value), target.loc, f"the target's {target.spelling}"
     if backend in DFLASH_DRAFT_BACKENDS:
         return []
@@ -139,6 +140,57 @@ def _draft_backend(ctx: Context, algo: str) -> list[Issue]:
             f"(to flashinfer on CUDA); SGLang 0.5.23 supports {', '.join(DFLASH_DRAFT_BACKENDS)} "
             "(speculative_hook.py)",
             "dflash",
+        )
+    ]
+
+
+def _sm100(ctx: Context) -> list[GpuModel]:
+    found = [gpu_model(name) for name in ctx.recipe.topology.gpu_models]
+    return [m for m in found if m is not None and arch_major(m) == "10"]
+
+
+def _draft_backend_chosen_by_sglang(
+    ctx: Context, algo: str, loc: tuple[str | int, ...]
+) -> list[Issue]:
+    """No backend set anywhere: on sm_100 SGLang gives a DeepSeek-family target (Kimi K2.x)
+    trtllm_mla, which the draft worker inherits and replaces with flashinfer, logged only."""
+    sm100 = _sm100(ctx)
+    if not sm100 or not DEEPSEEK_FAMILY.search(ctx.recipe.model.repo):
+        return []
+    names = ", ".join(m.name for m in sm100)
+    return [
+        warn(
+            loc,
+            f"on {names} SGLang sets the target's attention backend to trtllm_mla for "
+            f"{ctx.recipe.model.repo} (srt/arg_groups/model_overrides/deepseek_v2.py), which "
+            f"{algo}'s draft worker does not support: it falls back to flashinfer and only logs "
+            "it (speculative_hook.py); set speculative.draft_attention_backend (z-lab's "
+            "Kimi-K2.5-DFlash card: fa4)",
+            "dflash",
+        )
+    ]
+
+
+def rule_ddtree_page_size(ctx: Context) -> list[Issue]:
+    """DDTREE requires page_size 1 (DDTREE_PR); without an attention backend, SGLang gives the
+    Qwen3.5 family trtllm_mha and page_size 64 on sm_100 (model_overrides/qwen3_5.py, for
+    speculative decoding with topk 1), so the server refuses to start though no page size is
+    set."""
+    if algorithm(ctx) != "DDTREE" or not QWEN35_FAMILY.search(ctx.recipe.model.repo):
+        return []
+    sm100 = _sm100(ctx)
+    if not sm100 or "attention_backend" in ctx.options or "page_size" in ctx.options:
+        return []
+    names = ", ".join(m.name for m in sm100)
+    return [
+        err(
+            ("server", "extra_args"),
+            f"on {names} SGLang sets page_size 64 (attention backend trtllm_mha) for "
+            f"{ctx.recipe.model.repo} when no attention backend is set "
+            "(srt/arg_groups/model_overrides/qwen3_5.py), and DDTREE requires page_size 1 "
+            f"({DDTREE_PR}, speculative_hook.py): set --attention-backend triton (page_size 1) "
+            "in server.extra_args",
+            "ddtree-page-size",
         )
     ]
 

@@ -204,7 +204,8 @@ def check_plain(data: Any, shown: str) -> list[str]:
 
 
 # --- pydantic errors -> problems -------------------------------------------------------------
-def _expected(err: Mapping[str, Any]) -> str:
+def expected_text(err: Mapping[str, Any]) -> str:
+    """What a pydantic error expected, in words, with the value it got."""
     kind = err["type"]
     ctx = err.get("ctx") or {}
     got = f", got {short_repr(err.get('input'))}"
@@ -315,7 +316,7 @@ def problem_lines(
         if err["type"] == "extra_forbidden":
             message = _unknown_key(root, loc)
         else:
-            message = _expected(err)
+            message = expected_text(err)
             if message.startswith("@") and ": " in message:  # a validator naming its field
                 field_name, message = message[1:].split(": ", 1)
                 loc = (*loc, field_name)

@@ -15,6 +15,20 @@ if TYPE_CHECKING:  # records imports this module
     from repro.report.records import LoadedRun
 
 
+LABEL_MAX = 60  # characters of a label in a table, a legend or a page
+
+
+def shortened(text: str, limit: int = LABEL_MAX) -> str:
+    """`text` on one line and at most `limit` characters, its middle elided when longer (a
+    record's name is whatever its file says; a label of a million characters would take
+    matplotlib minutes to lay out)."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    keep = limit - 1
+    return flat[: keep - keep // 3] + "…" + flat[len(flat) - keep // 3 :]
+
+
 def short_time(started_at: str | None) -> str:
     """`2026-12-03T07:53:12Z` -> `12-03 07:53:12`; `?` when unknown."""
     if not started_at or "T" not in started_at:
@@ -41,7 +55,7 @@ _DISAMBIGUATORS: tuple[Callable[[LoadedRun], str], ...] = (_by_time, _by_machine
 def unique_labels(runs: Sequence[LoadedRun]) -> list[str]:
     """One label per run, different for different folders (a folder given twice, e.g. as a
     run and as the baseline, keeps one label); a part is added only where labels clash."""
-    labels = [run.recipe_name for run in runs]
+    labels = [shortened(run.recipe_name) for run in runs]
     folders = [run.path.resolve() for run in runs]
     for part in (*_DISAMBIGUATORS, None):
         owners: dict[str, set[Path]] = {}
@@ -57,7 +71,7 @@ def unique_labels(runs: Sequence[LoadedRun]) -> list[str]:
                 else label
                 for label, folder in zip(labels, folders, strict=True)
             ]
-        values = [part(run) for run in runs]
+        values = [shortened(part(run), LABEL_MAX // 2) for run in runs]
         telling = {  # clashing labels this part tells apart (parts alike in a group add nothing)
             label
             for label in clashing
@@ -68,3 +82,26 @@ def unique_labels(runs: Sequence[LoadedRun]) -> list[str]:
             for label, value in zip(labels, values, strict=True)
         ]
     return labels
+
+
+def distinct_pair(a: str, b: str, room: int) -> tuple[str, str]:
+    """`a` and `b` in at most `room` characters each, still told apart: the part they share
+    at the start becomes `…` (cut at a `-` or space), then each keeps its tail."""
+    if len(a) <= room and len(b) <= room:
+        return a, b
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    cut = max(a.rfind("-", 0, common), a.rfind(" ", 0, common))
+    if cut > 0 and a != b:
+        a, b = "…" + a[cut:], "…" + b[cut:]
+
+    def middle(s: str) -> str:  # the start, where they differ, and the end both stay
+        if len(s) <= room:
+            return s
+        head = (room - 1) // 2
+        return s[:head] + "…" + s[len(s) - (room - 1 - head) :]
+
+    return middle(a), middle(b)

@@ -11,7 +11,6 @@ A missing or corrupt file raises `RunRecordError` naming the file and what was w
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +18,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from repro import fileread
 from repro.errors import ReproError
-from repro.report.labels import unique_labels
+from repro.report.labels import shortened, unique_labels
 from repro.spec.accept import AcceptResults
 from repro.spec.base import Interval
 from repro.spec.lock import Lock
@@ -273,7 +273,9 @@ def _prompts_identity(source: dict[str, Any] | None) -> str | None:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return fileread.read_text(path)
+    except fileread.UnreadableFile as err:
+        raise RunRecordError(err.message, hint=err.hint) from None
     except FileNotFoundError:
         raise RunRecordError(
             f"{path}: missing",
@@ -286,14 +288,10 @@ def _read_text(path: Path) -> str:
 def _read_json(path: Path, required: bool = True) -> Any:
     if not required and not path.exists():
         return None
-    text = _read_text(path)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise RunRecordError(
-            f"{path}: corrupt JSON at line {err.lineno} column {err.colno}: {err.msg}",
-            hint="the run was interrupted mid-write or the file was edited; re-run or restore it",
-        ) from None
+        return fileread.parse_json(_read_text(path), str(path))
+    except fileread.UnreadableFile as err:
+        raise RunRecordError(err.message, hint=err.hint) from None
 
 
 def _validate(validate: Callable[[Any], T], data: Any, path: Path) -> T:
@@ -357,7 +355,7 @@ def load_run(path: str | Path) -> LoadedRun:
         server_info=_optional(ServerInfo, folder / "server_info.json"),
         levels=levels,
         accept=accept,
-        label=run.recipe_name,
+        label=shortened(run.recipe_name),
     )
 
 

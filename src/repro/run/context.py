@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from repro import fileread
 from repro.bench.record import fresh_run_dir
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
@@ -36,6 +37,7 @@ class RunContext:
     image_tag: str | None = None
     url: str | None = None
     deployment: str | None = None
+    container_id: str | None = None  # the server container this run started
 
     @classmethod
     def create(
@@ -50,7 +52,7 @@ class RunContext:
             saved = _read_saved(resume)
             locked = load_locked(saved.get("lock_path") or saved["ref"])
             ctx = cls(ref=saved["ref"], locked=locked, run_dir=resume)
-            for key in ("image_tag", "url", "deployment", "port"):
+            for key in ("image_tag", "url", "deployment", "port", "container_id"):
                 setattr(ctx, key, saved.get(key))
             return ctx
         locked = load_locked(ref)
@@ -64,6 +66,7 @@ class RunContext:
             "image_tag": self.image_tag,
             "url": self.url,
             "deployment": self.deployment,
+            "container_id": self.container_id,
             "port": self.port,
         }
         write_atomic(self.run_dir / CONTEXT_FILE, json.dumps(data, indent=2) + "\n")
@@ -95,6 +98,16 @@ class RunContext:
             f"# base compose file: {BASE_COMPOSE}",
         ]
 
+    def owns_running_server(self) -> bool:
+        """Whether the server this run started is still the one running: its recorded
+        container, alive and answering. Whatever else answers at the saved URL (another
+        run's server, a foreign service, a relaunch by hand) is never adopted."""
+        if self.deployment is None or self.container_id is None:
+            return False
+        from repro.launch.deploy import running_container_id  # deferred: python_on_whales
+
+        return running_container_id(self.deployment) == self.container_id and self.server_is_up()
+
     def server_is_up(self) -> bool:
         if self.url is None:
             return False
@@ -109,8 +122,8 @@ class RunContext:
         if self.deployment is not None and not self.keep:
             from repro.launch import stop  # deferred: python_on_whales
 
-            stop(self.deployment)
-            self.deployment = None
+            stop(self.deployment, self.container_id)
+            self.deployment, self.container_id = None, None
             self.save()
 
 
@@ -122,6 +135,7 @@ _SAVED_KEYS: dict[str, type] = {
     "url": str,
     "deployment": str,
     "port": int,
+    "container_id": str,
 }
 
 
@@ -133,13 +147,17 @@ def _read_saved(run_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ReproError(f"{run_dir} is not a `repro run` folder: it has no {CONTEXT_FILE}", hint)
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ReproError(f"{path} cannot be read ({err})", hint) from None
+        saved = fileread.read_json(path)
+    except (OSError, ReproError) as err:
+        message = err.message if isinstance(err, ReproError) else f"{path} cannot be read ({err})"
+        raise ReproError(message, hint) from None
     if not isinstance(saved, dict) or not isinstance(saved.get("ref"), str):
         raise ReproError(f"{path} is not a run context: it has no recipe `ref`", hint)
     for key, kind in _SAVED_KEYS.items():
         value = saved.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
             raise ReproError(f"{path}: `{key}` is {value!r}, not a {kind.__name__}", hint)
+    port = saved.get("port")
+    if port is not None and not 1 <= port <= 65535:
+        raise ReproError(f"{path}: `port` is {port}, not a port (1-65535)", hint)
     return saved

@@ -9,6 +9,7 @@ index), and a Ctrl-C stops whatever repro started while keeping every result.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -23,14 +24,14 @@ from rich.markup import escape
 from repro.bench.record import fresh_run_dir, read_json, write_model
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
-from repro.lock import require_checked
-from repro.run.context import RunContext
-from repro.run.interrupts import (
+from repro.interrupts import (
     signal_name,
     signal_number,
     signals_as_interrupts,
     signals_ignored,
 )
+from repro.lock import require_checked
+from repro.run.context import RunContext
 from repro.run.simulate import simulated_recipe
 from repro.run.stages import (
     stage_accept,
@@ -154,7 +155,26 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         for line in ctx.dry_run_commands():
             text = line if line.startswith("#") else f"$ {line}"
             console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
+        if options.resume is None:  # a plan leaves no run folder behind
+            shutil.rmtree(ctx.run_dir, ignore_errors=True)
         return RunResult(ctx.run_dir, records)
+    # deferred: python_on_whales
+    from repro.launch.claim import deployment_claim
+    from repro.launch.deploy import deployment_dir
+
+    # One repro at a time owns the recipe's deployment: a second run is refused here, before
+    # any stage, never by a failing launch whose clean-up stops this run's server.
+    with deployment_claim(deployment_dir(ctx.recipe.name), ctx.recipe.name):
+        return _run_stages(ctx, records, options, start_index, console)
+
+
+def _run_stages(
+    ctx: RunContext,
+    records: list[StageRecord],
+    options: RunOptions,
+    start_index: int,
+    console: Console,
+) -> RunResult:
     ctx.keep = options.keep
     try:
         ctx.save()
@@ -184,6 +204,9 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         raise machine_error(err, ctx.run_dir) from None
     except BaseException:  # a failed stage, or a bug: stop what this run started
         _clean_up(ctx, records, stop=not options.keep)
+        if options.resume is None and records[0].status == "failed":
+            # this machine cannot run the recipe: nothing ran, no run folder to keep
+            shutil.rmtree(ctx.run_dir, ignore_errors=True)
         raise
     return RunResult(ctx.run_dir, records)
 
@@ -217,11 +240,11 @@ def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord], port: int |
     `port` when given; a server still up on another port is refused, not silently kept."""
     pending = [r for r in records if r.name in SERVER_STAGES and r.status != "done"]
     launch = next(r for r in records if r.name == "launch")
-    if pending and launch.status == "done" and not ctx.server_is_up():
-        launch.status, launch.summary = "pending", "relaunch: the server is not running"
-        ctx.deployment, ctx.url = None, None
+    if pending and launch.status == "done" and not ctx.owns_running_server():
+        launch.status, launch.summary = "pending", "relaunch: this run's server is not running"
+        ctx.deployment, ctx.url, ctx.container_id = None, None, None
     if port is not None and port != (ctx.port or ctx.recipe.server.port):
-        if ctx.deployment is not None and ctx.server_is_up():
+        if ctx.owns_running_server():
             raise ReproError(
                 f"the server of {ctx.run_dir} is up at {ctx.url}, not on port {port}",
                 hint=f"resume without --port, or stop it first: `repro stop {ctx.deployment}`",

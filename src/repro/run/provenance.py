@@ -20,6 +20,13 @@ def _server_log(recipe_name: str) -> list[str]:
     return log_tail(recipe_name, RECORDED_LOG_TAIL)
 
 
+def _deployment_port(recipe_name: str) -> int | None:
+    from repro.launch.deploy import load_spec  # deferred: imports python_on_whales
+
+    spec = load_spec(recipe_name)
+    return spec.host_port if spec is not None else None
+
+
 def local_provenance() -> Provenance:
     """Lock, machine fingerprint, running image and server log, as `repro bench` records them."""
     return Provenance(
@@ -27,4 +34,5 @@ def local_provenance() -> Provenance:
         machine=collect_fingerprint,
         running_image=_running_image,
         server_log=_server_log,
+        deployment_port=_deployment_port,
     )

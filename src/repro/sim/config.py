@@ -37,6 +37,7 @@ import json
 import os
 import shlex
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from repro.sim.profile import (
@@ -96,7 +97,7 @@ class SimConfig:
 
     def server_args(self) -> dict[str, Any]:
         """The resolved arguments, as /server_info reports them (secrets redacted)."""
-        values = {k: _jsonable(v) for k, v in vars(self.args).items()}
+        values = {k: _jsonable(v) for k, v in vars(self.args).items() if k != "config"}
         for dest in _SECRET_DESTS:
             if values.get(dest):
                 values[dest] = "<redacted>"
@@ -141,6 +142,21 @@ def _env_float(name: str, default: float | None) -> float | None:
         return float(raw)
     except ValueError:
         raise StartupError(f"{name}={raw!r} is not a number") from None
+
+
+def _local_block_size(drafter: str | None) -> int | None:
+    """A local drafter folder's DFlash block size, read as speculative_hook.py reads it
+    (parse_dflash_draft_config: `dflash_config.block_size`, else the top-level key)."""
+    path = Path(drafter or "") / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8")) if drafter else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    nested = config.get("dflash_config")
+    value = (nested if isinstance(nested, dict) else {}).get("block_size", config.get("block_size"))
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
@@ -190,10 +206,16 @@ def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
                 )
             num_draft = block
         if num_draft is None:
-            num_draft = spec.default_draft_tokens
+            num_draft = _local_block_size(args.speculative_draft_model_path)
+            source = "its config.json"
+            if num_draft is None:
+                num_draft, source = (
+                    spec.default_draft_tokens,
+                    f"simulator profile {cfg.profile.name}",
+                )
             cfg.warnings.append(
                 f"speculative_num_draft_tokens is not set; using the drafter's block_size "
-                f"{num_draft} (simulator profile {cfg.profile.name})."
+                f"{num_draft} ({source})."
             )
     elif num_draft is None:
         num_draft = spec.default_draft_tokens

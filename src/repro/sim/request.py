@@ -2,12 +2,16 @@
 
 The output dicts mirror sglang/srt/managers/tokenizer_manager.py (`_handle_batch_output`):
 `{"text", "output_ids", "meta_info"}` with meta_info keys `id`, `finish_reason`,
-`prompt_tokens`, `weight_version`, `num_retractions`, [`queue_time` with --enable-metrics],
-`reasoning_tokens`, `completion_tokens`, `cached_tokens`; on the finished output only:
+`prompt_tokens`, `weight_version`, `num_retractions`, [`forward_entry_time`,
+`prefill_finished_time`, `queue_time` with --enable-metrics], `reasoning_tokens`,
+`completion_tokens`, `cached_tokens`, `dp_rank`; on the finished output only:
 `e2e_latency` and, when speculative decoding is on and the request had a verify step,
 `spec_accept_rate`, `spec_accept_length` (completion_tokens / spec_verify_ct),
 `spec_num_correct_drafts`, `spec_num_proposed_drafts` (spec_verify_ct x (draft tokens - 1)),
-`spec_verify_ct`, `spec_correct_drafts_histogram` (_calculate_spec_decoding_metrics).
+`spec_verify_ct`, `spec_correct_drafts_histogram` (_calculate_spec_decoding_metrics), and
+with --enable-metrics the API server's stamps (`request_received_ts`, `first_token_latency`,
+`api_server_dispatch_finish_ts`, `response_sent_to_client_ts`, `request_finished_ts`,
+`decode_throughput`: req_time_stats.py).
 Streams carry cumulative `text`/`output_ids` by default and deltas with
 --incremental-streaming-output. Finish reasons are `{"type": "length", "length": n}` and
 `{"type": "stop", "matched": <token id or string>}` (schedule_batch.py FINISH_*).
@@ -211,6 +215,10 @@ class Req:
         self.histogram[accepted] += 1
 
     # ---- output side (tokenizer manager) ----------------------------------------------------
+    def _wall(self, t: float) -> float:
+        """A perf_counter time of this request as epoch seconds."""
+        return self.created_wall + (t - self.created)
+
     def text(self) -> str:
         if len(self.pieces) > 1:
             self.pieces = ["".join(self.pieces)]
@@ -234,10 +242,15 @@ class Req:
             "num_retractions": self.num_retractions,
         }
         if enable_metrics and self.admitted_at:
+            # scheduler time stats (req_time_stats.py SchedulerReqTimeStats), realtime stamps
+            meta["forward_entry_time"] = self._wall(self.admitted_at)
+            if self.first_token_at:
+                meta["prefill_finished_time"] = self._wall(self.first_token_at)
             meta["queue_time"] = self.admitted_at - self.created
         meta["reasoning_tokens"] = 0
         meta["completion_tokens"] = completion
         meta["cached_tokens"] = self.cached_tokens
+        meta["dp_rank"] = self.dp_rank
         if finished:
             meta["e2e_latency"] = (self.finished_at or time.perf_counter()) - self.created
             if speculative and self.verify_ct > 0:
@@ -250,12 +263,16 @@ class Req:
                     meta["spec_verify_ct"] = self.verify_ct
                 if self.histogram:
                     meta["spec_correct_drafts_histogram"] = list(self.histogram)
-            if enable_metrics:
+            if enable_metrics:  # APIServerReqTimeStats.convert_to_output_meta_info
+                finished_at = self.finished_at or time.perf_counter()
                 meta["request_received_ts"] = self.created_wall
                 if self.first_token_at:
                     meta["first_token_latency"] = self.first_token_at - self.created
-                meta["request_finished_ts"] = self.created_wall + (
-                    (self.finished_at or time.perf_counter()) - self.created
-                )
+                meta["api_server_dispatch_finish_ts"] = self.created_wall
+                meta["response_sent_to_client_ts"] = self._wall(self.first_token_at or finished_at)
+                meta["request_finished_ts"] = self._wall(finished_at)
+                decode = finished_at - self.first_token_at
+                if self.first_token_at and completion > 1 and decode > 0:
+                    meta["decode_throughput"] = (completion - 1) / decode
         meta["simulated"] = True
         return meta

@@ -47,6 +47,10 @@ class AcceptSet(BaseModel):
     speedup: float | None = Field(
         default=None, description="output_throughput / baseline_output_throughput"
     )
+    valid: bool = Field(default=True, description="False when `reasons` says why not")
+    reasons: list[str] = Field(
+        default_factory=list, description="why the set's numbers cannot be trusted"
+    )
 
 
 class Divergence(BaseModel):

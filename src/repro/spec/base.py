@@ -18,6 +18,17 @@ SHA256_PATTERN = r"^[0-9a-f]{64}$"
 COMMIT_PATTERN = r"^[0-9a-f]{40}$"
 REPOSITORY_PATTERN = r"^[a-z0-9][a-z0-9._/:-]{0,254}$"
 TAG_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+# An image reference as Docker parses it (distribution/reference's grammar): optional
+# registry host[:port], lowercase path components, optional :tag and @sha256 digest. It never
+# starts with '-', so it can never be read as an option of the docker CLI.
+_REF_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_REF_HOST = rf"(?:{_REF_LABEL}(?:\.{_REF_LABEL})*(?::[0-9]{{1,5}})?/)"
+_REF_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+IMAGE_REFERENCE_PATTERN = (
+    rf"^{_REF_HOST}?{_REF_PATH}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?"
+    r"(?:@sha256:[0-9a-f]{64})?$"
+)
+PINNED_REFERENCE_PATTERN = rf"^{_REF_HOST}?{_REF_PATH}@sha256:[0-9a-f]{{64}}$"
 VERSION_PATTERN = r"^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$"
 PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+$"
 OPTION_PATTERN = r"^--[a-z0-9][a-z0-9-]{0,127}$"
@@ -36,6 +47,8 @@ PATTERN_WORDS: dict[str, str] = {
     COMMIT_PATTERN: "a full 40-character commit SHA",
     REPOSITORY_PATTERN: "an image repository such as lmsysorg/sglang",
     TAG_PATTERN: "an image tag",
+    IMAGE_REFERENCE_PATTERN: "an image reference such as registry/name:tag",
+    PINNED_REFERENCE_PATTERN: "a pinned reference such as registry/name@sha256:<64 hex digits>",
     VERSION_PATTERN: "a version such as 0.5.23",
     PIN_PATTERN: "a pinned requirement such as package==1.2.3",
     OPTION_PATTERN: "an option such as --speculative-ddtree-budget",

@@ -30,9 +30,19 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
 )
 
+from repro.spec.base import (
+    COMMIT_PATTERN,
+    DIGEST_PATTERN,
+    HF_REPO_PATTERN,
+    IMAGE_REFERENCE_PATTERN,
+    PINNED_REFERENCE_PATTERN,
+    REVISION_PATTERN,
+    SHA256_PATTERN,
+)
 from repro.spec.image import ImageSpec
 from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
@@ -44,12 +54,13 @@ LOCK_SUFFIX = ".lock.json"
 class FileEntry(BaseModel):
     """One file of a repository at a commit."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    path: str = Field(description="Path inside the repository.")
+    path: str = Field(min_length=1, max_length=1000, description="Path inside the repository.")
     size: int = Field(ge=0, description="Size in bytes.")
     sha256: str | None = Field(
         default=None,
+        pattern=SHA256_PATTERN,
         description="sha256 of the content for LFS files (the Hub gives it), else null.",
     )
 
@@ -57,11 +68,18 @@ class FileEntry(BaseModel):
 class RepoPin(BaseModel):
     """A Hub repository pinned to a commit: what `repro lock` records for model and drafter."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    repo: str = Field(description="Repository id, e.g. moonshotai/Kimi-K2.6.")
-    revision: str = Field(description="The revision the recipe asked for (branch, tag or SHA).")
-    sha: str | None = Field(description="The commit SHA it resolved to (null when simulated).")
+    repo: str = Field(
+        pattern=HF_REPO_PATTERN, description="Repository id, e.g. moonshotai/Kimi-K2.6."
+    )
+    revision: str = Field(
+        pattern=REVISION_PATTERN,
+        description="The revision the recipe asked for (branch, tag or SHA).",
+    )
+    sha: str | None = Field(
+        pattern=COMMIT_PATTERN, description="The commit SHA it resolved to (null when simulated)."
+    )
     files: list[FileEntry] = Field(default_factory=list, description="Selected files, by path.")
     total_bytes: int = Field(default=0, ge=0, description="Sum of the selected files' sizes.")
     simulated: bool = Field(
@@ -92,13 +110,13 @@ class RepoPin(BaseModel):
 class PatchPin(BaseModel):
     """One patch of the image's patch set, pinned by content."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(description="Patch file name (local) or the diff's name (remote).")
     source: Literal["local", "remote"]
     path: str | None = Field(default=None, description="patches/<set>/<file> for local patches.")
     url: str | None = Field(default=None, description="URL of a remote diff.")
-    sha256: str = Field(description="sha256 of the patch bytes.")
+    sha256: str = Field(pattern=SHA256_PATTERN, description="sha256 of the patch bytes.")
 
 
 class LockedImage(BaseModel):
@@ -109,14 +127,27 @@ class LockedImage(BaseModel):
     pushed), so a lock file round-trips byte for byte.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    reference: str = Field(description="The local tag the build gave (repro/<spec>:<version>).")
-    fingerprint: str = Field(description="Content fingerprint: what `verify` compares.")
-    image_id: str | None = Field(default=None, description="The engine's image ID.")
-    digest: str | None = Field(default=None, description="Registry manifest digest once pushed.")
+    reference: str = Field(
+        pattern=IMAGE_REFERENCE_PATTERN,
+        max_length=512,
+        description="The local tag the build gave (repro/<spec>:<version>).",
+    )
+    fingerprint: str = Field(
+        pattern=DIGEST_PATTERN, description="Content fingerprint: what `verify` compares."
+    )
+    image_id: str | None = Field(
+        default=None, pattern=DIGEST_PATTERN, description="The engine's image ID."
+    )
+    digest: str | None = Field(
+        default=None, pattern=DIGEST_PATTERN, description="Registry manifest digest once pushed."
+    )
     pinned: str | None = Field(
-        default=None, description="`repository@sha256:...` once pushed: what other clusters pull."
+        default=None,
+        pattern=PINNED_REFERENCE_PATTERN,
+        max_length=512,
+        description="`repository@sha256:...` once pushed: what other clusters pull.",
     )
     manifest: dict[str, Any] | None = Field(
         default=None, description="The image's build manifest, without its option catalog."
@@ -140,7 +171,7 @@ class LockedImage(BaseModel):
 class Lock(BaseModel):
     """A lock file's content; unknown top-level keys (other stages') are kept."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     lock_version: int = LOCK_VERSION
     repro_version: str
@@ -156,6 +187,15 @@ class Lock(BaseModel):
     image: LockedImage | None = None
     catalog: Catalog | None = None
     patches: list[PatchPin] = Field(default_factory=list)
+
+    @field_validator("lock_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value != LOCK_VERSION:
+            raise ValueError(
+                f"this repro reads lock version {LOCK_VERSION}, the file is version {value}"
+            )
+        return value
 
     @model_serializer(mode="wrap")
     def _block_size_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -12,13 +12,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    model_validator,
+)
 
 from repro.spec.accept import AcceptResults
 from repro.spec.base import Interval
 from repro.spec.lock import Lock
 from repro.spec.machine import MachineInfo, ServerInfo
-from repro.spec.server import LevelEnergy, ServerState
+from repro.spec.server import LevelEnergy, ServerState, SimClock
 
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]
@@ -43,6 +51,11 @@ class BenchWorkload(BaseModel):
     dataset_source: dict[str, Any] | None = Field(
         default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
     )
+    chat_template: dict[str, Any] | None = Field(
+        default=None,
+        description="the template file, its thinking switch and value, the kwargs sent on "
+        "chat, the fallback reason; None: random words, not templated (or an older run)",
+    )
 
 
 class AcceptWorkload(BaseModel):
@@ -53,9 +66,29 @@ class AcceptWorkload(BaseModel):
     accept: dict[str, Any] | None = Field(
         default=None, description="the recipe's accept plan, if any"
     )
-    chat_template: str | None = Field(default=None, description="where the chat template came from")
+    chat_template: str | dict[str, Any] | None = Field(
+        default=None,
+        description="the template file, thinking switch and value, fallback (older runs: "
+        "where the template came from, as text)",
+    )
     protocol: dict[str, Any] | None = Field(
         default=None, description="thinking, concurrency, sampling, warmup (as in accept.json)"
+    )
+
+
+class ClientLimits(BaseModel):
+    """What ends a request whatever the server does (repro.bench.client): silence, total time,
+    the size of one response event (SSE event, or a non-streaming response)."""
+
+    read_timeout_s: float = Field(
+        default=300.0, description="seconds without a byte before a request fails (0: no limit)"
+    )
+    request_timeout_s: float = Field(
+        default=3600.0, description="seconds from a request's start to its end at most (0: none)"
+    )
+    max_event_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        description="bytes of one SSE event (or non-streaming response) at most",
     )
 
 
@@ -74,6 +107,11 @@ class RunInfo(BaseModel):
     server_url: str | None = None
     endpoint: Endpoint | None = Field(default=None, description="the API the requests went to")
     workload: BenchWorkload | AcceptWorkload
+    server_identity: dict[str, Any] | None = Field(
+        default=None,
+        description="what /server_info said the server runs (`found`), which keys were "
+        "checked and against what (recipe, lock, or None for --url alone)",
+    )
     error: str | None = Field(default=None, description="why the run failed")
 
 
@@ -90,6 +128,9 @@ class BenchRunInfo(RunInfo):
     )
     gpu_hour_usd: float | None = Field(
         default=None, description="price of one GPU-hour (recipe cost or --gpu-hour-usd)"
+    )
+    client_limits: ClientLimits | None = Field(
+        default=None, description="the client's timeouts and event size limit (None: older runs)"
     )
 
 
@@ -114,18 +155,45 @@ AnyRunInfo = Annotated[
 
 
 class Level(BaseModel):
-    """One level of `summary.json`: sglang.bench_serving's keys plus repeat, errors, spread."""
+    """One level of `summary.json`: sglang.bench_serving's keys, each meaning what it means
+    there (SGLang 0.5.23 benchmark/serving.py `calculate_metrics` and its result dict,
+    benchmark/goodput.py), plus repeat, errors, spread and repro's own keys.
 
-    model_config = ConfigDict(extra="allow")
+    Where repro measures something else under a bench_serving name, the JSON key differs
+    from the attribute: `concurrency` (attribute; the configured level) is written as
+    bench_serving's `max_concurrency`, and bench_serving's `concurrency` is the achieved
+    sum(E2E) / duration (`achieved_concurrency`); the pooled acceptance (`accept_length`) is
+    written as `accept_length_pooled`, and bench_serving's `accept_length` is the server's
+    `avg_spec_accept_length` of DP rank 0 after the level (`server_accept_length`); prompt
+    tokens are the server's `prompt_tokens` (`total_prompt_tokens`, `prompt_throughput`; bench
+    serving's `total_input_tokens` counts the client's tokenizer); goodput is goodput.py's
+    `request_goodput`. Records written before (no `max_concurrency` key) load with their keys'
+    old meanings.
+    """
 
-    concurrency: int = Field(description="requests in flight (closed loop) or the cap")
+    model_config = ConfigDict(extra="allow", serialize_by_alias=True, validate_by_name=True)
+
+    concurrency: int = Field(
+        alias="max_concurrency",
+        description="the configured level: requests in flight (closed loop) or the cap",
+    )
+    achieved_concurrency: float | None = Field(
+        default=None,
+        alias="concurrency",
+        description="bench_serving's concurrency: sum of E2E over successful requests / duration",
+    )
     repeat: int = Field(default=0, description="which repeat of this concurrency, from 0")
     completed: int = Field(description="requests that succeeded")
     failed: int = 0
     errors: dict[str, int] = Field(default_factory=dict, description="failed requests by kind")
     duration: float = Field(description="s, first request start to last request end")
     request_throughput: float = Field(description="completed requests/s")
-    input_throughput: float | None = Field(default=None, description="prompt tokens/s")
+    input_throughput: float | None = Field(
+        default=None,
+        alias="prompt_throughput",
+        description="server-counted prompt tokens/s (bench_serving's input_throughput counts "
+        "client-side prompt lengths)",
+    )
     output_throughput: float = Field(description="generated tokens/s")
     output_throughput_per_gpu: float | None = Field(
         default=None, description="None without a GPU count"
@@ -133,7 +201,9 @@ class Level(BaseModel):
     output_throughput_per_user: float | None = Field(
         default=None, description="mean over requests of completion_tokens / E2E"
     )
-    total_input_tokens: int | None = None
+    total_input_tokens: int | None = Field(
+        default=None, alias="total_prompt_tokens", description="the server's prompt_tokens, summed"
+    )
     total_output_tokens: int
     mean_ttft_ms: float | None = None
     median_ttft_ms: float | None = None
@@ -161,8 +231,15 @@ class Level(BaseModel):
     p99_e2e_latency_ms: float | None = None
     accept_length: float | None = Field(
         default=None,
+        alias="accept_length_pooled",
         description="pooled (tokens per verify step): sum completion_tokens / sum spec_verify_ct;"
         " None without spec",
+    )
+    server_accept_length: float | None = Field(
+        default=None,
+        alias="accept_length",
+        description="bench_serving's accept_length: the server's avg_spec_accept_length "
+        "(internal_states[0], DP rank 0, cumulative since start or flush) after the level",
     )
     accept_length_ci95: Interval | None = None
     accept_length_mean_per_request: float | None = Field(
@@ -175,7 +252,19 @@ class Level(BaseModel):
         default=None, description="spec_verify_ct / duration: engine speed apart from acceptance"
     )
     goodput: float | None = Field(
-        default=None, description="requests/s meeting the SLOs; None: no SLOs"
+        default=None,
+        alias="request_goodput",
+        description="goodput.py's request_goodput: requests/s meeting every SLO (a one-token "
+        "response's TPOT counts as 0); None: no SLOs",
+    )
+    goodput_slos_ms: dict[str, float] | None = Field(
+        default=None, description="the SLOs in ms, by goodput.py's names (ttft, tpot, e2el)"
+    )
+    slo_attainment: float | None = Field(
+        default=None, description="good requests / requests sent (goodput.py)"
+    )
+    slo_attainment_by_metric: dict[str, float] | None = Field(
+        default=None, description="per SLO: requests meeting it / requests sent (goodput.py)"
     )
     client_cpu_s: float | None = Field(
         default=None, description="CPU time the bench process used during the level"
@@ -185,6 +274,9 @@ class Level(BaseModel):
     )
     server: ServerState | None = None
     energy: LevelEnergy | None = Field(default=None, description="GPU energy readings")
+    sim_clock: SimClock | None = Field(
+        default=None, description="the simulator's own lag; None for a real server"
+    )
     joules_per_output_token: float | None = Field(
         default=None, description="energy.energy_j / total_output_tokens"
     )
@@ -195,6 +287,24 @@ class Level(BaseModel):
     )
     valid: bool = Field(default=True, description="False: the numbers do not measure the server")
     reasons: list[str] = Field(default_factory=list, description="why the level is invalid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_meanings(cls, data: Any) -> Any:
+        """A level written before the bench_serving names (no `max_concurrency`): its
+        `concurrency` was the configured level, `accept_length` the pooled acceptance,
+        `goodput` the request goodput, `total_input_tokens`/`input_throughput` the server's
+        prompt tokens."""
+        if not isinstance(data, dict) or "max_concurrency" in data or "concurrency" not in data:
+            return data
+        renamed = {
+            "concurrency": "max_concurrency",
+            "accept_length": "accept_length_pooled",
+            "goodput": "request_goodput",
+            "total_input_tokens": "total_prompt_tokens",
+            "input_throughput": "prompt_throughput",
+        }
+        return {renamed.get(k, k): v for k, v in data.items()}
 
     def value(self, key: str) -> float | None:
         """A numeric key (declared or extra) as a float; None where the level lacks it."""

@@ -1,5 +1,5 @@
 """SIGTERM and SIGHUP handled as Ctrl-C: a `kill`, a closed terminal or a batch scheduler's
-time limit stop what `repro run` started and keep its results, as Ctrl-C does."""
+time limit stop what any repro command started and keep its results, as Ctrl-C does."""
 
 from __future__ import annotations
 

@@ -1,0 +1,114 @@
+"""The run folder of `repro accept`, written as it goes: each prompt set's result lands in
+accept.json when the set ends, so a server that dies during the second set loses nothing of
+the first, and `repro accept --resume RUN` measures only the sets still missing.
+
+A new folder (`runs/<UTC>-<recipe>-accept/`) gets run.json ("running", then "complete" or
+"failed" with the error), recipe.json, server_info.json, machine.json and an empty
+summary.json; an existing bench run given as `output` only gains accept.json.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from repro.bench.record import new_run_dir, read_json, utc_now, write_json, write_model
+from repro.errors import ReproError
+from repro.spec.accept import AcceptResults, AcceptSet
+from repro.spec.machine import ServerInfo
+from repro.spec.record import AcceptRunInfo, AcceptWorkload, RunStatus, Summary, first_error
+
+ACCEPT_FILE = "accept.json"
+
+
+@dataclass
+class AcceptRecord:
+    run_dir: Path
+    run: AcceptRunInfo | None  # None: accept.json added to another run's folder
+    results: AcceptResults
+
+    def save_set(self, result: AcceptSet) -> None:
+        """One finished prompt set, written at once."""
+        self.results.sets.append(result)
+        self.save()
+
+    def save(self) -> None:
+        write_model(self.run_dir / ACCEPT_FILE, self.results)
+
+    def finish(self, status: RunStatus, error: str | None = None) -> None:
+        self.save()
+        if self.run is not None:
+            self.run.status, self.run.error, self.run.finished_at = status, error, utc_now()
+            write_model(self.run_dir / "run.json", self.run)
+
+
+def open_record(
+    recipe: Any,
+    opts: Any,
+    url: str,
+    info: ServerInfo,
+    results: AcceptResults,
+    identity: dict[str, Any] | None = None,
+) -> AcceptRecord:
+    """A new accept run folder (or `opts.output`'s bench run), resumed from `opts.resume`."""
+    if opts.resume is not None:
+        return _resumed(opts.resume, results)
+    out = opts.output
+    if out is not None and (out / "run.json").is_file():
+        return AcceptRecord(out, None, results)  # add accept.json to an existing run
+    run_dir = new_run_dir(f"{recipe.name}-accept", out, opts.runs_dir)
+    protocol = results.protocol or {}
+    run = AcceptRunInfo(
+        run_id=run_dir.name,
+        recipe_name=recipe.name,
+        status="running",
+        simulated=results.simulated,
+        started_at=utc_now(),
+        server_url=url,
+        endpoint="generate",
+        server_identity=identity,
+        workload=AcceptWorkload(
+            accept=recipe.accept.model_dump(mode="json") if recipe.accept else None,
+            chat_template=protocol.get("chat_template"),
+            protocol=protocol,
+        ),
+    )
+    record = AcceptRecord(run_dir, run, results)
+    write_model(run_dir / "run.json", run)
+    write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
+    lock = opts.provenance.lock_of(recipe)
+    if lock is not None:
+        write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
+    write_model(run_dir / "server_info.json", info, exclude_unset=True)
+    write_model(run_dir / "summary.json", Summary(levels=[]), exclude_unset=True)  # no spread
+    if opts.collect_machine and opts.provenance.machine is not None:
+        write_json(run_dir / "machine.json", opts.provenance.machine().model_dump(mode="json"))
+    record.save()
+    return record
+
+
+def _resumed(run_dir: Path, results: AcceptResults) -> AcceptRecord:
+    """The run to continue: its finished sets kept, refused when it was measured another way."""
+    path = run_dir / ACCEPT_FILE
+    try:
+        saved = AcceptResults.model_validate(read_json(path))
+        data = read_json(run_dir / "run.json")
+        run = AcceptRunInfo.model_validate(data) if data.get("kind") == "accept" else None
+    except ValidationError as err:
+        raise ReproError(f"{run_dir}: {first_error(err)}", hint="is this an accept run?") from None
+    except AttributeError:
+        raise ReproError(f"{run_dir}/run.json is not a run record") from None
+    if saved.recipe_name != results.recipe_name or saved.protocol != results.protocol:
+        raise ReproError(
+            f"{run_dir} was measured with recipe {saved.recipe_name} and protocol "
+            f"{saved.protocol}, not {results.recipe_name} with {results.protocol}",
+            hint="resume with the recipe and options it was started with, or start a new run",
+        )
+    results.sets = list(saved.sets)
+    if run is not None:
+        run.status, run.error, run.finished_at = "running", None, None
+        write_model(run_dir / "run.json", run)
+    return AcceptRecord(run_dir, run, results)

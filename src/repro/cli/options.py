@@ -1,0 +1,52 @@
+"""Option types every command shares, so that each refuses the same bad values the same way
+(like huggingface_hub's `cli/_cli_utils.py`).
+
+`FiniteFloat` is click's FloatRange without NaN and infinities: `nan` passes every range check
+(each comparison with it is false), so `--max-failed-pct nan` would switch a gate off.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+
+class FiniteFloat(click.FloatRange):
+    """A float in a range, refusing NaN and infinities."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+FINITE = FiniteFloat()
+PORT = click.IntRange(1, 65535)
+
+
+def refuse_with(ctx: click.Context, given: list[str], why: str) -> None:
+    """A usage error naming the options in `given` (those that would not act), e.g.
+    `--sim cannot be combined with --resume: ...`: never silently ignored."""
+    if given:
+        raise click.UsageError(f"{', '.join(given)} {why}", ctx)
+
+
+def given_options(ctx: click.Context, *names: str) -> list[str]:
+    """The options among `names` (parameter names) that the user set on the command line."""
+    out = []
+    for name in names:
+        source = ctx.get_parameter_source(name)
+        if source is click.core.ParameterSource.COMMANDLINE:
+            param = next(p for p in ctx.command.params if p.name == name)
+            out.append(param.opts[0] if param.opts else name)
+    return out
+
+
+def warn(line: str) -> None:
+    """A note on stderr, printed as it is (no markup)."""
+    click.echo(line, err=True)

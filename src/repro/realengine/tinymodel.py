@@ -1,0 +1,172 @@
+"""A tiny random Qwen3 (and a tiny DFlash drafter for it), made deterministically from a seed.
+
+SGLang's own engine needs a real checkpoint to serve; this one is small enough for a 2-core CPU
+(2 layers, hidden 64, vocab 1024, bf16 safetensors, ~300 KB) and is made offline: a byte-level
+BPE tokenizer trained on fixed sentences, with a Qwen3-style chat template that honours
+``enable_thinking``. The same seed gives byte-identical files.
+
+Run it with the engine's Python (it needs torch, transformers and tokenizers, which repro does
+not): ``.venv-sglang/bin/python src/repro/realengine/tinymodel.py OUT [--seed 0]
+[--drafter OUT_DRAFT]``. It does not import repro.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+VOCAB_SIZE = 1024
+HIDDEN = 64
+LAYERS = 2
+HEADS = 4
+KV_HEADS = 2
+HEAD_DIM = 16
+INTERMEDIATE = 128
+DRAFT_LAYERS = 1
+DRAFT_BLOCK_SIZE = 4
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<|MASK|>"]
+EOS = "<|im_end|>"
+MASK = "<|MASK|>"  # DFlash's default mask token (sglang/srt/speculative/dflash_utils.py)
+
+CHAT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}"
+    "{{- '<|im_start|>assistant\\n' }}"
+    "{%- if enable_thinking is defined and enable_thinking is false %}"
+    "{{- '<think>\\n\\n</think>\\n\\n' }}"
+    "{%- endif %}"
+    "{%- endif %}"
+)
+
+_TEXT = (
+    "the server answers every request in order while the scheduler batches decode steps "
+    "a speculative drafter proposes tokens and the target model verifies them at once "
+    "latency throughput concurrency acceptance length tokens per second first token "
+    "benchmarks repeat the same prompts so that two runs can be compared fairly "
+    "weights are pinned by commit images by digest and recipes by their own hash "
+    "please summarise the following paragraph in one sentence and explain your answer "
+    "what is the capital of france why is the sky blue how do rockets reach orbit "
+    "numbers 0 1 2 3 4 5 6 7 8 9 10 100 1000 3.14 2.71 42 are written here too"
+)
+_WORDS = _TEXT.split()
+
+
+def corpus() -> list[str]:
+    """Fixed training sentences: every rotation of the word list, in two casings."""
+    sentences = []
+    for shift in range(len(_WORDS)):
+        words = _WORDS[shift:] + _WORDS[:shift]
+        for start in range(0, len(words), 12):
+            chunk = " ".join(words[start : start + 12])
+            sentences += [chunk, chunk.capitalize() + "."]
+    return sentences
+
+
+def make_tokenizer(out: Path) -> None:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token=EOS,
+        pad_token="<|endoftext|>",
+        additional_special_tokens=SPECIAL_TOKENS,
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(str(out))
+
+
+def _qwen3_config(layers: int, eos_id: int, pad_id: int):
+    from transformers import Qwen3Config
+
+    return Qwen3Config(
+        vocab_size=VOCAB_SIZE,
+        hidden_size=HIDDEN,
+        intermediate_size=INTERMEDIATE,
+        num_hidden_layers=layers,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV_HEADS,
+        head_dim=HEAD_DIM,
+        max_position_embeddings=4096,
+        rope_theta=1_000_000.0,
+        tie_word_embeddings=False,
+        eos_token_id=eos_id,
+        pad_token_id=pad_id,
+        bos_token_id=None,
+        torch_dtype="bfloat16",
+    )
+
+
+def make_model(out: Path, seed: int) -> None:
+    """The target: a random Qwen3ForCausalLM in bf16, with its tokenizer."""
+    import torch
+    from transformers import AutoTokenizer, Qwen3ForCausalLM
+
+    out.mkdir(parents=True, exist_ok=True)
+    make_tokenizer(out)
+    tok = AutoTokenizer.from_pretrained(str(out))
+    torch.manual_seed(seed)
+    config = _qwen3_config(LAYERS, tok.convert_tokens_to_ids(EOS), tok.pad_token_id)
+    model = Qwen3ForCausalLM(config).to(torch.bfloat16)
+    model.generation_config.do_sample = True
+    model.save_pretrained(str(out), safe_serialization=True)
+
+
+def make_drafter(out: Path, target: Path, seed: int) -> None:
+    """A random DFlash drafter whose config and weight names are those SGLang's
+    ``DFlashDraftModel`` loads (sglang/srt/models/dflash.py, speculative/dflash_utils.py):
+    Qwen3 decoder layers, ``fc`` projecting the target layers' hidden states, ``hidden_norm``."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoTokenizer, Qwen3Model
+
+    out.mkdir(parents=True, exist_ok=True)
+    tok = AutoTokenizer.from_pretrained(str(target))
+    mask_id = tok.convert_tokens_to_ids(MASK)
+    torch.manual_seed(seed + 1)
+    config = _qwen3_config(DRAFT_LAYERS, tok.convert_tokens_to_ids(EOS), tok.pad_token_id)
+    body = Qwen3Model(config).to(torch.bfloat16)
+    target_layers = list(range(LAYERS))
+    weights = {k: v for k, v in body.state_dict().items() if not k.startswith("embed_tokens.")}
+    weights["fc.weight"] = (torch.randn(HIDDEN, len(target_layers) * HIDDEN) * 0.02).to(
+        torch.bfloat16
+    )
+    weights["hidden_norm.weight"] = torch.ones(HIDDEN, dtype=torch.bfloat16)
+    save_file({k: v.contiguous() for k, v in sorted(weights.items())}, out / "model.safetensors")
+    draft = config.to_dict()
+    draft.update(
+        architectures=["DFlashDraftModel"],
+        block_size=DRAFT_BLOCK_SIZE,
+        num_target_layers=LAYERS,
+        dflash_config={"mask_token_id": mask_id, "target_layer_ids": target_layers},
+    )
+    (out / "config.json").write_text(json.dumps(draft, indent=2, sort_keys=True) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="folder for the target model")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--drafter", type=Path, help="also write a DFlash drafter here")
+    args = parser.parse_args()
+    make_model(args.out, args.seed)
+    if args.drafter:
+        make_drafter(args.drafter, args.out, args.seed)
+
+
+if __name__ == "__main__":
+    main()

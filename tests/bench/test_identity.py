@@ -1,0 +1,102 @@
+"""Every bench and accept checks which server answers before measuring: two simulators with
+different drafters on different ports, two recipes naming them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from repro.cli import main
+from tests.support.simulator import Sim
+
+DRAFTERS = {"drafter-a": "repro-sim/tiny-chat-dflash", "drafter-b": "repro-sim/tiny-chat-dflash-b"}
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sim]]:
+    logs = tmp_path_factory.mktemp("sims")
+    env = {"REPRO_SIM_LOAD_SECONDS": "0", "REPRO_SIM_TIME_SCALE": "0.3"}
+    started = {
+        name: Sim(
+            ["--model-path", "repro-sim/tiny-chat", "--revision", "main",
+             "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", drafter,
+             "--speculative-num-draft-tokens", "8"],
+            env, logs / f"{name}.log",
+        )
+        for name, drafter in DRAFTERS.items()
+    }  # fmt: skip
+    try:
+        yield {name: sim.wait_ready() for name, sim in started.items()}
+    finally:
+        for sim in started.values():
+            sim.stop()
+
+
+@pytest.fixture()
+def workdir(
+    servers: dict[str, Sim], tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Recipes drafter-a and drafter-b (the demo, each with its drafter and its server's
+    port) in a recipes folder of their own; no deployment repro launched."""
+    demo = yaml.safe_load((repo_root / "recipes" / "demo.yaml").read_text())
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    for name, drafter in DRAFTERS.items():
+        doc = {**demo, "drafter": {"repo": drafter, "revision": "main"}}
+        doc["server"] = {**doc["server"], "port": servers[name].port}
+        (recipes / f"{name}.yaml").write_text(yaml.safe_dump(doc))
+    monkeypatch.setenv("REPRO_RECIPES_DIR", str(recipes))
+    monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _server_info(run_dir: str) -> dict[str, object]:
+    return json.loads((Path(run_dir) / "server_info.json").read_text())
+
+
+def test_accept_a_b_measures_each_recipes_own_server(workdir: Path) -> None:
+    res = CliRunner().invoke(
+        main, ["accept", "drafter-a", "drafter-b", "--prompts", "math", "-n", "2",
+               "--max-new-tokens", "8"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    run_a, run_b = res.stdout.split()
+    assert _server_info(run_a)["speculative_draft_model_path"] == DRAFTERS["drafter-a"]
+    assert _server_info(run_b)["speculative_draft_model_path"] == DRAFTERS["drafter-b"]
+    run = json.loads((Path(run_b) / "run.json").read_text())
+    assert run["server_identity"]["checked_against"] == "recipe"
+    assert "speculative_draft_model_path" in run["server_identity"]["checked"]
+
+
+@pytest.mark.parametrize("command", ["accept", "bench"])
+def test_measuring_the_wrong_server_is_refused(
+    workdir: Path, servers: dict[str, Sim], command: str
+) -> None:
+    res = CliRunner().invoke(main, [command, "drafter-b", "--url", servers["drafter-a"].url])
+    assert res.exit_code != 0
+    assert (
+        f"the server at {servers['drafter-a'].url} is not drafter-b: the recipe wants "
+        f"speculative_draft_model_path={DRAFTERS['drafter-b']}, the server runs "
+        f"speculative_draft_model_path={DRAFTERS['drafter-a']}"
+    ) in res.output
+    assert not (workdir / "runs").exists()  # nothing half-written
+
+
+def test_url_alone_records_what_it_found(workdir: Path, servers: dict[str, Sim]) -> None:
+    res = CliRunner().invoke(
+        main, ["bench", "--url", servers["drafter-b"].url, "--concurrency", "1", "--prompts", "2",
+               "--dataset", "random", "--input-len", "8", "--output-len", "4"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    run = json.loads((Path(res.stdout.split()[-1]) / "run.json").read_text())
+    identity = run["server_identity"]
+    assert identity["checked_against"] is None
+    assert identity["found"]["speculative_draft_model_path"] == DRAFTERS["drafter-b"]
+    assert identity["found"]["model_path"] == "repro-sim/tiny-chat"
+    assert identity["found"]["speculative_num_draft_tokens"] == 8

@@ -1,0 +1,38 @@
+"""The tiny model SGLang's engine serves in tests is made from a seed, byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repro.realengine.engine import make_tiny_model
+
+pytestmark = pytest.mark.real_sglang
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_same_seed_gives_identical_files_and_another_seed_other_weights(tmp_path: Path) -> None:
+    first = make_tiny_model(tmp_path / "a", seed=7, drafter=tmp_path / "a-draft")
+    second = make_tiny_model(tmp_path / "b", seed=7, drafter=tmp_path / "b-draft")
+    other = make_tiny_model(tmp_path / "c", seed=8)
+    assert _files(first) == _files(second)
+    assert _files(tmp_path / "a-draft") == _files(tmp_path / "b-draft")
+    assert _files(first)["model.safetensors"] != _files(other)["model.safetensors"]
+    assert _files(first)["tokenizer.json"] == _files(other)["tokenizer.json"]
+
+
+def test_the_drafter_names_the_target_layers_and_the_mask_token(tmp_path: Path) -> None:
+    target = make_tiny_model(tmp_path / "m", drafter=tmp_path / "d")
+    draft = json.loads((tmp_path / "d" / "config.json").read_text())
+    config = json.loads((target / "config.json").read_text())
+    vocab = json.loads((target / "tokenizer.json").read_text())["added_tokens"]
+    mask_id = {t["content"]: t["id"] for t in vocab}["<|MASK|>"]
+    assert draft["architectures"] == ["DFlashDraftModel"]
+    assert draft["dflash_config"]["mask_token_id"] == mask_id
+    assert max(draft["dflash_config"]["target_layer_ids"]) < config["num_hidden_layers"]
+    assert draft["hidden_size"] == config["hidden_size"]
