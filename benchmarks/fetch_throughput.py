@@ -14,7 +14,8 @@ cores and load average are printed with them: on a busy machine the ratio says l
 
     .venv/bin/python benchmarks/fetch_throughput.py [--files 8] [--file-mib 128] [--runs 5]
 
-Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir.
+Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir. What it
+printed, and on which machine: benchmarks/fetch_throughput.results.md.
 """
 
 from __future__ import annotations
