@@ -10,7 +10,7 @@ import pytest
 
 from repro.errors import RecipeError
 from repro.recipe import check_argv, load_catalog
-from repro.recipe.catalog import available_catalog_versions
+from repro.recipe.argv_check import available_catalog_versions
 from repro.recipe.images import (
     ImageSpecError,
     ImageSpecNotFound,
@@ -18,8 +18,8 @@ from repro.recipe.images import (
     list_image_specs,
     load_image_spec,
 )
-from repro.spec.catalog import Catalog, CatalogOption
 from repro.spec.image import ImageSpec
+from repro.spec.option_catalog import Catalog, CatalogOption
 
 from .conftest import REPO_ROOT, Project
 

@@ -23,7 +23,7 @@ from repro.recipe import (
     render_server_argv,
     render_shell,
 )
-from repro.recipe.errors import display_path
+from repro.recipe.findings import display_path
 from repro.recipe.images import catalog_for_recipe
 from repro.recipe.render import LAUNCH
 from repro.spec.image import ImageSpec

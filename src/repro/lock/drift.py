@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from repro.recipe.rulebase import Context
-from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Lock, RepoPin
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 from repro.units import human_bytes
 

@@ -11,7 +11,7 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
   when simulated, without a drafter, or when its config has none)
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
-- `catalog`: the SGLang option catalog (JSON form of `repro.spec.catalog.Catalog`): the image
+- `catalog`: the SGLang option catalog (JSON form of `repro.spec.option_catalog.Catalog`): the image
   spec's effective catalog until the image stage puts the image's own
 - `patches`: every patch of the image's patch set with its sha256
 
@@ -43,8 +43,8 @@ from repro.spec.base import (
     REVISION_PATTERN,
     SHA256_PATTERN,
 )
-from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 
 LOCK_VERSION = 1
