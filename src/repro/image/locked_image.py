@@ -15,9 +15,9 @@ from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, pull, push, verify
 from repro.lock import catalog_drift, recipe_options, update_lock_image, with_lock
 from repro.progress import Progress, quiet
-from repro.recipe.catalog import available_catalog_versions, load_catalog
+from repro.recipe.argv_check import available_catalog_versions, load_catalog
 from repro.recipe.images import effective_catalog, image_for_recipe
-from repro.spec.catalog import Catalog
+from repro.spec.option_catalog import Catalog
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Locked, LockedImage
 
