@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from repro.bench.serverstate import parse_metrics, server_limits
+from repro.cli import main
 from repro.realengine.servermetrics import E2E, GENERATION_TOKENS, ITL, TTFT, parse_snapshot
 
 H200 = Path(__file__).resolve().parents[1] / "fixtures" / "h200-sglang-0.5.23"
@@ -39,3 +42,20 @@ def test_no_stand_in_op_was_called_while_the_h200_served() -> None:
     ops = json.loads((H200 / "standin-ops.json").read_text())
     assert {op["event"] for op in ops} >= {"import", "lookup"}
     assert not [op for op in ops if op["event"] == "call"]
+
+
+def test_the_h200_bench_records_report_as_a_real_h200_with_energy() -> None:
+    """`repro bench --url` on both endpoints against the H200's engine (second device run):
+    repro's report reads them as real (not simulated) runs on one H200, every level valid with
+    NVML energy per token."""
+    runs = [H200 / "bench-generate", H200 / "bench-chat"]
+    for run in runs:
+        assert json.loads((run / "server_info.json").read_text())["version"] == "0.5.23"
+        assert json.loads((run / "run.json").read_text())["simulated"] is False
+        for level in json.loads((run / "summary.json").read_text())["levels"]:
+            assert level["valid"] is True, level["reasons"]
+            assert level["energy"]["source"] == "nvml"
+            assert 0 < level["joules_per_output_token"] < 10
+    res = CliRunner().invoke(main, ["report", *map(str, runs)])
+    assert res.exit_code == 0, res.output
+    assert "1x H200" in res.output and "SIMULATED" not in res.output.upper()
