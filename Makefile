@@ -6,10 +6,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 REPRO := $(BIN)/repro
 
-.PHONY: help setup docker test-tools sglang-engine test test-unit test-docker demo lint recipe-name recipe image push clean
+.PHONY: help setup docker test-tools sglang-engine test test-unit test-docker demo demo-real lint recipe-name recipe image push clean
 
 help:
 	@echo "make demo               run the demo recipe end to end on the CPU simulator"
+	@echo "make demo-real          run qwen3-tiny-cpu end to end on SGLang's own engine (CPU)"
 	@echo "make test               run every test (unit + real Docker engine)"
 	@echo "make lint               ruff + mypy + the layers contract (import-linter)"
 	@echo "make recipe R=<name>    lock, build, fetch, launch and benchmark recipes/<name>.yaml"
@@ -46,6 +47,11 @@ test-docker: setup docker test-tools
 
 demo: setup docker
 	$(REPRO) run demo
+
+# SGLang 0.5.23's own engine on the CPU, on a tiny model the project makes: no GPU, no Hub.
+demo-real: setup docker
+	$(REPRO) image tiny-model
+	HF_HUB_OFFLINE=1 $(REPRO) run qwen3-tiny-cpu
 
 lint: setup
 	$(BIN)/ruff check src tests

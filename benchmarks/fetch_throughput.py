@@ -14,7 +14,8 @@ cores and load average are printed with them: on a busy machine the ratio says l
 
     .venv/bin/python benchmarks/fetch_throughput.py [--files 8] [--file-mib 128] [--runs 5]
 
-Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir.
+Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir. What it
+printed, and on which machine: benchmarks/fetch_throughput.results.md.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def main() -> None:
         env.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_PROGRESS_BARS="1", HF_HOME=str(work))
         run([str(BIN / "repro"), "lock", "bench"], env, project)
         results: dict[str, list[tuple[float, float]]] = {"repro fetch": [], "snapshot_download": []}
+        tails: list[float] = []  # repro: seconds of verification after the download ended
         for i in range(args.runs):
             for name in results:
                 cache = work / f"cache-{name.replace(' ', '-')}-{i}"
@@ -109,7 +111,10 @@ def main() -> None:
                            "--cache-dir", str(cache), "--keep-free", "0",
                            "--margin-percent", "0"]  # fmt: skip
                     wall, out = run(cmd, env, project)
-                    inner = json.loads(out)["repos"][0]["seconds"]
+                    repo = json.loads(out)["repos"][0]
+                    inner = repo["seconds"]
+                    if "verify_seconds" in repo:  # older repro reports lack it
+                        tails.append(repo["verify_seconds"])
                 else:
                     cmd = [sys.executable, "-c", PLAIN, REPO, sha, str(cache)]
                     wall, out = run(cmd, env, project)
@@ -130,6 +135,9 @@ def main() -> None:
     (repro_wall, repro_inner), (plain_wall, plain_inner) = medians.values()
     print(f"  repro fetch / snapshot_download: {plain_wall / repro_wall:.3f}x per process, "
           f"{plain_inner / repro_inner:.3f}x per download call")  # fmt: skip
+    if tails:
+        print(f"  repro fetch's verification after the download ended: median "
+              f"{statistics.median(tails):.3f} s (max {max(tails):.3f} s)")  # fmt: skip
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -3,17 +3,29 @@ server start looks the same whichever started it.
 
     with sweep_bars(console) as observer:
         run_bench(recipe, options, observer)
+
+On a terminal each level (and its warm-up) is a bar with its elapsed and remaining time; with
+no terminal (`| tee`, CI) each prints a plain line when it starts and when it ends, so a log
+shows progress as it happens.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from repro.spec.record import Level
 
@@ -28,8 +40,17 @@ class SweepBars:
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
         self.task: Any = None
+        self.warmup: Any = None
+
+    def warmup_started(self, concurrency: int, repeat: int, total: int) -> None:
+        self.warmup = self.task = self.progress.add_task(
+            f"c={concurrency} r={repeat} warm-up", total=total
+        )
 
     def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+        if self.warmup is not None:  # done: its bar makes room for the level's
+            self.progress.remove_task(self.warmup)
+            self.warmup = None
         self.task = self.progress.add_task(f"c={concurrency} r={repeat}", total=total)
 
     def request_done(self, result: object) -> None:
@@ -44,14 +65,49 @@ class SweepBars:
         )
 
 
+class SweepLines:
+    """A sweep's observer for a log: a plain line as each warm-up and level starts and ends."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.started = 0.0
+
+    def _line(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def warmup_started(self, concurrency: int, repeat: int, total: int) -> None:
+        self._line(f"c={concurrency} r={repeat}: warm-up, {total} requests")
+
+    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+        self.started = time.monotonic()
+        self._line(f"c={concurrency} r={repeat}: {total} requests")
+
+    def request_done(self, result: object) -> None:
+        pass
+
+    def level_done(self, summary: Level) -> None:
+        verdict = "valid" if summary.valid else "INVALID: " + "; ".join(summary.reasons)
+        self._line(
+            f"c={summary.concurrency} r={summary.repeat}: done in "
+            f"{time.monotonic() - self.started:.1f} s, {summary.output_throughput:.0f} tok/s, "
+            f"{summary.failed} failed, {verdict}"
+        )
+
+
 @contextmanager
-def sweep_bars(console: Console) -> Iterator[SweepBars]:
-    """Per-level progress bars on `console`, kept on screen when the sweep ends."""
+def sweep_bars(console: Console) -> Iterator[SweepBars | SweepLines]:
+    """Per-level progress bars on `console` (kept on screen when the sweep ends), or plain
+    lines when `console` is not a terminal."""
+    if not console.is_terminal:
+        yield SweepLines(console)
+        return
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
         console=console,
         transient=False,
     ) as progress:

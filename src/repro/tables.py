@@ -24,15 +24,17 @@ class FittedTable:
         self.table = table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        _size_number_columns(self.table, console)
-        needed = Measurement.get(console, options, self.table).minimum
-        if needed <= options.max_width and _min_total(self.table, console) <= options.max_width:
-            yield self.table
-        else:
-            yield stacked(self.table, console)
+        yield self.table if fits(self.table, console, options) else stacked(self.table, console)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, options.max_width)
+
+
+def fits(table: Table, console: Console, options: ConsoleOptions) -> bool:
+    """Whether `table` prints whole, every number at full width, in `options.max_width`."""
+    _size_number_columns(table, console)
+    needed = Measurement.get(console, options, table).minimum
+    return needed <= options.max_width and _min_total(table, console) <= options.max_width
 
 
 def fit(table: Table) -> FittedTable:

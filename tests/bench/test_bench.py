@@ -252,3 +252,18 @@ def test_cli_bench_with_only_a_url(sim_spec: SimServer, tmp_path: Path) -> None:
     assert res.exit_code == 0 and host_port in res.output, res.output
     res = CliRunner().invoke(main, ["bench"])
     assert res.exit_code == 1 and "--url" in res.output and "Traceback" not in res.output
+
+
+def test_cli_without_a_terminal_prints_a_line_per_level(
+    sim_spec: SimServer, tmp_path: Path
+) -> None:
+    args = ["bench", "demo", "--url", sim_spec.url, "--concurrency", "1,2", "--prompts", "4",
+            "--input-len", "16", "--output-len", "8", "--output", str(tmp_path / "o")]  # fmt: skip
+    res = CliRunner().invoke(main, args)  # its stderr is no terminal, as under `| tee` or CI
+    assert res.exit_code == 0, res.output
+    lines = res.stderr.splitlines()
+    for c in (1, 2):
+        assert f"c={c} r=0: warm-up, 2 requests" in lines  # the demo recipe warms up twice
+        assert f"c={c} r=0: 4 requests" in lines
+        assert any(line.startswith(f"c={c} r=0: done in ") for line in lines), res.stderr
+    assert lines.index("c=1 r=0: warm-up, 2 requests") < lines.index("c=1 r=0: 4 requests")

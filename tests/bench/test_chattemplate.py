@@ -78,7 +78,8 @@ def test_thinking_off_through_the_templates_own_switch(cache: Path, repo: str) -
 @pytest.mark.parametrize("repo", sorted(STYLES))
 def test_rendering_matches_transformers(cache: Path, repo: str) -> None:
     """The environment mirrors transformers 5.19.0's (the version SGLang 0.5.23 pins)."""
-    utils = pytest.importorskip("transformers.utils.chat_template_utils")
+    from transformers.utils import chat_template_utils as utils  # deferred: a heavy import
+
     source, switch, _ = STYLES[repo]
     for thinking in (False, True):
         ours = chat_template_for(repo, SHA).render("a <b> & c", thinking=thinking)
@@ -111,21 +112,25 @@ def test_a_missing_or_broken_template_is_an_error_naming_it(cache: Path, tmp_pat
     )
 
 
-def _kimi_server(log: Path) -> Sim:
-    args = ["--model-path", "org/kimi-like", "--revision", SHA, *DFLASH]
+def _server(log: Path, repo: str) -> Sim:
+    args = ["--model-path", repo, "--revision", SHA, *DFLASH]
     return Sim(args, {"REPRO_SIM_LOAD_SECONDS": "0", "REPRO_SIM_TIME_SCALE": "0.3"}, log)
 
 
-def _kimi_recipe(demo: Any) -> Any:
-    model = demo.model.model_copy(update={"repo": "org/kimi-like", "revision": SHA})
+def _recipe(demo: Any, repo: str) -> Any:
+    """The demo serving `repo` at SHA, thinking off in its accept plan."""
+    model = demo.model.model_copy(update={"repo": repo, "revision": SHA})
+    assert demo.accept.thinking is False
     return demo.model_copy(update={"model": model, "simulator": None})
 
 
+@pytest.mark.parametrize("repo", sorted(STYLES))
 def test_both_endpoints_send_the_same_workload_thinking_off(
-    cache: Path, demo: Any, tmp_path: Path
+    cache: Path, demo: Any, tmp_path: Path, repo: str
 ) -> None:
-    server = _kimi_server(tmp_path / "kimi.log").wait_ready()
-    recipe = _kimi_recipe(demo)
+    _, switch, closed = STYLES[repo]
+    server = _server(tmp_path / "sim.log", repo).wait_ready()
+    recipe = _recipe(demo, repo)
     try:
         for endpoint in ("generate", "chat"):
             opts = BenchOptions(
@@ -135,8 +140,8 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
             result = run_bench(recipe, opts)
             run = json.loads((result.run_dir / "run.json").read_text())
             recorded = run["workload"]["chat_template"]
-            assert recorded["thinking_switch"] == "thinking" and recorded["thinking"] is False
-            assert recorded["chat_template_kwargs"] == {"thinking": False}
+            assert recorded["thinking_switch"] == switch and recorded["thinking"] is False
+            assert recorded["chat_template_kwargs"] == {switch: False}
             assert f"snapshots/{SHA}/chat_template.jinja" in recorded["source"]
             assert result.levels[0].completed == 4
         accept = AcceptOptions(
@@ -145,19 +150,19 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
         )  # fmt: skip
         (accepted,) = run_accept([recipe], accept)
         protocol = accepted.results.protocol or {}
-        assert protocol["chat_template"]["thinking_switch"] == "thinking"
+        assert protocol["chat_template"]["thinking_switch"] == switch
         assert protocol["thinking"] is False
     finally:
         server.stop()
     # what goes on the wire: rendered here with thinking off, or the switch for the server
-    template = chat_template_for("org/kimi-like", SHA)
+    template = chat_template_for(repo, SHA)
     bench = {"input_len": 16, "output_len": 8}
     chat_source = bench_source("chat")
     (generate,) = _bodies(bench, chat_source, "generate", "m", 1, 0, template)
-    assert json.loads(generate)["text"].endswith("<|im_middle|><think></think>")
+    assert json.loads(generate)["text"].endswith(closed)
     (chat,) = _bodies(bench, chat_source, "chat", "m", 1, 0, template)
     doc = json.loads(chat)
-    assert doc["chat_template_kwargs"] == {"thinking": False}
+    assert doc["chat_template_kwargs"] == {switch: False}
     assert "<|im_" not in doc["messages"][0]["content"]  # the server applies the template
 
 

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from repro.bench.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
 from repro.bench.datasets import pick_data_files
 from repro.bench.prompts import bench_prompts, bench_source, load_prompt_set
-from repro.bench.sweep import BenchOptions, _source, run_bench
+from repro.bench.sweep import BenchOptions, run_bench
+from repro.bench.sweeprecord import _source
 from repro.errors import ReproError
 from repro.hub import GatedRepoAccess, HubError
 from repro.spec.dataset import SHAREGPT_FILE, SHAREGPT_REPO

@@ -100,3 +100,31 @@ def test_url_alone_records_what_it_found(workdir: Path, servers: dict[str, Sim])
     assert identity["found"]["speculative_draft_model_path"] == DRAFTERS["drafter-b"]
     assert identity["found"]["model_path"] == "repro-sim/tiny-chat"
     assert identity["found"]["speculative_num_draft_tokens"] == 8
+
+
+def test_another_model_revision_is_refused(workdir: Path, servers: dict[str, Sim]) -> None:
+    """The server runs `main`; a recipe pinned to a commit is not measured there."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    doc = yaml.safe_load((workdir / "recipes" / "drafter-a.yaml").read_text())
+    doc["model"] = {**doc["model"], "revision": sha}
+    (workdir / "recipes" / "pinned.yaml").write_text(yaml.safe_dump(doc))
+    res = CliRunner().invoke(main, ["bench", "pinned", "--url", servers["drafter-a"].url])
+    assert res.exit_code != 0
+    assert f"the recipe wants revision={sha}, the server runs revision=main" in res.output
+
+
+def test_a_resumed_run_measures_the_server_it_started_with(
+    workdir: Path, servers: dict[str, Sim]
+) -> None:
+    base = ["--concurrency", "1", "--prompts", "2", "--dataset", "random", "--input-len", "8",
+            "--output-len", "4"]  # fmt: skip
+    res = CliRunner().invoke(main, ["bench", "--url", servers["drafter-a"].url, *base])
+    assert res.exit_code == 0, res.output
+    run_dir = res.stdout.split()[-1]
+    res = CliRunner().invoke(
+        main, ["bench", "--resume", run_dir, "--url", servers["drafter-b"].url]
+    )
+    assert res.exit_code != 0
+    assert "is not the one this run measured: it started with speculative_draft_model_path=" in (
+        res.output
+    )

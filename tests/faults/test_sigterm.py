@@ -50,3 +50,24 @@ def test_sigterm_to_bench_keeps_a_failed_resumable_run(sim: Sim, tmp_path: Path)
     assert "interrupted by SIGTERM" in stderr and "Traceback" not in stderr
     run = json.loads((out / "run.json").read_text())
     assert run["status"] == "failed" and "SIGTERM" in run["error"]
+
+
+def test_sigterm_to_accept_keeps_the_finished_sets(
+    sim: Sim, tmp_path: Path, repo_root: Path
+) -> None:
+    out = tmp_path / "acc"
+    plan = ["--prompts", "chat,code", "-n", "40", "--max-new-tokens", "64"]
+    process = subprocess.Popen(
+        [REPRO, "accept", "demo", "--url", sim.url, *plan, "--output", str(out)],
+        cwd=repo_root,
+        env=isolated_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stderr = _terminate_when(process, out / "accept.json")
+    assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
+    assert "interrupted by SIGTERM" in stderr and "Traceback" not in stderr
+    run = json.loads((out / "run.json").read_text())
+    assert run["status"] == "failed" and "SIGTERM" in run["error"]
+    assert json.loads((out / "accept.json").read_text())["recipe_name"] == "demo"

@@ -17,15 +17,16 @@ NO_MARGIN = SpaceMargin(fraction=0, keep_free=0)
 MiB = 1 << 20
 
 
-def _open_partials(blobs: Path) -> int:
-    """How many of this process's file descriptors are on a partial download in `blobs`."""
+def _open_partials(blobs: Path, sha256: str) -> int:
+    """How many of this process's file descriptors are on the partial download of the blob
+    `sha256` (huggingface_hub's `blobs/<sha256>.<id>.incomplete`)."""
     count = 0
     for fd in os.listdir("/proc/self/fd"):
         try:
             target = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             continue
-        count += target.startswith(str(blobs)) and target.endswith(".incomplete")
+        count += target.startswith(f"{blobs / sha256}.") and target.endswith(".incomplete")
     return count
 
 
@@ -46,10 +47,11 @@ def test_a_download_is_hashed_while_it_is_written(hub: HubServer, tmp_path: Path
     worker = threading.Thread(target=fetch)
     worker.start()
     blobs = tmp_path / "models--org--big" / "blobs"
+    [weights] = [f.sha256 for f in pin.files if f.sha256]
     deadline = time.monotonic() + 60
-    while _open_partials(blobs) < 2 and time.monotonic() < deadline and worker.is_alive():
+    while _open_partials(blobs, weights) < 2 and time.monotonic() < deadline and worker.is_alive():
         time.sleep(0.01)  # huggingface_hub writes the partial file, and repro reads it
-    readers = _open_partials(blobs)
+    readers = _open_partials(blobs, weights)
     go.set()
     worker.join(60)
     assert readers == 2

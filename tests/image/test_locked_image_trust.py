@@ -74,7 +74,7 @@ def test_a_changed_image_is_refused_and_the_lock_is_unchanged(
         assert "Traceback" not in result.stderr, name
         assert lock.read_bytes() == before, f"{name} rewrote the lock"
     assert repro("image", "verify", str(lock), cwd=repo_root, env=env).returncode != 0
-    assert not deployment_containers("demo")
+    assert not deployment_containers("demo", tmp_path / "state")
 
 
 def test_relock_image_records_a_new_image_on_purpose(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from repro.launch.spec import project_name
 from tests.support.cli import REPRO, repro
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
@@ -52,19 +53,20 @@ def test_launch_status_stop(
         compared = repro("compare", str(record), str(record), "--json", cwd=repo_root, env=env)
         rows = {row["field"]: row["a"] for row in json.loads(compared.stdout)["machines"]}
         assert rows["image reference"] == status[0]["image"]
-    finally:
-        assert repro("stop", "demo", cwd=repo_root, env=env).returncode == 0
-    assert not deployment_containers("demo")
+    finally:  # stop takes what launch took: here the recipe file
+        stopped = repro("stop", str(repo_root / "recipes" / "demo.yaml"), cwd=repo_root, env=env)
+        assert stopped.returncode == 0, stopped.stderr
+    assert not deployment_containers("demo", tmp_path / "state")
 
 
-def test_dry_run_starts_nothing(repo_root: Path, env: dict[str, str]) -> None:
+def test_dry_run_starts_nothing(repo_root: Path, env: dict[str, str], tmp_path: Path) -> None:
     result = repro("launch", "demo", "--dry-run", cwd=repo_root, env=env)
     assert result.returncode == 0, result.stderr
     override = yaml.safe_load(result.stdout.split("\ndocker compose")[0])
     command = override["services"]["sglang"]["command"]
     assert isinstance(command, list) and "--speculative-algorithm" in command
-    assert "docker compose -p repro-demo" in result.stdout
-    assert not deployment_containers("demo")
+    assert f"docker compose -p {project_name('demo', tmp_path / 'state')} " in result.stdout
+    assert not deployment_containers("demo", tmp_path / "state")
 
 
 def test_ctrl_c_during_the_wait_stops_what_was_started(
@@ -84,11 +86,34 @@ def test_ctrl_c_during_the_wait_stops_what_was_started(
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not deployment_containers("slow-demo") and time.monotonic() < deadline:
+    state = tmp_path / "state"
+    while not deployment_containers("slow-demo", state) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert deployment_containers("slow-demo"), "the container never started"
+    assert deployment_containers("slow-demo", state), "the container never started"
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0 and "interrupted" in stderr
     assert "Traceback" not in stderr
-    assert not deployment_containers("slow-demo")
+    assert not deployment_containers("slow-demo", state)
+
+
+def test_two_checkouts_each_run_their_own_demo(
+    sim_image: str, repo_root: Path, tmp_path: Path
+) -> None:
+    """Two state directories (two clones) on one engine: the same deployment name twice,
+    each stopped by its own checkout only."""
+    states = [tmp_path / "one", tmp_path / "two"]
+    envs = [{**os.environ, "REPRO_STATE_DIR": str(state)} for state in states]
+    try:
+        for env in envs:
+            launched = repro("launch", "demo", "--port", str(free_port()), cwd=repo_root, env=env)
+            assert launched.returncode == 0, launched.stderr
+        assert all(deployment_containers("demo", state) for state in states)
+        assert repro("stop", "demo", cwd=repo_root, env=envs[0]).returncode == 0
+        assert not deployment_containers("demo", states[0])
+        status = json.loads(repro("status", "demo", "--json", cwd=repo_root, env=envs[1]).stdout)
+        assert status[0]["status"] == "running"
+    finally:
+        for env in envs:
+            repro("stop", "demo", cwd=repo_root, env=env)
+    assert not any(deployment_containers("demo", state) for state in states)

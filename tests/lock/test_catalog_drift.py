@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.lock import catalog_drift
-from repro.spec.catalog import Catalog
+from repro.spec.option_catalog import Catalog
 
 
 def _flag(name: str, **extra: Any) -> dict[str, Any]:
@@ -57,3 +57,28 @@ def test_drift_covers_only_the_options_the_recipe_uses() -> None:
     assert catalog_drift(STAND_IN, IMAGE, ["--page-size", "--page-size"]) == [
         "--page-size: default 1 -> 64"
     ]
+
+
+def test_drift_from_the_shipped_catalog_covers_every_option() -> None:
+    from dataclasses import replace
+
+    from repro.image.locked_image import shipped_catalog_drift
+    from repro.recipe import load_catalog
+
+    shipped = load_catalog("0.5.23")
+    assert shipped_catalog_drift(shipped) == []
+    page = shipped.find("--page-size")
+    assert page is not None
+    backend = shipped.find("--sampling-backend")
+    assert backend is not None and backend.choices  # a set in SGLang: any order is the same
+    reordered = replace(backend, choices=tuple(reversed(backend.choices)))
+    changed = [
+        replace(o, default=64) if o is page else reordered if o is backend else o
+        for o in shipped.options
+    ]
+    without = [o for o in changed if not o.name.startswith("--enable-metrics")]
+    own = Catalog("0.5.23", without, shipped.speculative_algorithms)
+    drift = shipped_catalog_drift(own)
+    assert drift is not None and "--page-size: default None -> 64" in drift
+    assert any(line.startswith("--enable-metrics") and "removed" in line for line in drift)
+    assert shipped_catalog_drift(Catalog("0.0.1", [], [])) is None  # repro ships none

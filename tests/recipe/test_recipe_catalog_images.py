@@ -10,7 +10,7 @@ import pytest
 
 from repro.errors import RecipeError
 from repro.recipe import check_argv, load_catalog
-from repro.recipe.catalog import available_catalog_versions
+from repro.recipe.argv_check import available_catalog_versions
 from repro.recipe.images import (
     ImageSpecError,
     ImageSpecNotFound,
@@ -18,8 +18,8 @@ from repro.recipe.images import (
     list_image_specs,
     load_image_spec,
 )
-from repro.spec.catalog import Catalog, CatalogOption
 from repro.spec.image import ImageSpec
+from repro.spec.option_catalog import Catalog, CatalogOption
 
 from .conftest import REPO_ROOT, Project
 
@@ -96,6 +96,7 @@ def test_not_a_catalog() -> None:
 # --- image specs ----------------------------------------------------------------------------
 def test_shipped_image_specs_load(project: Project) -> None:
     assert list_image_specs(project.images) == [
+        "sglang-0.5.23-cpu",
         "sglang-nightly-cu13",
         "sglang-nightly-cu13-ddtree",
         "sim",
@@ -248,3 +249,21 @@ def test_images_dir_env(project: Project, monkeypatch: pytest.MonkeyPatch, tmp_p
     findings = check_recipe(load_recipe("demo"))
     assert [(f.path, f.rule) for f in findings] == [("image", "image")]
     assert "no image spec 'sim'" in findings[0].message
+
+
+def test_a_cpu_image_carries_no_gpu_kernels_and_its_recipes_reserve_no_gpu(
+    project: Project,
+) -> None:
+    from repro.recipe import check_recipe, load_recipe
+
+    spec = (project.images / "sglang-0.5.23-cpu.yaml").read_text()
+    project.write("cpu-cuda.yaml", spec + 'gpu_architectures: ["9.0"]\n', folder="images")
+    with pytest.raises(RecipeError, match="a CPU image carries no GPU kernels"):
+        load_image_spec("cpu-cuda", project.images)
+    assert check_recipe(load_recipe("qwen3-tiny-cpu")) == []
+    project.recipe(
+        "tiny-gpu", "extends: qwen3-tiny-cpu\ntopology: {gpus: 1, gpu_runtime: nvidia}\n"
+    )
+    errors = {f.path: f.message for f in check_recipe(load_recipe("tiny-gpu"))}
+    assert "set gpu_runtime: none" in errors["topology.gpu_runtime"]
+    assert "set gpus: 0" in errors["topology.gpus"]

@@ -37,7 +37,10 @@ def _not_blank(pixels: np.ndarray) -> bool:
 def test_plots_are_real_pngs(runs: Runs, tmp_path: Path) -> None:
     records = load_runs([runs.ar, runs.dflash, runs.dflash_c48])
     paths = write_plots(records, tmp_path)
-    assert sorted(p.name for p in paths) == ["acceptance.png", "pareto.png", "throughput.png"]
+    names = sorted(p.name for p in paths)
+    assert names == ["acceptance.png", "latency.png", "pareto.png", "throughput.png"]
+    with_base = write_plots(records, tmp_path / "base", baseline=records[0])
+    assert "speedup.png" in {p.name for p in with_base}  # against a baseline only
     for path in paths:
         pixels = _pixels(path.read_bytes())
         assert pixels.shape[0] > 300 and pixels.shape[1] > 500 and _not_blank(pixels)
@@ -72,7 +75,11 @@ def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path:
         assert f"{value:.1f}" in html, c
     parser = _Images()
     parser.feed(html)
-    assert len(parser.srcs) == 3 and not parser.external
+    # throughput, per-user vs total, latency, speedup against the baseline, acceptance
+    assert len(parser.srcs) == 5 and not parser.external
+    assert "Speedup against the baseline" in html and "Latency percentiles" in html
+    for title in ("TTFT", "ITL", "TPOT", "E2E"):  # a table of p50 / p90 / p99 each
+        assert f"<h2>{title} (ms) at p50 / p90 / p99</h2>" in html
     for src in parser.srcs:
         prefix = "data:image/png;base64,"
         assert src.startswith(prefix)

@@ -76,3 +76,24 @@ def test_repro_runs_lists_recipe_machine_and_status(runs: Runs, tmp_path: Path) 
         ("demo-ar", "sim demo, time-scale 1", "failed at bench"),
     ]
     assert listed[0]["folder"] == str(done)
+
+
+def test_repro_runs_reads_at_80_columns_and_names_an_interruption(
+    runs: Runs, tmp_path: Path
+) -> None:
+    root = tmp_path / "runs"
+    for i in range(6):  # folders named as `repro run` names them: time, then recipe
+        _run_folder(runs.dflash, root / f"2026120{i}T075300Z-demo-dflash", "2026-12-03T07:53:00Z")
+    stopped = _run_folder(runs.ar, root / "20261207T081000Z-demo-ar", "2026-12-03T08:10:00Z")
+    stages = [
+        {"name": "doctor", "status": "done"},
+        {"name": "bench", "status": "failed", "summary": "interrupted (SIGINT)"},
+    ]
+    (stopped / "stages.json").write_text(json.dumps({"updated_at": "x", "stages": stages}))
+    result = CliRunner().invoke(main, ["runs", "--runs-dir", str(root)], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert len(lines) <= 7 + 5  # one line per run, a title and a header
+    assert "recipe" not in lines[2]  # the folder names say it
+    assert "interrupted at bench" in result.output

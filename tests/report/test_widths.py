@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from repro.cli import main
-from repro.cli.bench import summary_table
+from repro.cli.bench import bench_number, summary_table
 from repro.report import build_report, load_runs
+from repro.report.compare import number as compare_number
 from repro.report.records import load_run
 from repro.report.table import cell_text
 from repro.tables import fit
@@ -55,7 +56,7 @@ def test_report_numbers_whole(runs: Runs, width: int) -> None:
 def test_compare_numbers_whole(runs: Runs, width: int) -> None:
     output = _cli(["compare", str(runs.ar), str(runs.dflash)], width)
     data = _cli(["compare", str(runs.ar), str(runs.dflash), "--json"], 200)
-    numbers = {f"{p['b']:.2f}" for p in json.loads(data)["points"]}
+    numbers = {compare_number(p["b"]) for p in json.loads(data)["points"]}
     _whole(numbers, output)
     assert max(len(line) for line in output.splitlines()) <= width
 
@@ -73,7 +74,7 @@ def test_bench_table_numbers_whole(runs: Runs, width: int) -> None:
     console = Console(width=width, record=True, file=io.StringIO())
     console.print(fit(summary_table(levels)))
     output = console.export_text()
-    numbers = {f"{lv.output_throughput:.1f}" for lv in levels}
-    numbers |= {f"{lv.p99_e2e_latency_ms:.1f}" for lv in levels if lv.p99_e2e_latency_ms}
+    numbers = {bench_number(lv.output_throughput) for lv in levels}
+    numbers |= {bench_number(lv.p99_e2e_latency_ms) for lv in levels if lv.p99_e2e_latency_ms}
     _whole(numbers, output)
     assert max(len(line) for line in output.splitlines()) <= width

@@ -58,7 +58,7 @@ def test_full_disk_during_bench(repo_root: Path, tmp_path: Path, small_disk: Pat
 
     assert process.returncode == 16, stderr[-2000:]  # the bench stage's code
     assert "No space left on device" in stderr and "Traceback" not in stderr
-    assert not deployment_containers("demo")
+    assert not deployment_containers("demo", tmp_path / "state")
     [run_dir] = runs.iterdir()
     assert json.loads((run_dir / "bench" / "run.json").read_text())["recipe_name"] == "demo"
     assert not list(small_disk.rglob("*.tmp"))

@@ -53,7 +53,7 @@ def test_interrupted_run_resumes_without_redoing_finished_work(
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
-    assert not deployment_containers("demo")
+    assert not deployment_containers("demo", tmp_path / "state")
 
     run_dir = first_level.parents[2]
     before = _statuses(run_dir)
@@ -74,4 +74,4 @@ def test_interrupted_run_resumes_without_redoing_finished_work(
     summary = json.loads((run_dir / "bench" / "summary.json").read_text())
     assert sorted(level["max_concurrency"] for level in summary["levels"]) == [1, 4, 16, 64]
     assert (run_dir / "report" / "report.html").is_file()
-    assert not deployment_containers("demo")
+    assert not deployment_containers("demo", tmp_path / "state")

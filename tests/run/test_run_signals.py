@@ -47,10 +47,11 @@ def test_sigterm_during_launch_and_bench_leaves_nothing_and_resumes(
     process = subprocess.Popen(
         command, cwd=repo_root, env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
-    stderr = _terminate_when(process, lambda: bool(deployment_containers("demo")))
+    state = tmp_path / "state"
+    stderr = _terminate_when(process, lambda: bool(deployment_containers("demo", state)))
     assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
     assert "interrupted by SIGTERM" in stderr and "Traceback" not in stderr
-    assert not deployment_containers("demo")
+    assert not deployment_containers("demo", tmp_path / "state")
     [run_dir] = runs.iterdir()
     launch = _stages(run_dir)["launch"]
     assert launch["status"] != "done" and "SIGTERM" in launch["summary"]
@@ -66,7 +67,7 @@ def test_sigterm_during_launch_and_bench_leaves_nothing_and_resumes(
     first_level = run_dir / "bench" / "levels" / "c1-r0.jsonl"
     stderr = _terminate_when(resumed, first_level.is_file)
     assert resumed.returncode == 128 + signal.SIGTERM, stderr[-2000:]
-    assert not deployment_containers("demo")
+    assert not deployment_containers("demo", tmp_path / "state")
     assert _stages(run_dir)["launch"]["status"] == "done"
     bench_run = json.loads((run_dir / "bench" / "run.json").read_text())
     assert bench_run["status"] == "failed" and "SIGTERM" in bench_run["error"]
@@ -74,7 +75,7 @@ def test_sigterm_during_launch_and_bench_leaves_nothing_and_resumes(
     finished = repro("run", "--resume", str(run_dir), cwd=repo_root, env=env)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert {stage["status"] for stage in _stages(run_dir).values()} == {"done"}
-    assert not deployment_containers("demo")
+    assert not deployment_containers("demo", tmp_path / "state")
 
 
 def test_a_second_run_of_a_running_recipe_leaves_that_server_alone(
@@ -92,7 +93,7 @@ def test_a_second_run_of_a_running_recipe_leaves_that_server_alone(
         assert second.returncode != 0 and "already running" in second.stderr
         with urllib.request.urlopen(f"http://127.0.0.1:{first_port}/health", timeout=10) as r:
             assert r.status == 200
-        assert deployment_containers("demo")
+        assert deployment_containers("demo", tmp_path / "state")
     finally:
         repro("stop", "demo", cwd=repo_root, env=env)
-    assert not deployment_containers("demo")
+    assert not deployment_containers("demo", tmp_path / "state")

@@ -46,3 +46,23 @@ def test_dry_run_plans_every_stage_in_order_and_writes_nothing(
     assert marks["fetch"] == "nothing to download (simulated)"
     assert marks["bench"].startswith("concurrency sweep")
     assert not runs.exists() and not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize(
+    ("recipe", "profile"),
+    [
+        ("kimi26-pp8", "kimi26-pp8-rtx6000"),
+        ("kimi26-ep8", "kimi26-ep8-rtx6000"),
+        ("kimi26-tp8-dflash-b300", "kimi26-tp8-b300"),
+    ],
+)
+def test_a_simulated_dry_run_plans_on_the_layouts_profile_and_keeps_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recipe: str, profile: str
+) -> None:
+    monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
+    runs = tmp_path / "runs"
+    args = ["run", recipe, "--sim", "--dry-run", "--runs-dir", str(runs)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert f"REPRO_SIM_PROFILE={profile}" in result.output.replace("'", "")
+    assert not runs.exists() or not any(runs.iterdir())  # the plan's twin recipe is gone

@@ -9,27 +9,53 @@ import yaml
 
 from repro.errors import ReproError
 from repro.lock import load_locked
+from repro.recipe import load_recipe
 from repro.run.simulate import simulated_recipe
-from repro.sim.profile import ProfileError
+from repro.sim.profile import ProfileError, list_profiles
 from repro.sim.select import choose_profile
 
+SHIPPED = {
+    "kimi26-tp8": "kimi26-tp8-rtx6000",
+    "kimi26-tp8-nograph": "kimi26-tp8-rtx6000",
+    "kimi26-pp8": "kimi26-pp8-rtx6000",
+    "kimi26-ep8": "kimi26-ep8-rtx6000",
+    "kimi26-ep4": "kimi26-ep4-rtx6000",
+    "kimi26-ep4-dflash": "kimi26-ep4-rtx6000",
+    "kimi26-ep4-dflash-long": "kimi26-ep4-rtx6000",
+    "kimi26-tp8-dflash-b200": "kimi26-tp8-b200",
+    "kimi26-tp8-dflash-b300": "kimi26-tp8-b300",
+    "qwen36-27b-tp1-dflash": "qwen36-27b-tp1-rtx6000",
+    "qwen36-27b-tp1-dflash-ddtree": "qwen36-27b-tp1-rtx6000",
+    "qwen36-27b-tp1-dflash-ddtree-tree64": "qwen36-27b-tp1-rtx6000",
+    "qwen36-27b-tp4-dflash-ddtree": "qwen36-27b-tp4-rtx6000",
+    "qwen36-27b-tp8-dflash-ddtree": "qwen36-27b-tp8-rtx6000",
+}
 
-@pytest.mark.parametrize(
-    ("recipe", "gpus", "profile"),
-    [
-        ("kimi26-ep4-dflash", ["RTX PRO 6000"], "kimi26-ep4-rtx6000"),
-        ("kimi26-tp8-dflash-b200", ["B200"], "kimi26-tp8-b200"),
-        ("kimi26-tp8", ["RTX PRO 6000"], "kimi26-tp8-rtx6000"),
-        ("qwen36-27b-tp1-dflash-ddtree", ["RTX PRO 6000"], "qwen36-27b-ddtree-rtx6000"),
-    ],
-)
-def test_profile_follows_model_layout_and_gpu(recipe: str, gpus: list[str], profile: str) -> None:
-    assert choose_profile(recipe, gpus) == profile
+
+def _choose(name: str) -> str:
+    recipe = load_recipe(name)
+    p = recipe.parallelism
+    return choose_profile(
+        name, recipe.model.repo, (p.tp, p.pp, p.ep), list(recipe.topology.gpu_models)
+    )
 
 
-def test_no_matching_profile_names_the_known_ones() -> None:
-    with pytest.raises(ProfileError, match=r"kimi26-pp8.*known: .*kimi26-ep4-rtx6000"):
-        choose_profile("kimi26-pp8", ["RTX PRO 6000"])
+def test_every_shipped_gpu_recipe_has_a_profile_of_its_layout_and_machine(
+    repo_root: Path,
+) -> None:
+    shipped = {p.stem for p in (repo_root / "recipes").glob("*.yaml")} - {"demo"}
+    assert shipped == set(SHIPPED)  # a new recipe needs its profile here
+    by_name = {p.name: p for p in list_profiles()}
+    for recipe, profile in SHIPPED.items():
+        assert _choose(recipe) == profile, recipe
+        assert by_name[profile].provenance.startswith(("calibrated: ", "extrapolated: "))
+
+
+def test_a_machine_without_a_profile_is_refused_not_borrowed() -> None:
+    with pytest.raises(ProfileError, match=r"none of that layout is on H100.*kimi26-tp8-b200"):
+        choose_profile("kimi26-tp8-h100", "moonshotai/Kimi-K2.6", (8, 1, 1), ["H100"])
+    with pytest.raises(ProfileError, match=r"none of moonshotai/Kimi-K2.6 is tp4 pp2"):
+        choose_profile("kimi26-tp4pp2", "moonshotai/Kimi-K2.6", (4, 2, 1), ["RTX PRO 6000"])
 
 
 def test_twin_recipe_keeps_the_argv_and_runs_on_the_simulator(

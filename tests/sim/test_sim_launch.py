@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from repro.sim.catalog import DEFAULT_CATALOG, build_parser, load_catalog
+from repro.sim.server_argparser import DEFAULT_CATALOG, build_parser, load_catalog
 
 from .simproc import MODEL, PYTHON, SHIM, SRC, get_json, post_json, request
 

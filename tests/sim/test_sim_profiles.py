@@ -44,7 +44,7 @@ def _tokens_per_second(
 def test_every_profile_loads_with_assumptions() -> None:
     names = {p.name for p in list_profiles()}
     assert {"demo", "instant", "kimi26-ep4-rtx6000", "kimi26-tp8-b200"} <= names
-    assert "qwen36-27b-ddtree-rtx6000" in names
+    assert "qwen36-27b-tp1-rtx6000" in names
     for profile in list_profiles():
         assert len(profile.assumptions) > 40, profile.name
         assert profile.timing.max_running_requests > 0 and profile.timing.kv_tokens > 0
@@ -64,7 +64,7 @@ def test_profiles_reproduce_the_measurements_they_cite(monkeypatch: pytest.Monke
     ddtree = ["--speculative-algorithm", "DDTREE", "--speculative-draft-model-path", "d"]
     patched = Registry(("DFLASH", "DDTREE", "NONE"), "a registry with DDTREE")
     monkeypatch.setattr("repro.sim.config.load_registry", lambda builtin, name: patched)
-    qwen = "qwen36-27b-ddtree-rtx6000"
+    qwen = "qwen36-27b-tp1-rtx6000"
     budget15 = _tokens_per_second(
         monkeypatch, qwen, [*ddtree, "--speculative-ddtree-budget", "15"], 1
     )
@@ -114,3 +114,28 @@ def test_cli_profiles_and_serve(tmp_path: Path) -> None:
         proc.terminate()
         assert proc.wait(20) == 0
         log.close()
+
+
+def test_layout_profiles_model_their_own_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PP pays every stage for one request (the bubble) and fills the pipeline with more;
+    EP pays its all-to-all, so EP8 over PCIe trades single-stream speed for the peak."""
+    ctx = 256 * 2000
+    tp8 = {n: _tokens_per_second(monkeypatch, "kimi26-tp8-rtx6000", [], n, ctx) for n in (1, 256)}
+    pp8 = {n: _tokens_per_second(monkeypatch, "kimi26-pp8-rtx6000", [], n, ctx) for n in (1, 256)}
+    ep4 = {n: _tokens_per_second(monkeypatch, "kimi26-ep4-rtx6000", [], n, ctx) for n in (1, 256)}
+    ep8 = {n: _tokens_per_second(monkeypatch, "kimi26-ep8-rtx6000", [], n, ctx) for n in (1, 256)}
+    assert pp8[1] < tp8[1] / 3  # one request crosses eight stages in turn
+    assert pp8[256] > tp8[256]  # a full pipeline, no all-reduce
+    assert ep8[1] < ep4[1] and ep8[256] > ep4[256]
+    b300 = _tokens_per_second(monkeypatch, "kimi26-tp8-b300", [], 1)
+    b200 = _tokens_per_second(monkeypatch, "kimi26-tp8-b200", [], 1)
+    assert b300 == pytest.approx(b200)  # same HBM bandwidth: decode unchanged
+
+
+def test_profile_sections_are_checked(tmp_path: Path) -> None:
+    bad = json.loads((Path(load_profile("kimi26-pp8-rtx6000").path)).read_text())
+    bad["pipeline"]["stage"] = 8
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=r"unknown pipeline field\(s\) \['stage'\]"):
+        load_profile(str(path))

@@ -166,6 +166,7 @@ def test_disk_for_the_weights(fake_nvidia_smi, tmp_path: Path) -> None:
     report = diagnose(fp, Requirements(gpus=8, weights_bytes=fp.disk.free_bytes * 2))
     (disk,) = by_check(report, "disk")
     assert disk.status == "fail" and "HF_HUB_CACHE" in (disk.fix or "")
+    assert "margin (5%)" in disk.message  # the shortfall counts it: say so
     report = diagnose(fp, Requirements(gpus=8, weights_bytes=1_000_000))
     assert by_check(report, "disk")[0].status == "pass"
 

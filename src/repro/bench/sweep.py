@@ -11,43 +11,32 @@ last log lines when repro launched it), keeping the finished levels.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from repro.bench.chattemplate import ChatTemplate, recipe_template
+from repro.bench.chattemplate import ChatTemplate
 from repro.bench.client import RequestResult, StreamClient, measure
 from repro.bench.datasets import PromptSet
 from repro.bench.energy import LevelMeter, usd_per_mtok
-from repro.bench.identity import check_identity, check_same_server, found_identity, recipe_url
 from repro.bench.metrics import request_row, summarize_level
-from repro.bench.prompts import bench_prompts, bench_source
+from repro.bench.prompts import bench_prompts
 from repro.bench.provenance import Provenance
 from repro.bench.record import (
     RunWriter,
-    new_run_dir,
-    read_json,
-    utc_now,
-    write_model,
     write_server_log,
 )
 from repro.bench.server import (
     fetch_server_accept_length,
-    fetch_server_info,
-    is_simulated,
-    served_model,
-    server_info_record,
 )
 from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
-from repro.bench.validity import DEFAULT_MAX_FAILED_PCT, judge, offered_load
+from repro.bench.simclock import SimClockMeter
+from repro.bench.sweeprecord import BENCH_THINKING, resume_run, start_run
+from repro.bench.validity import judge, offered_load
 from repro.bench.wire import chat_body, generate_body
-from repro.errors import ReproError
-from repro.spec.dataset import bench_dataset_problem
-from repro.spec.lock import Lock
-from repro.spec.record import BenchRunInfo, BenchWorkload, ClientLimits, Endpoint, Level
+from repro.spec.record import ClientLimits, Endpoint, Level
 from repro.spec.server import LevelEnergy, ServerState
 
 
@@ -60,6 +49,9 @@ class SweepObserver(Protocol):
 
     def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
     def request_done(self, result: RequestResult) -> None: ...
+
+    # optional: `warmup_started(concurrency, repeat, total)`, before a level's warm-up
+    # requests, whose request_done then arrive too
     def level_done(self, summary: Level) -> None: ...
 
 
@@ -96,188 +88,6 @@ class BenchResult:
     error: str | None = None
 
 
-# `repro bench` measures without thinking, on both endpoints (the record says which switch)
-BENCH_THINKING = False
-
-
-def _workload(
-    bench: dict[str, Any], source: PromptSet | None, template: ChatTemplate | None
-) -> BenchWorkload:
-    return BenchWorkload(
-        input_len=bench["input_len"],
-        output_len=bench["output_len"],
-        dataset=bench["dataset"],
-        prompts_per_level=bench["prompts_per_level"],
-        warmup=bench["warmup"],
-        repeats=bench["repeats"],
-        request_rate=bench.get("request_rate"),
-        dataset_source=source.source if source else None,
-        chat_template=template.describe(BENCH_THINKING) if template else None,
-    )
-
-
-def _limits(opts: BenchOptions, recorded: ClientLimits | None) -> ClientLimits:
-    """The client's limits: the options given, else the run's own, else the defaults."""
-    given = {
-        "read_timeout_s": opts.read_timeout,
-        "request_timeout_s": opts.request_timeout,
-        "max_event_bytes": opts.max_event_bytes,
-    }
-    return (recorded or ClientLimits()).model_copy(
-        update={k: v for k, v in given.items() if v is not None}
-    )
-
-
-def _source(dataset: str) -> PromptSet | None:
-    problem = bench_dataset_problem(dataset)
-    if problem:
-        raise ReproError(
-            f"--dataset: {problem}",
-            hint="e.g. --dataset chat, --dataset prompts.jsonl or "
-            "--dataset hf:openai/gsm8k/main:question",
-        )
-    return bench_source(dataset)
-
-
-Started = tuple[RunWriter, dict[str, Any], str, PromptSet | None, ChatTemplate | None]
-
-
-def _needs_template(endpoint: str, source: PromptSet | None) -> bool:
-    """Random words go to /generate as they are; everything else is chat-formatted (by the
-    client on /generate, by the server on chat, where the template's switch is sent)."""
-    return endpoint == "chat" or source is not None
-
-
-def _start(recipe: Any, opts: BenchOptions) -> Started:
-    """A new run record (recipe.json holds the bench plan after CLI overrides)."""
-    bench = recipe.bench.model_dump(mode="json")
-    overrides = {
-        "concurrencies": opts.concurrencies,
-        "input_len": opts.input_len,
-        "output_len": opts.output_len,
-        "dataset": opts.dataset,
-        "prompts_per_level": opts.prompts,
-    }
-    bench.update({k: v for k, v in overrides.items() if v is not None})
-    if bench["prompts_per_level"] < 1 or not bench["concurrencies"]:
-        raise ReproError(
-            "the dataset is empty: nothing to send",
-            hint="give --prompts >= 1 and at least one --concurrency level",
-        )
-    source = _source(bench["dataset"])  # a bad dataset fails before the server is asked
-    resolved = recipe.model_dump(mode="json")
-    resolved["bench"] = bench
-    url = (opts.url or recipe_url(recipe, opts.provenance.deployment_port)).rstrip("/")
-    info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
-    image = opts.provenance.running_image(url) or {}  # of a deployment repro launched there
-    model = getattr(recipe, "model", None)  # None: --url alone, the server's model
-    lock = opts.provenance.lock_of(recipe) if model else None
-    if model is None:  # --url alone: record what answers
-        identity = {"checked_against": None, "found": found_identity(info, image)}
-    else:
-        identity = check_identity(url, info, recipe, lock, image)
-    simulated = recipe.simulator is not None or is_simulated(info)
-    template = None
-    if _needs_template(opts.endpoint, source):
-        template = recipe_template(
-            model, lock, info, simulated=simulated, fallback=opts.chat_template_fallback
-        )
-    server_info = server_info_record(url, info, **image, simulated=simulated)
-    run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
-    record = RunWriter.create(
-        run_dir,
-        BenchRunInfo(
-            run_id=run_dir.name,
-            recipe_name=recipe.name,
-            status="running",
-            simulated=simulated,
-            started_at=utc_now(),
-            server_url=url,
-            endpoint=opts.endpoint,
-            workload=_workload(bench, source, template),
-            server_identity=identity,
-            slos=opts.slos,
-            max_failed_pct=(
-                DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
-            ),
-            gpu_hour_usd=_gpu_hour_usd(recipe, opts),
-            client_limits=_limits(opts, None),
-        ),
-    )
-    record.write("recipe.json", resolved)
-    if lock is not None:
-        record.write("lock.json", lock.model_dump(mode="json"))
-    write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
-    if opts.collect_machine and opts.provenance.machine is not None:
-        record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))
-    return record, resolved, served_model(info), source, template
-
-
-def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
-    """The prompts the run started with: a Hub dataset at its recorded commit; a file only
-    when its content is unchanged."""
-    recorded = record.run.workload.dataset_source or {}
-    if recorded.get("kind") == "hub":
-        return bench_source(recorded["pinned"])
-    source = bench_source(dataset)
-    if source and recorded.get("sha256") not in (None, source.source.get("sha256")):
-        raise ReproError(
-            f"{dataset} changed since {record.dir} started (sha256 differs)",
-            hint="restore the file, or start a new run",
-        )
-    return source
-
-
-def _resumed_template(
-    record: RunWriter, resolved: dict[str, Any], info: dict[str, Any], source: PromptSet | None
-) -> ChatTemplate | None:
-    """The template the run started with: the same file at the same commit, the fallback
-    only when the run used it (runs recorded before templates were kept may fall back)."""
-    if not _needs_template(record.run.endpoint or "generate", source):
-        return None
-    recorded = record.run.workload.chat_template
-    lock_path = record.dir / "lock.json"
-    lock = Lock.model_validate(read_json(lock_path)) if lock_path.is_file() else None
-    return recipe_template(
-        resolved.get("model"), lock, info, simulated=record.run.simulated,
-        fallback=recorded is None or recorded.get("fallback") is not None,
-    )  # fmt: skip
-
-
-def _resume(opts: BenchOptions) -> Started:
-    assert opts.resume is not None
-    record = RunWriter.open(opts.resume)
-    resolved = read_json(opts.resume / "recipe.json")
-    if opts.dataset is not None and opts.dataset != resolved["bench"]["dataset"]:
-        raise ReproError(
-            f"{opts.resume} measures dataset {resolved['bench']['dataset']!r}, not "
-            f"{opts.dataset!r}",
-            hint="resume without --dataset, or start a new run",
-        )
-    source = _resumed_source(record, resolved["bench"]["dataset"])
-    if opts.url:
-        record.run.server_url = opts.url.rstrip("/")
-    recorded = record.run.slos
-    if opts.slos is not None and opts.slos != recorded and record.finished():
-        raise ReproError(
-            f"{opts.resume} has levels measured with the SLOs {recorded}, not {opts.slos}",
-            hint="resume without --slo (the run's own SLOs apply), or start a new run",
-        )
-    opts.slos = opts.slos or recorded
-    record.run.slos = opts.slos
-    if opts.max_failed_pct is not None:
-        record.run.max_failed_pct = opts.max_failed_pct
-    if opts.gpu_hour_usd is not None:
-        record.run.gpu_hour_usd = opts.gpu_hour_usd
-    record.run.client_limits = _limits(opts, record.run.client_limits)
-    info = asyncio.run(fetch_server_info(record.run.server_url or ""))
-    check_same_server(record.run.server_url or "", info, record.run.server_identity)
-    template = _resumed_template(record, resolved, info, source)
-    record.run.status, record.run.finished_at, record.run.error = "running", None, None
-    record.save_run()
-    return record, resolved, served_model(info), source, template
-
-
 def _bodies(
     bench: dict[str, Any],
     source: PromptSet | None,
@@ -307,7 +117,7 @@ def run_bench(
     recipe: Any, opts: BenchOptions, progress: SweepObserver | None = None
 ) -> BenchResult:
     """Run (or resume) a sweep; returns the run folder and its status."""
-    started = _resume(opts) if opts.resume else _start(recipe, opts)
+    started = resume_run(opts) if opts.resume else start_run(recipe, opts)
     record, resolved, model, source, template = started
     bench = resolved["bench"]
     gpus = int(resolved.get("topology", {}).get("gpus") or 0)
@@ -359,8 +169,15 @@ async def _sweep(
                 warm = _bodies(
                     bench, source, endpoint, model, bench["warmup"], seed + 7_000_000, template
                 )
+                shown = getattr(progress, "warmup_started", None)  # optional in the protocol
+                if shown is not None:
+                    shown(concurrency, repeat, len(warm))
                 await client.run(
-                    warm, min(concurrency, len(warm)), repeat=repeat, max_tokens=out_len
+                    warm,
+                    min(concurrency, len(warm)),
+                    repeat=repeat,
+                    max_tokens=out_len,
+                    on_done=progress.request_done if shown is not None and progress else None,
                 )
             n = bench["prompts_per_level"]
             bodies = _bodies(bench, source, endpoint, model, n, seed, template)
@@ -371,6 +188,8 @@ async def _sweep(
             scraper.start()
             meter = LevelMeter(url)
             await meter.start()
+            clock = SimClockMeter(url)
+            await clock.start()
             cpu0 = time.process_time()
             run = await client.run(
                 bodies,
@@ -382,6 +201,7 @@ async def _sweep(
                 max_tokens=out_len,
             )
             cpu = time.process_time() - cpu0
+            sim_clock = await clock.stop()
             energy = await meter.stop()
             samples = await scraper.stop()
             summary = summarize_level(
@@ -401,7 +221,7 @@ async def _sweep(
                     f"first error: {sample}"
                 )
             summary = _judged(
-                summary,
+                summary.model_copy(update={"sim_clock": sim_clock}),
                 server_state(server_limits, samples, scraper.available),
                 cpu,
                 offered_load(summary, n, bench.get("request_rate") is None),
@@ -445,13 +265,6 @@ def _judged(
         level.reasons.append(implausible)
     level.valid = not level.reasons
     return level
-
-
-def _gpu_hour_usd(recipe: Any, opts: BenchOptions) -> float | None:
-    if opts.gpu_hour_usd is not None:
-        return opts.gpu_hour_usd
-    cost = getattr(recipe, "cost", None)
-    return cost.gpu_hour_usd if cost is not None else None
 
 
 def _with_energy(level: Level, energy: LevelEnergy, gpus: int, gpu_hour_usd: float | None) -> Level:

@@ -9,8 +9,9 @@ the offered load running (judged only when the level was long enough for SGLang 
 that gauge a few times: it does so on prefill batches and every `decode_log_interval` decode
 iterations, srt/managers/scheduler_components/metrics_reporter.py, so a short level reads a
 stale gauge and its peak is unknown, not low); when the client's acceptance disagrees with
-the server's `sglang:spec_accept_length`; or when the client itself was near saturation (its
-timings then include its own queueing).
+the server's `sglang:spec_accept_length`; when the client itself was near saturation (its
+timings then include its own queueing); or when a simulator fell behind its own clock
+(sim/clock.py: the numbers then measure the host, not the profile).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ ACCEPT_TOLERANCE = 0.25
 """Client and server acceptance may differ by this fraction of the server's."""
 CLIENT_CPU_LIMIT = 0.9
 """CPU seconds per second of the level above which the client counts as saturated."""
+SIM_BEHIND_PCT = 5.0
+"""A simulator's timeline may stretch by this percentage of its scheduled time."""
 DEFAULT_DECODE_LOG_INTERVAL = 40
 """SGLang's default `--decode-log-interval` (srt/arg_groups/fields/observability.py)."""
 MIN_GAUGE_REFRESHES = 3
@@ -100,5 +103,17 @@ def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[s
         reasons.append(
             f"the client used {level.client_cpu_per_s:.2f} CPU s per s: near saturation, "
             "its timings include its own delays"
+        )
+    clock = level.sim_clock
+    if clock is not None and clock.behind_pct is not None and clock.behind_pct > SIM_BEHIND_PCT:
+        cpu = f", its CPU {clock.cpu_per_s:.2f} s per s" if clock.cpu_per_s is not None else ""
+        floor = (
+            f"; this host keeps time-scale {clock.min_time_scale:.2g} or more"
+            if clock.min_time_scale and clock.min_time_scale > clock.time_scale
+            else ""
+        )
+        reasons.append(
+            f"the simulator fell behind its clock by {clock.behind_pct:.0f}% at time-scale "
+            f"{clock.time_scale:g}{cpu}{floor}: the level measures this host, not the profile"
         )
     return reasons

@@ -67,7 +67,7 @@ def main() -> None:
 
     \b
     The pipeline, one command group per stage:
-      recipe -> doctor -> lock -> image -> fetch -> launch -> accept / bench -> report
+      recipe > doctor > lock > image > fetch > launch > accept / bench > report
     `repro run RECIPE` does all of it; `make demo` runs it on the CPU simulator.
 
     Every command that takes a recipe accepts its name (kimi26-ep4-dflash), a path to a

@@ -16,6 +16,7 @@ from repro.bench.record import strict_json
 from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
+from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
 from repro.spec.accept import AcceptDiff, AcceptSet
 from repro.spec.base import Interval
@@ -64,12 +65,21 @@ def accept_table(r: AcceptResult) -> Table:
 
 
 def diff_table(diffs: list[AcceptDiff]) -> Table:
-    table = Table(title="drafter A/B: per-request mean acceptance, B - A, paired bootstrap 95%")
-    for name in ("prompt set", "A", "B", "A value", "B value", "B - A [95%]", "verdict"):
-        table.add_column(name)
+    """B - A per prompt set; the two runs' names once, in the title, told apart."""
+    names = {(d.a, d.b) for d in diffs}
+    a, b = distinct_pair(*next(iter(names)), 30) if len(names) == 1 else ("A", "B")
+    table = Table(
+        title=f"drafter A/B: A = {a}, B = {b}\nper-request mean acceptance, B - A, "
+        "paired bootstrap 95%",
+        title_justify="left",
+    )
+    table.add_column("prompt set")
+    for name in ("A", "B", "B - A [95%]"):
+        table.add_column(name, justify="right")
+    table.add_column("verdict")
     for d in diffs:
         table.add_row(
-            d.prompt_set, d.a, d.b,
+            d.prompt_set,
             "-" if d.a_value is None else f"{d.a_value:.2f}",
             "-" if d.b_value is None else f"{d.b_value:.2f}",
             _ci(d.difference, d.ci95), d.verdict,
@@ -81,9 +91,11 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
 @click.argument("recipes", nargs=-1, required=True)
 @click.option("--url", "urls", multiple=True, help="Server URL, once per recipe (in order).")
 @click.option(
+    "--prompt-sets",
     "--prompts",
     "prompt_sets",
-    help="Comma-separated prompt sets: the benchmark sets of z-lab's DFlash protocol ("
+    help="Comma-separated prompt sets (also --prompts; -n counts prompts): the benchmark "
+    "sets of z-lab's DFlash protocol ("
     + ", ".join(BENCH_SETS)
     + ": Hub datasets pinned to their commit), the offline sets math, code, chat, "
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "

@@ -40,8 +40,11 @@ def _levels(value: str | None) -> list[int] | None:
     return list(dict.fromkeys(levels))
 
 
-def _fmt(value: Any, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+def bench_number(value: Any, digits: int = 1) -> str:
+    """`digits` decimals; from 1000 up none, as report and compare print them (5178)."""
+    if value is None:
+        return "-"
+    return f"{value:.{0 if abs(value) >= 1000 else digits}f}"
 
 
 def _verdict(level: Level) -> Text:
@@ -69,19 +72,19 @@ def summary_table(levels: list[Level]) -> Table:
             str(lv.repeat),
             str(lv.completed),
             str(lv.failed),
-            _fmt(lv.request_throughput, 2),
-            _fmt(lv.output_throughput),
-            _fmt(lv.output_throughput_per_user),
-            _fmt(lv.median_ttft_ms),
-            _fmt(lv.median_itl_ms, 2),
-            _fmt(lv.median_chunk_gap_ms, 2),
-            _fmt(lv.median_tpot_ms, 2),
-            _fmt(lv.p99_e2e_latency_ms),
-            _fmt(lv.accept_length, 2),
-            _fmt(lv.verify_steps_per_s, 0),
+            bench_number(lv.request_throughput, 2),
+            bench_number(lv.output_throughput),
+            bench_number(lv.output_throughput_per_user),
+            bench_number(lv.median_ttft_ms),
+            bench_number(lv.median_itl_ms, 2),
+            bench_number(lv.median_chunk_gap_ms, 2),
+            bench_number(lv.median_tpot_ms, 2),
+            bench_number(lv.p99_e2e_latency_ms),
+            bench_number(lv.accept_length, 2),
+            bench_number(lv.verify_steps_per_s, 0),
             *_energy_cells(lv, energy),
             _verdict(lv),
-            *([_fmt(lv.goodput, 2)] if goodput else []),
+            *([bench_number(lv.goodput, 2)] if goodput else []),
         )
     return table
 
@@ -102,7 +105,11 @@ def _energy_headers(table: Table, levels: list[Level]) -> bool:
 def _energy_cells(lv: Level, shown: bool) -> list[str]:
     if not shown:
         return []
-    return [_fmt(lv.joules_per_output_token, 3), _fmt(lv.mean_power_w, 0), _fmt(lv.usd_per_mtok, 3)]
+    return [
+        bench_number(lv.joules_per_output_token, 3),
+        bench_number(lv.mean_power_w, 0),
+        bench_number(lv.usd_per_mtok, 3),
+    ]
 
 
 @click.command("bench")

@@ -36,13 +36,11 @@ def doctor(
 ) -> None:
     """Check this machine (GPUs, topology, engine, disk) against a recipe.
 
-    \b
     Without RECIPE, reports the machine: GPUs, NVLink/PCIe/NUMA layout, driver and CUDA,
     Docker's GPU runtime, free disk where the Hub cache lives. With RECIPE (a name, a recipe
     file or a lock) also checks GPU count, model, memory, interconnect, the image's GPU
     architectures and disk for the weights. Exits 1 when any check fails.
 
-    \b
     --probe measures what the interconnect class cannot tell: whether P2P works and how
     fast an all-reduce is (nccl-tests' busbw), before a 600 GB weight load. NVLink multicast
     stays off during it (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,

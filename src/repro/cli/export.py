@@ -19,7 +19,6 @@ from repro.lock import load_locked
 from repro.spec.lock import Locked
 
 _REF_HELP = """
-\b
 REF is best a lock file (locks/<name>.lock.json) whose image was pushed: the manifest pulls
 exactly that digest. Any other REF (a recipe name or file) needs --image REPO@sha256:...
 """

@@ -64,7 +64,6 @@ def fetch(
 ) -> None:
     """Download model and drafter weights at the locked commits, after a disk-space check.
 
-    \b
     RECIPE is a name, a recipe file or a lock file; the recipe must be locked (`repro lock`).
     Before any byte is written, the bytes still missing from the cache are compared with the
     free space of its filesystem (plus a margin). Files already complete are kept, so an

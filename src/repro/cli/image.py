@@ -1,4 +1,4 @@
-"""`repro image build|push|pull|verify|export|arch-check`: pinned SGLang images."""
+"""`repro image build|push|pull|verify|export|arch-check|tiny-model`: pinned SGLang images."""
 
 from __future__ import annotations
 
@@ -50,13 +50,14 @@ def _recipe(ref: str) -> Locked:
 def image() -> None:
     """Build, push, pull, verify and export pinned SGLang images.
 
-    \b
     R names a recipe (its name, its file, or its lock); `build` also takes an image spec
     name (images/<name>.yaml). The recipe's lock (locks/<name>.lock.json) records what was
     built (tag, content fingerprint, manifest) and pushed (registry digest):
+
+    \b
       repro image build R                  # on the machine that builds
       repro image push R --registry HOST/NS
-      repro image pull R                   # on the next cluster: by digest, then verified
+      repro image pull R                   # on the next cluster, by digest
     """
 
 
@@ -94,6 +95,30 @@ def build(ref: str, as_json: bool, relock_image: bool) -> None:
     click.echo(f"fingerprint  {built.fingerprint}")
     click.echo(f"sglang       {manifest.get('sglang_version')} ({kind})")
     click.echo(f"patches      {len(manifest.get('patches') or [])}")
+
+
+@image.command("tiny-model")
+@click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Hub cache to publish into (default: HF_HUB_CACHE, ~/.cache/huggingface/hub).",
+)
+def tiny_model(seed: int, cache_dir: Path | None) -> None:
+    """Make the tiny model of recipe qwen3-tiny-cpu and publish it into the Hub cache.
+
+    It is generated in the CPU engine's base image (built first if needed) from the seed,
+    the same bytes on every machine, and written as one commit of repro-tiny/qwen3-tiny, so
+    `HF_HUB_OFFLINE=1 repro run qwen3-tiny-cpu` locks, fetches and serves it with no Hub.
+    """
+    from repro.hub import cache_root  # deferred: huggingface_hub
+    from repro.image.tiny_model import TINY_REPO, publish_tiny_model
+
+    cache = cache_root(cache_dir)
+    with _console.status("making the tiny model") as status:
+        commit = publish_tiny_model(cache, seed, lambda line: status.update(escape(line[:110])))
+    click.echo(f"published {TINY_REPO}@{commit} (main) into {cache}")
+    click.echo("next: HF_HUB_OFFLINE=1 repro run qwen3-tiny-cpu")
 
 
 @image.command("push")

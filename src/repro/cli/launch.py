@@ -20,7 +20,7 @@ from repro.launch.compose import compose_client, compose_command
 from repro.launch.deploy import HealthPoll, deployment_dir, known_deployments
 from repro.launch.from_recipe import image_to_run, launch_spec_for
 from repro.live import status_line
-from repro.lock import load_locked
+from repro.lock import load_locked, with_lock
 
 _console = Console(stderr=True, highlight=False)
 
@@ -38,9 +38,10 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
 
     Fails fast when the container exits during start-up, printing its last log lines and exit
     code; Ctrl-C during the wait stops what was started. The compose override is written to
-    .repro/deployments/<name>/ so the same deployment can be run by hand.
+    .repro/deployments/<name>/ so the same deployment can be run by hand. A locked recipe
+    runs what its lock pins (locks/<name>.lock.json): the locked commits, the Hub offline.
     """
-    locked = load_locked(recipe)
+    locked = with_lock(load_locked(recipe), required=False)
     if locked.image is not None and not dry_run:
         check_local_image(locked, locked.image)  # a lock runs only the image it records
     spec = launch_spec_for(locked, image_to_run(locked, build_tag=not dry_run), host_port=port)
@@ -64,11 +65,11 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
 
 
 @click.command("status")
-@click.argument("name", required=False)
+@click.argument("name", required=False, metavar="[DEPLOYMENT|RECIPE]")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(name: str | None, as_json: bool) -> None:
     """Show the state of one deployment, or of all that repro knows."""
-    names = [name] if name else known_deployments()
+    names = [_known(name).name] if name else known_deployments()
     rows = [status_of(n) for n in names]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -81,13 +82,13 @@ def status(name: str | None, as_json: bool) -> None:
 
 
 @click.command("logs")
-@click.argument("name")
+@click.argument("name", metavar="DEPLOYMENT|RECIPE")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines.")
 @click.option("--tail", default="200", show_default=True, help="Lines from the end, or 'all'.")
 def logs(name: str, follow: bool, tail: str) -> None:
     """Print a deployment's server log."""
     spec = _known(name)
-    compose = compose_client(spec.project, deployment_dir(name) / "compose.override.yaml")
+    compose = compose_client(spec.project, deployment_dir(spec.name) / "compose.override.yaml")
     if not follow:
         click.echo(compose.compose.logs(tail=tail, no_log_prefix=True), nl=False)
         return
@@ -98,19 +99,33 @@ def logs(name: str, follow: bool, tail: str) -> None:
 
 
 @click.command("stop")
-@click.argument("name")
+@click.argument("name", metavar="DEPLOYMENT|RECIPE")
 def stop(name: str) -> None:
     """Stop and remove a deployment's containers."""
     spec = _known(name)
-    stop_deployment(name)
-    click.echo(f"stopped {name}")
-    override = deployment_dir(name) / "compose.override.yaml"
+    stop_deployment(spec.name)
+    click.echo(f"stopped {spec.name}")
+    override = deployment_dir(spec.name) / "compose.override.yaml"
     _console.print(f"[dim]{escape(shlex.join(compose_command(spec.project, override, 'down')))}[/]")
 
 
-def _known(name: str) -> LaunchSpec:
-    spec = load_spec(name)
+def _deployment_name(ref: str) -> str:
+    """The deployment `ref` names: a deployment name, or whatever `repro launch` takes (a
+    recipe name, a recipe file, a lock file), read as the recipe's name."""
+    if load_spec(ref) is not None or not ref.endswith((".yaml", ".yml", ".json")):
+        return ref
+    try:
+        return load_locked(ref).recipe.name
+    except ReproError:
+        return ref
+
+
+def _known(ref: str) -> LaunchSpec:
+    spec = load_spec(_deployment_name(ref))
     if spec is None:
         known = ", ".join(known_deployments()) or "none"
-        raise ReproError(f"no deployment named {name!r} (known: {known})")
+        raise ReproError(
+            f"no deployment named {ref!r} in {deployment_dir('').resolve()} (known: {known})",
+            hint="`repro status` lists this checkout's deployments",
+        )
     return spec

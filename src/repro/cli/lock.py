@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # the stage modules load when the command runs: `repro --help
 def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_json: bool) -> None:
     """Pin a recipe's model and drafter revisions, image spec and patches into a lock file.
 
-    \b
     RECIPE is a name (kimi26-ep4-dflash), a recipe file or a lock file. The model and drafter
     revisions become commit SHAs with their file lists and sizes (HF_TOKEN is used, never
     stored). Re-locking an unchanged recipe leaves the file byte-identical. The image stage

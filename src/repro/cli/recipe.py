@@ -23,7 +23,7 @@ from repro.recipe import (
     render_server_argv,
     render_shell,
 )
-from repro.recipe.errors import display_path
+from repro.recipe.findings import display_path
 from repro.recipe.images import catalog_for_recipe
 from repro.recipe.render import LAUNCH
 from repro.spec.image import ImageSpec
@@ -139,7 +139,7 @@ def show_cmd(ctx: click.Context, ref: str, as_json: bool) -> None:
 def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
     """The exact SGLang server command of recipe REF (refused when `check` finds errors)."""
     locked = require_checked(load_locked(ref, _dir(ctx)))
-    r = locked.recipe
+    r = locked.served
     catalog = catalog_for_recipe(r, lock=locked.lock)
     if fmt == "shell":
         click.echo(render_shell(r, catalog))

@@ -34,6 +34,11 @@ from repro.report.compare import DEFAULT_METRICS
 from repro.tables import fit
 
 _METRIC = click.Choice(sorted(METRICS))
+_METRICS_HELP = (
+    "output_throughput and the other rates, accept_length, joules_per_token, power, "
+    "usd_per_mtok, and mean_/p50_/p90_/p99_ of ttft, itl, tpot, e2e_latency, chunk_gap (ttft "
+    "alone: the mean); docs/comparing.md lists them"
+)
 
 
 def _write(text: str, output: Path | None) -> None:
@@ -58,9 +63,9 @@ def _write(text: str, output: Path | None) -> None:
     "--metric",
     "metrics",
     type=_METRIC,
+    metavar="METRIC",
     multiple=True,
-    help="Metric per table (repeatable; default output_throughput): rates, accept_length, and "
-    "mean_/p50_/p90_/p99_ of ttft, itl, tpot, e2e_latency, chunk_gap (ttft alone: the mean).",
+    help=f"Metric per table (repeatable; default output_throughput): {_METRICS_HELP}.",
 )
 @click.option(
     "--output",
@@ -102,7 +107,7 @@ def report(
     if plots is not None:
         same = base is not None and any(r.path.resolve() == base.path.resolve() for r in records)
         shown = records if base is None or same else [base, *records]  # the baseline once
-        for path in write_plots(shown, plots):
+        for path in write_plots(shown, plots, base):
             click.echo(f"wrote {path}", err=True)
     if fmt == "html":
         _write(render_html(records, base, chosen, include_invalid), output or Path("report.html"))
@@ -137,8 +142,9 @@ def report(
     "--metric",
     "metrics",
     type=_METRIC,
+    metavar="METRIC",
     multiple=True,
-    help=f"Default: {', '.join(DEFAULT_METRICS)}.",
+    help=f"Repeatable; default {', '.join(DEFAULT_METRICS)}. METRIC: {_METRICS_HELP}.",
 )
 @click.option("--force", is_flag=True, help="Compare even when the workloads differ.")
 @click.option(

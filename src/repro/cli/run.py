@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -62,8 +63,9 @@ result; `--resume RUN_DIR` continues.
     type=FiniteFloat(min=0),
     default=1.0,
     show_default=True,
-    help="With --sim: multiply every simulated duration (0.01: a hundred times faster, and "
-    "throughput a hundred times higher; reports show it as the machine).",
+    help="With --sim: multiply every simulated duration (0.5: twice as fast). Below what this "
+    "host keeps, the simulator falls behind its clock and bench marks those levels invalid; "
+    "compare at 1.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run folder and stages as JSON.")
 def run(
@@ -137,8 +139,9 @@ def run(
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def runs(runs_dir: Path, as_json: bool) -> None:
-    """List run folders (`repro run`, `repro bench`, `repro accept`): recipe, machine or
-    simulator profile, status (done, failed at STAGE, stopped before STAGE) and start time."""
+    """List run folders (`repro run`, `repro bench`, `repro accept`): machine or simulator
+    profile and status (done, failed at STAGE, interrupted at STAGE, incomplete); the recipe
+    and start time are in the folder's name (and in --json)."""
     listed = list_runs(runs_dir)
     if as_json:
         click.echo(json.dumps([r.to_json() for r in listed], indent=2))
@@ -146,10 +149,16 @@ def runs(runs_dir: Path, as_json: bool) -> None:
     if not listed:
         click.echo(f"no runs under {runs_dir}", err=True)
         return
-    table = Table(title=f"runs in {runs_dir}", title_justify="left")
+    # a folder's name holds its start time and, mostly, its recipe: those columns only
+    # where the name does not say them
+    named = all(r.recipe in Path(r.folder).name for r in listed)
+    table = Table(title=f"runs in {runs_dir}", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("folder", no_wrap=True)
-    for column in ("recipe", "machine", "status", "started"):
-        table.add_column(column)
+    if not named:
+        table.add_column("recipe")
+    table.add_column("machine")
+    table.add_column("status", no_wrap=True)
     for r in listed:
-        table.add_row(Path(r.folder).name, r.recipe, r.machine, r.status, r.started)
+        cells = [Path(r.folder).name, *([] if named else [r.recipe]), r.machine, r.status]
+        table.add_row(*cells)
     Console(highlight=False).print(fit(table))

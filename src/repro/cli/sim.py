@@ -16,7 +16,8 @@ from repro.cli.options import PORT, FiniteFloat
 from repro.errors import ReproError
 from repro.realengine.engine import DEFAULT_VENV
 from repro.sim import main as sim_main
-from repro.sim.profile import ProfileError, list_profiles, load_profile
+from repro.sim.profile import Profile, ProfileError, list_profiles, load_profile
+from repro.sim.select import layout
 
 _console = Console(highlight=False)
 SGLANG_PYTHON = DEFAULT_VENV / "bin" / "python"
@@ -81,12 +82,15 @@ def serve(
     """Run the simulator here with SGLang's server options after `--`.
 
     \b
-    Example: repro sim serve --profile kimi26-ep4-rtx6000 -- --model-path moonshotai/Kimi-K2.6 \\
-               --speculative-algorithm DFLASH --speculative-draft-model-path z-lab/Kimi-K2.6-DFlash
+    Example:
+      repro sim serve --profile kimi26-ep4-rtx6000 -- \\
+        --model-path moonshotai/Kimi-K2.6 --speculative-algorithm DFLASH \\
+        --speculative-draft-model-path z-lab/Kimi-K2.6-DFlash
+
     \b
     On SGLang's own front end (speculative paths on a CPU host):
-             repro sim serve --frontend sglang -- --model-path MODEL_DIR --device cuda \\
-               --speculative-algorithm DFLASH --speculative-draft-model-path DRAFTER_DIR
+      repro sim serve --frontend sglang -- --model-path MODEL_DIR --device cuda \\
+        --speculative-algorithm DFLASH --speculative-draft-model-path DRAFTER_DIR
     """
     _profile_or_error(profile)
     os.environ["REPRO_SIM_PROFILE"] = profile
@@ -129,17 +133,49 @@ def _serve_sglang_frontend(python: Path, argv: list[str], has_model: bool) -> No
 
 
 @sim.command("profiles")
+@click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the profiles as JSON.")
-def profiles(as_json: bool) -> None:
-    """List the simulator's profiles and the assumptions behind their numbers."""
-    found = list_profiles()
+def profiles(name: str | None, as_json: bool) -> None:
+    """List the simulator's profiles: machine, layout and where the numbers come from.
+
+    With NAME, show that profile's provenance and assumptions in full.
+    """
+    if name:
+        _profile_or_error(name)
+    found = [load_profile(name)] if name else list_profiles()
     if as_json:
         click.echo(json.dumps([p.summary() for p in found], indent=2))
         return
-    table = Table(title="simulator profiles (numbers are assumptions: see each one)")
+    if name:
+        (p,) = found
+        for label, text in (
+            ("profile", f"{p.name}: {p.description}"),
+            ("machine", f"{_machine(p)}, {_layout(p)}"),
+            ("provenance", p.provenance or "(not stated)"),
+            ("assumptions", p.assumptions),
+        ):
+            _console.print(f"[bold]{label}[/bold]: {text}")
+        return
+    table = Table(title="simulator profiles (`repro sim profiles NAME` for one in full)")
     table.add_column("profile", no_wrap=True)
-    table.add_column("what it stands for")
-    table.add_column("assumptions")
+    table.add_column("machine")
+    table.add_column("layout", no_wrap=True)
+    table.add_column("numbers", no_wrap=True)
     for p in found:
-        table.add_row(p.name, p.description, p.assumptions)
+        kind = p.provenance.split(":", 1)[0] if p.provenance else "?"
+        table.add_row(p.name, _machine(p), _layout(p), kind)
     _console.print(table)
+
+
+def _machine(p: Profile) -> str:
+    d = p.deployment
+    gpu = str(d.get("gpu") or "none").replace(" Blackwell", "")
+    link = {"pcie": ", PCIe", "nvlink": ", NVLink"}.get(str(d.get("interconnect")), "")
+    return f"{d.get('gpus', 1)}x {gpu}{link}" if gpu != "none" else "no GPU"
+
+
+def _layout(p: Profile) -> str:
+    return (
+        " ".join(f"{k}{v}" for k, v in zip(("tp", "pp", "ep"), layout(p), strict=True) if v > 1)
+        or "tp1"
+    )

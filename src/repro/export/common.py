@@ -12,8 +12,8 @@ from repro.fsutil import write_atomic
 from repro.recipe import check_recipe, render_env
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.recipe.render import render_node_argv, render_server_argv
-from repro.spec.catalog import Catalog
 from repro.spec.lock import Locked
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import SECRET_ENV_NAMES, Recipe
 
 # Where SGLang (huggingface_hub) looks for the Hub cache inside the image, as in
@@ -75,8 +75,9 @@ class Prepared:
 def prepare(
     locked: Locked, image: str | None, dist_port: int, image_required: bool = True
 ) -> Prepared:
-    """Check the recipe (errors refuse), resolve the pinned image and the environment."""
-    recipe = locked.recipe
+    """Check the recipe (errors refuse), resolve the pinned image and the environment; what
+    is written is the served recipe (`Locked.served`: the locked commits, the Hub offline)."""
+    recipe = locked.served
     spec = image_for_recipe(recipe, locked.lock)
     catalog = catalog_for_recipe(recipe, spec, locked.lock)
     errors = [f for f in check_recipe(recipe, catalog, spec, locked.lock) if f.severity == "error"]

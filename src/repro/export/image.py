@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
-from repro.recipe.errors import display_path
+from repro.recipe.findings import display_path
 from repro.spec.lock import Locked
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")

@@ -26,6 +26,9 @@ class RepoFetch(BaseModel):
         default=0, description="Of hashed_files, those hashed as they were written (no re-read)."
     )
     seconds: float = 0.0
+    verify_seconds: float = Field(
+        default=0.0, description="Of seconds, what verifying took after the download had ended."
+    )
     simulated: bool = False
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from huggingface_hub import HfApi, get_session, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 
+from repro.hub.cache import cache_root, snapshot_dir, storage_dir
 from repro.hub.errors import HubError, hub_errors
+from repro.hub.fetch import is_offline
 from repro.hub.select import SELECT_PATTERNS, is_weight_file, select_files
 from repro.spec.lock import FileEntry, RepoPin
 
@@ -17,7 +20,10 @@ def resolve_repo(repo: str, revision: str = "main", *, endpoint: str | None = No
 
     One `model_info(files_metadata=True)` call; the token comes from HF_TOKEN (read by
     huggingface_hub), and gated repositories resolve without one (their file list is public).
+    With the Hub offline (HF_HUB_OFFLINE), the commit is read from the Hub cache instead.
     """
+    if is_offline():
+        return resolve_from_cache(repo, revision, cache_root())
     api = HfApi(endpoint=endpoint)
     with hub_errors(repo, revision, endpoint):
         info = api.model_info(repo, revision=revision, files_metadata=True)
@@ -34,12 +40,44 @@ def resolve_repo(repo: str, revision: str = "main", *, endpoint: str | None = No
             )
         sha256 = sibling.lfs.sha256 if sibling.lfs is not None else None
         files.append(FileEntry(path=path, size=sibling.size, sha256=sha256))
+    return _pin_with_weights(repo, revision, info.sha, files)
+
+
+def resolve_from_cache(repo: str, revision: str, cache: Path) -> RepoPin:
+    """Pin `repo` at `revision` from the Hub cache alone: `refs/<revision>` (or the commit
+    itself) and the snapshot's files; an LFS file's sha256 is its blob's name, as
+    huggingface_hub names LFS blobs (a published model's too: `repro.hub.publish`)."""
+    storage = storage_dir(cache, repo)
+    ref = storage / "refs" / revision
+    sha = ref.read_text().strip() if ref.is_file() else revision
+    snapshot = storage / "snapshots" / sha
+    if not snapshot.is_dir():
+        raise HubError(
+            f"HF_HUB_OFFLINE is set and {repo}@{revision} is not in the Hub cache at {cache}",
+            hint="unset HF_HUB_OFFLINE to resolve it on the Hub, or point HF_HUB_CACHE at a "
+            "cache that has it",
+        )
+    found = {
+        path.relative_to(snapshot).as_posix(): path
+        for path in snapshot.rglob("*")
+        if path.is_file()
+    }
+    files = []
+    for name in select_files(found):
+        blob = found[name].resolve().name
+        lfs = len(blob) == 64 and all(c in "0123456789abcdef" for c in blob)
+        size = found[name].stat().st_size
+        files.append(FileEntry(path=name, size=size, sha256=blob if lfs else None))
+    return _pin_with_weights(repo, revision, sha, files)
+
+
+def _pin_with_weights(repo: str, revision: str, sha: str, files: list[FileEntry]) -> RepoPin:
     if not any(is_weight_file(f.path) for f in files):
         raise HubError(
-            f"{repo}@{info.sha[:12]} has no weight files (*.safetensors, or *.bin/*.pt/*.gguf)",
+            f"{repo}@{sha[:12]} has no weight files (*.safetensors, or *.bin/*.pt/*.gguf)",
             hint=f"check the repository and revision; files are selected by {SELECT_PATTERNS}",
         )
-    return RepoPin.make(repo, revision, info.sha, files)
+    return RepoPin.make(repo, revision, sha, files)
 
 
 def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | None:
@@ -50,16 +88,20 @@ def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | No
     `dflash_config.block_size` when the nested section has the key, else the top-level
     `block_size` that current z-lab checkpoints carry (the `-b16` in Qwen3-4B-DFlash-b16;
     their cards launch SGLang with --speculative-num-draft-tokens equal to it). The file is
-    read, not cached: `repro fetch` downloads it.
+    read, not cached: `repro fetch` downloads it (offline, it is read from the cache).
     """
     if pin.sha is None or not any(f.path == "config.json" for f in pin.files):
         return None
-    url = hf_hub_url(pin.repo, "config.json", revision=pin.sha, endpoint=endpoint)
-    with hub_errors(pin.repo, pin.sha, endpoint):
-        response = get_session().get(url, headers=build_hf_headers(), follow_redirects=True)
-        hf_raise_for_status(response)
+    if is_offline():
+        content = (snapshot_dir(cache_root(), pin) / "config.json").read_bytes()
+    else:
+        url = hf_hub_url(pin.repo, "config.json", revision=pin.sha, endpoint=endpoint)
+        with hub_errors(pin.repo, pin.sha, endpoint):
+            response = get_session().get(url, headers=build_hf_headers(), follow_redirects=True)
+            hf_raise_for_status(response)
+        content = response.content
     try:
-        config = json.loads(response.content)
+        config = json.loads(content)
     except ValueError as bad:
         raise HubError(f"{pin.label}: config.json is not JSON ({bad})") from None
     config = config if isinstance(config, dict) else {}

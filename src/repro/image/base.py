@@ -29,6 +29,8 @@ PULL_TIMEOUT_S = 15
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_PACKAGES = ("python3", "python3-aiohttp", "git", "ca-certificates", "patch")
+# The Python of that suite: what wheels installed into the Debian base are built for.
+DEBIAN_BASE_PYTHON = "3.11"
 # Packages for the python:3.12-slim route (pip inside the build; needs PyPI access).
 SLIM_PIP_PACKAGES = ("aiohttp==3.11.18",)
 
@@ -62,6 +64,16 @@ def ensure_base_image(progress: Progress = quiet) -> str:
     if _slim_available(progress):
         return _build_from_slim(progress)
     return _build_with_mmdebstrap(progress)
+
+
+def ensure_debian_base_image(progress: Progress = quiet, build: bool = True) -> str | None:
+    """The mmdebstrap base (Debian's own Python, `DEBIAN_BASE_PYTHON`), made if needed: for
+    images whose wheels must match the base's Python, whatever a registry offers. With
+    `build=False`, None when it does not exist yet."""
+    tag = base_tag("mmdebstrap")
+    if image_exists(tag):
+        return tag
+    return _build_with_mmdebstrap(progress) if build else None
 
 
 def _slim_available(progress: Progress) -> bool:

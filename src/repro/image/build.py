@@ -26,8 +26,8 @@ from repro.exitcodes import ExitCode
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.progress import Progress, quiet
-from repro.spec.catalog import Catalog
 from repro.spec.lock import LockedImage
+from repro.spec.option_catalog import Catalog
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "Dockerfile.sglang"
 CONTEXT_SCRIPTS = Path(__file__).resolve().parent / "context"
@@ -114,13 +114,13 @@ class BuiltImage(BaseModel):
         return Catalog.from_dict(data, origin=f"the manifest of image {self.tag}")
 
 
-def build_image(plan: BuildPlan, on_log: Progress = quiet, rebuild: bool = False) -> BuiltImage:
+def build_image(plan: BuildPlan, on_log: Progress = quiet) -> BuiltImage:
     """Build (or find, when the tag exists) the image of a plan and read its manifest.
 
-    `rebuild` builds even when the tag exists (from the build cache, so cheaply): for an image
-    about to be recorded in a lock, the tag is made to hold what the plan's inputs build, not
-    whatever image was given that tag since (retagged or changed by hand)."""
-    if rebuild or not image_exists(plan.tag):
+    A tag found on the machine is used only when its labels say the plan's inputs built it;
+    another image given that tag (retagged by hand) is built over, so a first lock never
+    records it."""
+    if not image_exists(plan.tag) or not _built_from(plan, plan.tag):
         _run_build(plan, on_log)
     image = client().image.inspect(plan.tag)
     return BuiltImage(
@@ -129,6 +129,11 @@ def build_image(plan: BuildPlan, on_log: Progress = quiet, rebuild: bool = False
         fingerprint=content_fingerprint(image),
         manifest=read_manifest(plan.tag),
     )
+
+
+def _built_from(plan: BuildPlan, tag: str) -> bool:
+    labels = client().image.inspect(tag).config.labels or {}
+    return labels.get("dev.repro.content-hash") == plan.content_hash()
 
 
 def read_manifest(image: str) -> dict[str, Any]:

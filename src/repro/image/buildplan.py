@@ -4,24 +4,32 @@ on this machine: the base resolved, every patch read, nothing left to download."
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.image.build import BuildPlan, PatchFile
+from repro.image.cpu_base import CPU_BASE_REPOSITORY, ensure_cpu_base_image
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
 from repro.lock.patches import download_diff
 from repro.progress import Progress, quiet
 from repro.spec.image import ImageSpec, RemoteDiff
 
 PATCH_CACHE = Path.home() / ".cache" / "repro" / "patches"
+# The base images repro makes on this machine (`base.local: true`), by repository: each
+# returns its content tag, building it first unless `build=False` (then None when absent).
+LOCAL_BASES: dict[str, Callable[..., str | None]] = {
+    SIM_BASE_REPOSITORY: ensure_sim_base_image,
+    CPU_BASE_REPOSITORY: ensure_cpu_base_image,
+}
 
 
 def planned_tag(spec: ImageSpec) -> str:
     """The tag a build of `spec` gives, without building anything (for --dry-run); a
     placeholder while a local base image it needs does not exist yet."""
     remote = spec.patch_set.remote if spec.patch_set else []
-    bases_missing = spec.base.local and ensure_sim_base_image(build=False) is None
+    bases_missing = spec.base.local and _local_base(spec)(build=False) is None
     if bases_missing or any(not _cached_diff(diff).exists() for diff in remote):
         return f"repro/{spec.name}:{spec.sglang_version}-<hash, known once built>"
     return plan_for_spec(spec).tag
@@ -30,12 +38,7 @@ def planned_tag(spec: ImageSpec) -> str:
 def plan_for_spec(spec: ImageSpec, progress: Progress = quiet) -> BuildPlan:
     """Resolve the base reference and read every patch, so the build needs no network."""
     if spec.base.local:
-        if spec.base.image != SIM_BASE_REPOSITORY:
-            raise ReproError(
-                f"image spec {spec.name}: base.local is only known for {SIM_BASE_REPOSITORY}",
-                hint="pin a registry base with image, tag and digest",
-            )
-        base_ref = ensure_sim_base_image(progress)
+        base_ref = _local_base(spec)(progress)
         assert base_ref is not None
     else:
         base_ref = spec.base.reference
@@ -57,6 +60,16 @@ def plan_for_spec(spec: ImageSpec, progress: Progress = quiet) -> BuildPlan:
         gpu_archs=list(spec.gpu_architectures),
         patches=patches,
     )
+
+
+def _local_base(spec: ImageSpec) -> Callable[..., str | None]:
+    make = LOCAL_BASES.get(spec.base.image)
+    if make is None:
+        raise ReproError(
+            f"image spec {spec.name}: base.local is only known for {', '.join(LOCAL_BASES)}",
+            hint="pin a registry base with image, tag and digest",
+        )
+    return make
 
 
 def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:

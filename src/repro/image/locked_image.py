@@ -15,7 +15,9 @@ from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, pull, push, verify
 from repro.lock import catalog_drift, recipe_options, update_lock_image, with_lock
 from repro.progress import Progress, quiet
+from repro.recipe.argv_check import available_catalog_versions, load_catalog
 from repro.recipe.images import effective_catalog, image_for_recipe
+from repro.spec.option_catalog import Catalog
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Locked, LockedImage
 
@@ -38,8 +40,7 @@ def build_for(
     if locked.image is not None and not relock_image:
         return _recorded_image(locked, locked.image)
     spec = image_for_recipe(locked.recipe, locked.lock)
-    # What a lock records first is what the build produces, never a tag found on the machine.
-    built = build_image(plan_for_spec(spec, progress), on_log, rebuild=locked.lock_path is not None)
+    built = build_image(plan_for_spec(spec, progress), on_log)
     if locked.lock_path is not None:
         update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
         for line in _drift_lines(locked, spec, built):
@@ -49,20 +50,47 @@ def build_for(
 
 def _drift_lines(locked: Locked, spec: ImageSpec, built: BuiltImage) -> list[str]:
     """What the lock's catalog now says differently from the stand-in the recipe was checked
-    against before the image existed, for the options the recipe uses."""
+    against before the image existed, for the options the recipe uses; and, for SGLang's own
+    parser (not the simulator's), from the whole catalog repro ships for its version."""
     stand_in, own = effective_catalog(spec), built.catalog()
     used = recipe_options(locked.recipe, stand_in, own)
     drift = catalog_drift(stand_in, own, used)
-    if not drift:
-        return [
+    lines = (
+        [
             f"the image's SGLang {own.sglang_version} catalog agrees with the stand-in "
             f"(SGLang {stand_in.sglang_version}) on the {len(used)} options {locked.name} uses"
         ]
-    return [
-        f"the image's SGLang {own.sglang_version} catalog differs from the stand-in "
-        f"(SGLang {stand_in.sglang_version}) on options {locked.name} uses:",
-        *(f"  {line}" for line in drift),
-    ]
+        if not drift
+        else [
+            f"the image's SGLang {own.sglang_version} catalog differs from the stand-in "
+            f"(SGLang {stand_in.sglang_version}) on options {locked.name} uses:",
+            *(f"  {line}" for line in drift),
+        ]
+    )
+    shipped = None if spec.simulated else shipped_catalog_drift(own)
+    if shipped:
+        name = f"sglang-{own.sglang_version}.json"
+        lines += [f"the image's own catalog differs from the shipped {name}:"]
+        lines += [f"  {line}" for line in shipped]
+    elif shipped is not None:
+        lines.append(
+            f"the image's own catalog has no drift from the shipped "
+            f"sglang-{own.sglang_version}.json ({len(own.options)} options)"
+        )
+    return lines
+
+
+def shipped_catalog_drift(own: Catalog) -> list[str] | None:
+    """Every option where an image's own catalog differs from the one repro ships for its
+    SGLang version (None when repro ships none): what to fix in repro's catalog."""
+    if own.sglang_version not in available_catalog_versions():
+        return None
+    shipped = load_catalog(own.sglang_version)
+    drift = catalog_drift(shipped, own, [*shipped.spellings(), *own.spellings()])
+    algorithms = set(own.speculative_algorithms) ^ set(shipped.speculative_algorithms)
+    if algorithms:
+        drift.append(f"speculative algorithms differ: {', '.join(sorted(algorithms))}")
+    return drift
 
 
 def _recorded_image(locked: Locked, image: LockedImage) -> BuiltImage:

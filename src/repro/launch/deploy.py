@@ -6,7 +6,6 @@ poll interval after the container exits) with the container's exit code and last
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 import urllib.error
@@ -26,7 +25,7 @@ from repro.fsutil import write_atomic
 from repro.image.engine import client, image_exists
 from repro.launch.claim import deployment_claim
 from repro.launch.compose import compose_client, compose_command, write_override
-from repro.launch.spec import SERVICE, LaunchSpec
+from repro.launch.spec import SERVICE, LaunchSpec, state_dir
 
 POLL_INTERVAL_S = 0.5
 LOG_TAIL = 30
@@ -51,7 +50,7 @@ class HealthPoll:
 
 
 def state_root() -> Path:
-    return Path(os.environ.get("REPRO_STATE_DIR", ".repro")) / "deployments"
+    return state_dir() / "deployments"
 
 
 def deployment_dir(name: str) -> Path:
@@ -278,6 +277,16 @@ def _probe(url: str) -> int | None:
         return err.code
     except (OSError, ValueError):
         return None
+
+
+def host_port_for(preferred: int) -> int:
+    """`preferred` when it is free on 127.0.0.1, else a free port the system picks (another
+    checkout's deployment may hold the recipe's port on a shared machine)."""
+    if not _port_in_use(preferred):
+        return preferred
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def _port_in_use(port: int) -> bool:

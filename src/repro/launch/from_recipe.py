@@ -7,7 +7,7 @@ from pathlib import Path
 
 from repro.hub.cache import snapshot_dir
 from repro.image.buildplan import plan_for_spec, planned_tag
-from repro.launch.spec import LaunchSpec
+from repro.launch.spec import LaunchSpec, project_name, state_dir
 from repro.recipe import render_env, render_server_argv
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.spec.lock import Lock, Locked
@@ -27,8 +27,9 @@ def required_snapshots(lock: Lock | None, cache: Path) -> dict[str, Path]:
 
 
 def simulator_memlock_bytes() -> int | None:
-    """The simulator pins no memory; sandboxes and rootless engines cap memlock below the
-    base file's unlimited, so simulated deployments ask only for this machine's own limit."""
+    """The simulator (and SGLang on the CPU) pins no GPU memory; sandboxes and rootless engines
+    cap memlock below the base file's unlimited, so deployments without a GPU ask only for this
+    machine's own limit."""
     hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
     return None if hard == resource.RLIM_INFINITY else hard
 
@@ -43,28 +44,30 @@ def image_to_run(locked: Locked, build_tag: bool = True) -> str:
 
 
 def launch_spec_for(locked: Locked, image: str, host_port: int | None = None) -> LaunchSpec:
-    """Render the recipe's argv and environment for `image` (a tag, ID or digest reference).
-    The server mounts the Hub cache `repro fetch` downloads into (`cache_root()`)."""
+    """Render the served recipe's argv and environment (`Locked.served`: the locked commits,
+    the Hub offline) for `image` (a tag, ID or digest reference). The server mounts the Hub
+    cache `repro fetch` downloads into (`cache_root()`)."""
     from repro.hub.cache import cache_root  # deferred: repro.hub loads huggingface_hub
 
     cache = cache_root()
-    recipe = locked.recipe
+    recipe = locked.served
     argv = render_server_argv(recipe, catalog_for_recipe(recipe, lock=locked.lock))
     gpus_needed = recipe.topology.gpus
     simulated = recipe.simulator is not None
+    no_gpu = recipe.topology.gpu_runtime == "none"
+    gpu_ids = None if no_gpu else [str(index) for index in range(gpus_needed)]
     return LaunchSpec(
         name=recipe.name,
+        compose_project=project_name(recipe.name, state_dir()),
         image=image,
         argv=argv,
         env=render_env(recipe),
         port=recipe.server.port,
         host_port=host_port or recipe.server.port,
-        gpu_ids=None
-        if recipe.topology.gpu_runtime == "none"
-        else [str(index) for index in range(gpus_needed)],
+        gpu_ids=gpu_ids,
         hf_cache=cache,
         required_snapshots=required_snapshots(locked.lock, cache),
-        memlock_bytes=simulator_memlock_bytes() if simulated else None,
+        memlock_bytes=simulator_memlock_bytes() if gpu_ids is None else None,
         start_period_s=60 if simulated else 1800,
         health_timeout_s=SIMULATED_HEALTH_TIMEOUT_S if simulated else GPU_HEALTH_TIMEOUT_S,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -9,10 +11,31 @@ from pydantic import BaseModel, Field
 SERVICE = "sglang"
 
 
+def state_dir() -> Path:
+    """Where repro keeps deployment state: REPRO_STATE_DIR, else `.repro` here."""
+    return Path(os.environ.get("REPRO_STATE_DIR", ".repro"))
+
+
+def state_id(state_dir: Path) -> str:
+    """A short id of a state directory (a checkout's `.repro`, or REPRO_STATE_DIR), so two
+    checkouts on one Docker engine never share a Compose project."""
+    return hashlib.sha256(str(state_dir.resolve()).encode()).hexdigest()[:6]
+
+
+def project_name(name: str, state_dir: Path) -> str:
+    """The Compose project of deployment `name` kept in `state_dir`."""
+    return f"repro-{name}-{state_id(state_dir)}"
+
+
 class LaunchSpec(BaseModel):
     """One SGLang server deployment, ready to be written as a Compose override."""
 
-    name: str = Field(description="Deployment name; the Compose project is `repro-<name>`.")
+    name: str = Field(description="Deployment name, as `repro stop/status/logs` take it.")
+    compose_project: str | None = Field(
+        default=None,
+        description="`repro-<name>-<state id>` (project_name); None in a spec written before "
+        "it existed, whose project is `repro-<name>`.",
+    )
     image: str = Field(description="Image reference, by digest or local image ID when known.")
     argv: list[str] = Field(description="Arguments after `python3 -m sglang.launch_server`.")
     env: dict[str, str] = Field(default_factory=dict)
@@ -41,7 +64,7 @@ class LaunchSpec(BaseModel):
 
     @property
     def project(self) -> str:
-        return f"repro-{self.name}"
+        return self.compose_project or f"repro-{self.name}"
 
     @property
     def url(self) -> str:

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from repro.recipe.rulebase import Context
-from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Lock, RepoPin
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 from repro.units import human_bytes
 
@@ -120,11 +120,15 @@ def catalog_drift(stand_in: Catalog, image: Catalog, used_options: Iterable[str]
         elif after is None:
             out.append(f"{name}: removed (the image's SGLang has no such option)")
         else:
-            if before.choices != after.choices:
+            if _as_set(before.choices) != _as_set(after.choices):  # SGLang keeps some in sets
                 out.append(f"{name}: choices {_listed(before.choices)} -> {_listed(after.choices)}")
             if before.default != after.default:
                 out.append(f"{name}: default {before.default!r} -> {after.default!r}")
     return out
+
+
+def _as_set(choices: tuple[str, ...] | None) -> frozenset[str] | None:
+    return None if choices is None else frozenset(choices)
 
 
 def _listed(choices: tuple[str, ...] | None) -> str:

@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.recipe.errors import format_loc
+from repro.recipe.findings import format_loc
 from repro.recipe.yamlio import expected_text
-from repro.spec.catalog import Catalog
 from repro.spec.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
+from repro.spec.option_catalog import Catalog
 
 ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 VOCAB_SIZE = 1024
 HIDDEN = 64
@@ -102,13 +103,19 @@ def _qwen3_config(layers: int, eos_id: int, pad_id: int):
         num_key_value_heads=KV_HEADS,
         head_dim=HEAD_DIM,
         max_position_embeddings=4096,
-        rope_theta=1_000_000.0,
+        rope_parameters={"rope_theta": 1_000_000.0, "rope_type": "default"},
         tie_word_embeddings=False,
         eos_token_id=eos_id,
         pad_token_id=pad_id,
         bos_token_id=None,
-        torch_dtype="bfloat16",
+        dtype="bfloat16",
     )
+
+
+def _token_id(tok: Any, token: str) -> int:
+    found = tok.convert_tokens_to_ids(token)
+    assert isinstance(found, int), token
+    return found
 
 
 def make_model(out: Path, seed: int) -> None:
@@ -120,8 +127,9 @@ def make_model(out: Path, seed: int) -> None:
     make_tokenizer(out)
     tok = AutoTokenizer.from_pretrained(str(out))
     torch.manual_seed(seed)
-    config = _qwen3_config(LAYERS, tok.convert_tokens_to_ids(EOS), tok.pad_token_id)
-    model = Qwen3ForCausalLM(config).to(torch.bfloat16)
+    config = _qwen3_config(LAYERS, _token_id(tok, EOS), tok.pad_token_id)
+    model: Any = Qwen3ForCausalLM(config)
+    model = model.to(torch.bfloat16)
     model.generation_config.do_sample = True
     model.save_pretrained(str(out), safe_serialization=True)
 
@@ -136,10 +144,11 @@ def make_drafter(out: Path, target: Path, seed: int) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     tok = AutoTokenizer.from_pretrained(str(target))
-    mask_id = tok.convert_tokens_to_ids(MASK)
+    mask_id = _token_id(tok, MASK)
     torch.manual_seed(seed + 1)
-    config = _qwen3_config(DRAFT_LAYERS, tok.convert_tokens_to_ids(EOS), tok.pad_token_id)
-    body = Qwen3Model(config).to(torch.bfloat16)
+    config = _qwen3_config(DRAFT_LAYERS, _token_id(tok, EOS), tok.pad_token_id)
+    body: Any = Qwen3Model(config)
+    body = body.to(torch.bfloat16)
     target_layers = list(range(LAYERS))
     weights = {k: v for k, v in body.state_dict().items() if not k.startswith("embed_tokens.")}
     weights["fc.weight"] = (torch.randn(HIDDEN, len(target_layers) * HIDDEN) * 0.02).to(

@@ -12,8 +12,8 @@ Public API (other stages call these; the types, Recipe and Catalog, live in repr
     catalog_for_recipe(recipe) -> Catalog             # the catalog of the recipe's image
 """
 
-from repro.recipe.catalog import check_argv, load_catalog
-from repro.recipe.errors import Finding
+from repro.recipe.argv_check import check_argv, load_catalog
+from repro.recipe.findings import Finding
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.recipe.loader import default_recipes_dir, list_recipe_files, load_recipe
 from repro.recipe.render import (

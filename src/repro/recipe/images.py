@@ -13,13 +13,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from repro.errors import RecipeError, suggestion
-from repro.recipe.catalog import load_catalog
-from repro.recipe.errors import display_path
+from repro.recipe.argv_check import load_catalog
+from repro.recipe.findings import display_path
 from repro.recipe.loader import locate
 from repro.recipe.yamlio import problem_lines, read_mapping
-from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Lock
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 
 ENV_IMAGES_DIR = "REPRO_IMAGES_DIR"

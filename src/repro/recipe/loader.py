@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from repro.errors import RecipeError, short_repr, suggestion
-from repro.recipe.errors import display_path, format_loc
+from repro.recipe.findings import display_path, format_loc
 from repro.recipe.yamlio import Document, origin, problem_lines, read_mapping
 from repro.spec.recipe import Recipe
 

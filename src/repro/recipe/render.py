@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repro.errors import RecipeError
-from repro.recipe.catalog import check_argv
-from repro.recipe.errors import Loc
+from repro.recipe.argv_check import check_argv
+from repro.recipe.findings import Loc
 from repro.recipe.loader import locate
 from repro.shellquote import word, words
-from repro.spec.catalog import Catalog
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 
 LAUNCH = ("python3", "-m", "sglang.launch_server")

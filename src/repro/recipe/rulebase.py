@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from repro.recipe.catalog import check_argv
-from repro.recipe.errors import Loc
+from repro.recipe.argv_check import check_argv
+from repro.recipe.findings import Loc
 from repro.recipe.render import Issue, analyze
-from repro.spec.catalog import Catalog
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 
 if TYPE_CHECKING:

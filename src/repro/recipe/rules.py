@@ -10,7 +10,7 @@ constraints) and `rules_machine` (GPUs, memory, architectures, simulator, bench,
 from __future__ import annotations
 
 from repro.errors import RecipeError
-from repro.recipe.errors import Finding, Severity
+from repro.recipe.findings import Finding, Severity
 from repro.recipe.images import ImageSpecNotFound, catalog_for_recipe, image_for_recipe
 from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
@@ -37,9 +37,9 @@ from repro.recipe.rules_speculative import (
     rule_patch_constraints,
     rule_running_requests,
 )
-from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
 from repro.spec.lock import Lock
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 
 __all__ = [

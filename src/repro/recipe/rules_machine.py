@@ -140,23 +140,24 @@ def _instead_of_fa3(ctx: Context, models: list[GpuModel]) -> str:
 
 
 def rule_simulated(ctx: Context) -> list[Issue]:
-    """Simulator recipes: gpu_runtime none, gpus 0, a simulator section; GPU recipes: neither."""
+    """Simulator recipes: gpu_runtime none, gpus 0, a simulator section; GPU recipes: neither;
+    recipes of a CPU image: no GPU and no simulator section."""
     r, out = ctx.recipe, []
     if ctx.image is None:
         return []
-    if ctx.image.simulated:
+    if ctx.image.simulated or ctx.image.device == "cpu":
+        what = "the simulator" if ctx.image.simulated else f"image '{ctx.image.name}' (CPU)"
         if r.topology.gpu_runtime != "none":
             out.append(
                 err(
                     ("topology", "gpu_runtime"),
-                    "the simulator reserves no GPU: set gpu_runtime: none",
+                    f"{what} reserves no GPU: set gpu_runtime: none",
                     "simulated",
                 )
             )
         if r.topology.gpus != 0:
-            out.append(
-                err(("topology", "gpus"), "the simulator uses no GPU: set gpus: 0", "simulated")
-            )
+            out.append(err(("topology", "gpus"), f"{what} uses no GPU: set gpus: 0", "simulated"))
+    if ctx.image.simulated:
         if r.simulator is None:
             out.append(
                 err(
@@ -167,7 +168,7 @@ def rule_simulated(ctx: Context) -> list[Issue]:
                 )
             )
     else:
-        if r.topology.gpu_runtime == "none":
+        if r.topology.gpu_runtime == "none" and ctx.image.device != "cpu":
             out.append(
                 err(
                     ("topology", "gpu_runtime"),

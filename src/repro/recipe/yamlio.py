@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from repro.errors import RecipeError, short_repr, suggestion
-from repro.recipe.errors import Loc, display_path, format_loc
+from repro.recipe.findings import Loc, display_path, format_loc
 from repro.spec.base import PATTERN_WORDS
 
 MAX_DEPTH = 40

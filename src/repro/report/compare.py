@@ -13,16 +13,17 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from rich.console import Group
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from repro.errors import ReproError
-from repro.report.labels import unique_labels
+from repro.report.labels import distinct_pair, unique_labels
 from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
 from repro.spec.machine import MachineInfo, ServerInfo
-from repro.tables import fit
+from repro.tables import fit, fits
 
 Direction = Literal["better", "worse", "same"]
 Verdict = Literal["real change", "within spread", "within noise (95% CI)", "no spread (1 repeat)"]
@@ -70,6 +71,8 @@ class Comparison(BaseModel):
     machines: list[FingerprintRow]
     same_machine: bool
     include_invalid: bool = False
+    metrics: list[str] = []  # asked for, in order; those without a matched point say why
+    missing: dict[str, dict[str, bool]] = {}  # metric -> run label -> whether it has values
 
 
 def _direction(info: MetricInfo, a: float, b: float, verdict: str) -> Direction:
@@ -235,62 +238,135 @@ def compare_runs(
         machines=machines,
         same_machine=fa["hostname"] == fb["hostname"] and fa["GPUs"] == fb["GPUs"],
         include_invalid=include_invalid,
+        metrics=list(metrics),
+        missing={
+            m: {label_a: bool(a.points(m, True)), label_b: bool(b.points(m, True))} for m in metrics
+        },
     )
 
 
-def _arrow(p: PointDelta) -> str:
-    return {"better": "▲ better", "worse": "▼ worse", "same": "= same"}[p.direction]
+SHORT = {
+    "output_throughput": "tok/s",
+    "ttft": "TTFT",
+    "itl": "ITL",
+    "tpot": "TPOT",
+    "accept_length": "accept",
+    "joules_per_token": "J/tok",
+    "usd_per_mtok": "$/Mtok",
+}
 
 
-def render_comparison(cmp: Comparison) -> Group:
-    """Rich renderables: deltas table, then the fingerprints side by side."""
-    parts: list[Any] = []
-    for w in cmp.warnings:
-        parts.append(Text(f"warning: {w}", style="yellow"))
-    a_name = cmp.a_label + (f" {SIMULATED}" if cmp.a_simulated else "")
-    b_name = cmp.b_label + (f" {SIMULATED}" if cmp.b_simulated else "")
-    table = Table(title=f"B = {b_name}  vs  A = {a_name}")
-    for col, justify in [
-        ("metric", "left"),
-        ("c", "right"),
-        ("A", "right"),
-        ("B", "right"),
-        ("delta", "right"),
-        ("%", "right"),
-        ("direction", "left"),
-        ("verdict", "left"),
-    ]:
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for p in cmp.points:
-        info = METRICS[p.metric]
-        style = {"better": "green", "worse": "red", "same": ""}[p.direction]
-        verdict_style = "bold" if p.verdict == "real change" else "dim"
-        table.add_row(
-            f"{info.label} ({info.unit})",
-            str(p.concurrency),
-            f"{p.a:.2f}",
-            f"{p.b:.2f}",
-            f"{p.delta:+.2f}",
-            "-" if p.percent is None else f"{p.percent:+.1f}%",
-            Text(_arrow(p), style=style),
-            Text(p.verdict + (" (invalid levels!)" if p.invalid else ""), style=verdict_style),
+def number(value: float) -> str:
+    """A value with four significant digits or its whole part: 5178, 517.8, 51.78, 0.52."""
+    if abs(value) >= 1000:
+        return f"{value:.0f}"
+    return f"{value:.1f}" if abs(value) >= 100 else f"{value:.2f}"
+
+
+def _ratio(p: PointDelta) -> Text:
+    ratio = f"{p.b / p.a:.2f}x" if p.a else "-"
+    mark = ""
+    if p.verdict == "real change" and p.direction != "same":
+        mark = "▲" if p.direction == "better" else "▼"
+    style = {"▲": "green", "▼": "red"}.get(mark, "")
+    return Text(ratio + mark + ("!" if p.invalid else ""), style=style)
+
+
+def _metric_tables(cmp: Comparison, per_table: int) -> list[Table]:
+    """Levels as rows; per metric the A and B values and B/A, `per_table` metrics a table."""
+    metrics = list(dict.fromkeys(p.metric for p in cmp.points))
+    by_key = {(p.metric, p.concurrency): p for p in cmp.points}
+    levels = sorted({p.concurrency for p in cmp.points})
+    tables = []
+    for start in range(0, len(metrics), per_table):
+        group = metrics[start : start + per_table]
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+        table.add_column("\nc", justify="right")
+        for metric in group:
+            info = METRICS[metric]
+            head = SHORT.get(metric, f"{metric} {info.unit}")
+            table.add_column(f"{head}\nA", justify="right")
+            table.add_column("\nB", justify="right")
+            table.add_column("\nB/A", justify="right")
+        for c in levels:
+            row: list[str | Text] = [str(c)]
+            for metric in group:
+                p = by_key.get((metric, c))
+                row += [number(p.a), number(p.b), _ratio(p)] if p else ["-", "-", "-"]
+            table.add_row(*row)
+        tables.append(table)
+    return tables
+
+
+def _legend(cmp: Comparison) -> str:
+    verdicts = {p.verdict for p in cmp.points}
+    parts = ["B/A: B's value over A's; latencies in ms"]
+    if "real change" in verdicts:
+        parts.append("▲/▼ a real change for the better/worse (outside both runs' spread)")
+    if "no spread (1 repeat)" in verdicts:
+        parts.append("one repeat gives no spread to judge a change (bench --repeats)")
+    if any(p.invalid for p in cmp.points):
+        parts.append("! invalid levels included")
+    return "; ".join(parts)
+
+
+def _why_none(cmp: Comparison, metric: str) -> str:
+    """Why a metric has no point: which run lacks it."""
+    missing = [label for label, has in cmp.missing.get(metric, {}).items() if not has]
+    if missing:
+        return f"not measured by {' and '.join(missing)}" + (
+            " (no speculative decoding)" if metric.startswith("accept_length") else ""
         )
-    parts.append(fit(table))
-    if cmp.only_a or cmp.only_b:
-        parts.append(
-            Text(f"unmatched levels left out: only A {cmp.only_a}, only B {cmp.only_b}", "dim")
-        )
-    machines = Table(
-        title="machines" + (" (same machine)" if cmp.same_machine else " (different machines)")
-    )
-    machines.add_column("field")
-    machines.add_column("A")
-    machines.add_column("B")
-    for row in cmp.machines:
-        style = "bold yellow" if row.differs else ""
-        machines.add_row(row.field, Text(row.a, style), Text(row.b, style))
-    parts.append(fit(machines))
-    return Group(*parts)
+    return "no level has it in both runs"
+
+
+class _Comparison:
+    """Lays the comparison out for the width it is printed at (80 columns and up)."""
+
+    def __init__(self, cmp: Comparison) -> None:
+        self.cmp = cmp
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cmp, width = self.cmp, options.max_width
+        for w in cmp.warnings:
+            yield Text(f"warning: {w}", style="yellow")
+        room = max(12, (width - 14) // 2)
+        a_label, b_label = distinct_pair(cmp.a_label, cmp.b_label, room)
+        sim = f" {SIMULATED}" if cmp.a_simulated or cmp.b_simulated else ""
+        yield Text(f"B = {b_label}  vs  A = {a_label}{sim}", style="bold")
+        metrics = len({p.metric for p in cmp.points})
+        for per_table in range(max(1, metrics), 0, -1):  # as many metrics a table as fit
+            tables = _metric_tables(cmp, per_table)
+            if all(fits(t, console, options) for t in tables):
+                break
+        for table in tables:
+            yield fit(table)
+        for metric in cmp.metrics:
+            if not any(p.metric == metric for p in cmp.points):
+                yield Text(f"{metric}: {_why_none(cmp, metric)}", style="yellow")
+        if cmp.points:
+            yield Text(_legend(cmp), style="dim")
+        if cmp.only_a or cmp.only_b:
+            only = f"only A {cmp.only_a}, only B {cmp.only_b}"
+            yield Text(f"unmatched levels left out: {only}", "dim")
+        differing = [row for row in cmp.machines if row.differs]
+        kind = "same machine" if cmp.same_machine else "different machines"
+        same = len(cmp.machines) - len(differing)
+        yield Text(f"machines ({kind}; {same} fields the same, --json for all):", style="bold")
+        if differing:
+            machines = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+            machines.add_column("field", no_wrap=True)
+            machines.add_column("A")
+            machines.add_column("B")
+            for row in differing:
+                machines.add_row(row.field, Text(row.a, "yellow"), Text(row.b, "yellow"))
+            yield fit(machines)
+
+
+def render_comparison(cmp: Comparison) -> Any:
+    """A rich renderable: warnings, one table per few metrics (levels as rows; A, B and B/A
+    per metric), a legend, then the machine fields that differ."""
+    return _Comparison(cmp)
 
 
 def comparison_to_json(cmp: Comparison) -> dict[str, Any]:

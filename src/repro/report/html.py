@@ -20,8 +20,13 @@ from repro.report.table import best_header, build_report, caption, cell_text, fm
 _TITLES = {
     "throughput": "Throughput vs concurrency",
     "pareto": "Per-user vs total throughput",
+    "latency": "Latency percentiles vs concurrency",
+    "speedup": "Speedup against the baseline",
     "acceptance": "Acceptance length per prompt set per drafter",
+    "cost_pareto": "Tokens per dollar vs per-user speed",
 }
+LATENCY_TABLES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"), ("e2e_latency", "E2E"))
+PERCENTILES = ("p50", "p90", "p99")
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -52,11 +57,27 @@ def render_html(
     if baseline is not None and all(r.path.resolve() != baseline.path.resolve() for r in runs):
         shown.insert(0, baseline)
     images = [
-        (name, _TITLES[name], base64.b64encode(png).decode("ascii"))
-        for name, png in all_plots(shown).items()
+        (name, _TITLES.get(name, name), base64.b64encode(png).decode("ascii"))
+        for name, png in all_plots(shown, baseline).items()
     ]
+    latency = (
+        [
+            (
+                title,
+                [
+                    build_report(swept, f"{stat}_{key}", None, include_invalid)
+                    for stat in PERCENTILES
+                ],
+            )
+            for key, title in LATENCY_TABLES
+        ]
+        if swept
+        else []
+    )
     return _ENV.get_template("report.html.jinja").render(
         tables=tables,
+        latency=latency,
+        percentiles=PERCENTILES,
         acceptance=acceptance_rows(accept_runs(runs)),
         images=images,
         runs=shown,

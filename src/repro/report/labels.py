@@ -82,3 +82,26 @@ def unique_labels(runs: Sequence[LoadedRun]) -> list[str]:
             for label, value in zip(labels, values, strict=True)
         ]
     return labels
+
+
+def distinct_pair(a: str, b: str, room: int) -> tuple[str, str]:
+    """`a` and `b` in at most `room` characters each, still told apart: the part they share
+    at the start becomes `…` (cut at a `-` or space), then each keeps its tail."""
+    if len(a) <= room and len(b) <= room:
+        return a, b
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    cut = max(a.rfind("-", 0, common), a.rfind(" ", 0, common))
+    if cut > 0 and a != b:
+        a, b = "…" + a[cut:], "…" + b[cut:]
+
+    def middle(s: str) -> str:  # the start, where they differ, and the end both stay
+        if len(s) <= room:
+            return s
+        head = (room - 1) // 2
+        return s[:head] + "…" + s[len(s) - (room - 1 - head) :]
+
+    return middle(a), middle(b)

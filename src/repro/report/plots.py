@@ -2,19 +2,21 @@
 
 png = plot_throughput(runs)        # output tok/s vs concurrency, one line per run
 png = plot_pareto(runs)            # per-user tok/s vs total tok/s, points labelled by c
-png = plot_acceptance(runs)        # acceptance length per prompt set per drafter, or None
-write_plots(runs, out_dir)         # all of them as files; returns the paths
+png = plot_acceptance(runs)        # acceptance per prompt set per drafter, 95% bars, or None
+write_plots(runs, out_dir, base)   # all of them (latency_plots' too) as files; the paths
 """
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -24,20 +26,29 @@ from repro.report.records import LoadedRun
 from repro.report.table import SIMULATED
 
 
-def _name(run: LoadedRun) -> str:
+def run_name(run: LoadedRun) -> str:
     return run.label + (f" ({SIMULATED})" if run.simulated else "")
 
 
-def _figure() -> Figure:
+def figure(height: float = 5.0) -> Figure:
     # Labels come from run records: drawn as the text they are (`$\frac{1}{$` is a name,
     # not mathtext to parse).
     matplotlib.rcParams["text.parse_math"] = False
-    fig = Figure(figsize=(8, 5), dpi=100)
+    fig = Figure(figsize=(8, height), dpi=100)
     FigureCanvasAgg(fig)
     return fig
 
 
-def _png(fig: Figure, runs: list[LoadedRun]) -> bytes:
+def concurrency_axis(ax: Axes, runs: list[LoadedRun]) -> None:
+    """A log2 concurrency axis ticked at the levels the runs measured."""
+    ax.set_xscale("log", base=2)
+    ticks = sorted({c for run in runs for c in run.concurrencies})
+    if ticks:
+        ax.set_xticks(ticks, [str(c) for c in ticks])
+        ax.minorticks_off()
+
+
+def png(fig: Figure, runs: list[LoadedRun], layout: bool = True) -> bytes:
     if any(r.simulated for r in runs):
         fig.text(
             0.99,
@@ -50,7 +61,8 @@ def _png(fig: Figure, runs: list[LoadedRun]) -> bytes:
             fontweight="bold",
             alpha=0.8,
         )
-    fig.tight_layout()
+    if layout:
+        fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
@@ -58,14 +70,14 @@ def _png(fig: Figure, runs: list[LoadedRun]) -> bytes:
 
 def plot_throughput(runs: list[LoadedRun]) -> bytes:
     """Output tok/s vs concurrency (log2 x axis), one line per run, min-max band from repeats."""
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot(1, 1, 1)
     for run in runs:
         points = run.points("output_throughput")
         if not points:
             continue
         cs = sorted(points)
-        (line,) = ax.plot(cs, [points[c].mean for c in cs], marker="o", label=_name(run))
+        (line,) = ax.plot(cs, [points[c].mean for c in cs], marker="o", label=run_name(run))
         if any(points[c].repeats > 1 for c in cs):
             ax.fill_between(
                 cs,
@@ -74,24 +86,21 @@ def plot_throughput(runs: list[LoadedRun]) -> bytes:
                 color=line.get_color(),
                 alpha=0.2,
             )
-    ax.set_xscale("log", base=2)
-    ticks = sorted({c for run in runs for c in run.concurrencies})
-    if ticks:
-        ax.set_xticks(ticks, [str(c) for c in ticks])
-        ax.minorticks_off()
+    concurrency_axis(ax, runs)
     ax.set_xlabel("concurrency")
     ax.set_ylabel("output throughput (tok/s)")
     ax.set_title("Throughput vs concurrency")
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
-    return _png(fig, runs)
+    return png(fig, runs)
 
 
 def plot_pareto(runs: list[LoadedRun]) -> bytes:
     """Per-user tok/s (y) vs total output tok/s (x): each run's front, points labelled c=N."""
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot(1, 1, 1)
+    fronts: list[tuple[list[int], list[float], list[float]]] = []
     for run in runs:
         total = run.points("output_throughput")
         per_user = run.points("output_throughput_per_user")
@@ -100,22 +109,39 @@ def plot_pareto(runs: list[LoadedRun]) -> bytes:
             continue
         xs = [total[c].mean for c in cs]
         ys = [per_user[c].mean for c in cs]
-        ax.plot(xs, ys, marker="o", label=_name(run))
-        for c, x, y in zip(cs, xs, ys, strict=True):
-            ax.annotate(f"c={c}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.plot(xs, ys, marker="o", label=run_name(run))
+        fronts.append((cs, xs, ys))
+    _label_levels(ax, fronts)
     ax.set_xlabel("total output throughput (tok/s)")
     ax.set_ylabel("per-user output throughput (tok/s)")
     ax.set_title("Per-user vs total throughput (up and right is better)")
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
-    return _png(fig, runs)
+    return png(fig, runs)
+
+
+LABEL_GAP_PX = 28
+"""A level's `c=N` label is left out when it would sit this close to one already drawn."""
+
+
+def _label_levels(ax: Axes, fronts: list[tuple[list[int], list[float], list[float]]]) -> None:
+    """`c=N` beside each point, skipping those that would overlap a label already placed."""
+    ax.autoscale_view()
+    placed: list[tuple[float, float]] = []
+    for cs, xs, ys in fronts:
+        for c, x, y in zip(cs, xs, ys, strict=True):
+            px, py = ax.transData.transform((x, y))
+            if all(abs(px - qx) + abs(py - qy) > LABEL_GAP_PX for qx, qy in placed):
+                placed.append((px, py))
+                ax.annotate(f"c={c}", (x, y), textcoords="offset points", xytext=(4, 4),
+                            fontsize=7)  # fmt: skip
 
 
 def plot_cost_pareto(runs: list[LoadedRun]) -> bytes | None:
     """Output tokens per dollar (y) vs per-user tok/s (x), InferenceX's headline view: each
     run's front, points labelled c=N; None when no run has a GPU-hour price."""
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot(1, 1, 1)
     for run in runs:
         cost = run.points("usd_per_mtok")
@@ -125,7 +151,7 @@ def plot_cost_pareto(runs: list[LoadedRun]) -> bytes | None:
             continue
         xs = [per_user[c].mean for c in cs]
         ys = [1e6 / cost[c].mean for c in cs]
-        ax.plot(xs, ys, marker="o", label=_name(run))
+        ax.plot(xs, ys, marker="o", label=run_name(run))
         for c, x, y in zip(cs, xs, ys, strict=True):
             ax.annotate(f"c={c}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     if not ax.get_legend_handles_labels()[0]:
@@ -135,12 +161,22 @@ def plot_cost_pareto(runs: list[LoadedRun]) -> bytes | None:
     ax.set_title("Tokens per dollar vs per-user speed (up and right is better)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    return _png(fig, runs)
+    return png(fig, runs)
 
 
 def drafter_label(run: LoadedRun) -> str:
     drafter = run.recipe.get("drafter") or {}
     return shortened(str(drafter.get("repo") or run.label))
+
+
+def _ci_errors(sets: list[Any], heights: list[float]) -> list[list[float]]:
+    """Below and above each bar, its pooled acceptance's 95% interval (0 where none)."""
+    below, above = [], []
+    for entry, height in zip(sets, heights, strict=True):
+        ci = getattr(entry, "accept_length_ci95", None)
+        below.append(max(0.0, height - ci.low) if ci is not None else 0.0)
+        above.append(max(0.0, ci.high - height) if ci is not None else 0.0)
+    return [below, above]
 
 
 def plot_acceptance(runs: list[LoadedRun]) -> bytes | None:
@@ -149,31 +185,44 @@ def plot_acceptance(runs: list[LoadedRun]) -> bytes | None:
     if not with_accept:
         return None
     sets = sorted({s.prompt_set for r in with_accept for s in r.accept.sets})  # type: ignore[union-attr]
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot(1, 1, 1)
     width = 0.8 / len(with_accept)
     for i, run in enumerate(with_accept):
         assert run.accept is not None
-        by_set = {s.prompt_set: s.accept_length for s in run.accept.sets}
+        by_set = {s.prompt_set: s for s in run.accept.sets}
         xs = [j + i * width - 0.4 + width / 2 for j in range(len(sets))]
-        heights = [by_set.get(s) or 0.0 for s in sets]
+        heights = [(by_set[s].accept_length or 0.0) if s in by_set else 0.0 for s in sets]
+        errors = _ci_errors([by_set.get(s) for s in sets], heights)
         label = drafter_label(run)
         if label != run.label:
             label = f"{label} [{run.label}]"
-        bars = ax.bar(xs, heights, width=width, label=label + (" (SIM)" if run.simulated else ""))
-        ax.bar_label(bars, fmt="%.2f", fontsize=7)
+        bars = ax.bar(
+            xs,
+            heights,
+            width=width,
+            yerr=errors,
+            capsize=3,
+            label=label + (" (SIM)" if run.simulated else ""),
+        )
+        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=2)
     ax.set_xticks(range(len(sets)))
     ax.set_xticklabels([shortened(s, 24) for s in sets])
     ax.set_ylabel("acceptance length (tokens per verify step)")
-    ax.set_title("Acceptance length per prompt set per drafter")
+    ax.set_title("Acceptance length per prompt set per drafter (bars: 95% interval)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    return _png(fig, runs)
+    return png(fig, runs)
 
 
-def all_plots(runs: list[LoadedRun]) -> dict[str, bytes]:
-    """name -> PNG bytes for every plot that has data."""
+def all_plots(runs: list[LoadedRun], baseline: LoadedRun | None = None) -> dict[str, bytes]:
+    """name -> PNG bytes for every plot that has data (the speedup plot with a baseline)."""
+    from repro.report.latency_plots import plot_latency, plot_speedup  # imports this module
+
     plots = {"throughput": plot_throughput(runs), "pareto": plot_pareto(runs)}
+    for name, extra in (("latency", plot_latency(runs)), ("speedup", plot_speedup(runs, baseline))):
+        if extra is not None:
+            plots[name] = extra
     accept = plot_acceptance(runs)
     if accept is not None:
         plots["acceptance"] = accept
@@ -183,12 +232,14 @@ def all_plots(runs: list[LoadedRun]) -> dict[str, bytes]:
     return plots
 
 
-def write_plots(runs: list[LoadedRun], out_dir: str | Path) -> list[Path]:
+def write_plots(
+    runs: list[LoadedRun], out_dir: str | Path, baseline: LoadedRun | None = None
+) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, png in all_plots(runs).items():
+    for name, data in all_plots(runs, baseline).items():
         path = out / f"{name}.png"
-        write_atomic(path, png)
+        write_atomic(path, data)
         paths.append(path)
     return paths

@@ -94,7 +94,9 @@ class RunContext:
             shlex.join(compose_command(spec.project, override, "up", "-d", "--pull", "never")),
             f"# {override} would hold:\n" + yaml.safe_dump(render_override(spec), sort_keys=False),
             "# the server command inside the container:\n"
-            + render_shell(self.recipe, catalog_for_recipe(self.recipe, lock=self.locked.lock)),
+            + render_shell(
+                self.locked.served, catalog_for_recipe(self.recipe, lock=self.locked.lock)
+            ),
             f"# base compose file: {BASE_COMPOSE}",
         ]
 

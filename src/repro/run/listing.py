@@ -46,20 +46,22 @@ def _record_part(folder: Path) -> Path | None:
 
 
 def _status(folder: Path, run: dict[str, Any]) -> str:
-    """A `repro run` folder: done, `failed at <stage>` or `stopped before <stage>`; a bench
-    or accept folder: its run.json status."""
+    """A `repro run` folder: done, `failed at <stage>`, `interrupted at <stage>` or
+    `incomplete, next <stage>`; a bench or accept folder: its run.json status."""
     data = _json(folder / "stages.json")
-    if data is None:
-        return str(run.get("status", "?"))
+    if data is None:  # a bench or accept record: `complete` reads as a run's `done`
+        status = str(run.get("status", "?"))
+        return "done" if status == "complete" else status
     try:
         stages = StagesFile.model_validate(data).stages
     except ValidationError:
         return "unreadable stages.json"
-    failed = next((s.name for s in stages if s.status == "failed"), None)
-    if failed:
-        return f"failed at {failed}"
+    failed = next((s for s in stages if s.status == "failed"), None)
+    if failed is not None:  # Ctrl-C or SIGTERM is not the stage's failure
+        cut = "interrupted" if failed.summary.startswith("interrupted") else "failed"
+        return f"{cut} at {failed.name}"
     pending = next((s.name for s in stages if s.status == "pending"), None)
-    return f"stopped before {pending}" if pending else "done"
+    return f"incomplete, next {pending}" if pending else "done"
 
 
 def _machine(part: Path) -> str:

@@ -9,6 +9,7 @@ index), and a Ctrl-C stops whatever repro started while keeping every result.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -154,6 +155,8 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         for line in ctx.dry_run_commands():
             text = line if line.startswith("#") else f"$ {line}"
             console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
+        if options.resume is None:  # a plan leaves no run folder behind
+            shutil.rmtree(ctx.run_dir, ignore_errors=True)
         return RunResult(ctx.run_dir, records)
     # deferred: python_on_whales
     from repro.launch.claim import deployment_claim
@@ -201,6 +204,9 @@ def _run_stages(
         raise machine_error(err, ctx.run_dir) from None
     except BaseException:  # a failed stage, or a bug: stop what this run started
         _clean_up(ctx, records, stop=not options.keep)
+        if options.resume is None and records[0].status == "failed":
+            # this machine cannot run the recipe: nothing ran, no run folder to keep
+            shutil.rmtree(ctx.run_dir, ignore_errors=True)
         raise
     return RunResult(ctx.run_dir, records)
 

@@ -34,7 +34,10 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
             f"{recipe.name} is already a simulator recipe", hint="run it without --sim"
         )
     try:
-        chosen = profile or choose_profile(recipe.name, list(recipe.topology.gpu_models))
+        sizes = (recipe.parallelism.tp, recipe.parallelism.pp, recipe.parallelism.ep)
+        chosen = profile or choose_profile(
+            recipe.name, recipe.model.repo, sizes, list(recipe.topology.gpu_models)
+        )
         profile_path(chosen)
     except ProfileError as err:
         raise ReproError(str(err), hint="`repro sim profiles` lists the profiles") from None

@@ -86,8 +86,8 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
         lines = "; ".join(f"{f.check}: {f.message}" for f in failed)
         raise ReproError(
             f"this machine cannot run {ctx.recipe.name}: {lines}",
-            hint="`repro doctor " + ctx.ref + "` shows every check; `make demo` runs the "
-            "pipeline on the CPU simulator",
+            hint=f"`repro doctor {ctx.ref}` shows every check; `repro run {ctx.ref} --sim` "
+            "runs this recipe on the CPU simulator",
         )
     skipped = "; simulated: weight and GPU checks skipped" if ctx.simulated else ""
     return f"{len(report.findings)} checks passed{skipped}"
@@ -96,6 +96,7 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
 def stage_launch(ctx: RunContext, console: Console) -> str:
     # deferred: python_on_whales
     from repro.launch import launch
+    from repro.launch.deploy import host_port_for
     from repro.launch.from_recipe import launch_spec_for
 
     if ctx.image_tag is None:
@@ -104,7 +105,12 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
         from repro.image.locked_image import check_local_image  # deferred: python_on_whales
 
         check_local_image(ctx.locked, ctx.locked.image)
-    spec = launch_spec_for(ctx.locked, ctx.image_tag, host_port=ctx.port)
+    port = ctx.port
+    if port is None:  # the recipe's port, unless something here already listens on it
+        port = host_port_for(ctx.recipe.server.port)
+        if port != ctx.recipe.server.port:
+            console.print(f"port {ctx.recipe.server.port} is in use here: publishing on {port}")
+    spec = launch_spec_for(ctx.locked, ctx.image_tag, host_port=port)
     with console.status(f"starting {spec.name}") as status:
         ctx.url = launch(
             spec,
@@ -122,7 +128,26 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
     ctx.deployment = spec.name
     ctx.container_id = running_container_id(spec.name)
     ctx.save()
-    return f"healthy at {ctx.url}"
+    return f"healthy at {ctx.url}" + (clock_warning(ctx.url) if ctx.simulated else "")
+
+
+def clock_warning(url: str) -> str:
+    """What the simulator measured at start: a time-scale below what this host keeps."""
+    import asyncio
+
+    from repro.bench.server import fetch_server_info  # deferred: aiohttp
+
+    try:
+        info = asyncio.run(fetch_server_info(url))
+        scale, floor = float(info["sim_time_scale"]), float(info["sim_clock"]["min_time_scale"])
+    except (ReproError, KeyError, TypeError, ValueError):
+        return ""
+    if not 0 < scale < floor:
+        return ""
+    return (
+        f"; warning: time-scale {scale:g} is below {floor:.2g}, the smallest this host keeps "
+        "for the profile: levels where the simulator falls behind will be invalid"
+    )
 
 
 def stage_accept(ctx: RunContext, console: Console) -> str:
@@ -163,7 +188,16 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
     peak = max(level.output_throughput for level in result.levels)
-    return f"{len(result.levels)} levels, peak {peak:.1f} output tok/s"
+    summary = f"{len(result.levels)} levels, peak {peak:.1f} output tok/s"
+    invalid = [level for level in result.levels if not level.valid]
+    if invalid:  # e.g. a simulator behind its clock: say it where the run ends
+        first = invalid[0]
+        summary += (
+            f"; {len(invalid)} invalid (c={first.concurrency}: {first.reasons[0]})"
+            if first.reasons
+            else f"; {len(invalid)} invalid"
+        )
+    return summary
 
 
 def stage_report(ctx: RunContext, console: Console) -> str:

@@ -1,7 +1,7 @@
 """From argv + environment + profile to the simulator's settings.
 
-The command line is SGLang's (see catalog.py); simulator-only knobs come from the environment
-so that a rendered argv stays valid for real SGLang:
+The command line is SGLang's (see server_argparser.py); simulator-only knobs come from the
+environment so that a rendered argv stays valid for real SGLang:
 
   REPRO_SIM_PROFILE             profile name or path (default: demo)
   REPRO_SIM_SEED                seed of generated text and acceptance draws
@@ -40,7 +40,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from repro.sim.catalog import build_parser, load_catalog
 from repro.sim.profile import (
     CATEGORIES,
     DrafterProfile,
@@ -50,6 +49,7 @@ from repro.sim.profile import (
     load_profile,
 )
 from repro.sim.registry import Registry, load_registry
+from repro.sim.server_argparser import build_parser, load_catalog
 
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE", "FROZEN_KV_MTP")
 SPECULATIVE_MAX_RUNNING = 48  # speculative_hook.py, e.g. _handle_dflash

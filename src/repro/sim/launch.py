@@ -110,6 +110,14 @@ async def serve(cfg: SimConfig) -> int:
         f"max_running_requests={cfg.max_running_requests * cfg.dp_size}, "
         f"context_len={cfg.context_length}"
     )
+    floor = manager.min_time_scale
+    if 0 < cfg.time_scale < floor:
+        logger.warning(
+            f"time-scale {cfg.time_scale:g} is below {floor:.2g}, the smallest this host keeps "
+            f"for profile {cfg.profile.name} (it emits a token in "
+            f"{manager.host_cost_s * 1e6:.0f} us): the simulator will fall behind its clock "
+            "at high load, and repro bench marks such levels invalid"
+        )
     manager.start()
     frontend.loaded.set()
     if not cfg.args.skip_server_warmup:

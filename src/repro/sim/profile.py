@@ -12,9 +12,20 @@ a report built on the simulator can say what it stands for. Fields (times in mil
   decode cost with `--disable-cuda-graph`), `max_running_requests`, `kv_tokens` (KV budget at
   `mem_fraction_static`), `mem_fraction_static`.
 - `generation.mean_output_tokens`: mean length before the simulated EOS (when not ignored).
-- `deployment`: what the numbers were stated for (gpus, gpu, interconnect, tp/ep size); a
-  server started with other parallel sizes logs a warning and still follows the profile. A
+- `deployment`: what the numbers were stated for (gpus, gpu, interconnect, tp/pp/ep size); a
+  server started with other parallel sizes logs a warning and still follows the profile, and
+  `repro run R --sim` picks the profile whose deployment is the recipe's (sim/select.py). A
   profile describes one DP rank: `--dp-size N` runs N such schedulers.
+- `provenance`: `calibrated: <the measured table it reproduces>` or `extrapolated: <from
+  which profile, by which rule>`; `repro sim profiles` and every simulated run show it.
+- `pipeline` (optional, PP): `stages` and `p2p_ms` (the hand-off between stages). A decode
+  round (every request one step) then runs the batch as min(n, stages) micro-batches through
+  the stages: `stages x (decode_fixed_ms / stages + decode_per_req_ms x micro-batch size +
+  context / stages + p2p_ms)`, so one request pays every stage in turn (the bubble) and a
+  full pipeline pays `decode_per_req_ms` per request, as without PP.
+- `expert_parallel` (optional, EP): `a2a_fixed_ms` and `a2a_per_token_ms`, the MoE dispatch
+  and combine all-to-all per decode step over the deployment's interconnect, the latter per
+  token the step runs through the experts (requests x verified tokens).
 - `speculative`: per algorithm (`"*"` is the fallback): `default_draft_tokens`, `draft_ms`
   (drafter cost per step), `verify_ms_per_token` (per request, per verified token beyond the
   first), `accept_length` per prompt category (mean tokens per verify step, bonus token
@@ -38,7 +49,7 @@ import bisect
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +72,25 @@ class Timing:
     max_running_requests: int = 256
     kv_tokens: int = 1_000_000
     mem_fraction_static: float = 0.88
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    stages: int = 1
+    p2p_ms: float = 0.0
+
+    def round_ms(self, n: int, fixed_ms: float, per_req_ms: float, ctx_ms: float) -> float:
+        """A decode round of `n` requests as micro-batches through the stages."""
+        stages = max(1, self.stages)
+        micro = -(-max(1, n) // min(max(1, n), stages))  # requests per micro-batch
+        stage = fixed_ms / stages + per_req_ms * micro + ctx_ms / stages + self.p2p_ms
+        return stages * stage
+
+
+@dataclass(frozen=True)
+class ExpertParallel:
+    a2a_fixed_ms: float = 0.0
+    a2a_per_token_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -117,6 +147,9 @@ class Profile:
     deployment: dict[str, Any] = field(default_factory=dict)
     power: PowerProfile | None = None
     drafters: dict[str, DrafterProfile] = field(default_factory=dict)
+    provenance: str = ""
+    pipeline: Pipeline | None = None
+    expert_parallel: ExpertParallel | None = None
 
     def spec(self, algorithm: str) -> SpecProfile:
         return self.speculative.get(algorithm) or self.speculative.get("*") or SpecProfile()
@@ -136,6 +169,8 @@ class Profile:
             "name": self.name,
             "description": self.description,
             "assumptions": self.assumptions,
+            "provenance": self.provenance,
+            "deployment": dict(self.deployment),
             "path": self.path,
         }
 
@@ -180,9 +215,16 @@ def load_profile(name: str | None = None) -> Profile:
     if unknown:
         raise ProfileError(f"{path}: unknown timing field(s) {sorted(unknown)}")
     power = data.get("power")
-    unknown = set(power or {}) - set(PowerProfile.__dataclass_fields__)
-    if unknown:
-        raise ProfileError(f"{path}: unknown power field(s) {sorted(unknown)}")
+    sections: dict[str, Any] = {
+        "power": PowerProfile,
+        "pipeline": Pipeline,
+        "expert_parallel": ExpertParallel,
+    }
+    for key, kind in sections.items():
+        unknown = set(data.get(key) or {}) - {f.name for f in fields(kind)}
+        if unknown:
+            raise ProfileError(f"{path}: unknown {key} field(s) {sorted(unknown)}")
+    pipeline, ep = data.get("pipeline"), data.get("expert_parallel")
     return Profile(
         name=str(data.get("name") or path.stem),
         description=str(data.get("description", "")),
@@ -194,6 +236,11 @@ def load_profile(name: str | None = None) -> Profile:
         speculative={k.upper(): _spec(v) for k, v in data.get("speculative", {}).items()},
         deployment=dict(data.get("deployment", {})),
         power=PowerProfile(**{k: float(v) for k, v in power.items()}) if power else None,
+        provenance=str(data.get("provenance", "")),
+        pipeline=Pipeline(int(pipeline.get("stages", 1)), float(pipeline.get("p2p_ms", 0.0)))
+        if pipeline
+        else None,
+        expert_parallel=ExpertParallel(**{k: float(v) for k, v in ep.items()}) if ep else None,
         drafters={
             str(repo): DrafterProfile(
                 repo=str(repo),

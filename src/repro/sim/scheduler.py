@@ -9,14 +9,21 @@ Each iteration is one forward step, as in SGLang's scheduler (no mixed chunks):
   --disable-radix-cache.
 - otherwise decode: every running request advances. Plain decoding costs
   `decode_fixed_ms (x no_cuda_graph_fixed_factor) + decode_per_req_ms x n +
-  decode_per_1k_ctx_ms x KV tokens / 1000` and emits one token per request. With a speculative
-  algorithm each step is a verify step: it adds `draft_ms + n x verify_ms_per_token x
-  (verified tokens - 1)` and emits 1 + k tokens per request, k drawn from the profile's
-  acceptance distribution for the prompt's category, capped by the draft tokens.
+  decode_per_1k_ctx_ms x KV tokens / 1000` (a PP profile runs it as micro-batches through its
+  stages; an EP profile adds its all-to-all: sim/profile.py) and emits one token per
+  request. With a speculative algorithm each step is a verify step: it adds `draft_ms +
+  n x verify_ms_per_token x (verified tokens - 1)` and emits 1 + k tokens per request, k
+  drawn from the profile's acceptance distribution for the prompt's category, capped by the
+  draft tokens.
 When the KV cache overflows, the newest requests are retracted to the queue (SGLang's
 retraction; meta_info num_retractions counts it). Durations are multiplied by
 REPRO_SIM_TIME_SCALE and kept on an absolute clock, so CPU time spent emitting outputs does not
-stretch the simulated timeline while the CPU keeps up.
+stretch the simulated timeline while the CPU keeps up; sim/clock.py counts where it did not.
+
+The gauges /metrics shows are a snapshot (`Gauges`) taken where SGLang 0.5.23 takes it
+(scheduler_components/metrics_reporter.py): at every prefill batch, every
+`--decode-log-interval` decode steps (default 40, arg_groups/fields/observability.py) and when
+the scheduler goes idle, not at every step.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ import contextlib
 import logging
 import time
 from collections import deque
+from dataclasses import dataclass
 
+from repro.sim.clock import StepClock
 from repro.sim.config import SimConfig
 from repro.sim.metrics import TokenizerMetrics
 from repro.sim.power import EnergyMeter
@@ -34,6 +43,22 @@ from repro.sim.request import Req
 
 logger = logging.getLogger("sglang.srt.managers.scheduler")
 BLOCK = 16
+# metrics_reporter.py GEN_THROUGHPUT_STALENESS_SECONDS: a prefill report zeroes a stale rate
+GEN_THROUGHPUT_STALENESS_S = 30.0
+
+
+@dataclass
+class Gauges:
+    """The scheduler's last reported stats (SchedulerStats' fields that /metrics shows)."""
+
+    num_running_reqs: int = 0
+    num_queue_reqs: int = 0
+    gen_throughput: float = 0.0
+    token_usage: float = 0.0
+    num_used_tokens: int = 0
+    cache_hit_rate: float = 0.0
+    spec_accept_length: float = 0.0
+    spec_accept_rate: float = 0.0
 
 
 class PrefixCache:
@@ -80,7 +105,8 @@ class Scheduler:
         self.kv_total = cfg.kv_tokens
         self.cache = PrefixCache(not cfg.args.disable_radix_cache, cfg.kv_tokens // BLOCK)
         self._wake = asyncio.Event()
-        self._clock = 0.0
+        self.clock = StepClock(cfg.time_scale)
+        self.gauges = Gauges()
         self.forward_ct = 0
         self.energy: EnergyMeter | None = None  # the profile's power model, when it has one
         # cumulative since boot (or /flush_cache): internal_states avg_spec_accept_length
@@ -98,9 +124,6 @@ class Scheduler:
         self.last_gen_throughput = 0.0
         self.last_accept_length = 0.0
         self.last_accept_rate = 0.0
-        self.cache_hit_rate = 0.0
-        self._prompt_seen = 0
-        self._prompt_hit = 0
 
     # ---- requests in and out --------------------------------------------------------------
     def submit(self, req: Req) -> None:
@@ -154,30 +177,36 @@ class Scheduler:
     def decode_ms(self, n: int) -> float:
         t = self.cfg.profile.timing
         fixed = t.decode_fixed_ms * (1.0 if self.cfg.cuda_graph else t.no_cuda_graph_fixed_factor)
-        ms = fixed + t.decode_per_req_ms * n + t.decode_per_1k_ctx_ms * self.kv_used / 1000.0
+        ctx = t.decode_per_1k_ctx_ms * self.kv_used / 1000.0
+        pipeline, ep = self.cfg.profile.pipeline, self.cfg.profile.expert_parallel
+        if pipeline is not None:  # PP: micro-batches through the stages (sim/profile.py)
+            ms = pipeline.round_ms(n, fixed, t.decode_per_req_ms, ctx)
+        else:
+            ms = fixed + t.decode_per_req_ms * n + ctx
+        if ep is not None:  # EP: the MoE all-to-all, per step and per token through experts
+            ms += ep.a2a_fixed_ms + ep.a2a_per_token_ms * n * self.cfg.verify_tokens
         spec = self.cfg.spec
         if spec is not None:
             ms += spec.draft_ms + n * spec.verify_ms_per_token * (self.cfg.verify_tokens - 1)
         return ms
 
     async def _step_wait(self, ms: float) -> None:
-        duration = ms * self.cfg.time_scale / 1000.0
+        running = len(self.running)
+        duration = await self.clock.step(ms)
         if self.energy is not None:
-            self.energy.step(duration, len(self.running))
-        now = time.perf_counter()
-        if self._clock < now - 0.05:  # far behind (CPU-bound): do not try to catch up
-            self._clock = now
-        self._clock += duration
-        delay = self._clock - now
-        await asyncio.sleep(delay if delay > 0 else 0)
+            self.energy.step(duration, running)
+
+    async def _wait_for_work(self) -> None:
+        self.clock.idle()
+        self._report(idle=True)
+        self._wake.clear()
+        await self._wake.wait()
 
     # ---- the loop -------------------------------------------------------------------------
     async def run(self) -> None:
         while True:
             if self.is_idle():
-                self._wake.clear()
-                await self._wake.wait()
-                self._clock = 0.0  # an idle server owes no time: restart the clock
+                await self._wait_for_work()
                 continue
             batch, new_tokens = self._admit()
             if batch:
@@ -188,9 +217,7 @@ class Scheduler:
                 await self._step_wait(self.decode_ms(len(self.running)))
                 self._decode_done()
             else:  # waiting requests that cannot start yet; wait for a change
-                self._wake.clear()
-                await self._wake.wait()
-                self._clock = 0.0
+                await self._wait_for_work()
 
     def _admit(self) -> tuple[list[Req], int]:
         slots = self.cfg.max_running_requests - len(self.running)
@@ -212,8 +239,6 @@ class Scheduler:
             extend = req.seq_len() - cached
             if req.num_retractions == 0:
                 req.cached_tokens = cached
-                self._prompt_seen += len(req.prompt_ids)
-                self._prompt_hit += cached
             req.admitted_at = time.perf_counter()
             if req.log_metrics:
                 self.metrics.queue.observe(req.admitted_at - req.created)
@@ -222,8 +247,6 @@ class Scheduler:
             self.kv_used += req.seq_len()
             available -= need
             new_tokens += extend
-        if batch:
-            self.cache_hit_rate = self._prompt_hit / max(1, self._prompt_seen)
         return batch, new_tokens
 
     def _prefill_done(self, batch: list[Req], new_tokens: int) -> None:
@@ -235,6 +258,11 @@ class Scheduler:
             self.kv_used += req.advance(1)
             self._token_out(req, now, 1)
         cached = sum(r.cached_tokens for r in batch)
+        # report_prefill_stats: per-batch cache hit rate; a decode rate over 30 s old is stale
+        self.gauges.cache_hit_rate = cached / max(1, new_tokens + cached)
+        if now - self._win_start > GEN_THROUGHPUT_STALENESS_S:
+            self.last_gen_throughput = 0.0
+        self._report(running=len(self.running) - len(batch))
         if now - self._last_prefill_log >= 0.1:
             self._last_prefill_log = now
             logger.info(
@@ -343,6 +371,19 @@ class Scheduler:
         if now - self._last_log >= 0.5:
             self._last_log = now
             logger.info(msg)
+        self._report()
+        self.gauges.spec_accept_length = self.last_accept_length
+        self.gauges.spec_accept_rate = self.last_accept_rate
         self._win_start = now
         self._win_steps = self._win_tokens = self._win_accept_tokens = 0
         self._win_correct = self._win_forward = 0
+
+    def _report(self, *, running: int | None = None, idle: bool = False) -> None:
+        """Refresh the gauges (report_prefill_stats, report_decode_stats, and
+        _maybe_log_idle_metrics, which zeroes the throughput of an idle scheduler)."""
+        g = self.gauges
+        g.num_running_reqs = len(self.running) if running is None else running
+        g.num_queue_reqs = len(self.waiting)
+        g.token_usage = self.kv_used / self.kv_total
+        g.num_used_tokens = self.kv_used
+        g.gen_throughput = 0.0 if idle else self.last_gen_throughput

@@ -68,6 +68,7 @@ class NativeRoutes:
         router.add_post("/abort_request", self.abort_request)
         router.add_get("/metrics", self.metrics)
         router.add_get("/repro_sim/power", self.power)
+        router.add_get("/repro_sim/clock", self.clock)
 
     async def health_generate(self, request: web.Request) -> web.Response:
         if not self.tokenizer_manager.ready:
@@ -164,7 +165,9 @@ class NativeRoutes:
             simulated=True,
             sim_profile=cfg.profile.name,
             sim_time_scale=cfg.time_scale,
+            sim_clock=self.tokenizer_manager.clock_reading(),
             sim_assumptions=cfg.profile.assumptions,
+            sim_provenance=cfg.profile.provenance,
             sim_speculative_registry=list(cfg.registry.names),
             sim_drafter=self._drafter_summary(),
         )
@@ -207,6 +210,10 @@ class NativeRoutes:
         if meter is None:
             return json_response({"error": "the simulator profile has no power entry"}, 404)
         return json_response(meter.reading(self.cfg.profile.name))
+
+    async def clock(self, request: web.Request) -> web.Response:
+        """The simulator's own lag counters (not an SGLang endpoint: sim/clock.py)."""
+        return json_response(self.tokenizer_manager.clock_reading())
 
     async def generate(self, request: web.Request) -> web.StreamResponse:
         try:

@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from repro.sim.clock import ClockStats, host_cost_s_per_token, min_time_scale
 from repro.sim.config import SimConfig
 from repro.sim.metrics import Exposition, TokenizerMetrics
 from repro.sim.power import EnergyMeter
@@ -46,6 +47,8 @@ class TokenizerManager:
         self.startup_time = time.time()
         self._tasks: list[asyncio.Task[None]] = []
         self.active: dict[str, Req] = {}
+        self.host_cost_s = host_cost_s_per_token()  # measured at start: sim/clock.py
+        self.min_time_scale = self._min_time_scale()
         self._trace = open(cfg.trace_file, "a", encoding="utf-8") if cfg.trace_file else None  # noqa: SIM115
 
     def start(self) -> None:
@@ -204,6 +207,34 @@ class TokenizerManager:
     def num_waiting(self) -> int:
         return sum(len(s.waiting) for s in self.schedulers)
 
+    def _min_time_scale(self) -> float:
+        """The smallest time-scale at which this host emits the profile's decode steps in
+        time, at one running request and at the running cap (sim/clock.py)."""
+        s = self.schedulers[0]
+        spec = self.cfg.spec
+        per_req = spec.mean_accept_length("chat") if spec is not None else 1.0
+        return max(
+            min_time_scale(s.decode_ms(n), n * per_req, self.host_cost_s)
+            for n in (1, self.cfg.max_running_requests)
+        )
+
+    def clock_reading(self) -> dict[str, Any]:
+        """The schedulers' clock counters summed, with this process's CPU time (the
+        simulator's `/repro_sim/clock`, read by `repro bench` at a level's start and end)."""
+        total = ClockStats()
+        for s in self.schedulers:
+            total.add(s.clock.snapshot())
+        return {
+            "simulated": True,
+            "profile": self.cfg.profile.name,
+            "time_scale": self.cfg.time_scale,
+            **vars(total),
+            "cpu_s": time.process_time(),
+            "wall_s": time.perf_counter(),
+            "host_cost_us_per_token": self.host_cost_s * 1e6,
+            "min_time_scale": self.min_time_scale,
+        }
+
     def flush_cache(self) -> bool:
         if any(not s.is_idle() for s in self.schedulers):
             for s in self.schedulers:
@@ -254,32 +285,43 @@ class TokenizerManager:
         def gauge(name: str, doc: str, value: Any) -> None:
             out.gauge(name, doc, [(rank_labels(s), float(value(s))) for s in self.schedulers])
 
+        # the scheduler's last report, as SGLang's gauges hold it (scheduler.py Gauges)
         gauge(
-            "sglang:num_running_reqs", "The number of running requests.", lambda s: len(s.running)
+            "sglang:num_running_reqs",
+            "The number of running requests.",
+            lambda s: s.gauges.num_running_reqs,
         )
         gauge(
             "sglang:num_queue_reqs",
             "The number of requests in the waiting queue.",
-            lambda s: len(s.waiting),
+            lambda s: s.gauges.num_queue_reqs,
         )
         gauge(
             "sglang:gen_throughput",
             "The generation throughput (token/s).",
-            lambda s: s.last_gen_throughput,
+            lambda s: s.gauges.gen_throughput,
         )
-        gauge("sglang:cache_hit_rate", "The prefix cache hit rate.", lambda s: s.cache_hit_rate)
-        gauge("sglang:token_usage", "The token usage.", lambda s: s.kv_used / s.kv_total)
-        gauge("sglang:num_used_tokens", "The number of used tokens.", lambda s: s.kv_used)
+        gauge(
+            "sglang:cache_hit_rate",
+            "The prefix cache hit rate.",
+            lambda s: s.gauges.cache_hit_rate,
+        )
+        gauge("sglang:token_usage", "The token usage.", lambda s: s.gauges.token_usage)
+        gauge(
+            "sglang:num_used_tokens",
+            "The number of used tokens.",
+            lambda s: s.gauges.num_used_tokens,
+        )
         gauge(
             "sglang:spec_accept_length",
             "The average acceptance length of speculative decoding.",
-            lambda s: s.last_accept_length,
+            lambda s: s.gauges.spec_accept_length,
         )
         gauge(
             "sglang:spec_accept_rate",
             "The average acceptance rate of speculative decoding "
             "(`accepted tokens / total draft tokens` in batch).",
-            lambda s: s.last_accept_rate,
+            lambda s: s.gauges.spec_accept_rate,
         )
         gauge(
             "sglang:spec_num_draft_tokens",
@@ -292,6 +334,20 @@ class TokenizerManager:
             [(rank_labels(self.schedulers[0]), self.metrics.queue)],
         )
         self.metrics.render(out, model)
+        clock = self.clock_reading()
+        for key, doc in (
+            ("scheduled_s", "Simulated step time scheduled (scaled seconds)."),
+            ("behind_s", "Seconds the simulated timeline stretched: steps the host ran late."),
+            ("late_s", "Seconds the steps woke after their scheduled end, summed."),
+            ("cpu_s", "CPU seconds this simulator process used."),
+        ):
+            name = f"repro_sim_clock_{key.removesuffix('_s')}_seconds_total"
+            out.counter(name, doc, [({}, clock[key])])
+        out.gauge(
+            "repro_sim_min_time_scale",
+            "The smallest time-scale this host keeps for the profile (measured at start).",
+            [({}, clock["min_time_scale"])],
+        )
         out.gauge(
             "repro_sim_info",
             "This server is repro's SGLang simulator; every number here is simulated.",

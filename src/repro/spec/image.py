@@ -47,7 +47,7 @@ from repro.spec.base import (
     Description,
     StrictModel,
 )
-from repro.spec.catalog import CatalogOption
+from repro.spec.option_catalog import CatalogOption
 
 # What `sglang.__version__` reports, local part included (0.0.0.dev1+gd91c3682b).
 REPORTED_VERSION_PATTERN = r"^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+){0,3}$"
@@ -312,6 +312,11 @@ class ImageSpec(StrictModel):
     simulated: bool = Field(
         False, description="The CPU simulator stands in for SGLang (no GPU, no CUDA)."
     )
+    device: Literal["cuda", "cpu"] = Field(
+        "cuda",
+        description='"cpu": SGLang\'s own engine on the CPU (no GPU, no CUDA; its recipes run '
+        "with gpu_runtime: none and --device cpu), for trying repro on a real engine anywhere.",
+    )
 
     _source_path: Path | None = PrivateAttr(default=None)
 
@@ -335,7 +340,15 @@ class ImageSpec(StrictModel):
 
     @model_validator(mode="after")
     def _gpu_image(self) -> ImageSpec:
-        if not self.simulated:
+        if self.device == "cpu":
+            if self.simulated:
+                raise ValueError("@device: a simulated image has no device; drop device: cpu")
+            if self.gpu_architectures or self.cuda_version is not None:
+                raise ValueError(
+                    "@device: a CPU image carries no GPU kernels: drop gpu_architectures and "
+                    "cuda_version"
+                )
+        elif not self.simulated:
             if not self.gpu_architectures:
                 raise ValueError("@gpu_architectures: a GPU image lists at least one architecture")
             if self.cuda_version is None:

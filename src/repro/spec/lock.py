@@ -11,7 +11,7 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
   when simulated, without a drafter, or when its config has none)
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
-- `catalog`: the SGLang option catalog (JSON form of `repro.spec.catalog.Catalog`): the image
+- `catalog`: the SGLang option catalog (JSON form of `repro.spec.option_catalog.Catalog`): the image
   spec's effective catalog until the image stage puts the image's own
 - `patches`: every patch of the image's patch set with its sha256
 
@@ -43,12 +43,15 @@ from repro.spec.base import (
     REVISION_PATTERN,
     SHA256_PATTERN,
 )
-from repro.spec.catalog import Catalog
 from repro.spec.image import ImageSpec
+from repro.spec.option_catalog import Catalog
 from repro.spec.recipe import Recipe
 
 LOCK_VERSION = 1
 LOCK_SUFFIX = ".lock.json"
+# huggingface_hub's switch (read by SGLang's loaders as `constants.HF_HUB_OFFLINE`): no request
+# leaves the server, so a file missing from the cache is an error, never a download.
+HUB_OFFLINE_ENV = "HF_HUB_OFFLINE"
 
 
 class FileEntry(BaseModel):
@@ -242,3 +245,25 @@ class Locked:
     def image(self) -> LockedImage | None:
         """The image the lock records (None before `repro image build`)."""
         return self.lock.image if self.lock is not None else None
+
+    @property
+    def served(self) -> Recipe:
+        """The recipe as the server runs it: what every stage renders, launches and exports.
+
+        With a lock that pins real commits, `--revision` and `--speculative-draft-model-revision`
+        name the locked SHAs (a branch such as `main` moves, and SGLang resolves a branch only
+        through the cache's `refs/`, which `repro fetch` does not write), and the Hub is offline
+        (`HF_HUB_OFFLINE=1`): SGLang then finds `snapshots/<sha>` in the mounted cache
+        (sglang/srt/utils/common.py `find_local_repo_dir`) and never downloads. A recipe without
+        a lock, or a simulated one, is served as written.
+        """
+        lock, recipe = self.lock, self.recipe
+        if lock is None or lock.model.sha is None or lock.model.simulated:
+            return recipe
+        update: dict[str, Any] = {
+            "model": recipe.model.model_copy(update={"revision": lock.model.sha}),
+            "env": {**recipe.env, HUB_OFFLINE_ENV: "1"},
+        }
+        if recipe.drafter is not None and lock.drafter is not None and lock.drafter.sha:
+            update["drafter"] = recipe.drafter.model_copy(update={"revision": lock.drafter.sha})
+        return recipe.model_copy(update=update)

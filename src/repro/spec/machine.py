@@ -70,6 +70,9 @@ class ServerInfo(BaseModel):
     sim_time_scale: float | None = Field(
         default=None, description="the simulator's --time-scale (durations multiplied by it)"
     )
+    sim_provenance: str | None = Field(
+        default=None, description="`calibrated: ...` or `extrapolated: ...` (the profile's)"
+    )
 
 
 class RecordedGpu(BaseModel):
@@ -112,8 +115,11 @@ def hardware_label(machine: MachineInfo | None) -> str:
 
 
 def simulator_label(server: ServerInfo | None) -> str | None:
-    """`sim <profile>, time-scale <x>` when a simulator served the run and named its profile."""
+    """`sim <profile>, time-scale <x>` when a simulator served the run and named its profile,
+    with `(calibrated)` or `(extrapolated)` after the profile when it stated which."""
     if server is None or not server.sim_profile:
         return None
     scale = "?" if server.sim_time_scale is None else f"{server.sim_time_scale:g}"
-    return f"sim {server.sim_profile}, time-scale {scale}"
+    kind = (server.sim_provenance or "").split(":", 1)[0]
+    shown = f" ({kind})" if kind in ("calibrated", "extrapolated") else ""
+    return f"sim {server.sim_profile}{shown}, time-scale {scale}"

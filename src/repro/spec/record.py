@@ -26,7 +26,7 @@ from repro.spec.accept import AcceptResults
 from repro.spec.base import Interval
 from repro.spec.lock import Lock
 from repro.spec.machine import MachineInfo, ServerInfo
-from repro.spec.server import LevelEnergy, ServerState
+from repro.spec.server import LevelEnergy, ServerState, SimClock
 
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]
@@ -274,6 +274,9 @@ class Level(BaseModel):
     )
     server: ServerState | None = None
     energy: LevelEnergy | None = Field(default=None, description="GPU energy readings")
+    sim_clock: SimClock | None = Field(
+        default=None, description="the simulator's own lag; None for a real server"
+    )
     joules_per_output_token: float | None = Field(
         default=None, description="energy.energy_j / total_output_tokens"
     )

@@ -112,3 +112,26 @@ class LevelEnergy(BaseModel):
         default=None, description="CPU time of the sampler thread per second of the level"
     )
     per_gpu: list[GpuEnergy] = Field(default_factory=list)
+
+
+class SimClock(BaseModel):
+    """`summary.json` level `sim_clock`: whether the simulator kept its own clock during the
+    level (its `/repro_sim/clock` read at the level's start and end, sim/clock.py); absent for
+    a real server."""
+
+    time_scale: float = Field(description="the simulator's --time-scale (0: no waiting)")
+    steps: int = Field(description="forward steps the level ran")
+    scheduled_s: float = Field(description="s the profile scheduled for those steps (scaled)")
+    behind_s: float = Field(description="s the timeline stretched: the host ran steps late")
+    behind_pct: float | None = Field(
+        default=None, description="behind_s / scheduled_s x 100; None when nothing was scheduled"
+    )
+    mean_late_ms: float | None = Field(
+        default=None, description="mean ms a step woke after its scheduled end"
+    )
+    cpu_per_s: float | None = Field(
+        default=None, description="the simulator's CPU s per s of the level (1.0: a full core)"
+    )
+    min_time_scale: float | None = Field(
+        default=None, description="the smallest time-scale this host keeps (measured at start)"
+    )

@@ -342,10 +342,12 @@ def _disk_finding(fp: MachineFingerprint, req: Requirements | None) -> MachineCh
             what += f", {_gb(cached)} of them already cached"
         if disk.free_bytes >= need:
             return MachineCheck(check="disk", status="pass", message=what)
+        margin = need - missing
         return MachineCheck(
             check="disk",
             status="fail",
-            message=what,
+            message=f"{what}: {_gb(missing)} to download + {_gb(margin)} margin "
+            f"({DISK_HEADROOM - 1:.0%}) = {_gb(need)} needed",
             fix="free space, or point HF_HUB_CACHE at a disk with "
             f"{_gb(need - disk.free_bytes)} more",
         )

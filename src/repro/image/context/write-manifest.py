@@ -2,8 +2,9 @@
 
 The manifest records what the image really contains: SGLang version and commit, torch, CUDA,
 sgl-kernel and flashinfer versions, compiled GPU architectures, the applied patches with their
-sha256, and the server option catalog (`ServerArgs.add_cli_args` on an argparse parser, the
-same shape as repro's catalogs/sglang-<version>.json).
+sha256, the server option catalog (`ServerArgs.add_cli_args` on an argparse parser, the
+same shape as repro's catalogs/sglang-<version>.json) and, on an image whose Python packages
+were installed from downloaded wheels, each wheel's name, version and sha256.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def json_default(value: object) -> object:
         return value
     if isinstance(value, list | tuple):
         return [json_default(item) for item in value]
+    if isinstance(value, set | frozenset):  # e.g. SGLang's SAMPLING_BACKEND_CHOICES
+        return sorted(json_default(item) for item in value)  # type: ignore[type-var]
     return str(value)
 
 
@@ -102,6 +105,11 @@ def patches(patch_dir: Path) -> list[dict[str, str]]:
     ]
 
 
+def installed_wheels(path: Path = Path("/opt/repro/wheels.json")) -> list[object] | None:
+    """What a base built from downloaded wheels recorded of them (name, version, sha256)."""
+    return list(json.loads(path.read_text())) if path.is_file() else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sglang-dir", required=True)
@@ -129,6 +137,9 @@ def main() -> None:
         "speculative_algorithms": speculative_algorithms(),
         "catalog": option_catalog(),
     }
+    wheels = installed_wheels()
+    if wheels is not None:
+        manifest["wheels"] = wheels
     args.output.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     print(f"repro: wrote {args.output} ({len(manifest['catalog'])} server options)")  # type: ignore[arg-type]
 

@@ -71,14 +71,20 @@ REAL_OPS: dict[str, Callable[..., Any]] = {
 
 
 class StandinOp:
-    """A native op, class or constant that is not here: calling it raises, naming it; any
-    attribute of it is another stand-in (``InterpolationMode.BICUBIC`` at import time)."""
+    """A native op, class or constant that is not here: calling it raises, naming it (except
+    as a bare decorator); any attribute of it is another stand-in (``InterpolationMode.BICUBIC``
+    at import time)."""
 
     def __init__(self, qualname: str) -> None:
         self.__qualname__ = qualname
         self.__name__ = qualname.rsplit(".", 1)[-1]
 
-    def __call__(self, *_args: Any, **_kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and callable(args[0]):
+            # used as a decorator at import time (cutlass' ``@cute.jit`` on a kernel class
+            # SGLang defines but never runs here): leave the decorated object as it is
+            _log("decorate", self.__qualname__)
+            return args[0]
         _log("call", self.__qualname__)
         raise NotImplementedError(
             f"{self.__qualname__} is a repro CPU-test stand-in: the native op is not available here"

@@ -7,8 +7,8 @@ so dumping the options of this image gives its real command-line surface.
 
 import argparse
 
-from repro.sim.catalog import add_cli_args, load_catalog
 from repro.sim.registry import load_registry
+from repro.sim.server_argparser import add_cli_args, load_catalog
 
 
 class ServerArgs:

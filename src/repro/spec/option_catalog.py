@@ -3,7 +3,7 @@
 A catalog is the JSON dump of `ServerArgs.add_cli_args` (names, aliases, dest, action kind,
 type, nargs, choices, default) plus the registered speculative algorithms. repro ships the
 catalog of each SGLang version it knows as package data (`repro/catalogs/sglang-<v>.json`,
-read by `repro.recipe.catalog.load_catalog`); an image spec's patch set can add options
+read by `repro.recipe.argv_check.load_catalog`); an image spec's patch set can add options
 (`provides`), and a lock carries the catalog extracted from the built image itself, which is
 then the truth.
 """
