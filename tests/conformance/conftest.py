@@ -19,6 +19,14 @@ from repro.realengine.engine import DEFAULT_VENV, EngineError, engine_python, ma
 from tests.support.simulator import Sim
 
 FRONTEND = ("-m", "repro.sim.sglang_frontend")
+# the demo recipe on the tiny model, as a user would write it for this server
+RECIPE = """\
+extends: demo
+description: the demo recipe on SGLang's front end with repro's scheduler (tiny Qwen3)
+model: {repo: repro-test/qwen3-tiny, revision: main}
+drafter: {repo: repro-test/qwen3-tiny-dflash, revision: main}
+speculative: {algorithm: DFLASH, num_draft_tokens: 4}
+"""
 
 
 @dataclass
@@ -42,8 +50,8 @@ def sglang_venv() -> Path:
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The seeded tiny Qwen3 and its DFlash drafter (config and tokenizer are what SGLang's
-    front end reads)."""
-    root = tmp_path_factory.mktemp("tiny")
+    front end reads), in folders named like the Hub repos a recipe names (RECIPE)."""
+    root = tmp_path_factory.mktemp("models") / "repro-test"  # served as repro-test/qwen3-tiny
     target, drafter = root / "qwen3-tiny", root / "qwen3-tiny-dflash"
     make_tiny_model(target, seed=0, drafter=drafter, venv=sglang_venv())
     return target, drafter

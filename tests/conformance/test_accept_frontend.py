@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
-from tests.conformance.conftest import Pair
+from tests.conformance.conftest import RECIPE, Pair
 
 pytestmark = pytest.mark.real_sglang
 PROMPTS = 4
@@ -37,9 +37,11 @@ def test_accept_record_matches_sglang_per_request(
 ) -> None:
     monkeypatch.setenv("REPRO_RECIPES_DIR", str(repo_root / "recipes"))
     monkeypatch.chdir(tmp_path)  # run folders go to ./runs
+    recipe = tmp_path / "tiny-frontend.yaml"
+    recipe.write_text(RECIPE)
     res = CliRunner().invoke(
         main,
-        ["accept", "demo", "--url", pair.sglang.url, "--prompts", "math",
+        ["accept", str(recipe), "--url", pair.sglang.url, "--prompts", "math",
          "-n", str(PROMPTS), "--max-new-tokens", "24", "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output

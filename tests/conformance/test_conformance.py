@@ -9,6 +9,8 @@ documentation cannot drift from SGLang unnoticed.
 from __future__ import annotations
 
 import re
+import threading
+import time
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -172,3 +174,23 @@ def test_server_info_reports_the_speculative_limits(server: Sim) -> None:
     assert info["speculative_num_steps"] == 1 and info["speculative_eagle_topk"] == 1
     assert info["speculative_num_draft_tokens"] == 4  # the drafter's block_size
     assert info["internal_states"][0]["effective_max_running_requests_per_dp"] == 48
+
+
+def test_an_aborted_stream_ends_with_an_abort_reason(server: Sim) -> None:
+    """POST /abort_request mid-stream: the scheduler drops the request (AbortReq to SGLang's
+    scheduler process, which answers with an AbortReq for it) and the stream ends."""
+    rid = f"conformance-abort-{server.port}"
+    body = generate(True)
+    body["rid"] = rid
+    body["sampling_params"]["max_new_tokens"] = 3000
+    replies: list[Any] = []
+    reader = threading.Thread(target=lambda: replies.append(call(server.url, "/generate", body)))
+    reader.start()
+    deadline = time.monotonic() + 60
+    while reader.is_alive() and time.monotonic() < deadline:  # until the request is there
+        call(server.url, "/abort_request", {"rid": rid})
+        reader.join(0.5)
+    assert replies, "the aborted stream did not end"
+    last = [e for e in replies[0].events if e != "[DONE]"][-1]
+    assert last["meta_info"]["finish_reason"]["type"] == "abort"
+    assert last["meta_info"]["completion_tokens"] < 3000

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.console import Console
@@ -14,12 +14,13 @@ from rich.table import Table
 
 from repro.cli.options import PORT, FiniteFloat
 from repro.errors import ReproError
+from repro.realengine.engine import DEFAULT_VENV
 from repro.sim import main as sim_main
 from repro.sim.profile import Profile, ProfileError, list_profiles, load_profile
 from repro.sim.select import layout
 
 _console = Console(highlight=False)
-SGLANG_PYTHON = Path(".venv-sglang/bin/python")
+SGLANG_PYTHON = DEFAULT_VENV / "bin" / "python"
 
 
 def _profile_or_error(name: str) -> None:
@@ -103,17 +104,15 @@ def serve(
     argv = list(sglang_args)
     has_model = bool({"--model-path", "--model"} & {a.split("=", 1)[0] for a in argv})
     if frontend == "sglang":
-        sys.exit(
-            _serve_sglang_frontend(
-                sglang_python, [*argv, "--host", host, "--port", str(port)], has_model
-            )
+        _serve_sglang_frontend(
+            sglang_python, [*argv, "--host", host, "--port", str(port)], has_model
         )
     if not has_model:
         argv = ["--model-path", f"repro-sim/{load_profile(profile).name}", *argv]
     sys.exit(sim_main([*argv, "--host", host, "--port", str(port)]))
 
 
-def _serve_sglang_frontend(python: Path, argv: list[str], has_model: bool) -> int:
+def _serve_sglang_frontend(python: Path, argv: list[str], has_model: bool) -> NoReturn:
     """SGLang's front end in `python`, with repro.sim (from this installation) importable."""
     if not has_model:
         raise ReproError(
@@ -129,11 +128,8 @@ def _serve_sglang_frontend(python: Path, argv: list[str], has_model: bool) -> in
     src = str(Path(__file__).resolve().parents[2])  # the directory that holds `repro/`
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    command = [str(python), "-m", "repro.sim.sglang_frontend", *argv]
-    try:
-        return subprocess.call(command, env=env)
-    except KeyboardInterrupt:
-        return 130
+    # exec: signals (Ctrl-C, a supervisor's SIGTERM) reach SGLang's launcher itself
+    os.execve(python, [str(python), "-m", "repro.sim.sglang_frontend", *argv], env)
 
 
 @sim.command("profiles")
