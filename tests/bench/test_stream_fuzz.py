@@ -17,19 +17,9 @@ from repro.bench.http1 import Connection, ProtocolError
 from repro.bench.readers import Bounds, ChatReader, GenerateReader, Implausible, StreamStopped
 from repro.bench.wire import EventTooLarge, SSEParser
 from tests.bench.hostileserver import meta_event, sse, stream
+from tests.support.transport import NullTransport
 
 HANDLED = (ProtocolError, EventTooLarge, Implausible, StreamStopped, msgspec.MsgspecError)
-
-
-class _Transport:
-    def write(self, data: bytes) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def is_closing(self) -> bool:
-        return False
 
 
 def _feed(reads: list[bytes], chat: bool) -> BaseException | int | None:
@@ -38,7 +28,7 @@ def _feed(reads: list[bytes], chat: bool) -> BaseException | int | None:
 
     async def go() -> BaseException | int | None:
         conn = Connection()
-        conn.connection_made(_Transport())  # type: ignore[arg-type]
+        conn.connection_made(NullTransport())  # type: ignore[arg-type]
         result = RequestResult(1, 0, 0)
         reader = (ChatReader if chat else GenerateReader)(
             result, 0.0, _Live(None, 0.0), Bounds(max_tokens=16, max_event_bytes=4096)

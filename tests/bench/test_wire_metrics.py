@@ -15,6 +15,7 @@ from repro.bench.http1 import Connection
 from repro.bench.metrics import parse_slos, summarize_level
 from repro.bench.wire import GEN_DECODER, SSEParser, decode_generate, finish_type
 from repro.errors import ReproError
+from tests.support.transport import NullTransport
 
 
 def test_sse_events_split_across_reads_and_batched_in_one_read() -> None:
@@ -122,23 +123,12 @@ def test_generate_chunks_decode_as_the_full_decoder_does(
     assert decode_generate(payload) == GEN_DECODER.decode(payload)
 
 
-class _Transport:
-    def write(self, data: bytes) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def is_closing(self) -> bool:
-        return False
-
-
 def _response_bodies(head: bytes, reads: list[bytes]) -> tuple[int, bytes, bool, bytes]:
     """Feed a response to a Connection read by read: status, body, reusable, error body."""
 
     async def go() -> tuple[int, bytes, bool, bytes]:
         conn = Connection()
-        conn.connection_made(_Transport())  # type: ignore[arg-type]
+        conn.connection_made(NullTransport())  # type: ignore[arg-type]
         got = bytearray()
         _, done = conn.send(b"POST / HTTP/1.1\r\n\r\n", got.extend)
         for data in [head, *reads]:

@@ -71,10 +71,11 @@ class ParsedArg:
 
 
 def _looks_like_option(token: str) -> bool:
-    return token.startswith("--") or (len(token) > 1 and token[0] == "-" and not _is_number(token))
+    return token.startswith("--") or (len(token) > 1 and token[0] == "-" and not is_number(token))
 
 
-def _is_number(token: str) -> bool:
+def is_number(token: str) -> bool:
+    """A negative number is a value, not an option (`--x -1`)."""
     try:
         float(token)
     except ValueError:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repro.errors import RecipeError
-from repro.recipe.argv_check import check_argv
+from repro.recipe.argv_check import check_argv, is_number
 from repro.recipe.findings import Loc
 from repro.recipe.loader import locate
 from repro.shellquote import word, words
@@ -293,7 +293,7 @@ def render_shell(recipe: Recipe, catalog: Catalog) -> str:
     env = render_env(recipe)
     groups: list[list[str]] = []
     for token in argv:
-        if (token.startswith("-") and not _is_number(token)) or not groups:
+        if (token.startswith("-") and not is_number(token)) or not groups:
             groups.append([token])
         else:
             groups[-1].append(token)
@@ -311,11 +311,3 @@ def render_compose(recipe: Recipe, catalog: Catalog) -> dict[str, Any]:
         "environment": render_env(recipe),
         "x-repro": {"recipe": recipe.name, "image_spec": recipe.image},
     }
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
