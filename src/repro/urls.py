@@ -7,6 +7,8 @@ with a URL's userinfo, so it is dropped where the URL comes in.
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
@@ -43,3 +45,15 @@ def server_urls(urls: list[str] | tuple[str, ...], warn: Callable[[str], None]) 
             warn(f"note: the user:password of {clean} is dropped (never stored, shown or sent)")
         out.append(clean)
     return out
+
+
+def http_status(url: str, timeout: float) -> int | None:
+    """The HTTP status a GET of `url` answers with, or None when nothing answers in time
+    (health gates poll this until a deadline)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as err:
+        return err.code
+    except (OSError, ValueError):
+        return None

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +24,7 @@ from repro.image.engine import client, image_exists
 from repro.launch.claim import deployment_claim
 from repro.launch.compose import compose_client, compose_command, write_override
 from repro.launch.spec import SERVICE, LaunchSpec, state_dir
+from repro.urls import http_status
 
 POLL_INTERVAL_S = 0.5
 LOG_TAIL = 30
@@ -178,7 +177,7 @@ def status(name: str) -> dict[str, object]:
         "status": state.status if state else "absent",
         "exit_code": state.exit_code if state and state.status == "exited" else None,
         "health": state.health.status if state and state.health else None,
-        "server_healthy": _probe(spec.url) == 200,
+        "server_healthy": http_status(f"{spec.url}/health_generate", timeout=10) == 200,
     }
 
 
@@ -243,7 +242,7 @@ def _wait_healthy(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None]) -
                     "lines:\n    " + "\n    ".join(lines[-15:]),
                     hint=f"full log: `docker logs {container.name}`",
                 )
-        if _probe(spec.url) == 200:
+        if http_status(f"{spec.url}/health_generate", timeout=10) == 200:
             return
         if elapsed > spec.health_timeout_s:
             raise LaunchError(
@@ -267,16 +266,6 @@ def _seconds_since(moment: datetime | None) -> float:
     if moment is None:
         return float("nan")
     return (datetime.now(UTC) - moment.astimezone(UTC)).total_seconds()
-
-
-def _probe(url: str) -> int | None:
-    try:
-        with urllib.request.urlopen(f"{url}/health_generate", timeout=10) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as err:
-        return err.code
-    except (OSError, ValueError):
-        return None
 
 
 def host_port_for(preferred: int) -> int:

@@ -11,14 +11,13 @@ import os
 import signal
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from repro.errors import ReproError
+from repro.urls import http_status
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_VENV = REPO_ROOT / ".venv-sglang"
@@ -132,7 +131,7 @@ def _wait_ready(engine: Engine, timeout_s: float) -> None:
                 f"lines:\n{engine.log_tail()}",
                 hint=f"full log: {engine.log}",
             )
-        if _health(engine.url) == 200:
+        if http_status(f"{engine.url}/health", timeout=5) == 200:
             return
         if time.monotonic() > deadline:
             raise EngineError(
@@ -140,16 +139,6 @@ def _wait_ready(engine: Engine, timeout_s: float) -> None:
                 hint=f"its log: {engine.log}",
             )
         time.sleep(POLL_S)
-
-
-def _health(url: str) -> int | None:
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as err:
-        return err.code
-    except OSError:
-        return None
 
 
 def stop(engine: Engine, timeout_s: float = STOP_TIMEOUT_S) -> int:
