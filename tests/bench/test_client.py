@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.bench.client import StreamClient, measure
-from repro.bench.wire import SSEParser, generate_body
+from repro.bench.client.stream import StreamClient, measure
+from repro.bench.client.wire import SSEParser, generate_body
 from tests.bench.simserver import SimServer
 
 REPO = Path(__file__).resolve().parents[2]

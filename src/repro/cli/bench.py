@@ -18,7 +18,7 @@ from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.recipe import load_recipe
 from repro.run.provenance import local_provenance
-from repro.spec.record import Level
+from repro.schema.record import Level
 from repro.tables import fit
 from repro.urls import server_urls
 

@@ -16,8 +16,8 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.registry import export_archive, export_enroot
 from repro.lock import load_locked
 from repro.recipe.images import list_image_specs, load_image_spec
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Locked
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked
 from repro.topology import collect_fingerprint
 
 _console = Console(stderr=True, highlight=False)

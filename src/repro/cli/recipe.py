@@ -26,8 +26,8 @@ from repro.recipe import (
 from repro.recipe.findings import display_path
 from repro.recipe.images import catalog_for_recipe
 from repro.recipe.render import LAUNCH
-from repro.spec.image import ImageSpec
-from repro.spec.recipe import Recipe
+from repro.schema.image import ImageSpec
+from repro.schema.recipe import Recipe
 from repro.tables import fit
 
 

@@ -12,9 +12,9 @@ from repro.fsutil import write_atomic
 from repro.recipe import check_recipe, render_env
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.recipe.render import render_node_argv, render_server_argv
-from repro.spec.lock import Locked
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import SECRET_ENV_NAMES, Recipe
+from repro.schema.lock import Locked
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import SECRET_ENV_NAMES, Recipe
 
 # Where SGLang (huggingface_hub) looks for the Hub cache inside the image, as in
 # compose/sglang.yaml.

@@ -17,9 +17,9 @@ from repro.lock import catalog_drift, recipe_options, update_lock_image, with_lo
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
 from repro.recipe.images import effective_catalog, image_for_recipe
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Locked, LockedImage
-from repro.spec.option_catalog import Catalog
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked, LockedImage
+from repro.schema.option_catalog import Catalog
 
 
 def build_for(

@@ -10,7 +10,7 @@ from repro.image.buildplan import plan_for_spec, planned_tag
 from repro.launch.spec import LaunchSpec, project_name, state_dir
 from repro.recipe import render_env, render_server_argv
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
-from repro.spec.lock import Lock, Locked
+from repro.schema.lock import Lock, Locked
 
 # A simulated server loads in seconds; a 600 GB model takes tens of minutes.
 SIMULATED_HEALTH_TIMEOUT_S = 120

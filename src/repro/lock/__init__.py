@@ -1,6 +1,6 @@
 """The lock stage: pin everything a recipe names into `locks/<recipe>.lock.json`.
 
-Public API (the declarations, `Lock`, `LockedImage` and `Locked`, are in `repro.spec.lock`):
+Public API (the declarations, `Lock`, `LockedImage` and `Locked`, are in `repro.schema.lock`):
 
     load_locked(ref) -> Locked                   # a name, recipe file or lock file, resolved once
     with_lock(locked, required=True) -> Locked   # add locks/<recipe>.lock.json (checked current)

@@ -16,8 +16,8 @@ from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.recipe.findings import format_loc
 from repro.recipe.yamlio import expected_text
-from repro.spec.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
-from repro.spec.option_catalog import Catalog
+from repro.schema.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
+from repro.schema.option_catalog import Catalog
 
 ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
 

@@ -12,8 +12,8 @@ from repro.errors import RecipeError
 from repro.lock.io import LockError, lock_path_for, parse_lock, read_lock
 from repro.recipe.loader import from_lock_file, load_recipe_document
 from repro.recipe.rules import check_recipe
-from repro.spec.lock import Lock, Locked
-from repro.spec.recipe import Recipe
+from repro.schema.lock import Lock, Locked
+from repro.schema.recipe import Recipe
 
 
 def load_locked(ref: str | Path, recipes_dir: Path | None = None) -> Locked:

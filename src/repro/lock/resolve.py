@@ -13,9 +13,9 @@ from repro.lock.io import LockError, lock_path_for, read_lock, write_lock
 from repro.lock.patches import resolve_patches
 from repro.recipe import check_recipe
 from repro.recipe.images import effective_catalog, image_for_recipe, images_dir_for
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Lock, Locked, RepoPin
-from repro.spec.option_catalog import Catalog
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Lock, Locked, RepoPin
+from repro.schema.option_catalog import Catalog
 
 
 @dataclass

@@ -18,8 +18,8 @@ from repro.fsutil import write_atomic
 from repro.lock import load_locked
 from repro.recipe import render_shell
 from repro.recipe.images import catalog_for_recipe
-from repro.spec.lock import Locked
-from repro.spec.recipe import Recipe
+from repro.schema.lock import Locked
+from repro.schema.recipe import Recipe
 
 CONTEXT_FILE = "context.json"
 

@@ -153,7 +153,7 @@ def clock_warning(url: str) -> str:
 def stage_accept(ctx: RunContext, console: Console) -> str:
     if ctx.recipe.drafter is None or ctx.recipe.accept is None:
         return "skipped: no drafter"
-    from repro.bench.accept import AcceptOptions, run_accept  # deferred: aiohttp, numpy
+    from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: aiohttp, numpy
     from repro.run.provenance import local_provenance
 
     with console.status("measuring acceptance") as status:

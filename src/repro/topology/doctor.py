@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field, computed_field
 
-from repro.spec.lock import Locked
-from repro.spec.machine import InterconnectProbe
+from repro.schema.lock import Locked
+from repro.schema.machine import InterconnectProbe
 from repro.topology.checks import MachineCheck, check_machine
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.nccl import NcclAdvice, nccl_advice

@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field, field_validator
 from repro.errors import ReproError
 from repro.recipe.hardware import MODEL_WEIGHTS_GB
 from repro.recipe.images import image_for_recipe
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Lock
-from repro.spec.recipe import Recipe
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Lock
+from repro.schema.recipe import Recipe
 from repro.topology.arch import normalize_arch
 
 

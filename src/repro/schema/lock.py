@@ -11,8 +11,8 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
   when simulated, without a drafter, or when its config has none)
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
-- `catalog`: the SGLang option catalog (JSON form of `repro.spec.option_catalog.Catalog`): the image
-  spec's effective catalog until the image stage puts the image's own
+- `catalog`: the SGLang option catalog (JSON form of `repro.schema.option_catalog.Catalog`): the
+  image spec's effective catalog until the image stage puts the image's own
 - `patches`: every patch of the image's patch set with its sha256
 
 Keys other stages add are kept as they are.
@@ -34,7 +34,7 @@ from pydantic import (
     model_serializer,
 )
 
-from repro.spec.base import (
+from repro.schema.base import (
     COMMIT_PATTERN,
     DIGEST_PATTERN,
     HF_REPO_PATTERN,
@@ -43,9 +43,9 @@ from repro.spec.base import (
     REVISION_PATTERN,
     SHA256_PATTERN,
 )
-from repro.spec.image import ImageSpec
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import Recipe
+from repro.schema.image import ImageSpec
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import Recipe
 
 LOCK_VERSION = 1
 LOCK_SUFFIX = ".lock.json"
