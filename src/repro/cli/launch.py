@@ -20,7 +20,7 @@ from repro.launch.compose import compose_client, compose_command
 from repro.launch.deploy import HealthPoll, deployment_dir, known_deployments
 from repro.launch.from_recipe import image_to_run, launch_spec_for
 from repro.live import status_line
-from repro.lock import load_locked, with_lock
+from repro.lock import load_locked
 
 _console = Console(stderr=True, highlight=False)
 
@@ -41,7 +41,7 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     .repro/deployments/<name>/ so the same deployment can be run by hand. A locked recipe
     runs what its lock pins (locks/<name>.lock.json): the locked commits, the Hub offline.
     """
-    locked = with_lock(load_locked(recipe), required=False)
+    locked = load_locked(recipe, lock="attach")
     if locked.image is not None and not dry_run:
         check_local_image(locked, locked.image)  # a lock runs only the image it records
     spec = launch_spec_for(locked, image_to_run(locked, build_tag=not dry_run), host_port=port)

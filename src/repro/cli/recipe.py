@@ -24,7 +24,6 @@ from repro.recipe import (
     render_shell,
 )
 from repro.recipe.findings import display_path
-from repro.recipe.images import catalog_for_recipe
 from repro.recipe.render import LAUNCH
 from repro.schema.image import ImageSpec
 from repro.schema.recipe import Recipe
@@ -140,7 +139,7 @@ def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
     """The exact SGLang server command of recipe REF (refused when `check` finds errors)."""
     locked = require_checked(load_locked(ref, _dir(ctx)))
     r = locked.served
-    catalog = catalog_for_recipe(r, lock=locked.lock)
+    catalog = locked.need_catalog()
     if fmt == "shell":
         click.echo(render_shell(r, catalog))
     elif fmt == "json":
@@ -175,7 +174,8 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, A
             ],
             "lines": problems,
         }
-    findings = check_recipe(r, lock=locked.lock)  # a lock: against the image and catalog it pins
+    # a lock: against the image and catalog it pins
+    findings = check_recipe(r, locked.catalog, locked.image_spec, locked.lock)
     return {
         "recipe": r.name,
         "file": str(r.source_path),

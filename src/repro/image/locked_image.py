@@ -16,7 +16,7 @@ from repro.image.registry import PushedImage, pull, push, verify
 from repro.lock import catalog_drift, recipe_options, update_lock_image, with_lock
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
-from repro.recipe.images import effective_catalog, image_for_recipe
+from repro.recipe.images import effective_catalog
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked, LockedImage
 from repro.schema.option_catalog import Catalog
@@ -39,7 +39,7 @@ def build_for(
     locked = with_lock(locked, required=False)
     if locked.image is not None and not relock_image:
         return _recorded_image(locked, locked.image)
-    spec = image_for_recipe(locked.recipe, locked.lock)
+    spec = locked.need_image_spec()
     built = build_image(plan_for_spec(spec, progress), on_log)
     if locked.lock_path is not None:
         update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
@@ -199,13 +199,13 @@ def image_architectures(target: Locked | ImageSpec) -> tuple[list[str], str]:
         return sorted(set(compiled)), f"compiled kernels of the image in {locked.lock_path}"
     if manifest.get("gpu_archs"):
         return list(manifest["gpu_archs"]), f"image manifest in {locked.lock_path}"
-    return image_architectures(image_for_recipe(locked.recipe, locked.lock))
+    return image_architectures(locked.need_image_spec())
 
 
 def arch_check(target: Locked | ImageSpec, compute_caps: list[str]) -> list[str]:
     """The GPUs' compute capabilities that the image has no kernels for (empty: all fine)."""
     carried, source = image_architectures(target)
-    spec = target if isinstance(target, ImageSpec) else image_for_recipe(target.recipe, target.lock)
+    spec = target if isinstance(target, ImageSpec) else target.need_image_spec()
     if not carried and spec.simulated:
         return []
     missing = sorted({cap for cap in compute_caps if cap not in carried})

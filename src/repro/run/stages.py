@@ -75,7 +75,7 @@ def stage_fetch(ctx: RunContext, console: Console) -> str:
 
 
 def stage_doctor(ctx: RunContext, console: Console) -> str:
-    requirements = requirements_from_recipe(ctx.recipe, lock=ctx.locked.lock)
+    requirements = requirements_from_recipe(ctx.recipe, ctx.locked.image_spec, ctx.locked.lock)
     if ctx.simulated:  # the simulator loads no weights and uses no GPU
         requirements = requirements.model_copy(update=SIMULATED_NEEDS_NONE)
     repos = [requirements.model_repo] if requirements.model_repo else []

@@ -21,7 +21,7 @@ Keys other stages add are kept as they are.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -230,12 +230,29 @@ class Locked:
     file or a lock file) and handed to every stage.
 
     `lock` is None for a recipe that is not locked (or whose lock was not asked for);
-    `lock_path` is the file `lock` was read from.
+    `lock_path` is the file `lock` was read from. `image_spec` and `catalog` are the image spec
+    and option catalog the recipe runs with (the lock's own when it has them), filled once by
+    `repro.lock.load_locked`; None when the spec cannot be loaded, `image_error` then says why.
     """
 
     recipe: Recipe
     lock: Lock | None = None
     lock_path: Path | None = None
+    image_spec: ImageSpec | None = None
+    catalog: Catalog | None = None
+    image_error: Exception | None = field(default=None, compare=False)
+
+    def need_image_spec(self) -> ImageSpec:
+        """`image_spec`, or the error that kept it from loading (for stages that need it)."""
+        if self.image_spec is None:
+            raise self.image_error or ValueError(f"{self.name}: no image spec resolved")
+        return self.image_spec
+
+    def need_catalog(self) -> Catalog:
+        """`catalog`, or the error that kept it from loading (for stages that render argv)."""
+        if self.catalog is None:
+            raise self.image_error or ValueError(f"{self.name}: no catalog resolved")
+        return self.catalog
 
     @property
     def name(self) -> str:

@@ -52,7 +52,9 @@ def run_doctor(
     a locked recipe's image spec is the one its lock pins). With `probe`, first measure the
     all-reduce bandwidth across the recipe's GPUs (all GPUs without a recipe)."""
     requirements = (
-        requirements_from_recipe(locked.recipe, lock=locked.lock) if locked is not None else None
+        requirements_from_recipe(locked.recipe, locked.image_spec, locked.lock)
+        if locked is not None
+        else None
     )
     repos = [requirements.model_repo] if requirements and requirements.model_repo else []
     fingerprint = collect_fingerprint(runner, env, repos)
