@@ -17,7 +17,7 @@ from repro.fsutil import write_atomic
 from repro.live import status_line, sweep_bars
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
-from repro.topology import collect_fingerprint, diagnose, requirements_from_recipe
+from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
 from repro.units import human_bytes
 
 # What doctor does not check for a simulated run (`repro run R --sim`).
@@ -75,7 +75,7 @@ def stage_fetch(ctx: RunContext, console: Console) -> str:
 
 
 def stage_doctor(ctx: RunContext, console: Console) -> str:
-    requirements = requirements_from_recipe(ctx.recipe, ctx.locked.image_spec, ctx.locked.lock)
+    requirements = requirements_from_locked(ctx.locked)
     if ctx.simulated:  # the simulator loads no weights and uses no GPU
         requirements = requirements.model_copy(update=SIMULATED_NEEDS_NONE)
     repos = [requirements.model_repo] if requirements.model_repo else []
