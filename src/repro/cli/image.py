@@ -84,7 +84,7 @@ def build(ref: str, as_json: bool, relock_image: bool) -> None:
         if isinstance(target, ImageSpec):
             built = build_image(plan_for_spec(target, _say), on_log)
         else:
-            built = locked_image.build_for(target, on_log, _say, relock_image)
+            built, _ = locked_image.build_for(target, on_log, _say, relock_image)
     if as_json:
         click.echo(built.model_dump_json(indent=2, exclude={"manifest"}))
         return

@@ -13,7 +13,7 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, pull, push, verify
-from repro.lock import catalog_drift, recipe_options, update_lock_image, with_lock
+from repro.lock import catalog_drift, recipe_options, relocked, update_lock_image, with_lock
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
 from repro.recipe.images import effective_catalog
@@ -27,8 +27,9 @@ def build_for(
     on_log: Progress = quiet,
     progress: Progress = quiet,
     relock_image: bool = False,
-) -> BuiltImage:
-    """Build the recipe's image and, when the recipe is locked, record it in the lock.
+) -> tuple[BuiltImage, Locked]:
+    """Build the recipe's image and, when the recipe is locked, record it in the lock; return
+    the image and `locked` carrying that lock (the image's own catalog), not to be re-read.
 
     A lock that already records an image is a contract, not a cache: the local image must
     have the recorded content fingerprint (else refused, the lock untouched). Only
@@ -38,14 +39,15 @@ def build_for(
     """
     locked = with_lock(locked, required=False)
     if locked.image is not None and not relock_image:
-        return _recorded_image(locked, locked.image)
+        return _recorded_image(locked, locked.image), locked
     spec = locked.need_image_spec()
     built = build_image(plan_for_spec(spec, progress), on_log)
-    if locked.lock_path is not None:
-        update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
-        for line in _drift_lines(locked, spec, built):
-            progress(line)
-    return built
+    if locked.lock_path is None:
+        return built, locked
+    lock = update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
+    for line in _drift_lines(locked, spec, built):
+        progress(line)
+    return built, relocked(locked, lock)
 
 
 def _drift_lines(locked: Locked, spec: ImageSpec, built: BuiltImage) -> list[str]:

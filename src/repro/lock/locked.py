@@ -49,6 +49,12 @@ def resolved(recipe: Recipe, lock: Lock | None = None, lock_path: Path | None = 
     return Locked(recipe, lock, lock_path, spec, catalog)
 
 
+def relocked(locked: Locked, lock: Lock) -> Locked:
+    """`locked` with the lock a stage just wrote to `locked.lock_path` (`update_lock_image`):
+    its image and catalog, resolved again without reading the file back."""
+    return resolved(locked.recipe, lock, locked.lock_path)
+
+
 def require_checked(locked: Locked) -> Locked:
     """`locked`, unless `repro recipe check` rejects it: a rendered command or a dry-run
     plan is only shown for a recipe that can run."""

@@ -15,7 +15,7 @@ from repro.bench.record import write_json
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.live import status_line, sweep_bars
-from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
+from repro.lock import fetch_recipe, load_locked, lock_recipe
 from repro.run.context import RunContext
 from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
 from repro.units import human_bytes
@@ -53,15 +53,12 @@ def stage_image(ctx: RunContext, console: Console) -> str:
         ctx.save()
         return f"pulled and verified {ctx.image_tag}"
     with console.status(f"building the image of {ctx.recipe.name}") as status:
-        built = locked_image.build_for(
+        built, ctx.locked = locked_image.build_for(
             ctx.locked,
             lambda line: status.update(f"[dim]{escape(line[:110])}[/]"),
             lambda message: console.print(f"  {escape(message)}"),
         )
-    ctx.image_tag = built.tag
-    lock_path = with_lock(ctx.locked, required=False).lock_path
-    if lock_path is not None:
-        ctx.locked = load_locked(lock_path)  # now carrying the image's own catalog
+    ctx.image_tag = built.tag  # ctx.locked now carries the image's own catalog
     ctx.save()
     return f"{built.tag} ({built.fingerprint[:19]})"
 
