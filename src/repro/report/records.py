@@ -217,7 +217,7 @@ class LoadedRun(RunRecord):
             "output_len": workload.output_len,
             "dataset": workload.dataset,
             "request_rate": workload.request_rate,
-            "prompts": _prompts_identity(workload.dataset_source),
+            "prompts": workload.dataset_source.identity() if workload.dataset_source else None,
         }
 
     def points(self, metric: str, include_invalid: bool = False) -> dict[int, Point]:
@@ -267,15 +267,6 @@ class LoadedRun(RunRecord):
                     hint="the file is corrupt; re-run the level with `repro bench --resume`",
                 ) from None
         return rows
-
-
-def _prompts_identity(source: dict[str, Any] | None) -> str | None:
-    if not source:
-        return None
-    if source.get("kind") == "hub":
-        files = ",".join(source.get("files") or [])
-        return f"{source.get('repo')}@{source.get('commit')} {files} :{source.get('column')}"
-    return f"{source.get('kind')} sha256:{source.get('sha256')} :{source.get('column', '')}"
 
 
 def _read_text(path: Path) -> str:

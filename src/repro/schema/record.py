@@ -24,6 +24,7 @@ from pydantic import (
 
 from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
+from repro.schema.dataset import PromptSource
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo
 from repro.schema.server import LevelEnergy, ServerState, SimClock
@@ -48,7 +49,7 @@ class BenchWorkload(BaseModel):
     request_rate: float | None = Field(
         default=None, description="Poisson arrivals/s; None: closed loop"
     )
-    dataset_source: dict[str, Any] | None = Field(
+    dataset_source: PromptSource | None = Field(
         default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
     )
     chat_template: dict[str, Any] | None = Field(
