@@ -33,6 +33,7 @@ from repro.schema.record import (
     Summary,
     first_error,
 )
+from repro.schema.recordedrecipe import RecordedRecipe
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -337,16 +338,17 @@ def load_run(path: str | Path) -> LoadedRun:
     if not isinstance(summary, dict) or not isinstance(summary.get("levels"), list):
         raise RunRecordError(f'{summary_path}: expected {{"levels": [...]}}')
     levels = _validate(Summary.model_validate, summary, summary_path).levels
-    recipe = _read_json(folder / "recipe.json")
+    recipe_path = folder / "recipe.json"
+    recipe = _read_json(recipe_path)
     if not isinstance(recipe, dict):
-        raise RunRecordError(f"{folder / 'recipe.json'}: expected a JSON object (the recipe)")
+        raise RunRecordError(f"{recipe_path}: expected a JSON object (the recipe)")
     accept = _optional(AcceptResults, folder / "accept.json")
     if accept is None and folder.name == "bench":  # a `repro run` folder's accept/ part
         accept = _optional(AcceptResults, folder.parent / "accept" / "accept.json")
     return LoadedRun(
         path=folder,
         run=run,
-        recipe=recipe,
+        recipe=_validate(RecordedRecipe.model_validate, recipe, recipe_path),
         lock=_optional(Lock, folder / "lock.json"),
         machine=_optional(MachineInfo, folder / "machine.json")
         or _optional(MachineInfo, folder.parent / "machine.json"),
