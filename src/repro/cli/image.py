@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from repro.cli.options import json_option
 from repro.errors import ReproError
 from repro.image import locked_image
 from repro.image.build import build_image
@@ -63,7 +64,7 @@ def image() -> None:
 
 @image.command("build")
 @click.argument("ref", metavar="R")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("the result")
 @click.option(
     "--relock-image",
     is_flag=True,
@@ -124,7 +125,7 @@ def tiny_model(seed: int, cache_dir: Path | None) -> None:
 @image.command("push")
 @click.argument("ref", metavar="R")
 @click.option("--registry", required=True, help="host[:port]/namespace to push to.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("the result")
 def push(ref: str, registry: str, as_json: bool) -> None:
     """Push R's built image; record its digest in the lock. Never moves a version tag.
 

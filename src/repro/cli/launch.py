@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from repro.cli.options import PORT
+from repro.cli.options import PORT, json_option
 from repro.errors import ReproError
 from repro.image.locked_image import check_local_image
 from repro.launch import LaunchSpec, load_spec, prepare_deployment
@@ -66,7 +66,7 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
 
 @click.command("status")
 @click.argument("name", required=False, metavar="[DEPLOYMENT|RECIPE]")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("the status")
 def status(name: str | None, as_json: bool) -> None:
     """Show the state of one deployment, or of all that repro knows."""
     names = [_known(name).name] if name else known_deployments()

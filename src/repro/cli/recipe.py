@@ -12,6 +12,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import json_option
 from repro.errors import RecipeError
 from repro.lock import LockError, load_locked, require_checked
 from repro.recipe import (
@@ -54,7 +55,7 @@ def recipe(ctx: click.Context, recipes_dir: Path | None) -> None:
 
 
 @recipe.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("the result")
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """Every recipe in the recipes directory, with what it deploys."""
@@ -187,7 +188,7 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, A
 
 @recipe.command("check")
 @click.argument("refs", nargs=-1)
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("the result")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.pass_context
 def check_cmd(ctx: click.Context, refs: tuple[str, ...], as_json: bool, strict: bool) -> None:
