@@ -37,6 +37,7 @@ from repro.bench.simclock import SimClockMeter
 from repro.bench.sweeprecord import BENCH_THINKING, resume_run, start_run
 from repro.bench.validity import judge, offered_load
 from repro.schema.record import ClientLimits, Endpoint, Level
+from repro.schema.recordedrecipe import RecordedRecipe
 from repro.schema.server import LevelEnergy, ServerState
 
 
@@ -120,7 +121,7 @@ def run_bench(
     started = resume_run(opts) if opts.resume else start_run(recipe, opts)
     record, resolved, model, source, template = started
     bench = resolved["bench"]
-    gpus = int(resolved.get("topology", {}).get("gpus") or 0)
+    gpus = RecordedRecipe.model_validate(resolved).gpus
     endpoint = record.run.endpoint or "generate"
     url = record.run.server_url or ""
     done = record.kept()

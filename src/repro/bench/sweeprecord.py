@@ -18,7 +18,7 @@ from repro.bench.record import RunWriter, new_run_dir, read_json, utc_now, write
 from repro.bench.server import fetch_server_info, is_simulated, served_model, server_info_record
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
-from repro.schema.dataset import bench_dataset_problem
+from repro.schema.dataset import HubSource, bench_dataset_problem
 from repro.schema.lock import Lock
 from repro.schema.record import BenchRunInfo, BenchWorkload, ClientLimits
 
@@ -145,11 +145,11 @@ def start_run(recipe: Any, opts: BenchOptions) -> Started:
 def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
     """The prompts the run started with: a Hub dataset at its recorded commit; a file only
     when its content is unchanged."""
-    recorded = record.run.workload.dataset_source or {}
-    if recorded.get("kind") == "hub":
-        return bench_source(recorded["pinned"])
+    recorded = record.run.workload.dataset_source
+    if isinstance(recorded, HubSource):
+        return bench_source(recorded.pinned)
     source = bench_source(dataset)
-    if source and recorded.get("sha256") not in (None, source.source.get("sha256")):
+    if source and recorded and recorded.identity() != source.source.identity():
         raise ReproError(
             f"{dataset} changed since {record.dir} started (sha256 differs)",
             hint="restore the file, or start a new run",

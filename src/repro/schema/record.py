@@ -24,8 +24,10 @@ from pydantic import (
 
 from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
+from repro.schema.dataset import PromptSource
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo
+from repro.schema.recordedrecipe import RecordedRecipe
 from repro.schema.server import LevelEnergy, ServerState, SimClock
 
 Endpoint = Literal["generate", "chat"]
@@ -48,7 +50,7 @@ class BenchWorkload(BaseModel):
     request_rate: float | None = Field(
         default=None, description="Poisson arrivals/s; None: closed loop"
     )
-    dataset_source: dict[str, Any] | None = Field(
+    dataset_source: PromptSource | None = Field(
         default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
     )
     chat_template: dict[str, Any] | None = Field(
@@ -386,7 +388,7 @@ class RunRecord(BaseModel):
 
     path: Path = Field(description="the run folder")
     run: AnyRunInfo
-    recipe: dict[str, Any] = Field(description="recipe.json: the resolved recipe")
+    recipe: RecordedRecipe = Field(description="recipe.json: the resolved recipe")
     lock: Lock | None = Field(default=None, description="lock.json, when a lock was used")
     machine: MachineInfo | None = None
     server_info: ServerInfo | None = None

@@ -58,5 +58,5 @@ def load_bench_set(
     spec = BENCH_SETS[name]
     found = load_hub_dataset(spec.ref, endpoint=endpoint, cache_dir=cache_dir)
     prompts = [spec.format(p) for p in found.prompts]
-    source = {**found.source, "protocol": PROTOCOL, "benchmark_set": name}
+    source = found.source.model_copy(update={"protocol": PROTOCOL, "benchmark_set": name})
     return PromptSet(name, prompts, source)

@@ -19,7 +19,13 @@ from repro.bench.prompts.datasets import (
     text_table,
 )
 from repro.errors import ReproError
-from repro.schema.dataset import DATA_SUFFIXES, HF_PREFIX, HF_SYNTAX, SHAREGPT_REF
+from repro.schema.dataset import (
+    DATA_SUFFIXES,
+    HF_PREFIX,
+    HF_SYNTAX,
+    SHAREGPT_REF,
+    ShippedSource,
+)
 
 SHIPPED_SETS = ("math", "code", "chat")
 # How `--dataset sharegpt` samples bench_serving's ShareGPT file, beside how bench_serving does
@@ -50,7 +56,7 @@ def load_prompt_set(
         )
         prompts, _ = read_prompts(where, [(where, text_table(text, ".jsonl", where))], None, "")
         digest = hashlib.sha256(text.encode()).hexdigest()
-        found = PromptSet(ref, prompts, {"kind": "shipped", "name": ref, "sha256": digest})
+        found = PromptSet(ref, prompts, ShippedSource(name=ref, sha256=digest))
     elif ref in BENCH_SETS:
         found = load_bench_set(ref, endpoint=endpoint, cache_dir=cache_dir)
     elif ref.startswith(HF_PREFIX):
@@ -110,7 +116,7 @@ def bench_source(
         return found
     if dataset == "sharegpt":
         found = load_prompt_set(SHAREGPT_REF, endpoint=endpoint, cache_dir=cache_dir)
-        found.source["variant"] = SHAREGPT_VARIANT
+        found.source = found.source.model_copy(update={"variant": SHAREGPT_VARIANT})
         return found
     return load_prompt_set(dataset, endpoint=endpoint, cache_dir=cache_dir)
 
