@@ -17,7 +17,7 @@ from repro.bench.server import _unreachable
 from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.errors import ReproError
-from repro.spec.record import Level
+from repro.schema.record import Level
 from tests.bench.simserver import SimServer, free_port
 
 LEVEL_KEYS = {

@@ -11,8 +11,8 @@ import pytest
 
 from hubserver import HubServer
 from hubserver.benchsets import GSM8K, HUMANEVAL, MBPP, MT_BENCH, add_benchmark_datasets
-from repro.bench.benchsets import BENCH_SETS, MATH_SUFFIX
-from repro.bench.prompts import load_prompt_set
+from repro.bench.prompts.benchsets import BENCH_SETS, MATH_SUFFIX
+from repro.bench.prompts.sets import load_prompt_set
 from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
 

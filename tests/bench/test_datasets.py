@@ -15,15 +15,15 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
 
-from repro.bench.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
-from repro.bench.datasets import pick_data_files
-from repro.bench.prompts import bench_prompts, bench_source, load_prompt_set
+from repro.bench.prompts.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
+from repro.bench.prompts.datasets import pick_data_files
+from repro.bench.prompts.sets import bench_prompts, bench_source, load_prompt_set
 from repro.bench.sweep import BenchOptions, run_bench
 from repro.bench.sweeprecord import _source
 from repro.errors import ReproError
 from repro.hub import GatedRepoAccess, HubError
-from repro.spec.dataset import SHAREGPT_FILE, SHAREGPT_REPO
-from repro.spec.recipe import Bench
+from repro.schema.dataset import SHAREGPT_FILE, SHAREGPT_REPO
+from repro.schema.recipe import Bench
 from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
 

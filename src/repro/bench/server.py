@@ -14,8 +14,8 @@ import aiohttp
 from pydantic import ValidationError
 
 from repro.errors import ReproError
-from repro.spec.machine import ServerInfo
-from repro.spec.record import first_error
+from repro.schema.machine import ServerInfo
+from repro.schema.record import first_error
 
 _TIMEOUT = aiohttp.ClientTimeout(total=30)
 

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from repro.bench.server import fetch_server_info
 from repro.errors import ReproError
-from repro.spec.server import MetricsSample, ServerLimits, ServerState
+from repro.schema.server import MetricsSample, ServerLimits, ServerState
 
 Combine = Callable[[Iterable[float]], float]
 # gauge -> (MetricsSample field, how a DP rank's pipeline stages combine, how DP ranks combine).

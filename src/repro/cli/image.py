@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from repro.cli.options import json_option
 from repro.errors import ReproError
 from repro.image import locked_image
 from repro.image.build import build_image
@@ -16,8 +17,8 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.registry import export_archive, export_enroot
 from repro.lock import load_locked
 from repro.recipe.images import list_image_specs, load_image_spec
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Locked
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked
 from repro.topology import collect_fingerprint
 
 _console = Console(stderr=True, highlight=False)
@@ -63,7 +64,7 @@ def image() -> None:
 
 @image.command("build")
 @click.argument("ref", metavar="R")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("the result")
 @click.option(
     "--relock-image",
     is_flag=True,
@@ -91,7 +92,7 @@ def build(ref: str, as_json: bool, relock_image: bool, rebuild: bool) -> None:
         if isinstance(target, ImageSpec):
             built = build_image(plan_for_spec(target, _say), on_log, rebuild=rebuild)
         else:
-            built = locked_image.build_for(target, on_log, _say, relock_image, rebuild)
+            built, _ = locked_image.build_for(target, on_log, _say, relock_image, rebuild)
     if as_json:
         click.echo(built.model_dump_json(indent=2, exclude={"manifest"}))
         return
@@ -131,7 +132,7 @@ def tiny_model(seed: int, cache_dir: Path | None) -> None:
 @image.command("push")
 @click.argument("ref", metavar="R")
 @click.option("--registry", required=True, help="host[:port]/namespace to push to.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("the result")
 def push(ref: str, registry: str, as_json: bool) -> None:
     """Push R's built image; record its digest in the lock. Never moves a version tag.
 

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from repro.cli.options import PORT
+from repro.cli.options import PORT, json_option
 from repro.errors import ReproError
 from repro.image.locked_image import check_local_image
 from repro.interrupts import Interrupted, signal_number
@@ -21,7 +21,7 @@ from repro.launch.compose import compose_client, compose_command
 from repro.launch.deploy import HealthPoll, deployment_dir, known_deployments
 from repro.launch.from_recipe import image_to_run, launch_spec_for
 from repro.live import status_line
-from repro.lock import load_locked, with_lock
+from repro.lock import load_locked
 
 _console = Console(stderr=True, highlight=False)
 
@@ -43,7 +43,7 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     be run by hand. A locked recipe runs what its lock pins (locks/<name>.lock.json): the
     locked commits, the Hub offline.
     """
-    locked = with_lock(load_locked(recipe), required=False)
+    locked = load_locked(recipe, lock="attach")
     if locked.image is not None and not dry_run:
         check_local_image(locked, locked.image)  # a lock runs only the image it records
     spec = launch_spec_for(locked, image_to_run(locked, build_tag=not dry_run), host_port=port)
@@ -69,7 +69,7 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
 
 @click.command("status")
 @click.argument("name", required=False, metavar="[DEPLOYMENT|RECIPE]")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("the status")
 def status(name: str | None, as_json: bool) -> None:
     """Show the state of one deployment, or of all that repro knows."""
     names = [_known(name).name] if name else known_deployments()

@@ -27,8 +27,8 @@ from repro.exitcodes import ExitCode
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_differences, content_document, content_fingerprint
 from repro.progress import Progress, quiet
-from repro.spec.lock import LockedImage
-from repro.spec.option_catalog import Catalog
+from repro.schema.lock import LockedImage
+from repro.schema.option_catalog import Catalog
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "Dockerfile.sglang"
 CONTEXT_SCRIPTS = Path(__file__).resolve().parent / "context"

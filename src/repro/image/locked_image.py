@@ -13,13 +13,13 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, pull, push, verify
-from repro.lock import catalog_drift, recipe_options, update_lock_image, with_lock
+from repro.lock import catalog_drift, recipe_options, relocked, update_lock_image, with_lock
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
-from repro.recipe.images import effective_catalog, image_for_recipe
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Locked, LockedImage
-from repro.spec.option_catalog import Catalog
+from repro.recipe.images import effective_catalog
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked, LockedImage
+from repro.schema.option_catalog import Catalog
 
 
 def build_for(
@@ -28,8 +28,9 @@ def build_for(
     progress: Progress = quiet,
     relock_image: bool = False,
     rebuild: bool = False,
-) -> BuiltImage:
-    """Build the recipe's image and, when the recipe is locked, record it in the lock.
+) -> tuple[BuiltImage, Locked]:
+    """Build the recipe's image and, when the recipe is locked, record it in the lock; return
+    the image and `locked` carrying that lock (the image's own catalog), not to be re-read.
 
     A lock that already records an image is a contract, not a cache: the local image must
     have the recorded content fingerprint (else refused, the lock untouched). Only
@@ -47,8 +48,8 @@ def build_for(
                 hint=f"record the rebuilt one on purpose: `repro image build {locked.name} "
                 "--rebuild --relock-image`",
             )
-        return _recorded_image(locked, locked.image)
-    spec = image_for_recipe(locked.recipe, locked.lock)
+        return _recorded_image(locked, locked.image), locked
+    spec = locked.need_image_spec()
     plan = plan_for_spec(spec, progress)
     try:
         built = build_image(plan, on_log, rebuild=rebuild, verify=locked.lock_path is not None)
@@ -58,11 +59,12 @@ def build_for(
             hint=f"build it again over the tag: `repro image build {locked.name} --rebuild` "
             f"(or remove it: `docker rmi {plan.tag}`), then run again",
         ) from None
-    if locked.lock_path is not None:
-        update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
-        for line in _drift_lines(locked, spec, built):
-            progress(line)
-    return built
+    if locked.lock_path is None:
+        return built, locked
+    lock = update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
+    for line in _drift_lines(locked, spec, built):
+        progress(line)
+    return built, relocked(locked, lock)
 
 
 def _drift_lines(locked: Locked, spec: ImageSpec, built: BuiltImage) -> list[str]:
@@ -216,13 +218,13 @@ def image_architectures(target: Locked | ImageSpec) -> tuple[list[str], str]:
         return sorted(set(compiled)), f"compiled kernels of the image in {locked.lock_path}"
     if manifest.get("gpu_archs"):
         return list(manifest["gpu_archs"]), f"image manifest in {locked.lock_path}"
-    return image_architectures(image_for_recipe(locked.recipe, locked.lock))
+    return image_architectures(locked.need_image_spec())
 
 
 def arch_check(target: Locked | ImageSpec, compute_caps: list[str]) -> list[str]:
     """The GPUs' compute capabilities that the image has no kernels for (empty: all fine)."""
     carried, source = image_architectures(target)
-    spec = target if isinstance(target, ImageSpec) else image_for_recipe(target.recipe, target.lock)
+    spec = target if isinstance(target, ImageSpec) else target.need_image_spec()
     if not carried and spec.simulated:
         return []
     missing = sorted({cap for cap in compute_caps if cap not in carried})

@@ -22,7 +22,7 @@ from repro.errors import ReproError
 from repro.report.labels import distinct_pair, unique_labels
 from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
-from repro.spec.machine import MachineInfo, ServerInfo
+from repro.schema.machine import MachineInfo, ServerInfo
 from repro.tables import fit, fits
 
 Direction = Literal["better", "worse", "same"]

@@ -1,4 +1,4 @@
-"""Run records (docs/run-record.md) loaded for reports, validated with repro.spec.record.
+"""Run records (docs/run-record.md) loaded for reports, validated with repro.schema.record.
 
     run = load_run("runs/20250101T000000Z-kimi26-ep4")
     run.recipe_name, run.machine_class, run.image_digest_short, run.simulated
@@ -21,11 +21,18 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from repro import fileread
 from repro.errors import ReproError
 from repro.report.labels import shortened, unique_labels
-from repro.spec.accept import AcceptResults
-from repro.spec.base import Interval
-from repro.spec.lock import Lock
-from repro.spec.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
-from repro.spec.record import AnyRunInfo, BenchWorkload, RequestRow, RunRecord, Summary, first_error
+from repro.schema.accept import AcceptResults
+from repro.schema.base import Interval
+from repro.schema.lock import Lock
+from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
+from repro.schema.record import (
+    AnyRunInfo,
+    BenchWorkload,
+    RequestRow,
+    RunRecord,
+    Summary,
+    first_error,
+)
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")

@@ -22,11 +22,11 @@ from pydantic import (
     model_validator,
 )
 
-from repro.spec.accept import AcceptResults
-from repro.spec.base import Interval
-from repro.spec.lock import Lock
-from repro.spec.machine import MachineInfo, ServerInfo
-from repro.spec.server import LevelEnergy, ServerState, SimClock
+from repro.schema.accept import AcceptResults
+from repro.schema.base import Interval
+from repro.schema.lock import Lock
+from repro.schema.machine import MachineInfo, ServerInfo
+from repro.schema.server import LevelEnergy, ServerState, SimClock
 
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]
@@ -77,8 +77,8 @@ class AcceptWorkload(BaseModel):
 
 
 class ClientLimits(BaseModel):
-    """What ends a request whatever the server does (repro.bench.client): silence, total time,
-    the size of one response event (SSE event, or a non-streaming response)."""
+    """What ends a request whatever the server does (repro.bench.client.stream): silence, total
+    time, the size of one response event (SSE event, or a non-streaming response)."""
 
     read_timeout_s: float = Field(
         default=300.0, description="seconds without a byte before a request fails (0: no limit)"

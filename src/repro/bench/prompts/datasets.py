@@ -8,7 +8,7 @@ OpenAI `[{"role": "user", "content": ...}]`) gives its first human turn, as SGLa
 bench_serving's `sample_sharegpt_requests` does (python/sglang/bench_serving.py). Rows that
 are plain strings are prompts as they are; empty prompts are dropped.
 
-Hub datasets (`hf:ORG/NAME[/PATH][@REVISION][:COLUMN]`, see repro.spec.dataset): the revision
+Hub datasets (`hf:ORG/NAME[/PATH][@REVISION][:COLUMN]`, see repro.schema.dataset): the revision
 is resolved to its commit SHA first and every file is downloaded at that SHA into the Hub
 cache (HF_HUB_CACHE; later runs reuse it, and with HF_HUB_OFFLINE=1 a cached reference
 resolves from the cache alone). Data files: those under PATH with a DATA_SUFFIXES suffix; of
@@ -31,7 +31,7 @@ from typing import Any
 
 from repro import fileread
 from repro.errors import ReproError
-from repro.spec.dataset import DATA_SUFFIXES, HF_SYNTAX, HubDatasetRef, parse_hf_ref
+from repro.schema.dataset import DATA_SUFFIXES, HF_SYNTAX, HubDatasetRef, parse_hf_ref
 
 PROMPT_COLUMNS = ("prompt", "text", "question", "instruction", "problem")
 CONVERSATION_COLUMNS = ("conversations", "conversation", "messages")

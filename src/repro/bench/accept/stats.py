@@ -9,10 +9,10 @@ import zlib
 
 import numpy as np
 
-from repro.bench.acceptclient import Batch, Completion
+from repro.bench.accept.client import Batch, Completion
 from repro.bench.metrics import acceptance_stats, bootstrap
-from repro.spec.accept import AcceptDiff, AcceptSet, Divergence, LosslessLevel
-from repro.spec.base import Interval
+from repro.schema.accept import AcceptDiff, AcceptSet, Divergence, LosslessLevel
+from repro.schema.base import Interval
 
 
 def _rng(name: str) -> np.random.Generator:

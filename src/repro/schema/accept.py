@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repro.spec.base import Interval
+from repro.schema.base import Interval
 
 
 class AcceptSet(BaseModel):
