@@ -21,8 +21,13 @@ _TIMEOUT = aiohttp.ClientTimeout(total=30)
 
 
 def _unreachable(url: str, exc: BaseException) -> ReproError:
+    if isinstance(exc, TimeoutError):  # it took the connection and then kept silent
+        return ReproError(
+            f"the server at {url} did not answer within {_TIMEOUT.total:.0f} s",
+            hint="is it stuck? check its log (`repro logs RECIPE`), or point --url at another",
+        )
     return ReproError(
-        f"cannot reach the server at {url}: {exc or type(exc).__name__}",
+        f"cannot reach the server at {url}: {str(exc) or type(exc).__name__}",
         hint="start it first (`repro launch RECIPE`) or point at a running one with --url",
     )
 

@@ -70,11 +70,18 @@ def image() -> None:
     is_flag=True,
     help="Build and record a new image in R's lock even though it records one already.",
 )
-def build(ref: str, as_json: bool, relock_image: bool) -> None:
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Build again over the content tag even when it exists (e.g. changed in place).",
+)
+def build(ref: str, as_json: bool, relock_image: bool, rebuild: bool) -> None:
     """Build Dockerfile.sglang for R (a no-op when its content tag exists).
 
     When R's lock records an image already, that image is checked (content fingerprint)
-    and used, never replaced: a mismatch is refused unless --relock-image says so.
+    and used, never replaced: a mismatch is refused unless --relock-image says so. An image
+    a lock is about to record is first checked against a build of the same inputs (from
+    the build cache: seconds); one changed in place is refused unless --rebuild says so.
     """
     target = _recipe_or_spec(ref)
     with _console.status(f"building the image of {ref}") as status:
@@ -83,9 +90,9 @@ def build(ref: str, as_json: bool, relock_image: bool) -> None:
             status.update(f"[dim]{escape(line[:110])}[/]")
 
         if isinstance(target, ImageSpec):
-            built = build_image(plan_for_spec(target, _say), on_log)
+            built = build_image(plan_for_spec(target, _say), on_log, rebuild=rebuild)
         else:
-            built, _ = locked_image.build_for(target, on_log, _say, relock_image)
+            built, _ = locked_image.build_for(target, on_log, _say, relock_image, rebuild)
     if as_json:
         click.echo(built.model_dump_json(indent=2, exclude={"manifest"}))
         return

@@ -12,6 +12,7 @@ from rich.markup import escape
 from repro.cli.options import PORT, json_option
 from repro.errors import ReproError
 from repro.image.locked_image import check_local_image
+from repro.interrupts import Interrupted, signal_number
 from repro.launch import LaunchSpec, load_spec, prepare_deployment
 from repro.launch import launch as launch_server
 from repro.launch import status as status_of
@@ -37,9 +38,10 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     """Start RECIPE's server with Docker Compose and wait until /health_generate is 200.
 
     Fails fast when the container exits during start-up, printing its last log lines and exit
-    code; Ctrl-C during the wait stops what was started. The compose override is written to
-    .repro/deployments/<name>/ so the same deployment can be run by hand. A locked recipe
-    runs what its lock pins (locks/<name>.lock.json): the locked commits, the Hub offline.
+    code; Ctrl-C or SIGTERM during the wait stops what was started (exit 128 + the signal).
+    The compose override is written to .repro/deployments/<name>/ so the same deployment can
+    be run by hand. A locked recipe runs what its lock pins (locks/<name>.lock.json): the
+    locked commits, the Hub offline.
     """
     locked = load_locked(recipe, lock="attach")
     if locked.image is not None and not dry_run:
@@ -58,8 +60,9 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
 
         try:
             url = launch_server(spec, show)
-        except KeyboardInterrupt:
-            raise ReproError(f"interrupted: {spec.name} was stopped") from None
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP: exit 128 + n
+            _console.print(f"[yellow]interrupted[/]: {escape(spec.name)} was stopped")
+            raise Interrupted(signal_number(interrupt)) from None
     _console.print(f"[green]healthy[/] {spec.name} at {url}")
     click.echo(url)
 

@@ -8,7 +8,7 @@ cluster pulls by that digest and verifies the fingerprint before it trusts the i
 from __future__ import annotations
 
 from repro.errors import ReproError
-from repro.image.build import BuiltImage, build_image, read_manifest
+from repro.image.build import BuiltImage, UnbuiltImage, build_image, read_manifest
 from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
@@ -27,21 +27,38 @@ def build_for(
     on_log: Progress = quiet,
     progress: Progress = quiet,
     relock_image: bool = False,
+    rebuild: bool = False,
 ) -> tuple[BuiltImage, Locked]:
     """Build the recipe's image and, when the recipe is locked, record it in the lock; return
     the image and `locked` carrying that lock (the image's own catalog), not to be re-read.
 
     A lock that already records an image is a contract, not a cache: the local image must
     have the recorded content fingerprint (else refused, the lock untouched). Only
-    `relock_image` (the user asking on purpose) builds and records a new image. A locked
-    recipe builds from the lock's image spec, whose remote diffs carry the sha256 the first
-    lock recorded: a diff that changed since is refused.
+    `relock_image` (the user asking on purpose) builds and records a new image. An image about
+    to be recorded (a first lock) is what the build produces: a tag found on the machine is
+    checked against a build of the same inputs (`verify_tag`), or, with `rebuild`, built
+    over. A locked recipe builds from the lock's image spec, whose remote diffs carry the
+    sha256 the first lock recorded: a diff that changed since is refused.
     """
     locked = with_lock(locked, required=False)
     if locked.image is not None and not relock_image:
+        if rebuild:
+            raise ReproError(
+                f"{locked.lock_path} records an image already: --rebuild would replace it",
+                hint=f"record the rebuilt one on purpose: `repro image build {locked.name} "
+                "--rebuild --relock-image`",
+            )
         return _recorded_image(locked, locked.image), locked
     spec = locked.need_image_spec()
-    built = build_image(plan_for_spec(spec, progress), on_log)
+    plan = plan_for_spec(spec, progress)
+    try:
+        built = build_image(plan, on_log, rebuild=rebuild, verify=locked.lock_path is not None)
+    except UnbuiltImage as err:
+        raise UnbuiltImage(
+            f"{err.message}; {locked.lock_path} does not record it",
+            hint=f"build it again over the tag: `repro image build {locked.name} --rebuild` "
+            f"(or remove it: `docker rmi {plan.tag}`), then run again",
+        ) from None
     if locked.lock_path is None:
         return built, locked
     lock = update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
