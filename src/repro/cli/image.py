@@ -34,7 +34,7 @@ def _names_image_spec(ref: str) -> bool:
 
 def _recipe_or_spec(ref: str) -> Locked | ImageSpec:
     """R as the image spec it names, else as a recipe (name, file or lock)."""
-    return load_image_spec(ref) if _names_image_spec(ref) else load_locked(ref)
+    return load_image_spec(ref) if _names_image_spec(ref) else load_locked(ref, lock="attach")
 
 
 def _recipe(ref: str) -> Locked:
@@ -44,7 +44,7 @@ def _recipe(ref: str) -> Locked:
             f"{ref} is an image spec; push, pull and verify work on a locked recipe",
             hint="name the recipe (or its lock file) that uses this image",
         )
-    return load_locked(ref)
+    return load_locked(ref, lock="require")
 
 
 @click.group("image")

@@ -13,7 +13,7 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, pull, push, verify
-from repro.lock import catalog_drift, recipe_options, relocked, update_lock_image, with_lock
+from repro.lock import catalog_drift, recipe_options, relocked, update_lock_image
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
 from repro.recipe.images import effective_catalog
@@ -29,7 +29,7 @@ def build_for(
     relock_image: bool = False,
     rebuild: bool = False,
 ) -> tuple[BuiltImage, Locked]:
-    """Build the recipe's image and, when the recipe is locked, record it in the lock; return
+    """Build the recipe's image and, when `locked` carries a lock, record it there; return
     the image and `locked` carrying that lock (the image's own catalog), not to be re-read.
 
     A lock that already records an image is a contract, not a cache: the local image must
@@ -40,7 +40,6 @@ def build_for(
     over. A locked recipe builds from the lock's image spec, whose remote diffs carry the
     sha256 the first lock recorded: a diff that changed since is refused.
     """
-    locked = with_lock(locked, required=False)
     if locked.image is not None and not relock_image:
         if rebuild:
             raise ReproError(
@@ -158,7 +157,6 @@ def check_local_image(locked: Locked, image: LockedImage) -> str:
 
 def push_for(locked: Locked, registry: str, progress: Progress = quiet) -> PushedImage:
     """Push the image the recipe's lock records; write the registry digest into the lock."""
-    locked = with_lock(locked)
     image = _built_image(locked)
     pushed = push(image.reference, registry, progress)
     assert locked.lock_path is not None
@@ -169,7 +167,7 @@ def push_for(locked: Locked, registry: str, progress: Progress = quiet) -> Pushe
 def pull_for(locked: Locked) -> str:
     """Pull the image of the recipe's lock by digest and verify its content; return the
     reference."""
-    image = _built_image(with_lock(locked))
+    image = _built_image(locked)
     if not image.pinned:
         raise ReproError(
             f"the lock of {locked.name} records no registry digest",
@@ -184,19 +182,19 @@ def pull_for(locked: Locked) -> str:
 def verify_for(locked: Locked) -> str:
     """Check the local image against the recipe's lock (by pinned digest when pushed, else
     tag)."""
-    image = _built_image(with_lock(locked))
+    image = _built_image(locked)
     return verify(image.run_reference, image.fingerprint)
 
 
 def locked_reference(locked: Locked) -> str:
     """The image reference to run: pinned digest when pushed, else the local tag."""
-    return _built_image(with_lock(locked)).run_reference
+    return _built_image(locked).run_reference
 
 
 def _built_image(locked: Locked) -> LockedImage:
     if locked.image is None:
         raise ReproError(
-            f"{locked.lock_path} records no built image",
+            f"{locked.lock_path or f'recipe {locked.name} (not locked)'} records no built image",
             hint=f"build it first: `repro image build {locked.name}`",
         )
     return locked.image
@@ -211,7 +209,7 @@ def image_architectures(target: Locked | ImageSpec) -> tuple[list[str], str]:
     """
     if isinstance(target, ImageSpec):
         return list(target.gpu_architectures), f"image spec {target.name}"
-    locked = with_lock(target, required=False)
+    locked = target
     manifest = (locked.image.manifest if locked.image else None) or {}
     compiled = [_arch_of(flag) for flag in manifest.get("compiled_archs") or []]
     if compiled:
