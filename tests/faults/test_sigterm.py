@@ -8,17 +8,13 @@ import json
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.bench.simserver import DFLASH, SimServer
-from tests.support.cli import REPRO, isolated_env, repro
-from tests.support.deployments import deployment_containers
-from tests.support.ports import free_port
+from tests.support.cli import REPRO, isolated_env
 from tests.support.simulator import Sim
 
 
@@ -76,42 +72,3 @@ def test_sigterm_to_accept_keeps_the_finished_sets(
     run = json.loads((out / "run.json").read_text())
     assert run["status"] == "failed" and "SIGTERM" in run["error"]
     assert json.loads((out / "accept.json").read_text())["recipe_name"] == "demo"
-
-
-@pytest.mark.docker
-def test_sigterm_to_launch_during_the_health_wait_stops_its_container(
-    sim_image: str, repo_root: Path, tmp_path: Path
-) -> None:
-    env = isolated_env(tmp_path)
-    shown = repro("recipe", "show", "demo", "--json", cwd=repo_root, env=env)
-    slow = {**json.loads(shown.stdout), "name": f"slow-{uuid.uuid4().hex[:8]}", "extends": None}
-    slow["simulator"]["load_seconds"] = 300  # healthy long after the test ends
-    recipe = tmp_path / f"{slow['name']}.yaml"
-    recipe.write_text(yaml.safe_dump(slow))
-    process = subprocess.Popen(
-        [REPRO, "launch", str(recipe), "--port", str(free_port())],
-        cwd=repo_root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    state = tmp_path / "state"
-    try:
-        deadline = time.monotonic() + 60
-        while not _running(slow["name"], state):
-            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
-            time.sleep(0.2)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        for container in deployment_containers(slow["name"], state):
-            container.remove(force=True)  # only when the test failed: never another's
-    assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
-    assert "interrupted by SIGTERM" in stderr and "Traceback" not in stderr
-    assert not deployment_containers(slow["name"], state)
-
-
-def _running(name: str, state: Path) -> bool:
-    return any(c.state.running for c in deployment_containers(name, state))
