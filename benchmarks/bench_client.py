@@ -46,9 +46,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from repro.bench.client import LevelRun, RequestResult, StreamClient, measure  # noqa: E402
-from repro.bench.prompts import bench_prompts  # noqa: E402
-from repro.bench.wire import generate_body  # noqa: E402
+from repro.bench.client.stream import LevelRun, RequestResult, StreamClient, measure  # noqa: E402
+from repro.bench.client.wire import generate_body  # noqa: E402
+from repro.bench.prompts.sets import bench_prompts  # noqa: E402
 from tests.bench.simserver import SimServer, free_port  # noqa: E402
 
 CLIENT_CPU, SERVER_CPU = 0, 1

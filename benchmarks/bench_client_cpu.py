@@ -60,10 +60,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from repro.bench.client import StreamClient, measure  # noqa: E402
+from repro.bench.client.stream import StreamClient, measure  # noqa: E402
+from repro.bench.client.wire import generate_body  # noqa: E402
 from repro.bench.metrics import per_token_itl  # noqa: E402
-from repro.bench.prompts import bench_prompts  # noqa: E402
-from repro.bench.wire import generate_body  # noqa: E402
+from repro.bench.prompts.sets import bench_prompts  # noqa: E402
 from tests.bench.simserver import free_port  # noqa: E402
 
 SERVER = Path(__file__).with_name("sglang_stream_server.py")

@@ -1,6 +1,7 @@
 """Run SGLang 0.5.23's Rust bench client (sglang.srt.rust_extensions._bench) from its .so alone,
 as `python -m sglang.benchmark.rust_client ARGS` does (rust_client.main: argv[0] renamed, then
 run_argv), without importing the sglang package (whose __init__ pulls in model tooling)."""
+
 import importlib.machinery
 import importlib.util
 import sys

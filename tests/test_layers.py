@@ -31,8 +31,12 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "back_up", "contract"),
     [
-        ("hub/models.py", "import repro.lock", "spec <- recipe, hub <- lock <- image <- launch"),
-        ("spec/lock.py", "import repro.recipe", "spec <- recipe, hub <- lock <- image <- launch"),
+        ("hub/models.py", "import repro.lock", "schema <- recipe, hub <- lock <- image <- launch"),
+        (
+            "schema/lock.py",
+            "import repro.recipe",
+            "schema <- recipe, hub <- lock <- image <- launch",
+        ),
         ("bench/metrics.py", "import repro.launch", "bench only talks HTTP"),
         ("report/table.py", "import repro.bench", "report reads records"),
         ("lock/io.py", "import repro.run", "no stage imports cli or run"),

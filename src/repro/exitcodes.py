@@ -23,7 +23,7 @@ class ExitCode(IntEnum):
     REGISTRY = 7
     EXPORT = 8
     FIRST_STAGE = 10  # `repro run`: 10 + the index of the stage that failed
-    SIGNAL = 128  # `repro run` stopped by a signal: 128 + its number, as a shell reports it
+    SIGNAL = 128  # stopped by a signal: 128 + its number, as a shell reports it
 
 
 MEANING: dict[ExitCode, str] = {
@@ -38,7 +38,7 @@ MEANING: dict[ExitCode, str] = {
     ExitCode.REGISTRY: "a registry push or pull failed",
     ExitCode.EXPORT: "an export that cannot be written (`export k8s`, `export slurm`)",
     ExitCode.FIRST_STAGE: "`repro run`: stage i failed",
-    ExitCode.SIGNAL: "`repro run` stopped by signal n (Ctrl-C: 130)",
+    ExitCode.SIGNAL: "stopped by signal n (Ctrl-C: 130, SIGTERM: 143)",
 }
 
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from repro.bench.accept import AcceptOptions, run_accept
-from repro.bench.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
-from repro.bench.prompts import load_prompt_set
+from repro.bench.accept.runner import AcceptOptions, run_accept
+from repro.bench.prompts.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
+from repro.bench.prompts.sets import load_prompt_set
 from repro.cli import main
 from repro.errors import ReproError
 from tests.bench.simserver import SimServer

@@ -7,8 +7,8 @@ import io
 from rich.console import Console
 
 from repro.cli.accept import diff_table
-from repro.spec.accept import AcceptDiff
-from repro.spec.base import Interval
+from repro.schema.accept import AcceptDiff
+from repro.schema.base import Interval
 from repro.tables import fit
 
 

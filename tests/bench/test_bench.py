@@ -13,10 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from repro.bench import BenchOptions, RequestResult, run_bench
+from repro.bench.server import _unreachable
 from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.errors import ReproError
-from repro.spec.record import Level
+from repro.schema.record import Level
 from tests.bench.simserver import SimServer, free_port
 
 LEVEL_KEYS = {
@@ -158,6 +159,13 @@ def test_unreachable_server_is_a_clear_error(demo: Any, runs: Path) -> None:
         run_bench(demo, _opts(f"http://127.0.0.1:{free_port()}", runs))
     assert err.value.hint and "--url" in err.value.hint
     assert not runs.exists()
+
+
+def test_a_silent_server_and_a_bare_error_each_say_something() -> None:
+    """A timeout and an OSError without a message were once "cannot reach the server at X: "."""
+    silent = _unreachable("http://127.0.0.1:1", TimeoutError())
+    assert silent.message == "the server at http://127.0.0.1:1 did not answer within 30 s"
+    assert _unreachable("http://127.0.0.1:1", OSError()).message.endswith(": OSError")
 
 
 @pytest.fixture()

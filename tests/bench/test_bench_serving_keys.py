@@ -12,7 +12,7 @@ import pytest
 
 from repro.bench.sweep import BenchOptions, run_bench
 from repro.bench.urltarget import url_target
-from repro.spec.record import Level
+from repro.schema.record import Level
 from tests.bench.chunkserver import SERVER_ACCEPT_LENGTH, chunk_server
 
 FIXTURE = (

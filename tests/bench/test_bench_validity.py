@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from repro.bench import BenchOptions, RequestResult, run_bench
 from repro.cli import main
 from repro.report import build_report, compare_runs, load_run
-from repro.spec.record import Level
+from repro.schema.record import Level
 from tests.bench.simserver import DFLASH, SimServer
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from hubserver import HubServer
 from hubserver.benchsets import GSM8K, HUMANEVAL, MBPP, MT_BENCH, add_benchmark_datasets
-from repro.bench.benchsets import BENCH_SETS, MATH_SUFFIX
-from repro.bench.prompts import load_prompt_set
+from repro.bench.prompts.benchsets import BENCH_SETS, MATH_SUFFIX
+from repro.bench.prompts.sets import load_prompt_set
 from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
 
@@ -43,8 +43,8 @@ def test_sets_are_formatted_as_z_labs_script_does(hub: HubServer, tmp_path: Path
     assert sets["mt-bench"].prompts == [turns[0] for turns in MT_BENCH]  # the first turn
     for name, ps in sets.items():
         repo = BENCH_SETS[name].ref.removeprefix("hf:").split(":")[0]
-        assert ps.source["commit"] == hub.datasets[ps.source["repo"]].refs["main"], repo
-        assert ps.source["protocol"] == "z-lab dflash/benchmark.py"
+        assert ps.source.commit == hub.datasets[ps.source.repo].refs["main"], repo
+        assert ps.source.protocol == "z-lab dflash/benchmark.py"
 
 
 def test_accept_on_the_benchmark_sets(

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from repro.bench.accept import AcceptOptions, run_accept
-from repro.bench.chattemplate import ChatTemplate, chat_template_for
-from repro.bench.prompts import bench_source
+from repro.bench.accept.runner import AcceptOptions, run_accept
+from repro.bench.prompts.chattemplate import ChatTemplate, chat_template_for
+from repro.bench.prompts.sets import bench_source
 from repro.bench.sweep import BenchOptions, _bodies, run_bench
 from repro.errors import ReproError
 from tests.bench.simserver import DFLASH

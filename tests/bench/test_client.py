@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.bench.client import StreamClient, measure
-from repro.bench.wire import SSEParser, generate_body
+from repro.bench.client.stream import StreamClient, measure
+from repro.bench.client.wire import SSEParser, generate_body
 from tests.bench.simserver import SimServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,11 +63,22 @@ def test_a_fast_stream_is_not_cut_by_a_short_or_no_read_timeout(sim_plain: SimSe
         assert all(r.ok and r.completion_tokens == 32 for r in results), results
 
 
+def _wall_minus_perf() -> float:
+    """time.time() - time.perf_counter(), from the tightest of several readings: one reading
+    taken across a preemption on a busy machine can be off by more than the test's slack."""
+    readings = []
+    for _ in range(50):
+        before = time.perf_counter()
+        wall = time.time()
+        after = time.perf_counter()
+        readings.append((after - before, wall - (before + after) / 2))
+    return min(readings)[1]
+
+
 def test_each_request_s_ttft_spans_the_server_s(tmp_path: Path) -> None:
     """In a burst, each request's clock starts when its bytes leave (not before the client's
-    work on the rest of the burst) and its first token is seen after the server sent it: the
-    client's TTFT holds the server's (from receipt to first chunk), never less. How close the
-    two are is benchmarks/bench_client.py's business."""
+    work on the rest of the burst), and its first token comes after the server received it.
+    How close the two clocks are is benchmarks/bench_client.py's business."""
     trace = tmp_path / "trace.jsonl"
     server = SimServer(tmp_path / "burst.log", REPRO_SIM_TRACE_FILE=str(trace))
     n = 128
@@ -79,7 +90,7 @@ def test_each_request_s_ttft_spans_the_server_s(tmp_path: Path) -> None:
     async def go() -> tuple[float, list]:
         async with StreamClient(server.url) as client:
             await client.run(bodies[:8], 8)  # open some connections, as a warmup would
-            offset = time.time() - time.perf_counter()  # the simulator stamps with time.time()
+            offset = _wall_minus_perf()  # the simulator stamps with time.time()
             run = await client.run(bodies, n)
             return offset + run.t0, run.results
 
@@ -96,9 +107,10 @@ def test_each_request_s_ttft_spans_the_server_s(tmp_path: Path) -> None:
         assert r.ok and r.ttft_s is not None, r
         record = records[f"b{i}"]
         start = t0 + r.start_s
-        first_chunk = next(c["t"] for c in record["chunks"] if c["tokens"] > 0)
         assert start <= record["received"] + slack
-        assert start + r.ttft_s >= first_chunk - slack
+        # The server stamps a chunk once it has written it and comes back for the next (up to
+        # tens of ms late with 128 streams on a busy machine), so only the order is sound here.
+        assert start + r.ttft_s >= record["received"]
 
 
 _EVENTS = st.lists(

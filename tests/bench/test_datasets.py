@@ -15,15 +15,15 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
 
-from repro.bench.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
-from repro.bench.datasets import pick_data_files
-from repro.bench.prompts import bench_prompts, bench_source, load_prompt_set
+from repro.bench.prompts.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
+from repro.bench.prompts.datasets import pick_data_files
+from repro.bench.prompts.sets import bench_prompts, bench_source, load_prompt_set
 from repro.bench.sweep import BenchOptions, run_bench
 from repro.bench.sweeprecord import _source
 from repro.errors import ReproError
 from repro.hub import GatedRepoAccess, HubError
-from repro.spec.dataset import SHAREGPT_FILE, SHAREGPT_REPO
-from repro.spec.recipe import Bench
+from repro.schema.dataset import SHAREGPT_FILE, SHAREGPT_REPO
+from repro.schema.recipe import Bench
 from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
 
@@ -81,17 +81,17 @@ def test_jsonl_column_of_the_test_split_pinned_to_the_commit(hub: HubServer, cac
     ps = load(hub, cache, "hf:org/qa:question")
     assert ps.prompts == [r["question"] for r in QA_TEST]  # test split, not train
     first = hub.datasets["org/qa"].refs["main"]
-    assert ps.source["commit"] == first and ps.source["files"] == ["data/test.jsonl"]
-    assert ps.source["column"] == "question" and ps.source["revision"] == "main"
-    assert ps.source["pinned"] == f"hf:org/qa@{first}:question"
+    assert ps.source.commit == first and ps.source.files == ["data/test.jsonl"]
+    assert ps.source.column == "question" and ps.source.revision == "main"
+    assert ps.source.pinned == f"hf:org/qa@{first}:question"
     # files come from the commit, not the branch (which may move meanwhile)
     assert any(f"resolve/{first}/data/test.jsonl" in r.path for r in hub.downloads())
 
     moved = hub.datasets["org/qa"].update(put={"data/test.jsonl": jsonl([{"question": "new?"}])})
     again = load(hub, cache, "hf:org/qa:question")
-    assert again.source["commit"] == moved != first and again.prompts == ["new?"]
+    assert again.source.commit == moved != first and again.prompts == ["new?"]
     pinned = load(hub, cache, f"hf:org/qa@{first}:question")
-    assert pinned.source["commit"] == first and pinned.prompts == ps.prompts
+    assert pinned.source.commit == first and pinned.prompts == ps.prompts
 
 
 def test_credentials_in_the_endpoint_are_not_recorded(hub: HubServer, cache: Path) -> None:
@@ -100,7 +100,7 @@ def test_credentials_in_the_endpoint_are_not_recorded(hub: HubServer, cache: Pat
         "hf:org/qa:question", endpoint=f"{scheme}://reader:s3cret@{rest}", cache_dir=cache
     )
     assert ps.prompts == [r["question"] for r in QA_TEST]
-    assert "s3cret" not in json.dumps(ps.source) and ps.source["endpoint"] == hub.endpoint
+    assert "s3cret" not in ps.source.model_dump_json() and ps.source.endpoint == hub.endpoint
 
 
 def test_parquet_default_column_and_a_folder(hub: HubServer, cache: Path) -> None:
@@ -113,7 +113,7 @@ def test_parquet_default_column_and_a_folder(hub: HubServer, cache: Path) -> Non
         ],
     )
     everything = load(hub, cache, "hf:org/math")
-    assert everything.prompts == ["p1", "p2", "o1"] and everything.source["column"] == "problem"
+    assert everything.prompts == ["p1", "p2", "o1"] and everything.source.column == "problem"
     assert load(hub, cache, "hf:org/math/main").prompts == ["p1", "p2"]
     one = load(hub, cache, "hf:org/math/main/train-00000-of-00001.parquet")
     assert one.prompts == ["t1"]
@@ -125,7 +125,7 @@ def test_csv_dataset(hub: HubServer, cache: Path) -> None:
     hub.add_dataset("org/csv", {"train.csv": text.encode()})
     ps = load(hub, cache, "hf:org/csv")
     assert ps.prompts == ["Summarize the news.", "Write a haiku, please."]
-    assert ps.source["files"] == ["train.csv"] and ps.source["column"] == "instruction"
+    assert ps.source.files == ["train.csv"] and ps.source.column == "instruction"
 
 
 def test_sharegpt_file_and_hub_reference(hub: HubServer, cache: Path, tmp_path: Path) -> None:
@@ -133,8 +133,8 @@ def test_sharegpt_file_and_hub_reference(hub: HubServer, cache: Path, tmp_path: 
     local = tmp_path / "sharegpt.json"
     local.write_bytes(json.dumps(SHAREGPT).encode())
     from_file = load_prompt_set(str(local))
-    assert from_file.prompts == expected and from_file.source["column"] == "conversations"
-    assert len(from_file.source["sha256"]) == 64
+    assert from_file.prompts == expected and from_file.source.column == "conversations"
+    assert len(from_file.source.sha256) == 64
     hub.add_dataset("org/sharegpt", [HubFile("sg.json", json.dumps(SHAREGPT).encode(), lfs=True)])
     assert load(hub, cache, "hf:org/sharegpt").prompts == expected
     # bench sends them chat-formatted, as they are (no padding to input_len), in order
@@ -155,11 +155,11 @@ def test_sharegpt_is_bench_servings_file_from_the_hub(hub: HubServer, cache: Pat
         ],
     )
     source = bench_source("sharegpt", endpoint=hub.endpoint, cache_dir=cache)
-    assert source is not None and source.source["files"] == [SHAREGPT_FILE]
+    assert source is not None and source.source.files == [SHAREGPT_FILE]
     assert source.prompts == ["Explain TCP slow start.", "Name three sorting algorithms."]
-    assert source.source["commit"] == hub.datasets[SHAREGPT_REPO].refs["main"]
+    assert source.source.commit == hub.datasets[SHAREGPT_REPO].refs["main"]
     # not bench_serving's own sampling (2+ turns, shuffled, each reply's length): named
-    assert source.source["variant"].startswith("repro-sharegpt-fixed:")
+    assert source.source.variant.startswith("repro-sharegpt-fixed:")
     fetched = len(hub.downloads())
     bench_source("sharegpt", endpoint=hub.endpoint, cache_dir=cache)
     assert len(hub.downloads()) == fetched  # cached after the first time

@@ -16,7 +16,7 @@ from repro.bench.energy import LevelMeter, usd_per_mtok
 from repro.bench.telemetry import integrate_power, is_local
 from repro.cli import main
 from repro.cli.bench import summary_table
-from repro.spec.server import LevelEnergy
+from repro.schema.server import LevelEnergy
 from tests.bench.simserver import SimServer
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu" / "h200_energy.json"

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from repro.bench import StreamClient, summarize_level
-from repro.bench.client import measure
+from repro.bench.client.stream import measure
+from repro.bench.client.wire import chat_body, generate_body
 from repro.bench.metrics import request_row
 from repro.bench.validity import judge
-from repro.bench.wire import chat_body, generate_body
-from repro.spec.record import Level
-from repro.spec.server import ServerLimits, ServerState
+from repro.schema.record import Level
+from repro.schema.server import ServerLimits, ServerState
 from tests.bench.chunkserver import chunk_server
 
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from repro.bench.accept import AcceptOptions, lossless_failure, run_accept
-from repro.bench.acceptstats import first_divergence, paired_difference
+from repro.bench.accept.runner import AcceptOptions, lossless_failure, run_accept
+from repro.bench.accept.stats import first_divergence, paired_difference
 from repro.cli import main
-from repro.spec.accept import AcceptSet
+from repro.schema.accept import AcceptSet
 from tests.bench.simserver import DFLASH, SimServer
 
 

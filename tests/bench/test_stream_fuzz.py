@@ -12,10 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.bench.client import RequestResult, _Live
-from repro.bench.http1 import Connection, ProtocolError
-from repro.bench.readers import Bounds, ChatReader, GenerateReader, Implausible, StreamStopped
-from repro.bench.wire import EventTooLarge, SSEParser
+from repro.bench.client.http1 import Connection, ProtocolError
+from repro.bench.client.readers import (
+    Bounds,
+    ChatReader,
+    GenerateReader,
+    Implausible,
+    StreamStopped,
+)
+from repro.bench.client.stream import RequestResult, _Live
+from repro.bench.client.wire import EventTooLarge, SSEParser
 from tests.bench.hostileserver import meta_event, sse, stream
 from tests.support.transport import NullTransport
 

@@ -19,7 +19,7 @@ from referencing.jsonschema import DRAFT202012
 
 from repro.recipe import load_recipe
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
-from repro.spec.lock import RepoPin
+from repro.schema.lock import RepoPin
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = Path(__file__).resolve().parent / "schemas"

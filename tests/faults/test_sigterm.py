@@ -1,5 +1,6 @@
 """SIGTERM takes Ctrl-C's path in standalone commands: `repro bench` ends with the signal's
-exit code, its run.json says failed (not "running") and its finished levels stay."""
+exit code, its run.json says failed (not "running") and its finished levels stay; `repro
+launch` stops the container it started."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from repro.hub import (
     fetch_pins,
     resolve_repo,
 )
-from repro.spec.lock import RepoPin
+from repro.schema.lock import RepoPin
 
 NO_MARGIN = SpaceMargin(fraction=0, keep_free=0)
 MiB = 1 << 20

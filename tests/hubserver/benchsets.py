@@ -1,5 +1,5 @@
-"""Small stand-ins for the Hub datasets of repro's benchmark sets (repro.bench.benchsets), in
-the repositories' layout and columns: what z-lab's DFlash benchmark reads, a few rows each."""
+"""Small stand-ins for the Hub datasets of repro's benchmark sets (repro.bench.prompts.benchsets),
+in the repositories' layout and columns: what z-lab's DFlash benchmark reads, a few rows each."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -69,13 +70,16 @@ def test_dry_run_starts_nothing(repo_root: Path, env: dict[str, str], tmp_path: 
     assert not deployment_containers("demo", tmp_path / "state")
 
 
-def test_ctrl_c_during_the_wait_stops_what_was_started(
-    sim_image: str, repo_root: Path, tmp_path: Path, env: dict[str, str]
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_during_the_wait_stops_what_was_started(
+    sig: signal.Signals, sim_image: str, repo_root: Path, tmp_path: Path, env: dict[str, str]
 ) -> None:
+    """Ctrl-C or SIGTERM while launch waits for a server that is not healthy yet: the
+    container it started is stopped, the exit code is 128 + the signal, no traceback."""
     slow = json.loads(repro("recipe", "show", "demo", "--json", cwd=repo_root, env=env).stdout)
-    slow.update(name="slow-demo", extends=None)
-    slow["simulator"]["load_seconds"] = 120
-    recipe = tmp_path / "slow-demo.yaml"
+    slow.update(name=f"slow-{uuid.uuid4().hex[:8]}", extends=None)
+    slow["simulator"]["load_seconds"] = 300  # healthy long after the test ends
+    recipe = tmp_path / f"{slow['name']}.yaml"
     recipe.write_text(yaml.safe_dump(slow))
     process = subprocess.Popen(
         [REPRO, "launch", str(recipe), "--port", str(free_port())],
@@ -85,16 +89,21 @@ def test_ctrl_c_during_the_wait_stops_what_was_started(
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
     state = tmp_path / "state"
-    while not deployment_containers("slow-demo", state) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert deployment_containers("slow-demo", state), "the container never started"
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode != 0 and "interrupted" in stderr
-    assert "Traceback" not in stderr
-    assert not deployment_containers("slow-demo", state)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(c.state.running for c in deployment_containers(slow["name"], state)):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.2)
+        process.send_signal(sig)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        for container in deployment_containers(slow["name"], state):
+            container.remove(force=True)  # only when the test failed: never another's
+    assert process.returncode == 128 + sig, stderr[-2000:]
+    assert f"interrupted by {sig.name}" in stderr and "Traceback" not in stderr
+    assert not deployment_containers(slow["name"], state)
 
 
 def test_two_checkouts_each_run_their_own_demo(

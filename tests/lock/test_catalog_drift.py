@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.lock import catalog_drift
-from repro.spec.option_catalog import Catalog
+from repro.schema.option_catalog import Catalog
 
 
 def _flag(name: str, **extra: Any) -> dict[str, Any]:

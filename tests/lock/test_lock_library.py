@@ -13,7 +13,7 @@ from hubserver.fixtures import Project
 from hubserver.tls import HttpsFiles
 from repro.errors import ReproError
 from repro.lock import load_locked, lock_recipe, read_lock, update_lock_image
-from repro.spec.lock import LockedImage
+from repro.schema.lock import LockedImage
 
 
 def test_a_lock_is_a_recipe_and_relocking_it_changes_nothing(project: Project) -> None:

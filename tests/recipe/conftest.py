@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from repro.recipe import Finding, load_recipe
-from repro.spec.recipe import Recipe
+from repro.schema.recipe import Recipe
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_RECIPES = sorted(p.stem for p in (REPO_ROOT / "recipes").glob("*.yaml"))

@@ -18,8 +18,8 @@ from repro.recipe.images import (
     list_image_specs,
     load_image_spec,
 )
-from repro.spec.image import ImageSpec
-from repro.spec.option_catalog import Catalog, CatalogOption
+from repro.schema.image import ImageSpec
+from repro.schema.option_catalog import Catalog, CatalogOption
 
 from .conftest import REPO_ROOT, Project
 

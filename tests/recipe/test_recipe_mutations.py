@@ -24,7 +24,7 @@ from repro.errors import RecipeError
 from repro.recipe import check_recipe, load_recipe, render_env, render_server_argv, render_shell
 from repro.recipe.images import catalog_for_recipe
 from repro.recipe.yamlio import _all_field_paths
-from repro.spec.recipe import Recipe
+from repro.schema.recipe import Recipe
 
 from .conftest import REPO_ROOT, SHIPPED_RECIPES, make_project
 

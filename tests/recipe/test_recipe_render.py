@@ -22,7 +22,7 @@ from repro.recipe import (
     render_shell,
 )
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
-from repro.spec.option_catalog import Catalog
+from repro.schema.option_catalog import Catalog
 
 from .conftest import BASE_RECIPE, SHIPPED_RECIPES, Project
 

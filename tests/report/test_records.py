@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.report import RunRecordError, load_run
-from repro.spec.accept import AcceptResults
-from repro.spec.machine import MachineInfo, ServerInfo
-from repro.spec.record import BenchRunInfo, RequestRow, Summary
+from repro.schema.accept import AcceptResults
+from repro.schema.machine import MachineInfo, ServerInfo
+from repro.schema.record import BenchRunInfo, RequestRow, Summary
 from tests.report.conftest import Runs
 from tests.report.helpers import jsonl_rows, raw_levels
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
-from repro.spec.machine import PROBE_ENV
+from repro.schema.machine import PROBE_ENV
 from repro.topology.probe import last_probe, probe_allreduce, save_probe
 
 

@@ -11,10 +11,10 @@ Public API:
     chat_template_for(repo, revision, fallback=, simulated=) -> ChatTemplate   # pinned commit
 """
 
-from repro.bench.chattemplate import ChatTemplate, chat_template_for
-from repro.bench.client import LevelRun, RequestResult, StreamClient
+from repro.bench.client.stream import LevelRun, RequestResult, StreamClient
 from repro.bench.metrics import accept_length, parse_slos, spread, summarize_level
-from repro.bench.prompts import PromptSet, load_prompt_set
+from repro.bench.prompts.chattemplate import ChatTemplate, chat_template_for
+from repro.bench.prompts.sets import PromptSet, load_prompt_set
 from repro.bench.record import RunWriter
 from repro.bench.sweep import BenchOptions, BenchResult, run_bench
 

@@ -14,7 +14,7 @@ import time
 import aiohttp
 
 from repro.bench.telemetry import DEFAULT_INTERVAL_S, GpuSampler, Reading, is_local
-from repro.spec.server import GpuEnergy, LevelEnergy
+from repro.schema.server import GpuEnergy, LevelEnergy
 
 _TIMEOUT = aiohttp.ClientTimeout(total=5)
 

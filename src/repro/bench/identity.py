@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repro.errors import ReproError
-from repro.spec.lock import Lock
+from repro.schema.lock import Lock
 
 # SGLang rewrites NEXTN to EAGLE in ServerArgs (srt/server_args.py, _handle_speculative_decoding)
 _ALGORITHM_ALIASES = {"NEXTN": "EAGLE"}

@@ -22,10 +22,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from repro.bench.client import RequestResult
+from repro.bench.client.stream import RequestResult
 from repro.errors import ReproError
-from repro.spec.base import Interval
-from repro.spec.record import SPREAD_KEYS, ConcurrencySpread, Level, Range, RequestRow
+from repro.schema.base import Interval
+from repro.schema.record import SPREAD_KEYS, ConcurrencySpread, Level, Range, RequestRow
 
 BOOTSTRAP_RESAMPLES = 1000
 

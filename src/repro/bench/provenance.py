@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from repro.spec.lock import Lock
+from repro.schema.lock import Lock
 
 
 def _no_lock(recipe: Any) -> Lock | None:

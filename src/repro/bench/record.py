@@ -19,7 +19,7 @@ from repro import fileread
 from repro.bench.metrics import spread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.spec.record import (
+from repro.schema.record import (
     BenchRunInfo,
     Level,
     RequestRow,
@@ -27,7 +27,7 @@ from repro.spec.record import (
     Summary,
     first_error,
 )
-from repro.spec.server import MetricsSample
+from repro.schema.server import MetricsSample
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -14,15 +14,20 @@ import aiohttp
 from pydantic import ValidationError
 
 from repro.errors import ReproError
-from repro.spec.machine import ServerInfo
-from repro.spec.record import first_error
+from repro.schema.machine import InternalState, ServerInfo
+from repro.schema.record import first_error
 
 _TIMEOUT = aiohttp.ClientTimeout(total=30)
 
 
 def _unreachable(url: str, exc: BaseException) -> ReproError:
+    if isinstance(exc, TimeoutError):  # it took the connection and then kept silent
+        return ReproError(
+            f"the server at {url} did not answer within {_TIMEOUT.total:.0f} s",
+            hint="is it stuck? check its log (`repro logs RECIPE`), or point --url at another",
+        )
     return ReproError(
-        f"cannot reach the server at {url}: {exc or type(exc).__name__}",
+        f"cannot reach the server at {url}: {str(exc) or type(exc).__name__}",
         hint="start it first (`repro launch RECIPE`) or point at a running one with --url",
     )
 
@@ -66,29 +71,26 @@ def server_info_record(url: str, info: dict[str, Any], **recorded: Any) -> Serve
         ) from None
 
 
+def first_state(info: dict[str, Any]) -> InternalState | None:
+    """`internal_states[0]` of a `/server_info` document, typed (leniently: see
+    InternalState); None when there is none."""
+    return ServerInfo.model_validate({"internal_states": info.get("internal_states")}).first_state
+
+
 def served_model(info: dict[str, Any]) -> str:
     for key in ("served_model_name", "model_path"):
         value = info.get(key)
         if isinstance(value, str) and value:
             return value
-    states = info.get("internal_states")
-    if isinstance(states, list) and states and isinstance(states[0], dict):
-        value = states[0].get("served_model_name")
-        if isinstance(value, str):
-            return value
-    return "default"
+    state = first_state(info)
+    return state.served_model_name if state and state.served_model_name is not None else "default"
 
 
 def is_simulated(info: dict[str, Any]) -> bool:
     if info.get("simulated"):
         return True
-    states = info.get("internal_states")
-    return bool(
-        isinstance(states, list)
-        and states
-        and isinstance(states[0], dict)
-        and states[0].get("simulated")
-    )
+    state = first_state(info)
+    return bool(state and state.simulated)
 
 
 def speculative_algorithm(info: dict[str, Any]) -> str | None:
@@ -100,13 +102,9 @@ def server_accept_length(info: dict[str, Any]) -> float | None:
     """bench_serving's `accept_length` (benchmark/serving.py): `avg_spec_accept_length` of
     `internal_states[0]` (DP rank 0, cumulative since start or the last flush); None when the
     server reports none or a value no verify step can give (a number, 0 to 1025 tokens)."""
-    states = info.get("internal_states")
-    if not (isinstance(states, list) and states and isinstance(states[0], dict)):
-        return None
-    value = states[0].get("avg_spec_accept_length")
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if 0 <= value <= 1025 else None
+    state = first_state(info)
+    value = state.avg_spec_accept_length if state else None
+    return float(value) if value is not None and 0 <= value <= 1025 else None
 
 
 async def fetch_server_accept_length(url: str) -> float | None:

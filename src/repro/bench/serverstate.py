@@ -22,9 +22,9 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
 
-from repro.bench.server import fetch_server_info
+from repro.bench.server import fetch_server_info, first_state
 from repro.errors import ReproError
-from repro.spec.server import MetricsSample, ServerLimits, ServerState
+from repro.schema.server import MetricsSample, ServerLimits, ServerState
 
 Combine = Callable[[Iterable[float]], float]
 # gauge -> (MetricsSample field, how a DP rank's pipeline stages combine, how DP ranks combine).
@@ -62,11 +62,9 @@ _TIMEOUT = aiohttp.ClientTimeout(total=10)
 def server_limits(info: dict[str, Any]) -> ServerLimits | None:
     """The limits in a `/server_info` document; None when it does not have their shape."""
     data = {key: info[key] for key in _LIMIT_KEYS if info.get(key) is not None}
-    states = info.get("internal_states")
-    if isinstance(states, list) and states and isinstance(states[0], dict):
-        per_dp = states[0].get("effective_max_running_requests_per_dp")
-        if per_dp is not None:
-            data["effective_max_running_requests_per_dp"] = per_dp
+    state = first_state(info)
+    if state and state.effective_max_running_requests_per_dp is not None:
+        data["effective_max_running_requests_per_dp"] = state.effective_max_running_requests_per_dp
     try:
         return ServerLimits.model_validate(data)
     except ValidationError:

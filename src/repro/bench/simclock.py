@@ -8,7 +8,7 @@ from typing import Any
 
 import aiohttp
 
-from repro.spec.server import SimClock
+from repro.schema.server import SimClock
 
 _TIMEOUT = aiohttp.ClientTimeout(total=5)
 _COUNTERS = ("steps", "scheduled_s", "behind_s", "late_s", "cpu_s", "wall_s")

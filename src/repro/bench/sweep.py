@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from repro.bench.chattemplate import ChatTemplate
-from repro.bench.client import RequestResult, StreamClient, measure
-from repro.bench.datasets import PromptSet
+from repro.bench.client.stream import RequestResult, StreamClient, measure
+from repro.bench.client.wire import chat_body, generate_body
 from repro.bench.energy import LevelMeter, usd_per_mtok
 from repro.bench.metrics import request_row, summarize_level
-from repro.bench.prompts import bench_prompts
+from repro.bench.prompts.chattemplate import ChatTemplate
+from repro.bench.prompts.datasets import PromptSet
+from repro.bench.prompts.sets import bench_prompts
 from repro.bench.provenance import Provenance
 from repro.bench.record import (
     RunWriter,
@@ -35,9 +36,9 @@ from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
 from repro.bench.simclock import SimClockMeter
 from repro.bench.sweeprecord import BENCH_THINKING, resume_run, start_run
 from repro.bench.validity import judge, offered_load
-from repro.bench.wire import chat_body, generate_body
-from repro.spec.record import ClientLimits, Endpoint, Level
-from repro.spec.server import LevelEnergy, ServerState
+from repro.schema.record import ClientLimits, Endpoint, Level
+from repro.schema.recordedrecipe import RecordedRecipe
+from repro.schema.server import LevelEnergy, ServerState
 
 
 class SweepObserver(Protocol):
@@ -61,7 +62,7 @@ class BenchOptions:
     concurrencies: list[int] | None = None
     input_len: int | None = None
     output_len: int | None = None
-    dataset: str | None = None  # overrides recipe bench.dataset (repro.spec.dataset syntax)
+    dataset: str | None = None  # overrides recipe bench.dataset (repro.schema.dataset syntax)
     prompts: int | None = None
     endpoint: Endpoint = "generate"
     output: Path | None = None
@@ -120,7 +121,7 @@ def run_bench(
     started = resume_run(opts) if opts.resume else start_run(recipe, opts)
     record, resolved, model, source, template = started
     bench = resolved["bench"]
-    gpus = int(resolved.get("topology", {}).get("gpus") or 0)
+    gpus = RecordedRecipe.model_validate(resolved).gpus
     endpoint = record.run.endpoint or "generate"
     url = record.run.server_url or ""
     done = record.kept()

@@ -10,17 +10,17 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from repro.bench.chattemplate import ChatTemplate, recipe_template
-from repro.bench.datasets import PromptSet
 from repro.bench.identity import check_identity, check_same_server, found_identity, recipe_url
-from repro.bench.prompts import bench_source
+from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
+from repro.bench.prompts.datasets import PromptSet
+from repro.bench.prompts.sets import bench_source
 from repro.bench.record import RunWriter, new_run_dir, read_json, utc_now, write_model
 from repro.bench.server import fetch_server_info, is_simulated, served_model, server_info_record
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
-from repro.spec.dataset import bench_dataset_problem
-from repro.spec.lock import Lock
-from repro.spec.record import BenchRunInfo, BenchWorkload, ClientLimits
+from repro.schema.dataset import HubSource, bench_dataset_problem
+from repro.schema.lock import Lock
+from repro.schema.record import BenchRunInfo, BenchWorkload, ClientLimits
 
 if TYPE_CHECKING:
     from repro.bench.sweep import BenchOptions
@@ -145,11 +145,11 @@ def start_run(recipe: Any, opts: BenchOptions) -> Started:
 def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
     """The prompts the run started with: a Hub dataset at its recorded commit; a file only
     when its content is unchanged."""
-    recorded = record.run.workload.dataset_source or {}
-    if recorded.get("kind") == "hub":
-        return bench_source(recorded["pinned"])
+    recorded = record.run.workload.dataset_source
+    if isinstance(recorded, HubSource):
+        return bench_source(recorded.pinned)
     source = bench_source(dataset)
-    if source and recorded.get("sha256") not in (None, source.source.get("sha256")):
+    if source and recorded and recorded.identity() != source.source.identity():
         raise ReproError(
             f"{dataset} changed since {record.dir} started (sha256 differs)",
             hint="restore the file, or start a new run",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from repro.spec.recipe import Bench
+from repro.schema.recipe import Bench
 
 
 @dataclass

@@ -10,17 +10,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from repro.bench.accept import AcceptOptions, AcceptResult, lossless_failure, run_accept
-from repro.bench.benchsets import BENCH_SETS
+from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_failure, run_accept
+from repro.bench.prompts.benchsets import BENCH_SETS
 from repro.bench.record import strict_json
-from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
+from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.recipe import load_recipe
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
-from repro.spec.accept import AcceptDiff, AcceptSet
-from repro.spec.base import Interval
-from repro.spec.record import ClientLimits
+from repro.schema.accept import AcceptDiff, AcceptSet
+from repro.schema.base import Interval
+from repro.schema.record import ClientLimits
 from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
@@ -143,7 +143,7 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
 @click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
               show_default=True,
               help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+@json_option("the results")
 def accept(
     recipes: tuple[str, ...],
     urls: tuple[str, ...],

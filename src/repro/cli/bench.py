@@ -13,12 +13,12 @@ from rich.text import Text
 from repro.bench import BenchOptions, parse_slos, run_bench
 from repro.bench.record import strict_json
 from repro.bench.urltarget import url_target
-from repro.cli.options import FiniteFloat, given_options, refuse_with, warn
+from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.recipe import load_recipe
 from repro.run.provenance import local_provenance
-from repro.spec.record import Level
+from repro.schema.record import Level
 from repro.tables import fit
 from repro.urls import server_urls
 
@@ -178,7 +178,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option("--chat-template-fallback", is_flag=True,
               help="Render with the built-in ChatML when the model's chat template is not in "
               "the local Hub cache at the pinned commit (the record marks it).")  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the summary JSON on stdout.")
+@json_option("the summary")
 def bench(
     recipe: str | None,
     url: str | None,

@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import json_option
 from repro.lock import load_locked
 from repro.topology import DoctorReport, MachineFingerprint, run_doctor
 from repro.units import human_bytes
@@ -17,7 +18,7 @@ _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
 
 @click.command("doctor")
 @click.argument("recipe", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print fingerprint and findings as JSON.")
+@json_option("fingerprint and findings")
 @click.option(
     "--probe",
     is_flag=True,

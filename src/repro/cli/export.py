@@ -16,7 +16,7 @@ from repro.export import (
     write_output,
 )
 from repro.lock import load_locked
-from repro.spec.lock import Locked
+from repro.schema.lock import Locked
 
 _REF_HELP = """
 REF is best a lock file (locks/<name>.lock.json) whose image was pushed: the manifest pulls

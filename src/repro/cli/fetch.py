@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from repro.cli.options import FiniteFloat
+from repro.cli.options import FiniteFloat, json_option
 from repro.lock import fetch_recipe, load_locked
 from repro.units import human_bytes, parse_bytes
 
@@ -52,7 +52,7 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
     "--verify-all", is_flag=True, help="Hash every cached file, not only the newly downloaded."
 )
 @click.option("--dry-run", is_flag=True, help="Show what would be downloaded; download nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("the result")
 def fetch(
     recipe: str,
     cache_dir: Path | None,

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from repro.cli.options import json_option
 from repro.errors import ReproError
 from repro.image import locked_image
 from repro.image.build import build_image
@@ -16,8 +17,8 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.registry import export_archive, export_enroot
 from repro.lock import load_locked
 from repro.recipe.images import list_image_specs, load_image_spec
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Locked
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked
 from repro.topology import collect_fingerprint
 
 _console = Console(stderr=True, highlight=False)
@@ -33,7 +34,7 @@ def _names_image_spec(ref: str) -> bool:
 
 def _recipe_or_spec(ref: str) -> Locked | ImageSpec:
     """R as the image spec it names, else as a recipe (name, file or lock)."""
-    return load_image_spec(ref) if _names_image_spec(ref) else load_locked(ref)
+    return load_image_spec(ref) if _names_image_spec(ref) else load_locked(ref, lock="attach")
 
 
 def _recipe(ref: str) -> Locked:
@@ -43,7 +44,7 @@ def _recipe(ref: str) -> Locked:
             f"{ref} is an image spec; push, pull and verify work on a locked recipe",
             hint="name the recipe (or its lock file) that uses this image",
         )
-    return load_locked(ref)
+    return load_locked(ref, lock="require")
 
 
 @click.group("image")
@@ -63,17 +64,24 @@ def image() -> None:
 
 @image.command("build")
 @click.argument("ref", metavar="R")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("the result")
 @click.option(
     "--relock-image",
     is_flag=True,
     help="Build and record a new image in R's lock even though it records one already.",
 )
-def build(ref: str, as_json: bool, relock_image: bool) -> None:
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Build again over the content tag even when it exists (e.g. changed in place).",
+)
+def build(ref: str, as_json: bool, relock_image: bool, rebuild: bool) -> None:
     """Build Dockerfile.sglang for R (a no-op when its content tag exists).
 
     When R's lock records an image already, that image is checked (content fingerprint)
-    and used, never replaced: a mismatch is refused unless --relock-image says so.
+    and used, never replaced: a mismatch is refused unless --relock-image says so. An image
+    a lock is about to record is first checked against a build of the same inputs (from
+    the build cache: seconds); one changed in place is refused unless --rebuild says so.
     """
     target = _recipe_or_spec(ref)
     with _console.status(f"building the image of {ref}") as status:
@@ -82,9 +90,9 @@ def build(ref: str, as_json: bool, relock_image: bool) -> None:
             status.update(f"[dim]{escape(line[:110])}[/]")
 
         if isinstance(target, ImageSpec):
-            built = build_image(plan_for_spec(target, _say), on_log)
+            built = build_image(plan_for_spec(target, _say), on_log, rebuild=rebuild)
         else:
-            built = locked_image.build_for(target, on_log, _say, relock_image)
+            built, _ = locked_image.build_for(target, on_log, _say, relock_image, rebuild)
     if as_json:
         click.echo(built.model_dump_json(indent=2, exclude={"manifest"}))
         return
@@ -124,7 +132,7 @@ def tiny_model(seed: int, cache_dir: Path | None) -> None:
 @image.command("push")
 @click.argument("ref", metavar="R")
 @click.option("--registry", required=True, help="host[:port]/namespace to push to.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("the result")
 def push(ref: str, registry: str, as_json: bool) -> None:
     """Push R's built image; record its digest in the lock. Never moves a version tag.
 

@@ -9,9 +9,10 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from repro.cli.options import PORT
+from repro.cli.options import PORT, json_option
 from repro.errors import ReproError
 from repro.image.locked_image import check_local_image
+from repro.interrupts import Interrupted, signal_number
 from repro.launch import LaunchSpec, load_spec, prepare_deployment
 from repro.launch import launch as launch_server
 from repro.launch import status as status_of
@@ -20,7 +21,7 @@ from repro.launch.compose import compose_client, compose_command
 from repro.launch.deploy import HealthPoll, deployment_dir, known_deployments
 from repro.launch.from_recipe import image_to_run, launch_spec_for
 from repro.live import status_line
-from repro.lock import load_locked, with_lock
+from repro.lock import load_locked
 
 _console = Console(stderr=True, highlight=False)
 
@@ -37,11 +38,12 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     """Start RECIPE's server with Docker Compose and wait until /health_generate is 200.
 
     Fails fast when the container exits during start-up, printing its last log lines and exit
-    code; Ctrl-C during the wait stops what was started. The compose override is written to
-    .repro/deployments/<name>/ so the same deployment can be run by hand. A locked recipe
-    runs what its lock pins (locks/<name>.lock.json): the locked commits, the Hub offline.
+    code; Ctrl-C or SIGTERM during the wait stops what was started (exit 128 + the signal).
+    The compose override is written to .repro/deployments/<name>/ so the same deployment can
+    be run by hand. A locked recipe runs what its lock pins (locks/<name>.lock.json): the
+    locked commits, the Hub offline.
     """
-    locked = with_lock(load_locked(recipe), required=False)
+    locked = load_locked(recipe, lock="attach")
     if locked.image is not None and not dry_run:
         check_local_image(locked, locked.image)  # a lock runs only the image it records
     spec = launch_spec_for(locked, image_to_run(locked, build_tag=not dry_run), host_port=port)
@@ -58,15 +60,16 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
 
         try:
             url = launch_server(spec, show)
-        except KeyboardInterrupt:
-            raise ReproError(f"interrupted: {spec.name} was stopped") from None
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP: exit 128 + n
+            _console.print(f"[yellow]interrupted[/]: {escape(spec.name)} was stopped")
+            raise Interrupted(signal_number(interrupt)) from None
     _console.print(f"[green]healthy[/] {spec.name} at {url}")
     click.echo(url)
 
 
 @click.command("status")
 @click.argument("name", required=False, metavar="[DEPLOYMENT|RECIPE]")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("the status")
 def status(name: str | None, as_json: bool) -> None:
     """Show the state of one deployment, or of all that repro knows."""
     names = [_known(name).name] if name else known_deployments()

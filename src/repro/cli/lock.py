@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import json_option
 from repro.lock import load_locked, lock_recipe
 from repro.units import human_bytes
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # the stage modules load when the command runs: `repro --help
     type=click.Path(dir_okay=False, path_type=Path),
     help="Lock file to write or check (default: locks/<recipe>.lock.json).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("the result")
 @click.pass_context
 def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_json: bool) -> None:
     """Pin a recipe's model and drafter revisions, image spec and patches into a lock file.

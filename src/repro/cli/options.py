@@ -25,6 +25,12 @@ class FiniteFloat(click.FloatRange):
         return super().convert(number, param, ctx)
 
 
+def json_option(what: str) -> Any:
+    """`--json`, the same flag on every command: `what` goes to stdout as one JSON document
+    (progress and messages stay on stderr), for scripts to read."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON on stdout.")
+
+
 FINITE = FiniteFloat()
 PORT = click.IntRange(1, 65535)
 

@@ -12,6 +12,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from repro.cli.options import json_option
 from repro.errors import RecipeError
 from repro.lock import LockError, load_locked, require_checked
 from repro.recipe import (
@@ -24,10 +25,9 @@ from repro.recipe import (
     render_shell,
 )
 from repro.recipe.findings import display_path
-from repro.recipe.images import catalog_for_recipe
 from repro.recipe.render import LAUNCH
-from repro.spec.image import ImageSpec
-from repro.spec.recipe import Recipe
+from repro.schema.image import ImageSpec
+from repro.schema.recipe import Recipe
 from repro.tables import fit
 
 
@@ -54,7 +54,7 @@ def recipe(ctx: click.Context, recipes_dir: Path | None) -> None:
 
 
 @recipe.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("the result")
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """Every recipe in the recipes directory, with what it deploys."""
@@ -140,7 +140,7 @@ def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
     """The exact SGLang server command of recipe REF (refused when `check` finds errors)."""
     locked = require_checked(load_locked(ref, _dir(ctx)))
     r = locked.served
-    catalog = catalog_for_recipe(r, lock=locked.lock)
+    catalog = locked.need_catalog()
     if fmt == "shell":
         click.echo(render_shell(r, catalog))
     elif fmt == "json":
@@ -175,7 +175,8 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, A
             ],
             "lines": problems,
         }
-    findings = check_recipe(r, lock=locked.lock)  # a lock: against the image and catalog it pins
+    # a lock: against the image and catalog it pins
+    findings = check_recipe(r, locked.catalog, locked.image_spec, locked.lock)
     return {
         "recipe": r.name,
         "file": str(r.source_path),
@@ -187,7 +188,7 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, A
 
 @recipe.command("check")
 @click.argument("refs", nargs=-1)
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("the result")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.pass_context
 def check_cmd(ctx: click.Context, refs: tuple[str, ...], as_json: bool, strict: bool) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from repro.cli.options import json_option
 from repro.fsutil import write_atomic
 from repro.report import (
     METRICS,
@@ -150,7 +151,7 @@ def report(
 @click.option(
     "--include-invalid", is_flag=True, help="Count invalid levels too (their points marked)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("the result")
 def compare(
     a: Path,
     b: Path,

@@ -10,7 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from repro.cli.options import PORT, FiniteFloat, given_options, refuse_with
+from repro.cli.options import PORT, FiniteFloat, given_options, json_option, refuse_with
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
 from repro.run.listing import list_runs
 from repro.tables import fit
@@ -67,7 +67,7 @@ result; `--resume RUN_DIR` continues.
     "host keeps, the simulator falls behind its clock and bench marks those levels invalid; "
     "compare at 1.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the run folder and stages as JSON.")
+@json_option("the run folder and stages")
 def run(
     recipe: str | None,
     dry_run: bool,
@@ -137,7 +137,7 @@ def run(
     show_default=True,
     help="Where run directories are.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("the result")
 def runs(runs_dir: Path, as_json: bool) -> None:
     """List run folders (`repro run`, `repro bench`, `repro accept`): machine or simulator
     profile and status (done, failed at STAGE, interrupted at STAGE, incomplete); the recipe

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from repro.cli.options import PORT, FiniteFloat
+from repro.cli.options import PORT, FiniteFloat, json_option
 from repro.errors import ReproError
 from repro.realengine.engine import DEFAULT_VENV
 from repro.sim import main as sim_main
@@ -134,7 +134,7 @@ def _serve_sglang_frontend(python: Path, argv: list[str], has_model: bool) -> No
 
 @sim.command("profiles")
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the profiles as JSON.")
+@json_option("the profiles")
 def profiles(name: str | None, as_json: bool) -> None:
     """List the simulator's profiles: machine, layout and where the numbers come from.
 

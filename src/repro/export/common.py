@@ -10,11 +10,10 @@ from repro import __version__
 from repro.export.image import ExportError, PinnedImage, image_for_export
 from repro.fsutil import write_atomic
 from repro.recipe import check_recipe, render_env
-from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.recipe.render import render_node_argv, render_server_argv
-from repro.spec.lock import Locked
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import SECRET_ENV_NAMES, Recipe
+from repro.schema.lock import Locked
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import SECRET_ENV_NAMES, Recipe
 
 # Where SGLang (huggingface_hub) looks for the Hub cache inside the image, as in
 # compose/sglang.yaml.
@@ -78,8 +77,7 @@ def prepare(
     """Check the recipe (errors refuse), resolve the pinned image and the environment; what
     is written is the served recipe (`Locked.served`: the locked commits, the Hub offline)."""
     recipe = locked.served
-    spec = image_for_recipe(recipe, locked.lock)
-    catalog = catalog_for_recipe(recipe, spec, locked.lock)
+    spec, catalog = locked.need_image_spec(), locked.need_catalog()
     errors = [f for f in check_recipe(recipe, catalog, spec, locked.lock) if f.severity == "error"]
     if errors:
         lines = "; ".join(f"{f.file}: {f.path}: {f.message}" for f in errors)

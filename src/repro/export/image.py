@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.recipe.findings import display_path
-from repro.spec.lock import Locked
+from repro.schema.lock import Locked
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _HOST = re.compile(r"^(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)(?::[0-9]{1,5})?$")

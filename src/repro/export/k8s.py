@@ -26,8 +26,8 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
-from repro.spec.lock import Locked
-from repro.spec.recipe import Recipe
+from repro.schema.lock import Locked
+from repro.schema.recipe import Recipe
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # set by LWS on every pod of the set

@@ -24,8 +24,8 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
+from repro.schema.lock import Locked
 from repro.shellquote import comment, has_control, word
-from repro.spec.lock import Locked
 
 NODE_RANK = "$SLURM_NODEID"  # set by slurmstepd per task: the node's index in the job
 MASTER_ADDR = "$MASTER_ADDR"

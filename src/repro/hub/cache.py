@@ -19,7 +19,7 @@ from filelock import FileLock, Timeout
 from huggingface_hub.file_download import repo_folder_name
 
 from repro.hub.errors import InsufficientSpace
-from repro.spec.lock import FileEntry, RepoPin
+from repro.schema.lock import FileEntry, RepoPin
 from repro.units import GiB, human_bytes
 
 FileState = Literal["present", "missing", "damaged"]

@@ -39,7 +39,7 @@ from repro.hub.models import FetchReport, RepoFetch
 from repro.hub.streamhash import FileKey, StreamHasher
 from repro.hub.verify import raise_on_mismatch, verify_pin
 from repro.progress import Progress, quiet
-from repro.spec.lock import FileEntry, RepoPin
+from repro.schema.lock import FileEntry, RepoPin
 from repro.units import human_bytes
 
 

@@ -1,6 +1,6 @@
 """What the hub stage reports: per repository, what `fetch` downloaded and checked.
 
-The pins it resolves (`RepoPin`, `FileEntry`) are lock declarations: `repro.spec.lock`.
+The pins it resolves (`RepoPin`, `FileEntry`) are lock declarations: `repro.schema.lock`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from repro.hub.cache import cache_root, snapshot_dir, storage_dir
 from repro.hub.errors import HubError, hub_errors
 from repro.hub.fetch import is_offline
 from repro.hub.select import SELECT_PATTERNS, is_weight_file, select_files
-from repro.spec.lock import FileEntry, RepoPin
+from repro.schema.lock import FileEntry, RepoPin
 
 
 def resolve_repo(repo: str, revision: str = "main", *, endpoint: str | None = None) -> RepoPin:

@@ -12,7 +12,7 @@ from pathlib import Path
 from repro.hub.cache import remove_cached_file, snapshot_dir
 from repro.hub.errors import VerificationFailed
 from repro.hub.streamhash import FileKey, file_key
-from repro.spec.lock import FileEntry, RepoPin
+from repro.schema.lock import FileEntry, RepoPin
 
 _BUFFER = 8 << 20
 

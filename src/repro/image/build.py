@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,19 +25,28 @@ from repro import __version__
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.image.engine import client, image_exists
-from repro.image.fingerprint import content_fingerprint
+from repro.image.fingerprint import content_differences, content_document, content_fingerprint
 from repro.progress import Progress, quiet
-from repro.spec.lock import LockedImage
-from repro.spec.option_catalog import Catalog
+from repro.schema.lock import LockedImage
+from repro.schema.option_catalog import Catalog
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "Dockerfile.sglang"
 CONTEXT_SCRIPTS = Path(__file__).resolve().parent / "context"
 MANIFEST_PATH = "/opt/repro/manifest.json"
 SOURCE_URL = "https://github.com/repro-dev/repro"
+# Labels that say when and from which checkout an image was built, not what it holds: two
+# builds of one plan differ only in these.
+BUILD_TIME_LABELS = frozenset(
+    {"org.opencontainers.image.created", "org.opencontainers.image.revision", "dev.repro.version"}
+)
 
 
 class ImageBuildError(ReproError):
     exit_code = ExitCode.IMAGE_BUILD
+
+
+class UnbuiltImage(ReproError):
+    """The image under a plan's tag is not what building the plan gives."""
 
 
 class PatchFile(BaseModel):
@@ -114,14 +124,20 @@ class BuiltImage(BaseModel):
         return Catalog.from_dict(data, origin=f"the manifest of image {self.tag}")
 
 
-def build_image(plan: BuildPlan, on_log: Progress = quiet) -> BuiltImage:
+def build_image(
+    plan: BuildPlan, on_log: Progress = quiet, *, rebuild: bool = False, verify: bool = False
+) -> BuiltImage:
     """Build (or find, when the tag exists) the image of a plan and read its manifest.
 
     A tag found on the machine is used only when its labels say the plan's inputs built it;
-    another image given that tag (retagged by hand) is built over, so a first lock never
-    records it."""
-    if not image_exists(plan.tag) or not _built_from(plan, plan.tag):
+    another image given that tag (retagged by hand) is built over. Labels are easy to keep
+    while changing a file (`docker commit`), so with `verify` (the image a lock is about to
+    record) a found tag must also be what the build produces: see `verify_tag`. `rebuild`
+    builds over the tag whatever it holds."""
+    if rebuild or not image_exists(plan.tag) or not _built_from(plan, plan.tag):
         _run_build(plan, on_log)
+    elif verify:
+        verify_tag(plan, on_log)
     image = client().image.inspect(plan.tag)
     return BuiltImage(
         tag=plan.tag,
@@ -129,6 +145,31 @@ def build_image(plan: BuildPlan, on_log: Progress = quiet) -> BuiltImage:
         fingerprint=content_fingerprint(image),
         manifest=read_manifest(plan.tag),
     )
+
+
+def verify_tag(plan: BuildPlan, on_log: Progress = quiet) -> None:
+    """Refuse the image under the plan's tag unless a build of the plan gives the same layers
+    and config (less the labels that say when and by which checkout it was built).
+
+    The check builds the plan again under a temporary tag, which the build cache makes a
+    matter of seconds for an untouched image, and removes that tag whatever the outcome."""
+    scratch = f"repro/{plan.name}:verify-{uuid.uuid4().hex[:12]}"
+    try:
+        _run_build(plan, on_log, tag=scratch)
+        differences = content_differences(
+            content_document(plan.tag, BUILD_TIME_LABELS),
+            content_document(scratch, BUILD_TIME_LABELS),
+        )
+    finally:
+        if image_exists(scratch):
+            client().image.remove(scratch)
+    if differences:
+        raise UnbuiltImage(
+            f"the local image {plan.tag} is not what its build produces: "
+            f"{', '.join(differences)} differ from a fresh build of the same Dockerfile and "
+            "build args (changed in place under that tag since it was built?)",
+            hint="build it again over the tag: `repro image build R --rebuild`",
+        )
 
 
 def _built_from(plan: BuildPlan, tag: str) -> bool:
@@ -163,7 +204,7 @@ def _labels(plan: BuildPlan) -> dict[str, str]:
     }
 
 
-def _run_build(plan: BuildPlan, on_log: Progress) -> None:
+def _run_build(plan: BuildPlan, on_log: Progress, tag: str | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="repro-build-") as workdir:
         context = Path(workdir)
         _assemble_context(plan, context)
@@ -172,7 +213,7 @@ def _run_build(plan: BuildPlan, on_log: Progress) -> None:
             stream = client().build(
                 context,
                 file=context / "Dockerfile",
-                tags=[plan.tag],
+                tags=[tag or plan.tag],
                 build_args=plan.build_args(),
                 labels=_labels(plan),
                 load=True,

@@ -14,7 +14,7 @@ from repro.image.cpu_base import CPU_BASE_REPOSITORY, ensure_cpu_base_image
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
 from repro.lock.patches import download_diff
 from repro.progress import Progress, quiet
-from repro.spec.image import ImageSpec, RemoteDiff
+from repro.schema.image import ImageSpec, RemoteDiff
 
 PATCH_CACHE = Path.home() / ".cache" / "repro" / "patches"
 # The base images repro makes on this machine (`base.local: true`), by repository: each

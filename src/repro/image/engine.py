@@ -9,7 +9,7 @@ from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
 from repro.errors import DockerUnavailable, ReproError
-from repro.spec.base import IMAGE_REFERENCE_PATTERN
+from repro.schema.base import IMAGE_REFERENCE_PATTERN
 
 ENSURE_HINT = "run `make docker` (scripts/ensure-docker) to install and start the engine"
 

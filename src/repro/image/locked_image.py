@@ -8,18 +8,18 @@ cluster pulls by that digest and verifies the fingerprint before it trusts the i
 from __future__ import annotations
 
 from repro.errors import ReproError
-from repro.image.build import BuiltImage, build_image, read_manifest
+from repro.image.build import BuiltImage, UnbuiltImage, build_image, read_manifest
 from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, pull, push, verify
-from repro.lock import catalog_drift, recipe_options, update_lock_image, with_lock
+from repro.lock import catalog_drift, recipe_options, relocked, update_lock_image
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
-from repro.recipe.images import effective_catalog, image_for_recipe
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Locked, LockedImage
-from repro.spec.option_catalog import Catalog
+from repro.recipe.images import effective_catalog
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked, LockedImage
+from repro.schema.option_catalog import Catalog
 
 
 def build_for(
@@ -27,25 +27,43 @@ def build_for(
     on_log: Progress = quiet,
     progress: Progress = quiet,
     relock_image: bool = False,
-) -> BuiltImage:
-    """Build the recipe's image and, when the recipe is locked, record it in the lock.
+    rebuild: bool = False,
+) -> tuple[BuiltImage, Locked]:
+    """Build the recipe's image and, when `locked` carries a lock, record it there; return
+    the image and `locked` carrying that lock (the image's own catalog), not to be re-read.
 
     A lock that already records an image is a contract, not a cache: the local image must
     have the recorded content fingerprint (else refused, the lock untouched). Only
-    `relock_image` (the user asking on purpose) builds and records a new image. A locked
-    recipe builds from the lock's image spec, whose remote diffs carry the sha256 the first
-    lock recorded: a diff that changed since is refused.
+    `relock_image` (the user asking on purpose) builds and records a new image. An image about
+    to be recorded (a first lock) is what the build produces: a tag found on the machine is
+    checked against a build of the same inputs (`verify_tag`), or, with `rebuild`, built
+    over. A locked recipe builds from the lock's image spec, whose remote diffs carry the
+    sha256 the first lock recorded: a diff that changed since is refused.
     """
-    locked = with_lock(locked, required=False)
     if locked.image is not None and not relock_image:
-        return _recorded_image(locked, locked.image)
-    spec = image_for_recipe(locked.recipe, locked.lock)
-    built = build_image(plan_for_spec(spec, progress), on_log)
-    if locked.lock_path is not None:
-        update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
-        for line in _drift_lines(locked, spec, built):
-            progress(line)
-    return built
+        if rebuild:
+            raise ReproError(
+                f"{locked.lock_path} records an image already: --rebuild would replace it",
+                hint=f"record the rebuilt one on purpose: `repro image build {locked.name} "
+                "--rebuild --relock-image`",
+            )
+        return _recorded_image(locked, locked.image), locked
+    spec = locked.need_image_spec()
+    plan = plan_for_spec(spec, progress)
+    try:
+        built = build_image(plan, on_log, rebuild=rebuild, verify=locked.lock_path is not None)
+    except UnbuiltImage as err:
+        raise UnbuiltImage(
+            f"{err.message}; {locked.lock_path} does not record it",
+            hint=f"build it again over the tag: `repro image build {locked.name} --rebuild` "
+            f"(or remove it: `docker rmi {plan.tag}`), then run again",
+        ) from None
+    if locked.lock_path is None:
+        return built, locked
+    lock = update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
+    for line in _drift_lines(locked, spec, built):
+        progress(line)
+    return built, relocked(locked, lock)
 
 
 def _drift_lines(locked: Locked, spec: ImageSpec, built: BuiltImage) -> list[str]:
@@ -139,7 +157,6 @@ def check_local_image(locked: Locked, image: LockedImage) -> str:
 
 def push_for(locked: Locked, registry: str, progress: Progress = quiet) -> PushedImage:
     """Push the image the recipe's lock records; write the registry digest into the lock."""
-    locked = with_lock(locked)
     image = _built_image(locked)
     pushed = push(image.reference, registry, progress)
     assert locked.lock_path is not None
@@ -150,7 +167,7 @@ def push_for(locked: Locked, registry: str, progress: Progress = quiet) -> Pushe
 def pull_for(locked: Locked) -> str:
     """Pull the image of the recipe's lock by digest and verify its content; return the
     reference."""
-    image = _built_image(with_lock(locked))
+    image = _built_image(locked)
     if not image.pinned:
         raise ReproError(
             f"the lock of {locked.name} records no registry digest",
@@ -165,19 +182,19 @@ def pull_for(locked: Locked) -> str:
 def verify_for(locked: Locked) -> str:
     """Check the local image against the recipe's lock (by pinned digest when pushed, else
     tag)."""
-    image = _built_image(with_lock(locked))
+    image = _built_image(locked)
     return verify(image.run_reference, image.fingerprint)
 
 
 def locked_reference(locked: Locked) -> str:
     """The image reference to run: pinned digest when pushed, else the local tag."""
-    return _built_image(with_lock(locked)).run_reference
+    return _built_image(locked).run_reference
 
 
 def _built_image(locked: Locked) -> LockedImage:
     if locked.image is None:
         raise ReproError(
-            f"{locked.lock_path} records no built image",
+            f"{locked.lock_path or f'recipe {locked.name} (not locked)'} records no built image",
             hint=f"build it first: `repro image build {locked.name}`",
         )
     return locked.image
@@ -192,20 +209,20 @@ def image_architectures(target: Locked | ImageSpec) -> tuple[list[str], str]:
     """
     if isinstance(target, ImageSpec):
         return list(target.gpu_architectures), f"image spec {target.name}"
-    locked = with_lock(target, required=False)
+    locked = target
     manifest = (locked.image.manifest if locked.image else None) or {}
     compiled = [_arch_of(flag) for flag in manifest.get("compiled_archs") or []]
     if compiled:
         return sorted(set(compiled)), f"compiled kernels of the image in {locked.lock_path}"
     if manifest.get("gpu_archs"):
         return list(manifest["gpu_archs"]), f"image manifest in {locked.lock_path}"
-    return image_architectures(image_for_recipe(locked.recipe, locked.lock))
+    return image_architectures(locked.need_image_spec())
 
 
 def arch_check(target: Locked | ImageSpec, compute_caps: list[str]) -> list[str]:
     """The GPUs' compute capabilities that the image has no kernels for (empty: all fine)."""
     carried, source = image_architectures(target)
-    spec = target if isinstance(target, ImageSpec) else image_for_recipe(target.recipe, target.lock)
+    spec = target if isinstance(target, ImageSpec) else target.need_image_spec()
     if not carried and spec.simulated:
         return []
     missing = sorted({cap for cap in compute_caps if cap not in carried})

@@ -21,6 +21,7 @@ from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.fsutil import write_atomic
 from repro.image.engine import client, image_exists
+from repro.interrupts import signals_ignored
 from repro.launch.claim import deployment_claim
 from repro.launch.compose import compose_client, compose_command, write_override
 from repro.launch.spec import SERVICE, LaunchSpec, state_dir
@@ -82,7 +83,8 @@ def launch(spec: LaunchSpec, on_progress: Callable[[HealthPoll], None] = lambda 
                 raise LaunchError(f"docker compose up failed: {message}") from err
             _wait_healthy(spec, on_progress)
         except BaseException:  # a failed start, a timeout or Ctrl-C: leave nothing behind
-            compose.compose.down(quiet=True, timeout=5)
+            with signals_ignored():  # a second signal does not cut the clean-up short
+                compose.compose.down(quiet=True, timeout=5)
             raise
     return spec.url
 

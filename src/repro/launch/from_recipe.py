@@ -9,8 +9,7 @@ from repro.hub.cache import snapshot_dir
 from repro.image.buildplan import plan_for_spec, planned_tag
 from repro.launch.spec import LaunchSpec, project_name, state_dir
 from repro.recipe import render_env, render_server_argv
-from repro.recipe.images import catalog_for_recipe, image_for_recipe
-from repro.spec.lock import Lock, Locked
+from repro.schema.lock import Lock, Locked
 
 # A simulated server loads in seconds; a 600 GB model takes tens of minutes.
 SIMULATED_HEALTH_TIMEOUT_S = 120
@@ -39,7 +38,7 @@ def image_to_run(locked: Locked, build_tag: bool = True) -> str:
     else the content tag its image spec builds (`build_tag=False`: without building bases)."""
     if locked.image is not None:
         return locked.image.run_reference
-    spec = image_for_recipe(locked.recipe, locked.lock)
+    spec = locked.need_image_spec()
     return plan_for_spec(spec).tag if build_tag else planned_tag(spec)
 
 
@@ -51,7 +50,7 @@ def launch_spec_for(locked: Locked, image: str, host_port: int | None = None) ->
 
     cache = cache_root()
     recipe = locked.served
-    argv = render_server_argv(recipe, catalog_for_recipe(recipe, lock=locked.lock))
+    argv = render_server_argv(recipe, locked.need_catalog())
     gpus_needed = recipe.topology.gpus
     simulated = recipe.simulator is not None
     no_gpu = recipe.topology.gpu_runtime == "none"

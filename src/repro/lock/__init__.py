@@ -1,14 +1,15 @@
 """The lock stage: pin everything a recipe names into `locks/<recipe>.lock.json`.
 
-Public API (the declarations, `Lock`, `LockedImage` and `Locked`, are in `repro.spec.lock`):
+Public API (the declarations, `Lock`, `LockedImage` and `Locked`, are in `repro.schema.lock`):
 
-    load_locked(ref) -> Locked                   # a name, recipe file or lock file, resolved once
+    load_locked(ref, lock="none"|"attach"|"require") -> Locked  # with image spec and catalog
     with_lock(locked, required=True) -> Locked   # add locks/<recipe>.lock.json (checked current)
     lock_recipe(locked, check=False, output=None) -> LockResult   # write, or report drift
     catalog_drift(stand_in, image_catalog, used_options) -> list[str]  # per option the recipe uses
     build_lock(locked, previous=None) -> (Lock, patch_changes)
     read_lock(path) -> Lock; write_lock(path, lock) -> bool
-    update_lock_image(lock_path, image, catalog=None)  # for the image stage
+    update_lock_image(lock_path, image, catalog=None) -> Lock  # for the image stage
+    relocked(locked, lock) -> Locked             # with the lock a stage just wrote
     fetch_recipe(locked, cache_dir=None, margin=None, ...) -> FetchReport
 """
 
@@ -22,7 +23,7 @@ from repro.lock.io import (
     update_lock_image,
     write_lock,
 )
-from repro.lock.locked import load_locked, lock_of, require_checked, with_lock
+from repro.lock.locked import load_locked, lock_of, relocked, require_checked, with_lock
 from repro.lock.resolve import LockResult, build_lock, lock_recipe
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "lock_recipe",
     "read_lock",
     "recipe_options",
+    "relocked",
     "require_checked",
     "update_lock_image",
     "with_lock",

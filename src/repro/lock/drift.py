@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from repro.recipe.rulebase import Context
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Lock, RepoPin
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import Recipe
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Lock, RepoPin
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import Recipe
 from repro.units import human_bytes
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from repro.lock.locked import with_lock
 from repro.progress import Progress, quiet
-from repro.spec.lock import Locked
+from repro.schema.lock import Locked
 
 if TYPE_CHECKING:
     from repro.hub import FetchReport, SpaceMargin

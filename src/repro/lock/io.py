@@ -16,8 +16,8 @@ from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.recipe.findings import format_loc
 from repro.recipe.yamlio import expected_text
-from repro.spec.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
-from repro.spec.option_catalog import Catalog
+from repro.schema.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
+from repro.schema.option_catalog import Catalog
 
 ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
 
@@ -114,12 +114,13 @@ def write_lock(path: Path, lock: Lock) -> bool:
     return write_text_if_changed(path, lock.to_json())
 
 
-def update_lock_image(lock_path: Path, image: LockedImage, catalog: Catalog | None = None) -> None:
+def update_lock_image(lock_path: Path, image: LockedImage, catalog: Catalog | None = None) -> Lock:
     """Replace the lock's `image` section (and `catalog`, when given); nothing else changes,
     not even the bytes of the other sections.
 
     For the image stage: call it after a build or push with the image as it now is, and with
-    the catalog extracted from the image.
+    the catalog extracted from the image. Returns the lock as written, so the caller carries
+    it on without reading the file again.
     """
     path = Path(lock_path)
     with _dir_lock(path.parent):
@@ -127,4 +128,6 @@ def update_lock_image(lock_path: Path, image: LockedImage, catalog: Catalog | No
         data["image"] = image.model_dump(mode="json")
         if catalog is not None:
             data["catalog"] = catalog.to_dict()
+        lock = parse_lock(data, path)
         write_atomic(path, dump_json(data))
+    return lock

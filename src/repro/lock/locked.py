@@ -7,31 +7,62 @@ look a ref up again.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from repro.errors import RecipeError
 from repro.lock.io import LockError, lock_path_for, parse_lock, read_lock
+from repro.recipe.images import catalog_for_recipe, image_for_recipe
 from repro.recipe.loader import from_lock_file, load_recipe_document
 from repro.recipe.rules import check_recipe
-from repro.spec.lock import Lock, Locked
-from repro.spec.recipe import Recipe
+from repro.schema.lock import Lock, Locked
+from repro.schema.recipe import Recipe
+
+LockMode = Literal["none", "attach", "require"]
 
 
-def load_locked(ref: str | Path, recipes_dir: Path | None = None) -> Locked:
-    """`ref` (a recipe name, a recipe file or a lock file) as a recipe with its lock.
+def load_locked(
+    ref: str | Path, recipes_dir: Path | None = None, lock: LockMode = "none"
+) -> Locked:
+    """`ref` (a recipe name, a recipe file or a lock file) as a recipe with its lock, image spec
+    and catalog, resolved once.
 
-    A lock file gives its recipe and its lock; a name or a recipe file gives the recipe alone
-    (`with_lock` adds the lock `repro lock` wrote for it).
+    A lock file gives its recipe and its lock; a name or a recipe file gives the recipe alone,
+    unless `lock` asks for the one `repro lock` wrote: "attach" adds it when it is there and
+    current, "require" refuses a recipe without one (`with_lock`).
     """
     recipe, document = load_recipe_document(ref, recipes_dir)
     if document is None or recipe.source_path is None:
-        return Locked(recipe)
-    return Locked(recipe, parse_lock(document, recipe.source_path), recipe.source_path)
+        locked = resolved(recipe)
+    else:
+        locked = resolved(recipe, parse_lock(document, recipe.source_path), recipe.source_path)
+    return locked if lock == "none" else with_lock(locked, required=lock == "require")
+
+
+def resolved(recipe: Recipe, lock: Lock | None = None, lock_path: Path | None = None) -> Locked:
+    """`recipe` and its `lock` with the image spec and catalog they stand for (the lock's own
+    when it carries them); a spec that does not load leaves both None and says why."""
+    try:
+        spec = image_for_recipe(recipe, lock)
+        catalog = catalog_for_recipe(recipe, spec, lock)
+    except RecipeError as err:
+        return Locked(recipe, lock, lock_path, image_error=err)
+    return Locked(recipe, lock, lock_path, spec, catalog)
+
+
+def relocked(locked: Locked, lock: Lock) -> Locked:
+    """`locked` with the lock a stage just wrote to `locked.lock_path` (`update_lock_image`):
+    its image and catalog, resolved again without reading the file back."""
+    return resolved(locked.recipe, lock, locked.lock_path)
 
 
 def require_checked(locked: Locked) -> Locked:
     """`locked`, unless `repro recipe check` rejects it: a rendered command or a dry-run
     plan is only shown for a recipe that can run."""
-    errors = [f for f in check_recipe(locked.recipe, lock=locked.lock) if f.severity == "error"]
+    errors = [
+        f
+        for f in check_recipe(locked.recipe, locked.catalog, locked.image_spec, locked.lock)
+        if f.severity == "error"
+    ]
     if errors:
         ref = locked.lock_path or locked.recipe.source_path or locked.name
         raise RecipeError.from_problems(
@@ -55,7 +86,7 @@ def with_lock(locked: Locked, required: bool = True) -> Locked:
         if required:
             raise
         return locked
-    return Locked(locked.recipe, lock, path)
+    return resolved(locked.recipe, lock, path)
 
 
 def lock_of(recipe: Recipe) -> Lock | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from repro import __version__
 from repro.errors import ReproError
-from repro.spec.lock import PatchPin
+from repro.schema.lock import PatchPin
 
 MAX_DIFF_BYTES = 64 << 20
 
@@ -47,7 +47,7 @@ def resolve_patches(
 ) -> PatchResolution:
     """Pins for the spec's patch set; fills each remote diff's sha256 into `spec_data`.
 
-    `spec` is a `repro.spec.image.ImageSpec`, `spec_data` its JSON dump (edited in place).
+    `spec` is a `repro.schema.image.ImageSpec`, `spec_data` its JSON dump (edited in place).
     """
     result = PatchResolution()
     patch_set = spec.patch_set

@@ -12,10 +12,10 @@ from repro.lock.drift import diff_locks
 from repro.lock.io import LockError, lock_path_for, read_lock, write_lock
 from repro.lock.patches import resolve_patches
 from repro.recipe import check_recipe
-from repro.recipe.images import effective_catalog, image_for_recipe, images_dir_for
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Lock, Locked, RepoPin
-from repro.spec.option_catalog import Catalog
+from repro.recipe.images import effective_catalog, images_dir_for
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Lock, Locked, RepoPin
+from repro.schema.option_catalog import Catalog
 
 
 @dataclass
@@ -75,7 +75,7 @@ def build_lock(
     `catalog` the spec's effective catalog again).
     """
     recipe = locked.recipe
-    spec = image_for_recipe(recipe, locked.lock)
+    spec = locked.need_image_spec()
     spec_data = spec.model_dump(mode="json")
     root = spec.source_path.parent.parent if spec.source_path else images_dir_for(recipe).parent
     before = previous.patches if previous else []

@@ -2,7 +2,7 @@
 topology, server flags, env, benchmark plan), loaded from YAML with `extends:`, validated
 against SGLang's real option catalog, and rendered as the exact server argv and environment.
 
-Public API (other stages call these; the types, Recipe and Catalog, live in repro.spec):
+Public API (other stages call these; the types, Recipe and Catalog, live in repro.schema):
 
     load_recipe(ref, recipes_dir=None) -> Recipe      # a name, a path, or a lock file
     check_recipe(recipe) -> list[Finding]             # errors and warnings, file + field path

@@ -1,7 +1,7 @@
 """The option catalogs repro ships, and reading an argv against a catalog.
 
 repro ships the catalog of each SGLang version it knows as package data
-(`repro/catalogs/sglang-<v>.json`; the type is `repro.spec.option_catalog.Catalog`). `check_argv`
+(`repro/catalogs/sglang-<v>.json`; the type is `repro.schema.option_catalog.Catalog`). `check_argv`
 reads an argv the way argparse would and reports unknown options (with the closest valid
 one), bad values, wrong arity and deprecated spellings.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from repro.errors import RecipeError, did_you_mean, short_repr
-from repro.spec.option_catalog import Catalog, CatalogOption
+from repro.schema.option_catalog import Catalog, CatalogOption
 
 # --- shipped catalogs ---------------------------------------------------------------------
 _CACHE: dict[str, Catalog] = {}

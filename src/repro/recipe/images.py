@@ -17,10 +17,10 @@ from repro.recipe.argv_check import load_catalog
 from repro.recipe.findings import display_path
 from repro.recipe.loader import locate
 from repro.recipe.yamlio import problem_lines, read_mapping
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Lock
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import Recipe
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Lock
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import Recipe
 
 ENV_IMAGES_DIR = "REPRO_IMAGES_DIR"
 

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from repro.errors import RecipeError, short_repr, suggestion
 from repro.recipe.findings import display_path, format_loc
 from repro.recipe.yamlio import Document, origin, problem_lines, read_mapping
-from repro.spec.recipe import Recipe
+from repro.schema.recipe import Recipe
 
 ENV_RECIPES_DIR = "REPRO_RECIPES_DIR"
 RECIPE_SUFFIXES = (".yaml", ".yml")

@@ -16,9 +16,9 @@ from repro.errors import RecipeError
 from repro.recipe.argv_check import check_argv, is_number
 from repro.recipe.findings import Loc
 from repro.recipe.loader import locate
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import Recipe
 from repro.shellquote import word, words
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import Recipe
 
 LAUNCH = ("python3", "-m", "sglang.launch_server")
 

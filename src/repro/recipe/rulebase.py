@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from repro.recipe.argv_check import check_argv
 from repro.recipe.findings import Loc
 from repro.recipe.render import Issue, analyze
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import Recipe
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import Recipe
 
 if TYPE_CHECKING:
-    from repro.spec.image import ImageSpec
+    from repro.schema.image import ImageSpec
 
 __all__ = [
     "ALGORITHM_ALIASES",

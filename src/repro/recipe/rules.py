@@ -37,10 +37,10 @@ from repro.recipe.rules_speculative import (
     rule_patch_constraints,
     rule_running_requests,
 )
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Lock
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import Recipe
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Lock
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import Recipe
 
 __all__ = [
     "RULES",

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from repro.errors import RecipeError, short_repr, suggestion
 from repro.recipe.findings import Loc, display_path, format_loc
-from repro.spec.base import PATTERN_WORDS
+from repro.schema.base import PATTERN_WORDS
 
 MAX_DEPTH = 40
 MAX_BYTES = 4 * 1024 * 1024

@@ -15,8 +15,8 @@ from typing import Any
 from rich.table import Table
 
 from repro.report.records import LoadedRun
-from repro.spec.accept import AcceptSet
-from repro.spec.base import Interval
+from repro.schema.accept import AcceptSet
+from repro.schema.base import Interval
 
 
 def _value(value: float | None, ci: Interval | None) -> str:

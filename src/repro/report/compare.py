@@ -22,7 +22,7 @@ from repro.errors import ReproError
 from repro.report.labels import distinct_pair, unique_labels
 from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
-from repro.spec.machine import MachineInfo, ServerInfo
+from repro.schema.machine import MachineInfo, ServerInfo
 from repro.tables import fit, fits
 
 Direction = Literal["better", "worse", "same"]
@@ -102,16 +102,6 @@ def _verdict(a: Point, b: Point) -> Verdict:
     return "within spread"
 
 
-def _model_of(run: LoadedRun) -> str:
-    model = run.recipe.get("model") or {}
-    return f"{model.get('repo', '?')}@{model.get('revision', '?')}"
-
-
-def _drafter_of(run: LoadedRun) -> str:
-    drafter = run.recipe.get("drafter") or {}
-    return f"{drafter.get('repo')}@{drafter.get('revision')}" if drafter else "none"
-
-
 def _or_dash(value: object) -> str:
     return "-" if value is None or value == "" else str(value)
 
@@ -121,8 +111,7 @@ def _fingerprint(run: LoadedRun) -> dict[str, str]:
     names = sorted({g.name for g in m.gpus})
     caps = sorted({g.compute_cap for g in m.gpus if g.compute_cap})
     server = run.server_info or ServerInfo()
-    par = run.recipe.get("parallelism") or {}
-    spec = run.recipe.get("speculative") or {}
+    recipe = run.recipe
     cpu_count = "?" if m.cpu_count is None else m.cpu_count
     return {
         "hostname": _or_dash(m.hostname),
@@ -143,10 +132,10 @@ def _fingerprint(run: LoadedRun) -> dict[str, str]:
         "image registry digest": _or_dash(run.registry_digest),
         "SGLang version": _or_dash(server.version),
         "simulated": "yes" if run.simulated else "no",
-        "model": _model_of(run),
-        "drafter": _drafter_of(run),
-        "speculative": str(spec.get("algorithm") or "none"),
-        "parallelism": " ".join(f"{k}={v}" for k, v in sorted(par.items())) or "-",
+        "model": recipe.model_ref,
+        "drafter": recipe.drafter_ref,
+        "speculative": recipe.algorithm or "none",
+        "parallelism": " ".join(f"{k}={v}" for k, v in sorted(recipe.parallelism.items())) or "-",
         "endpoint": str(run.run.endpoint or "-"),
     }
 
@@ -179,8 +168,8 @@ def compare_runs(
                 hint="bench both with the same workload, or pass --force to compare anyway",
             )
         warnings.append(message + ": deltas mix workload and configuration")
-    if _model_of(a) != _model_of(b):
-        warnings.append(f"different models: {_model_of(a)} vs {_model_of(b)}")
+    if a.recipe.model_ref != b.recipe.model_ref:
+        warnings.append(f"different models: {a.recipe.model_ref} vs {b.recipe.model_ref}")
     if a.simulated != b.simulated:
         warnings.append("one run is SIMULATED and the other is not")
     for run in (a, b):

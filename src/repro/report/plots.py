@@ -165,8 +165,8 @@ def plot_cost_pareto(runs: list[LoadedRun]) -> bytes | None:
 
 
 def drafter_label(run: LoadedRun) -> str:
-    drafter = run.recipe.get("drafter") or {}
-    return shortened(str(drafter.get("repo") or run.label))
+    drafter = run.recipe.drafter
+    return shortened((drafter.repo if drafter else None) or run.label)
 
 
 def _ci_errors(sets: list[Any], heights: list[float]) -> list[list[float]]:

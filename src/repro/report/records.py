@@ -1,4 +1,4 @@
-"""Run records (docs/run-record.md) loaded for reports, validated with repro.spec.record.
+"""Run records (docs/run-record.md) loaded for reports, validated with repro.schema.record.
 
     run = load_run("runs/20250101T000000Z-kimi26-ep4")
     run.recipe_name, run.machine_class, run.image_digest_short, run.simulated
@@ -21,11 +21,19 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from repro import fileread
 from repro.errors import ReproError
 from repro.report.labels import shortened, unique_labels
-from repro.spec.accept import AcceptResults
-from repro.spec.base import Interval
-from repro.spec.lock import Lock
-from repro.spec.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
-from repro.spec.record import AnyRunInfo, BenchWorkload, RequestRow, RunRecord, Summary, first_error
+from repro.schema.accept import AcceptResults
+from repro.schema.base import Interval
+from repro.schema.lock import Lock
+from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
+from repro.schema.record import (
+    AnyRunInfo,
+    BenchWorkload,
+    RequestRow,
+    RunRecord,
+    Summary,
+    first_error,
+)
+from repro.schema.recordedrecipe import RecordedRecipe
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -210,7 +218,7 @@ class LoadedRun(RunRecord):
             "output_len": workload.output_len,
             "dataset": workload.dataset,
             "request_rate": workload.request_rate,
-            "prompts": _prompts_identity(workload.dataset_source),
+            "prompts": workload.dataset_source.identity() if workload.dataset_source else None,
         }
 
     def points(self, metric: str, include_invalid: bool = False) -> dict[int, Point]:
@@ -260,15 +268,6 @@ class LoadedRun(RunRecord):
                     hint="the file is corrupt; re-run the level with `repro bench --resume`",
                 ) from None
         return rows
-
-
-def _prompts_identity(source: dict[str, Any] | None) -> str | None:
-    if not source:
-        return None
-    if source.get("kind") == "hub":
-        files = ",".join(source.get("files") or [])
-        return f"{source.get('repo')}@{source.get('commit')} {files} :{source.get('column')}"
-    return f"{source.get('kind')} sha256:{source.get('sha256')} :{source.get('column', '')}"
 
 
 def _read_text(path: Path) -> str:
@@ -339,16 +338,17 @@ def load_run(path: str | Path) -> LoadedRun:
     if not isinstance(summary, dict) or not isinstance(summary.get("levels"), list):
         raise RunRecordError(f'{summary_path}: expected {{"levels": [...]}}')
     levels = _validate(Summary.model_validate, summary, summary_path).levels
-    recipe = _read_json(folder / "recipe.json")
+    recipe_path = folder / "recipe.json"
+    recipe = _read_json(recipe_path)
     if not isinstance(recipe, dict):
-        raise RunRecordError(f"{folder / 'recipe.json'}: expected a JSON object (the recipe)")
+        raise RunRecordError(f"{recipe_path}: expected a JSON object (the recipe)")
     accept = _optional(AcceptResults, folder / "accept.json")
     if accept is None and folder.name == "bench":  # a `repro run` folder's accept/ part
         accept = _optional(AcceptResults, folder.parent / "accept" / "accept.json")
     return LoadedRun(
         path=folder,
         run=run,
-        recipe=recipe,
+        recipe=_validate(RecordedRecipe.model_validate, recipe, recipe_path),
         lock=_optional(Lock, folder / "lock.json"),
         machine=_optional(MachineInfo, folder / "machine.json")
         or _optional(MachineInfo, folder.parent / "machine.json"),

@@ -17,9 +17,8 @@ from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.lock import load_locked
 from repro.recipe import render_shell
-from repro.recipe.images import catalog_for_recipe
-from repro.spec.lock import Locked
-from repro.spec.recipe import Recipe
+from repro.schema.lock import Locked
+from repro.schema.recipe import Recipe
 
 CONTEXT_FILE = "context.json"
 
@@ -94,9 +93,7 @@ class RunContext:
             shlex.join(compose_command(spec.project, override, "up", "-d", "--pull", "never")),
             f"# {override} would hold:\n" + yaml.safe_dump(render_override(spec), sort_keys=False),
             "# the server command inside the container:\n"
-            + render_shell(
-                self.locked.served, catalog_for_recipe(self.recipe, lock=self.locked.lock)
-            ),
+            + render_shell(self.locked.served, self.locked.need_catalog()),
             f"# base compose file: {BASE_COMPOSE}",
         ]
 

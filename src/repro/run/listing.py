@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from repro import fileread
 from repro.errors import ReproError
-from repro.spec.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
-from repro.spec.record import StagesFile
+from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
+from repro.schema.record import StagesFile
 
 
 @dataclass

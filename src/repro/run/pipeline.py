@@ -44,7 +44,7 @@ from repro.run.stages import (
     stage_report,
     stage_stop,
 )
-from repro.spec.record import StageRecord, StagesFile, first_error
+from repro.schema.record import StageRecord, StagesFile, first_error
 
 STAGES_FILE = "stages.json"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from repro.bench.provenance import Provenance
 from repro.lock import lock_of, with_lock
-from repro.spec.lock import Lock, Locked
-from repro.spec.recipe import Recipe
+from repro.schema.lock import Lock, Locked
+from repro.schema.recipe import Recipe
 from repro.topology import collect_fingerprint
 
 

@@ -15,9 +15,9 @@ from repro.bench.record import write_json
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.live import status_line, sweep_bars
-from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
+from repro.lock import fetch_recipe, load_locked, lock_recipe
 from repro.run.context import RunContext
-from repro.topology import collect_fingerprint, diagnose, requirements_from_recipe
+from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
 from repro.units import human_bytes
 
 # What doctor does not check for a simulated run (`repro run R --sim`).
@@ -53,15 +53,12 @@ def stage_image(ctx: RunContext, console: Console) -> str:
         ctx.save()
         return f"pulled and verified {ctx.image_tag}"
     with console.status(f"building the image of {ctx.recipe.name}") as status:
-        built = locked_image.build_for(
+        built, ctx.locked = locked_image.build_for(
             ctx.locked,
             lambda line: status.update(f"[dim]{escape(line[:110])}[/]"),
             lambda message: console.print(f"  {escape(message)}"),
         )
-    ctx.image_tag = built.tag
-    lock_path = with_lock(ctx.locked, required=False).lock_path
-    if lock_path is not None:
-        ctx.locked = load_locked(lock_path)  # now carrying the image's own catalog
+    ctx.image_tag = built.tag  # ctx.locked now carries the image's own catalog
     ctx.save()
     return f"{built.tag} ({built.fingerprint[:19]})"
 
@@ -75,7 +72,7 @@ def stage_fetch(ctx: RunContext, console: Console) -> str:
 
 
 def stage_doctor(ctx: RunContext, console: Console) -> str:
-    requirements = requirements_from_recipe(ctx.recipe, lock=ctx.locked.lock)
+    requirements = requirements_from_locked(ctx.locked)
     if ctx.simulated:  # the simulator loads no weights and uses no GPU
         requirements = requirements.model_copy(update=SIMULATED_NEEDS_NONE)
     repos = [requirements.model_repo] if requirements.model_repo else []
@@ -153,7 +150,7 @@ def clock_warning(url: str) -> str:
 def stage_accept(ctx: RunContext, console: Console) -> str:
     if ctx.recipe.drafter is None or ctx.recipe.accept is None:
         return "skipped: no drafter"
-    from repro.bench.accept import AcceptOptions, run_accept  # deferred: aiohttp, numpy
+    from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: aiohttp, numpy
     from repro.run.provenance import local_provenance
 
     with console.status("measuring acceptance") as status:

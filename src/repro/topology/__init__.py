@@ -20,7 +20,7 @@ from repro.topology.nccl import NcclAdvice, nccl_advice
 from repro.topology.nvidia import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
 from repro.topology.requirements import (
     Requirements,
-    requirements_from_recipe,
+    requirements_from_locked,
 )
 from repro.topology.runner import CommandResult, Runner, run_command
 
@@ -49,7 +49,7 @@ __all__ = [
     "parse_banner",
     "parse_query_gpu",
     "parse_topo",
-    "requirements_from_recipe",
+    "requirements_from_locked",
     "run_command",
     "run_doctor",
 ]

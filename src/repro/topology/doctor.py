@@ -6,13 +6,13 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field, computed_field
 
-from repro.spec.lock import Locked
-from repro.spec.machine import InterconnectProbe
+from repro.schema.lock import Locked
+from repro.schema.machine import InterconnectProbe
 from repro.topology.checks import MachineCheck, check_machine
 from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
 from repro.topology.nccl import NcclAdvice, nccl_advice
 from repro.topology.probe import probe_allreduce, save_probe
-from repro.topology.requirements import Requirements, requirements_from_recipe
+from repro.topology.requirements import Requirements, requirements_from_locked
 from repro.topology.runner import Runner, run_command
 
 
@@ -51,9 +51,7 @@ def run_doctor(
     """Fingerprint this machine and check it against the recipe's requirements (when given;
     a locked recipe's image spec is the one its lock pins). With `probe`, first measure the
     all-reduce bandwidth across the recipe's GPUs (all GPUs without a recipe)."""
-    requirements = (
-        requirements_from_recipe(locked.recipe, lock=locked.lock) if locked is not None else None
-    )
+    requirements = requirements_from_locked(locked) if locked is not None else None
     repos = [requirements.model_repo] if requirements and requirements.model_repo else []
     fingerprint = collect_fingerprint(runner, env, repos)
     if probe:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from repro.spec.machine import InterconnectProbe
+from repro.schema.machine import InterconnectProbe
 from repro.topology.host import (
     DiskInfo,
     DockerInfo,

@@ -22,7 +22,7 @@ from typing import Literal
 
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.spec.machine import PROBE_ENV, InterconnectProbe, ProbePoint, ProbeStatus
+from repro.schema.machine import PROBE_ENV, InterconnectProbe, ProbePoint, ProbeStatus
 
 MiB = 1 << 20
 DEFAULT_SIZES = (MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB)

@@ -1,7 +1,7 @@
 """What a deployment needs from a machine, in doctor's own terms.
 
 `Requirements` is deliberately small and independent of the recipe schema, so checks can be
-written and tested against it alone; `requirements_from_recipe` is the one place that knows
+written and tested against it alone; `requirements_from_locked` is the one place that knows
 how a recipe (and its image spec) spell these needs.
 """
 
@@ -11,12 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from repro.errors import ReproError
 from repro.recipe.hardware import MODEL_WEIGHTS_GB
-from repro.recipe.images import image_for_recipe
-from repro.spec.image import ImageSpec
-from repro.spec.lock import Lock
-from repro.spec.recipe import Recipe
+from repro.schema.lock import Locked
 from repro.topology.arch import normalize_arch
 
 
@@ -57,22 +53,19 @@ class Requirements(BaseModel):
 GB = 1e9
 
 
-def requirements_from_recipe(
-    recipe: Recipe, image: ImageSpec | None = None, lock: Lock | None = None
-) -> Requirements:
-    """Requirements of a loaded recipe (`repro.recipe.load_recipe(ref)`).
+def requirements_from_locked(locked: Locked) -> Requirements:
+    """Requirements of a resolved recipe (`repro.lock.load_locked(ref)`).
 
     GPUs, models, memory, interconnect, nodes and runtime come from `topology`; architectures
-    from the image spec (`images/<image>.yaml`, or the lock's own spec); weights from
+    from the image spec `locked` resolved (the lock's own when it has one); weights from
     `model.weights_gb` or the known size of the model; env and extra server args as given.
     A missing image spec is a note (the architecture check then warns), not an error.
     """
+    recipe, image = locked.recipe, locked.image_spec
     notes: list[str] = []
     if image is None:
-        try:
-            image = image_for_recipe(recipe, lock)
-        except ReproError as err:
-            notes.append(f"image spec {recipe.image!r}: {err.message}")
+        why = locked.image_error
+        notes.append(f"image spec {recipe.image!r}: {getattr(why, 'message', why)}")
     weights_gb = recipe.model.weights_gb or MODEL_WEIGHTS_GB.get(recipe.model.repo)
     topo = recipe.topology
     return Requirements(

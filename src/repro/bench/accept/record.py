@@ -17,9 +17,9 @@ from pydantic import ValidationError
 
 from repro.bench.record import new_run_dir, read_json, utc_now, write_json, write_model
 from repro.errors import ReproError
-from repro.spec.accept import AcceptResults, AcceptSet
-from repro.spec.machine import ServerInfo
-from repro.spec.record import AcceptRunInfo, AcceptWorkload, RunStatus, Summary, first_error
+from repro.schema.accept import AcceptResults, AcceptSet
+from repro.schema.machine import ServerInfo
+from repro.schema.record import AcceptRunInfo, AcceptWorkload, RunStatus, Summary, first_error
 
 ACCEPT_FILE = "accept.json"
 

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 
 # NVLink SHARP / multicast off: NCCL, torch symmetric memory and NVSHMEM each have a switch.
 PROBE_ENV = {
@@ -56,6 +65,38 @@ class InterconnectProbe(BaseModel):
         return f"all-reduce busbw {peak:,.1f} GB/s peak ({self.gpus} {ranks}, {self.backend})"
 
 
+class InternalState(BaseModel):
+    """One DP rank's scheduler state in `/server_info` `internal_states` (SGLang 0.5.23
+    srt/managers/scheduler_components/internal_state.py: the server args plus these).
+
+    Lenient twice: every key is kept, and a field of another type reads as None, so a server
+    that reports something odd is still recorded and measured (bench_serving reads the same
+    keys with `.get`).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    world_size: StrictInt | None = None
+    effective_max_running_requests_per_dp: StrictInt | None = Field(
+        default=None, description="the scheduler's max_running_requests"
+    )
+    last_gen_throughput: StrictFloat | StrictInt | None = None
+    avg_spec_accept_length: StrictFloat | StrictInt | None = Field(
+        default=None, description="cumulative since start or the last /flush_cache"
+    )
+    memory_usage: dict[str, Any] | None = None
+    served_model_name: str | None = Field(default=None, description="one of the server args")
+    simulated: bool | None = Field(default=None, description="repro's simulator says so")
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _none_when_malformed(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            return None
+
+
 class ServerInfo(BaseModel):
     """`server_info.json`: what the server reported about itself, plus `simulated`.
 
@@ -65,6 +106,9 @@ class ServerInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     version: str | None = Field(default=None, description="the SGLang version")
+    internal_states: list[InternalState] = Field(
+        default_factory=list, description="one per DP rank; entries that are no object dropped"
+    )
     simulated: bool = False
     sim_profile: str | None = Field(default=None, description="the simulator's timing profile")
     sim_time_scale: float | None = Field(
@@ -73,6 +117,16 @@ class ServerInfo(BaseModel):
     sim_provenance: str | None = Field(
         default=None, description="`calibrated: ...` or `extrapolated: ...` (the profile's)"
     )
+
+    @field_validator("internal_states", mode="before")
+    @classmethod
+    def _objects_only(cls, value: Any) -> Any:
+        return [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
+
+    @property
+    def first_state(self) -> InternalState | None:
+        """`internal_states[0]`: DP rank 0, the one bench_serving reads."""
+        return self.internal_states[0] if self.internal_states else None
 
 
 class RecordedGpu(BaseModel):

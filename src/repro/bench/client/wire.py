@@ -27,13 +27,13 @@ from typing import Annotated, Any
 
 import msgspec
 
-from repro.spec.record import ClientLimits
+from repro.schema.record import ClientLimits
 
 # ---- narrow decoders ----------------------------------------------------------------------
 # Counts are non-negative and below 2**40 (no server holds a trillion tokens), seconds finite
 # and non-negative: the decoder itself refuses anything else (a msgspec.ValidationError, which
 # fails the request as implausible). Bounds that depend on the request (completion_tokens at
-# most max_new_tokens, ...) are checked by repro.bench.readers.
+# most max_new_tokens, ...) are checked by repro.bench.client.readers.
 
 MAX_COUNT = 2**40
 Count = Annotated[int, msgspec.Meta(ge=0, lt=MAX_COUNT)]

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from repro.spec.base import (
+from repro.schema.base import (
     ALGORITHM_PATTERN,
     COMMIT_PATTERN,
     DIGEST_PATTERN,
@@ -47,7 +47,7 @@ from repro.spec.base import (
     Description,
     StrictModel,
 )
-from repro.spec.option_catalog import CatalogOption
+from repro.schema.option_catalog import CatalogOption
 
 # What `sglang.__version__` reports, local part included (0.0.0.dev1+gd91c3682b).
 REPORTED_VERSION_PATTERN = r"^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+){0,3}$"

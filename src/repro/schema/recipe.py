@@ -15,14 +15,14 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr, field_validator
 
-from repro.spec.base import (
+from repro.schema.base import (
     ENV_NAME_PATTERN,
     NAME_PATTERN,
     Description,
     StrictModel,
 )
-from repro.spec.dataset import bench_dataset_problem
-from repro.spec.deployment import (
+from repro.schema.dataset import bench_dataset_problem
+from repro.schema.deployment import (
     DrafterSpec,
     ModelSpec,
     Parallelism,

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from repro.spec.base import (
+from repro.schema.base import (
     ALGORITHM_PATTERN,
     HF_REPO_PATTERN,
     PARSER_PATTERN,

@@ -25,9 +25,9 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from repro.bench.client import measure
-from repro.bench.wire import Count
-from repro.spec.record import ClientLimits
+from repro.bench.client.stream import measure
+from repro.bench.client.wire import Count
+from repro.schema.record import ClientLimits
 
 
 @dataclass

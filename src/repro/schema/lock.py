@@ -11,8 +11,8 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
   when simulated, without a drafter, or when its config has none)
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
-- `catalog`: the SGLang option catalog (JSON form of `repro.spec.option_catalog.Catalog`): the image
-  spec's effective catalog until the image stage puts the image's own
+- `catalog`: the SGLang option catalog (JSON form of `repro.schema.option_catalog.Catalog`): the
+  image spec's effective catalog until the image stage puts the image's own
 - `patches`: every patch of the image's patch set with its sha256
 
 Keys other stages add are kept as they are.
@@ -21,7 +21,7 @@ Keys other stages add are kept as they are.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,7 +34,7 @@ from pydantic import (
     model_serializer,
 )
 
-from repro.spec.base import (
+from repro.schema.base import (
     COMMIT_PATTERN,
     DIGEST_PATTERN,
     HF_REPO_PATTERN,
@@ -43,9 +43,9 @@ from repro.spec.base import (
     REVISION_PATTERN,
     SHA256_PATTERN,
 )
-from repro.spec.image import ImageSpec
-from repro.spec.option_catalog import Catalog
-from repro.spec.recipe import Recipe
+from repro.schema.image import ImageSpec
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import Recipe
 
 LOCK_VERSION = 1
 LOCK_SUFFIX = ".lock.json"
@@ -230,12 +230,29 @@ class Locked:
     file or a lock file) and handed to every stage.
 
     `lock` is None for a recipe that is not locked (or whose lock was not asked for);
-    `lock_path` is the file `lock` was read from.
+    `lock_path` is the file `lock` was read from. `image_spec` and `catalog` are the image spec
+    and option catalog the recipe runs with (the lock's own when it has them), filled once by
+    `repro.lock.load_locked`; None when the spec cannot be loaded, `image_error` then says why.
     """
 
     recipe: Recipe
     lock: Lock | None = None
     lock_path: Path | None = None
+    image_spec: ImageSpec | None = None
+    catalog: Catalog | None = None
+    image_error: Exception | None = field(default=None, compare=False)
+
+    def need_image_spec(self) -> ImageSpec:
+        """`image_spec`, or the error that kept it from loading (for stages that need it)."""
+        if self.image_spec is None:
+            raise self.image_error or ValueError(f"{self.name}: no image spec resolved")
+        return self.image_spec
+
+    def need_catalog(self) -> Catalog:
+        """`catalog`, or the error that kept it from loading (for stages that render argv)."""
+        if self.catalog is None:
+            raise self.image_error or ValueError(f"{self.name}: no catalog resolved")
+        return self.catalog
 
     @property
     def name(self) -> str:

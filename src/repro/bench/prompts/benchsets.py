@@ -1,8 +1,8 @@
 """Named benchmark sets: z-lab's DFlash benchmark protocol, so acceptance can be held against
 the drafters' model cards and the DFlash papers' tables.
 
-Each set is a Hub dataset read by repro.bench.datasets (pinned to its commit when first used)
-and formatted as z-lab's `dflash/benchmark.py` formats it (github.com/z-lab/dflash, commit
+Each set is a Hub dataset read by repro.bench.prompts.datasets (pinned to its commit when first
+used) and formatted as z-lab's `dflash/benchmark.py` formats it (github.com/z-lab/dflash, commit
 44947fbf, `DATASETS`): math prompts end with "Please reason step by step, and put your final
 answer within \\boxed{}.", HumanEval's prompt is wrapped in "Write a solution to the following
 problem and make sure that it passes the tests:" and a python fence, MBPP's prompt and
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro.bench.datasets import PromptSet, load_hub_dataset
+from repro.bench.prompts.datasets import PromptSet, load_hub_dataset
 
 MATH_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
 HUMANEVAL_PREFIX = (
@@ -32,7 +32,7 @@ PROTOCOL_SAMPLING = {"temperature": 0.0, "top_p": 1.0, "top_k": 1}
 
 @dataclass(frozen=True)
 class BenchSet:
-    ref: str  # the Hub dataset (repro.spec.dataset syntax), folder = config, column = field
+    ref: str  # the Hub dataset (repro.schema.dataset syntax), folder = config, column = field
     before: str = ""
     after: str = ""
 
@@ -58,5 +58,5 @@ def load_bench_set(
     spec = BENCH_SETS[name]
     found = load_hub_dataset(spec.ref, endpoint=endpoint, cache_dir=cache_dir)
     prompts = [spec.format(p) for p in found.prompts]
-    source = {**found.source, "protocol": PROTOCOL, "benchmark_set": name}
+    source = found.source.model_copy(update={"protocol": PROTOCOL, "benchmark_set": name})
     return PromptSet(name, prompts, source)

@@ -22,11 +22,13 @@ from pydantic import (
     model_validator,
 )
 
-from repro.spec.accept import AcceptResults
-from repro.spec.base import Interval
-from repro.spec.lock import Lock
-from repro.spec.machine import MachineInfo, ServerInfo
-from repro.spec.server import LevelEnergy, ServerState, SimClock
+from repro.schema.accept import AcceptResults
+from repro.schema.base import Interval
+from repro.schema.dataset import PromptSource
+from repro.schema.lock import Lock
+from repro.schema.machine import MachineInfo, ServerInfo
+from repro.schema.recordedrecipe import RecordedRecipe
+from repro.schema.server import LevelEnergy, ServerState, SimClock
 
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]
@@ -48,7 +50,7 @@ class BenchWorkload(BaseModel):
     request_rate: float | None = Field(
         default=None, description="Poisson arrivals/s; None: closed loop"
     )
-    dataset_source: dict[str, Any] | None = Field(
+    dataset_source: PromptSource | None = Field(
         default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
     )
     chat_template: dict[str, Any] | None = Field(
@@ -77,8 +79,8 @@ class AcceptWorkload(BaseModel):
 
 
 class ClientLimits(BaseModel):
-    """What ends a request whatever the server does (repro.bench.client): silence, total time,
-    the size of one response event (SSE event, or a non-streaming response)."""
+    """What ends a request whatever the server does (repro.bench.client.stream): silence, total
+    time, the size of one response event (SSE event, or a non-streaming response)."""
 
     read_timeout_s: float = Field(
         default=300.0, description="seconds without a byte before a request fails (0: no limit)"
@@ -386,7 +388,7 @@ class RunRecord(BaseModel):
 
     path: Path = Field(description="the run folder")
     run: AnyRunInfo
-    recipe: dict[str, Any] = Field(description="recipe.json: the resolved recipe")
+    recipe: RecordedRecipe = Field(description="recipe.json: the resolved recipe")
     lock: Lock | None = Field(default=None, description="lock.json, when a lock was used")
     machine: MachineInfo | None = None
     server_info: ServerInfo | None = None

@@ -1,5 +1,5 @@
 """Prompts: the shipped prompt sets (math, code, chat), data files and Hub datasets (read by
-repro.bench.datasets) and bench datasets. Chat templates: repro.bench.chattemplate.
+repro.bench.prompts.datasets) and bench datasets. Chat templates: repro.bench.prompts.chattemplate.
 """
 
 from __future__ import annotations
@@ -9,11 +9,23 @@ import random
 from importlib import resources
 from pathlib import Path
 
-from repro.bench.benchsets import BENCH_SETS, load_bench_set
-from repro.bench.chattemplate import ChatTemplate
-from repro.bench.datasets import PromptSet, load_file, load_hub_dataset, read_prompts, text_table
+from repro.bench.prompts.benchsets import BENCH_SETS, load_bench_set
+from repro.bench.prompts.chattemplate import ChatTemplate
+from repro.bench.prompts.datasets import (
+    PromptSet,
+    load_file,
+    load_hub_dataset,
+    read_prompts,
+    text_table,
+)
 from repro.errors import ReproError
-from repro.spec.dataset import DATA_SUFFIXES, HF_PREFIX, HF_SYNTAX, SHAREGPT_REF
+from repro.schema.dataset import (
+    DATA_SUFFIXES,
+    HF_PREFIX,
+    HF_SYNTAX,
+    SHAREGPT_REF,
+    ShippedSource,
+)
 
 SHIPPED_SETS = ("math", "code", "chat")
 # How `--dataset sharegpt` samples bench_serving's ShareGPT file, beside how bench_serving does
@@ -36,11 +48,15 @@ def load_prompt_set(
     HF_HUB_CACHE.
     """
     if ref in SHIPPED_SETS:
-        where = f"prompts/{ref}.jsonl"
-        text = resources.files("repro.bench").joinpath(where).read_text("utf-8")
+        where = f"prompts/data/{ref}.jsonl"
+        text = (
+            resources.files("repro.bench.prompts")
+            .joinpath("data", f"{ref}.jsonl")
+            .read_text("utf-8")
+        )
         prompts, _ = read_prompts(where, [(where, text_table(text, ".jsonl", where))], None, "")
         digest = hashlib.sha256(text.encode()).hexdigest()
-        found = PromptSet(ref, prompts, {"kind": "shipped", "name": ref, "sha256": digest})
+        found = PromptSet(ref, prompts, ShippedSource(name=ref, sha256=digest))
     elif ref in BENCH_SETS:
         found = load_bench_set(ref, endpoint=endpoint, cache_dir=cache_dir)
     elif ref.startswith(HF_PREFIX):
@@ -100,7 +116,7 @@ def bench_source(
         return found
     if dataset == "sharegpt":
         found = load_prompt_set(SHAREGPT_REF, endpoint=endpoint, cache_dir=cache_dir)
-        found.source["variant"] = SHAREGPT_VARIANT
+        found.source = found.source.model_copy(update={"variant": SHAREGPT_VARIANT})
         return found
     return load_prompt_set(dataset, endpoint=endpoint, cache_dir=cache_dir)
 

@@ -8,7 +8,7 @@ OpenAI `[{"role": "user", "content": ...}]`) gives its first human turn, as SGLa
 bench_serving's `sample_sharegpt_requests` does (python/sglang/bench_serving.py). Rows that
 are plain strings are prompts as they are; empty prompts are dropped.
 
-Hub datasets (`hf:ORG/NAME[/PATH][@REVISION][:COLUMN]`, see repro.spec.dataset): the revision
+Hub datasets (`hf:ORG/NAME[/PATH][@REVISION][:COLUMN]`, see repro.schema.dataset): the revision
 is resolved to its commit SHA first and every file is downloaded at that SHA into the Hub
 cache (HF_HUB_CACHE; later runs reuse it, and with HF_HUB_OFFLINE=1 a cached reference
 resolves from the cache alone). Data files: those under PATH with a DATA_SUFFIXES suffix; of
@@ -25,13 +25,21 @@ import io
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from repro import fileread
 from repro.errors import ReproError
-from repro.spec.dataset import DATA_SUFFIXES, HF_SYNTAX, HubDatasetRef, parse_hf_ref
+from repro.schema.dataset import (
+    DATA_SUFFIXES,
+    HF_SYNTAX,
+    FileSource,
+    HubDatasetRef,
+    HubSource,
+    PromptSource,
+    parse_hf_ref,
+)
 
 PROMPT_COLUMNS = ("prompt", "text", "question", "instruction", "problem")
 CONVERSATION_COLUMNS = ("conversations", "conversation", "messages")
@@ -44,7 +52,7 @@ _MISSING = object()
 class PromptSet:
     name: str
     prompts: list[str]
-    source: dict[str, Any] = field(default_factory=dict)  # provenance, for the run record
+    source: PromptSource  # provenance, for the run record
     fit_to_length: bool = False  # synthetic prompts that bench pads to input_len
 
 
@@ -202,7 +210,7 @@ def load_file(path: Path) -> PromptSet:
     prompts, column = read_prompts(
         str(path), [(str(path), file_table(path, str(path)))], None, hint
     )
-    source = {"kind": "file", "path": str(path), "sha256": sha256_file(path), "column": column}
+    source = FileSource(path=str(path), sha256=sha256_file(path), column=column)
     return PromptSet(path.stem, prompts, source)
 
 
@@ -322,15 +330,14 @@ def load_hub_dataset(
     hint += f"@{hub.revision}:COLUMN"
     tables = [(f"{where}/{f}", file_table(snapshot / f, f"{where}/{f}")) for f in files]
     prompts, column = read_prompts(where, tables, hub.column, hint)
-    source = {
-        "kind": "hub",
-        "ref": ref,
-        "endpoint": endpoint_url(endpoint),
-        "repo": hub.repo,
-        "revision": hub.revision,
-        "commit": commit,
-        "files": files,
-        "column": column,
-        "pinned": hub.pinned(commit, column),
-    }
+    source = HubSource(
+        ref=ref,
+        endpoint=endpoint_url(endpoint),
+        repo=hub.repo,
+        revision=hub.revision,
+        commit=commit,
+        files=files,
+        column=column,
+        pinned=hub.pinned(commit, column),
+    )
     return PromptSet(ref, prompts, source)

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 HF_PREFIX = "hf:"
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
@@ -95,3 +98,57 @@ def bench_dataset_problem(value: str) -> str | None:
         f"{value!r} is not a dataset: expected one of {', '.join(BENCH_NAMES)}, a path to a "
         f"{'/'.join(DATA_SUFFIXES)} file, or {HF_SYNTAX}"
     )
+
+
+class _Source(BaseModel):
+    """Exactly which prompts ran; recorded in run.json and accept sets. Lenient (extra keys
+    kept) so that records written by older versions still load."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ShippedSource(_Source):
+    """A set shipped in repro.bench.prompts/data."""
+
+    kind: Literal["shipped"] = "shipped"
+    name: str
+    sha256: str = Field(description="of the shipped .jsonl")
+
+    def identity(self) -> str:
+        """What makes two runs' prompts the same (compare pairs only equal ones)."""
+        return f"shipped sha256:{self.sha256} :"
+
+
+class FileSource(_Source):
+    """A data file given by path."""
+
+    kind: Literal["file"] = "file"
+    path: str
+    sha256: str = Field(description="of the file when the run started")
+    column: str | None = Field(default=None, description="the prompt column read")
+
+    def identity(self) -> str:
+        return f"file sha256:{self.sha256} :{self.column or ''}"
+
+
+class HubSource(_Source):
+    """A Hub dataset, pinned to the commit its revision resolved to."""
+
+    kind: Literal["hub"] = "hub"
+    ref: str = Field(description="the reference as given")
+    endpoint: str | None = None
+    repo: str
+    revision: str = "main"
+    commit: str
+    files: list[str] = Field(default_factory=list)
+    column: str | None = None
+    pinned: str = Field(description="the reference at its commit (what --resume reloads)")
+    variant: str | None = Field(default=None, description="how bench samples it (sharegpt)")
+    protocol: str | None = Field(default=None, description="a named benchmark set's protocol")
+    benchmark_set: str | None = Field(default=None, description="the named set (gsm8k, ...)")
+
+    def identity(self) -> str:
+        return f"{self.repo}@{self.commit} {','.join(self.files)} :{self.column}"
+
+
+PromptSource = Annotated[ShippedSource | FileSource | HubSource, Field(discriminator="kind")]

@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repro.spec.base import Interval
+from repro.schema.base import Interval
+from repro.schema.dataset import PromptSource
 
 
 class AcceptSet(BaseModel):
@@ -23,7 +24,7 @@ class AcceptSet(BaseModel):
     accept_length_per_prompt: list[float | None] = Field(
         default_factory=list, description="per request, None where it failed"
     )
-    source: dict[str, Any] | None = Field(default=None, description="exactly which prompts ran")
+    source: PromptSource | None = Field(default=None, description="exactly which prompts ran")
     max_new_tokens: int | None = Field(default=None, description="tokens asked per prompt")
     accept_length_ci95: Interval | None = Field(
         default=None, description="95% bootstrap interval of the pooled accept_length"

@@ -1,4 +1,4 @@
-"""The streaming load generator: keep-alive connections (repro.bench.http1), closed-loop
+"""The streaming load generator: keep-alive connections (repro.bench.client.http1), closed-loop
 concurrency or Poisson arrivals, and per-event arrival times taken as the bytes come off the
 socket.
 
@@ -13,7 +13,7 @@ come from `usage` on every chunk (`stream_options.continuous_usage_stats`), else
 A request ends by itself, whatever the server does: `ClientLimits` bound the silence
 (`read_timeout`), the request's whole time (`request_timeout`) and the bytes of one SSE
 event (`max_event_bytes`); malformed HTTP or SSE, a value no server can send
-(repro.bench.readers) and a closed connection each fail the request with an `error_kind`
+(repro.bench.client.readers) and a closed connection each fail the request with an `error_kind`
 (`timeout`, `protocol`, `implausible`, `disconnected`), never an exception.
 """
 
@@ -32,8 +32,8 @@ import msgspec
 import numpy as np
 import uvloop
 
-from repro.bench.http1 import Connection, Pool, ProtocolError
-from repro.bench.readers import (
+from repro.bench.client.http1 import Connection, Pool, ProtocolError
+from repro.bench.client.readers import (
     Bounds,
     ChatReader,
     EventReader,
@@ -41,8 +41,8 @@ from repro.bench.readers import (
     Implausible,
     StreamStopped,
 )
-from repro.bench.wire import MAX_EVENT_BYTES, EventTooLarge
-from repro.spec.record import ClientLimits, Endpoint
+from repro.bench.client.wire import MAX_EVENT_BYTES, EventTooLarge
+from repro.schema.record import ClientLimits, Endpoint
 
 T = TypeVar("T")
 PATHS: dict[str, str] = {"generate": "/generate", "chat": "/v1/chat/completions"}
@@ -130,7 +130,7 @@ def _finite_positive(value: float) -> bool:
 
 
 class StreamClient:
-    """Async context manager holding a pool of keep-alive connections (repro.bench.http1),
+    """Async context manager holding a pool of keep-alive connections (repro.bench.client.http1),
     as many as requests in flight.
 
     The read timeout (no byte for `read_timeout` seconds, before the headers or mid-stream)

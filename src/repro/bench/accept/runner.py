@@ -4,7 +4,7 @@ For each recipe: check the server is SGLang and speculative, `/flush_cache`, the
 prompt set send `concurrency` warmup requests (the set's first prompts) and measure the next
 `prompts` prompts (cycling through a shorter set), chat-formatted (the model's chat template,
 else the built-in ChatML one, `enable_thinking` as asked), non-streaming to `/generate` at
-temperature 0, top_p 1, top_k 1: z-lab's DFlash benchmark protocol (repro.bench.benchsets,
+temperature 0, top_p 1, top_k 1: z-lab's DFlash benchmark protocol (repro.bench.prompts.benchsets,
 which also names the sets that reproduce its datasets). From each response's `meta_info`
 (tokenizer_manager.py) come `completion_tokens`, `spec_verify_ct` and the accepted-drafts
 histogram; a set's acceptance is reported both pooled, sum(completion_tokens) /
@@ -16,7 +16,7 @@ the speedup; `check_lossless` compares each prompt's output token ids with and w
 drafter at the run's concurrency and at the recipe's top bench concurrency. With several
 recipes every later one is compared with the first, paired by prompt (drafter A/B).
 
-The results go to `accept.json` in a run folder (repro.bench.acceptrecord), one prompt set
+The results go to `accept.json` in a run folder (repro.bench.accept.record), one prompt set
 at a time as each ends: a new `runs/<UTC>-<recipe>-accept/`, or an existing bench run given
 as `output`; `resume` continues a run that failed part-way, measuring only its missing sets.
 """
@@ -28,19 +28,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro.bench.acceptclient import Batch, Completion, body, run_batch
-from repro.bench.acceptrecord import open_record
-from repro.bench.acceptstats import lossless_level, paired_difference, set_result
-from repro.bench.benchsets import (
+from repro.bench.accept.client import Batch, Completion, body, run_batch
+from repro.bench.accept.record import open_record
+from repro.bench.accept.stats import lossless_level, paired_difference, set_result
+from repro.bench.identity import check_identity, recipe_url
+from repro.bench.prompts.benchsets import (
     BENCH_SETS,
     PROTOCOL,
     PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_SAMPLING,
 )
-from repro.bench.chattemplate import ChatTemplate, recipe_template
-from repro.bench.datasets import PromptSet
-from repro.bench.identity import check_identity, recipe_url
-from repro.bench.prompts import load_prompt_set
+from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
+from repro.bench.prompts.datasets import PromptSet
+from repro.bench.prompts.sets import load_prompt_set
 from repro.bench.provenance import Provenance
 from repro.bench.record import write_model
 from repro.bench.server import (
@@ -53,9 +53,9 @@ from repro.bench.server import (
 from repro.errors import ReproError
 from repro.progress import Progress, quiet
 from repro.recipe import load_recipe
-from repro.spec.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
-from repro.spec.machine import ServerInfo
-from repro.spec.record import ClientLimits
+from repro.schema.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
+from repro.schema.machine import ServerInfo
+from repro.schema.record import ClientLimits
 
 Payload = dict[str, Any]
 

@@ -9,10 +9,11 @@ import zlib
 
 import numpy as np
 
-from repro.bench.acceptclient import Batch, Completion
+from repro.bench.accept.client import Batch, Completion
 from repro.bench.metrics import acceptance_stats, bootstrap
-from repro.spec.accept import AcceptDiff, AcceptSet, Divergence, LosslessLevel
-from repro.spec.base import Interval
+from repro.schema.accept import AcceptDiff, AcceptSet, Divergence, LosslessLevel
+from repro.schema.base import Interval
+from repro.schema.dataset import PromptSource
 
 
 def _rng(name: str) -> np.random.Generator:
@@ -48,7 +49,7 @@ def implausible_reasons(batch: Batch) -> list[str]:
 
 def set_result(
     name: str,
-    source: dict[str, object],
+    source: PromptSource,
     batch: Batch,
     max_new_tokens: int,
     baseline: Batch | None = None,

@@ -1,12 +1,12 @@
 """What a streaming response's events mean: token events, counts, the end of the stream.
 
-`repro.bench.http1.Connection` hands each read of a response body to `EventReader.feed`, in
+`repro.bench.client.http1.Connection` hands each read of a response body to `EventReader.feed`, in
 its read callback; the reader stamps the read with `time.perf_counter()`, splits the SSE
 events and records them in the request's `RequestResult`. Several events of one read share
 its time (an ITL gap of 0).
 
 Every count the server sends is checked against what the request allows (`Bounds`): the
-decoder refuses negative, huge and non-numeric values (repro.bench.wire), and here
+decoder refuses negative, huge and non-numeric values (repro.bench.client.wire), and here
 completion_tokens may not exceed the request's max_new_tokens nor go back, prompt_tokens not
 exceed what the request's bytes can hold, cached_tokens not exceed prompt_tokens and
 spec_verify_ct not exceed completion_tokens (each verify step commits at least its bonus
@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from repro.bench.wire import (
+from repro.bench.client.wire import (
     CHAT_DECODER,
     DONE,
     MAX_COUNT,
@@ -34,7 +34,7 @@ from repro.bench.wire import (
 )
 
 if TYPE_CHECKING:
-    from repro.bench.client import RequestResult
+    from repro.bench.client.stream import RequestResult
 
 
 class StreamStopped(Exception):
