@@ -38,6 +38,8 @@ is written to a temporary folder). The Rust client can also run from its extensi
 3.11 `--rust-python` (benchmarks/sglang_rust_client.py loads it as `python -m
 sglang.benchmark.rust_client` does, without the sglang package). Run:
     .venv/bin/python benchmarks/bench_client_cpu.py [--per-chunk 1,4] [--repeats 1]
+On the lent H200 host (16 quiet cores): benchmarks/on_device.sh; its output there is in
+benchmarks/results/client_cpu_h200_host.txt.
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@ alternately downloads it into a fresh, empty cache each run with
 
 and prints MB/s, both for the whole process (start-up included) and for the download call
 alone (repro: the `seconds` of its JSON report, which include the sha256 verification), each
-the median of --runs runs, and repro's ratio to the plain download for both. The machine's
-cores and load average are printed with them: on a busy machine the ratio says little.
+the median of --runs runs, repro's ratio to the plain download for both, and how long each
+spent outside its download call (start-up, checks, exit). The machine's cores and load average
+are printed with them: on a busy machine the ratio says little.
 
     .venv/bin/python benchmarks/fetch_throughput.py [--files 8] [--file-mib 128] [--runs 5]
 
-Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir. What it
-printed, and on which machine: benchmarks/fetch_throughput.results.md.
+Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir. On the lent
+H200 host: benchmarks/on_device.sh. What it printed, and on which machine:
+benchmarks/fetch_throughput.results.md.
 """
 
 from __future__ import annotations

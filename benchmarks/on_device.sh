@@ -3,9 +3,15 @@
 # network (the lent H200 host: 16 quiet cores), the client side by side with SGLang 0.5.23's
 # bench_serving (Python client) and its Rust client.
 #
-#   benchmarks/on_device.sh bundle DIR SGLANG_PKG PY311_PREFIX   (here, with network)
-#   [FETCH_ARGS=...] [CLIENT_ARGS=...] [SRC=...] benchmarks/on_device.sh run DIR OUT_DIR [fetch] [client]
-#                                                                      (there)
+#   benchmarks/on_device.sh bundle DIR SGLANG_PKG PY311_PREFIX           (here, with network)
+#   [FETCH_ARGS=..] [CLIENT_ARGS=..] [SRC=..] benchmarks/on_device.sh run DIR OUT_DIR [fetch]
+#       [client]                                                          (there, from DIR/repo)
+#
+# e.g. bundle build/i30/bundle .venv-sglang/lib/python3.11/site-packages/sglang
+# /root/.pyenv/versions/3.11.7, then on the device (the run tool, carrying build/i30/bundle):
+# CLIENT_ARGS="--repeats 3" bash build/i30/bundle/repo/benchmarks/on_device.sh run
+# build/i30/bundle $OUT client fetch. FETCH_ARGS and CLIENT_ARGS are the benchmarks' options;
+# SRC runs them with another src/ (a `git archive` of main's, for a before/after round).
 #
 # The bundle (~40 MB, under the 64 MiB a device call carries): this checkout's src/,
 # benchmarks/ and the test servers they start (repo/); cp312 wheels of what repro, the Hub
@@ -39,7 +45,8 @@ WHEELS=(
 bundle() {  # site.txz, sgx.txz and py311.txz are kept when DIR has them (site: same WHEELS)
   local pkg=$1 prefix=$2 here tmp
   here=$(cd "$(dirname "$0")/.." && pwd)
-  mkdir -p "$dir" && dir=$(realpath "$dir") && rm -rf "$dir/repo" && mkdir -p "$dir/repo/tests/bench"
+  mkdir -p "$dir" && dir=$(realpath "$dir")
+  rm -rf "$dir/repo" && mkdir -p "$dir/repo/tests/bench"
   tmp=$(mktemp -d)
   cp -r "$here/src" "$here/benchmarks" "$dir/repo/"
   cp -r "$here/tests/support" "$here/tests/hubserver" "$dir/repo/tests/"
@@ -52,7 +59,8 @@ bundle() {  # site.txz, sgx.txz and py311.txz are kept when DIR has them (site: 
       --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$tmp/whl" "${WHEELS[@]}" \
       2> >(grep -v '^WARNING: Location' >&2)
     python3 -m pip install -q --no-deps --no-compile --no-index --target "$tmp/site" \
-      --python-version 3.12 --only-binary=:all: "$tmp"/whl/*.whl 2> >(grep -v '^WARNING: Running' >&2)
+      --python-version 3.12 --only-binary=:all: "$tmp"/whl/*.whl \
+      2> >(grep -v '^WARNING: Running' >&2)
     tar cJf "$dir/site.txz" -C "$tmp/site" . && cp "$tmp/site.txt" "$dir/site.txt"
   fi
   [[ -f $dir/sgx.txz ]] || (cd "$pkg/.." && {
@@ -93,8 +101,9 @@ run() {
     touch $w/unpacked
   fi
   cp "$dir/repo/benchmarks/sglang_import_stubs.py" $w/stub/sitecustomize.py
-  printf '#!%s\nimport sys\nfrom repro.cli import main\nif __name__ == "__main__":\n    sys.exit(main())\n' \
-    "$py" >$w/bin/repro  # what pip writes for repro's console script
+  # what pip writes for repro's console script
+  printf '#!%s\nimport sys\nfrom repro.cli import main\nif __name__ == "__main__":\n%s\n' \
+    "$py" "    sys.exit(main())" >$w/bin/repro
   printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$w/stub:$w/sgx:$w/site" "$py" >$w/benchpy
   printf '#!/bin/sh\nPYTHONHOME=%s LD_LIBRARY_PATH=%s exec %s "$@"\n' \
     "$w/py311" "$w/py311/lib" "$w/py311/bin/python3.11" >$w/py311/run
@@ -106,14 +115,16 @@ run() {
       "$(free -g | awk '/Mem:/ {print $2}') GiB, $("$py" --version), $(uname -r)"
     echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; date -u
     "$py" -c 'import numpy; print("numpy", numpy.__version__)'
-    "$py" -m pip list 2>/dev/null | grep -iE '^(numpy|torch|uvloop|transformers|huggingface.hub) ' || true
+    "$py" -m pip list 2>/dev/null |
+      grep -iE '^(numpy|torch|uvloop|transformers|huggingface.hub) ' || true
     df -h /tmp | tail -1
   } 2>&1 | tee "$out/machine.txt"
   for step in "$@"; do
     case $step in
     fetch)
       # shellcheck disable=SC2086  # options, split on spaces
-      timeout 400 "$py" benchmarks/fetch_throughput.py --workdir /tmp/fetch-bench ${FETCH_ARGS:-} 2>&1 |
+      timeout 400 "$py" benchmarks/fetch_throughput.py --workdir /tmp/fetch-bench \
+        ${FETCH_ARGS:-} 2>&1 |
         tee "$out/fetch.txt" || echo "fetch: failed" ;;
     client)
       { $w/benchpy -W ignore -c "import sglang.benchmark.serving" 2>&1 | grep -v stubbed | tail -5
@@ -129,5 +140,6 @@ run() {
 case $cmd in
 bundle) bundle "$(realpath "$3")" "$(realpath "$4")" ;;
 run) shift 2; run "$@" ;;
-*) echo "usage: $0 bundle DIR SGLANG_PKG PY311_PREFIX | run DIR OUT_DIR [fetch] [client]" >&2; exit 2 ;;
+*) echo "usage: $0 bundle DIR SGLANG_PKG PY311_PREFIX | run DIR OUT_DIR [fetch] [client]" >&2
+   exit 2 ;;
 esac

@@ -3,7 +3,7 @@ installed: as a `sitecustomize`, a module that SGLang's own code imports but tha
 installed (torch's kernels, zmq, IPython, datasets, ... which only the server and other
 benchmarks use) becomes an inert stub. Imports from any other package are left alone, so
 their optional-dependency checks still see the truth. Used by
-benchmarks/client_cpu_on_device.sh; put this file's folder on PYTHONPATH as sitecustomize.
+benchmarks/on_device.sh; put this file's folder on PYTHONPATH as sitecustomize.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import types
 from typing import Any
 
 _MARK = "/sglang/"
-# Left missing: SGLang imports them inside `try` (srt/utils/video_decoder.py: torchcodec, else
-# decord), and transformers, seeing a stub through `importlib.util.find_spec`, reads its
-# version from package metadata (audio_utils.py), which fails: "Could not import module
-# 'AutoProcessor'".
+# Never stubbed: sglang itself, and torchcodec, which SGLang imports inside `try`
+# (srt/utils/video_decoder.py: torchcodec, else decord) and which transformers, finding a stub
+# through `importlib.util.find_spec`, reads the version of from package metadata
+# (audio_utils.py): that fails as "Could not import module 'AutoProcessor'".
 _SKIP = frozenset({"sglang", "torchcodec"})
 
 

@@ -7,7 +7,7 @@ a watcher finds those files and a follower thread per file reads and hashes the 
 written. Watcher and followers run in a process of their own (this file, run as a script:
 standard library only): huggingface_hub's HTTP reads are Python code, so a download is bound
 by its process's GIL, and followers beside it in that process, waking every few milliseconds,
-slowed it by 5-15% on a quiet 16-core machine (benchmarks/fetch_throughput.results.md); in
+slowed it by 5-16% on a quiet 16-core machine (benchmarks/fetch_throughput.results.md); in
 their own process they only take a core.
 
 A digest is only handed on when it is sure to be of the file now in the cache:
