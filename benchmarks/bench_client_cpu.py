@@ -13,14 +13,16 @@ and then `--streams` requests all at once, as `sglang.benchmark.serving` does:
 - its Rust client (the same with `--rust-client`).
 Client and server are pinned to different cores (`--client-cpu`, `--server-cpu`; the client
 before it starts, so the Rust client sizes its Tokio pool to that one core). The server reads
-the client process's CPU time (all its threads, user + system, from /proc) when the measured
+the client process's CPU time (all its threads, user + system, from /proc/PID/task; a thread
+that ends meanwhile counts what it had used at the server's last step) when the measured
 batch's first stream opens and 20 ms after its last one closes, and counts the chunks it sent
-meanwhile: CPU per event = that CPU time / those chunks. Imports, warmup and the report a
-client prints afterwards are not counted. For repro's client it also checks per-event timing:
-its median ITL (gap between token-carrying events) against the median gap between chunks of a
-stream as the server sent them (target: within 0.1 ms), and its per-token median ITL (each gap
-spread over the tokens its chunk carried) against bench_serving's own `median_itl_ms` on the same
-stream (target: within 5%).
+meanwhile: CPU per event = that CPU time / those chunks (beside it, the user and system split
+from /proc/PID/stat, in 10 ms ticks). Imports, warmup and the report a client prints
+afterwards are not counted. For repro's client it also checks per-event timing: its median ITL
+(gap between token-carrying events) against the median gap between a stream's chunks as the
+server wrote them to the socket (target: within 0.01 ms; also per half of a stream), and its
+per-token median ITL (each gap spread over the tokens its chunk carried) against
+bench_serving's own `median_itl_ms` on the same stream (target: within 5%).
 
 bench_serving runs with `--bench-python` (default: $BENCH_SERVING_PYTHON, else
 /tmp/benchvenv/bin/python, else this interpreter) when `sglang.benchmark.serving` imports
@@ -36,6 +38,8 @@ is written to a temporary folder). The Rust client can also run from its extensi
 3.11 `--rust-python` (benchmarks/sglang_rust_client.py loads it as `python -m
 sglang.benchmark.rust_client` does, without the sglang package). Run:
     .venv/bin/python benchmarks/bench_client_cpu.py [--per-chunk 1,4] [--repeats 1]
+On the lent H200 host (16 quiet cores): benchmarks/on_device.sh; its output there is in
+benchmarks/results/client_cpu_h200_host.txt.
 """
 
 from __future__ import annotations
@@ -87,11 +91,18 @@ def our_client(url: str, streams: int, tokens: int) -> None:
 
     results = measure(go())
     itl = [gap for r in results if r.ok for gap in r.chunk_gap_s]
+    halves: tuple[list[float], list[float]] = ([], [])  # as the stream server splits them
+    for r in results:
+        done = 1  # the first event's token
+        for gap, new in zip(r.chunk_gap_s, r.chunk_tokens, strict=True):
+            done += new
+            halves[2 * done > tokens].append(gap)
     per_token = [t for r in results if r.ok for t in per_token_itl(r.chunk_gap_s, r.chunk_tokens)]
     print(json.dumps({
         "failed": sum(not r.ok for r in results),
         "median_itl_ms": float(np.median(itl)) * 1e3 if itl else None,
         "median_token_itl_ms": float(np.median(per_token)) * 1e3 if per_token else None,
+        "median_itl_halves_ms": [float(np.median(h)) * 1e3 if h else None for h in halves],
         "itl_pct_ms": [float(x) * 1e3 for x in np.percentile(itl, [1, 10, 25, 50, 75, 90, 99])]
         if itl else [],
     }))  # fmt: skip
@@ -131,6 +142,7 @@ class Bench:
         self.args, self.tmp = args, tmp
         self.bench_python = _bench_python(args.bench_python)
         self.tokenizer = _tokenizer(tmp / "tokenizer")
+        self.itl_error_ms: dict[int, list[float]] = {}  # repro's median ITL - the server's
 
     def commands(self, url: str) -> dict[str, list[str]]:
         a = self.args
@@ -182,8 +194,8 @@ class Bench:
             print(f"{per_chunk} token(s) per chunk ({a.streams} streams x {a.tokens} tokens,"
                   f" {a.step_ms:g} ms steps):")  # fmt: skip
             print(
-                "  client                          events  us_cpu/event  median send gap"
-                "  client median ITL"
+                "  client                          events  us_cpu/event (user+sys ticks)"
+                "  median send gap  client median ITL"
             )
             for _ in range(a.repeats):
                 for name, argv in self.commands(url).items():
@@ -191,24 +203,18 @@ class Bench:
                     per_event = period["client_cpu_s"] / max(period["events"], 1) * 1e6
                     us.setdefault(name, []).append(per_event)
                     itl = ""
-                    output_file = self.tmp / ("rust.jsonl" if "rust" in name else "py.jsonl")
-                    if name != "repro" and output_file.is_file():
-                        # bench_serving's own per-token ITL (benchmark/serving.py), its last run
-                        theirs = json.loads(output_file.read_text().splitlines()[-1])
-                        token_itl.setdefault(name, []).append(theirs["median_itl_ms"])
                     if name == "repro":
-                        token_itl.setdefault(name, []).append(
-                            json.loads(out.strip().splitlines()[-1])["median_token_itl_ms"]
-                        )
                         got = json.loads(out.strip().splitlines()[-1])
-                        diff = got["median_itl_ms"] - period["median_send_gap_ms"]
-                        itl = f"{got['median_itl_ms']:.3f} ms ({diff:+.3f}), failed {got['failed']}"
-                        print(
-                            "    ITL percentiles 1..99:", [round(x, 2) for x in got["itl_pct_ms"]]
-                        )
+                        token_itl.setdefault(name, []).append(got["median_token_itl_ms"])
+                        itl = self._timing(per_chunk, got, period)
+                    else:  # bench_serving's own per-token ITL (benchmark/serving.py), this run's
+                        output = self.tmp / ("rust.jsonl" if "rust" in name else "py.jsonl")
+                        if output.is_file():
+                            theirs = json.loads(output.read_text().splitlines()[-1])
+                            token_itl.setdefault(name, []).append(theirs["median_itl_ms"])
                     gap = period["median_send_gap_ms"]
-                    print(f"  {name:30s} {period['events']:7.0f}  {per_event:12.2f}"
-                          f"  {gap:12.3f} ms  {itl}", flush=True)  # fmt: skip
+                    print(f"  {name:30s} {_cpu(period, per_event)}  {gap:12.3f} ms  {itl}",
+                          flush=True)  # fmt: skip
             ours = float(np.median(token_itl.get("repro", [np.nan])))
             for name, values in token_itl.items():
                 median = float(np.median(values))
@@ -218,6 +224,25 @@ class Bench:
             server.terminate()
             server.wait()
         return us
+
+    def _timing(self, per_chunk: int, got: dict[str, Any], period: dict[str, Any]) -> str:
+        """Prints repro's ITL against the server's gaps; the table's ITL column."""
+        diff = got["median_itl_ms"] - period["median_send_gap_ms"]
+        self.itl_error_ms.setdefault(per_chunk, []).append(diff)
+        print("    ITL percentiles 1..99:", [round(x, 2) for x in got["itl_pct_ms"]])
+        mine, theirs = got["median_itl_halves_ms"], period["median_send_gap_halves_ms"]
+        print(f"    median ITL in the first and second half of a stream, client / server:"
+              f" {mine[0]:.3f} / {theirs[0]:.3f} ms, {mine[1]:.3f} / {theirs[1]:.3f} ms"
+              f" (between step starts: {period['median_step_gap_ms']:.3f} ms)")  # fmt: skip
+        return f"{got['median_itl_ms']:.3f} ms ({diff:+.3f}), failed {got['failed']}"
+
+
+def _cpu(period: dict[str, Any], per_event: float) -> str:
+    """Events, CPU us per event and its user + system split (from /proc/PID/stat ticks)."""
+    events = max(period["events"], 1)
+    split = (f"({period['client_user_s'] / events * 1e6:5.1f}"
+             f"+{period['client_sys_s'] / events * 1e6:4.1f})")  # fmt: skip
+    return f"{period['events']:7.0f}  {per_event:12.2f} {split:>15s}"
 
 
 def _wait_up(url: str) -> None:
@@ -268,6 +293,9 @@ def main() -> None:
         if summary:
             print("client CPU per event, ratios (median of repeats):")
             print("\n".join(summary))
+        print("repro's median ITL - the server's median send gap, each repeat:")
+        for per_chunk, errors in bench.itl_error_ms.items():
+            print(f"  {per_chunk} token(s)/chunk: {', '.join(f'{e:+.3f}' for e in errors)} ms")
 
 
 if __name__ == "__main__":

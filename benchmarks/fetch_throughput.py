@@ -9,13 +9,15 @@ alternately downloads it into a fresh, empty cache each run with
 
 and prints MB/s, both for the whole process (start-up included) and for the download call
 alone (repro: the `seconds` of its JSON report, which include the sha256 verification), each
-the median of --runs runs, and repro's ratio to the plain download for both. The machine's
-cores and load average are printed with them: on a busy machine the ratio says little.
+the median of --runs runs, repro's ratio to the plain download for both, and how long each
+spent outside its download call (start-up, checks, exit). The machine's cores and load average
+are printed with them: on a busy machine the ratio says little.
 
     .venv/bin/python benchmarks/fetch_throughput.py [--files 8] [--file-mib 128] [--runs 5]
 
-Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir. What it
-printed, and on which machine: benchmarks/fetch_throughput.results.md.
+Not run by the tests. Needs about 2 x the snapshot size of free space in --workdir. On the lent
+H200 host: benchmarks/on_device.sh. What it printed, and on which machine:
+benchmarks/fetch_throughput.results.md.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from hubserver.repos import HubFile  # noqa: E402
 from hubserver.server import HubServer  # noqa: E402
 
 REPO = "org/bench-1g"
-BIN = Path(sys.executable).parent
+# repro's console script: beside this interpreter (a venv), else on PATH (benchmarks/on_device.sh)
+REPRO = shutil.which("repro", path=str(Path(sys.executable).parent)) or shutil.which("repro")
 PLAIN = """
 import sys, time
 from huggingface_hub import snapshot_download
@@ -99,7 +102,9 @@ def main() -> None:
         sha = hub.add_repo(REPO, files).refs["main"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
         env.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_PROGRESS_BARS="1", HF_HOME=str(work))
-        run([str(BIN / "repro"), "lock", "bench"], env, project)
+        if REPRO is None:
+            sys.exit("no `repro` beside this python or on PATH")
+        run([REPRO, "lock", "bench"], env, project)
         results: dict[str, list[tuple[float, float]]] = {"repro fetch": [], "snapshot_download": []}
         tails: list[float] = []  # repro: seconds of verification after the download ended
         for i in range(args.runs):
@@ -107,7 +112,7 @@ def main() -> None:
                 cache = work / f"cache-{name.replace(' ', '-')}-{i}"
                 shutil.rmtree(cache, ignore_errors=True)
                 if name == "repro fetch":
-                    cmd = [str(BIN / "repro"), "fetch", "bench", "--json",
+                    cmd = [REPRO, "fetch", "bench", "--json",
                            "--cache-dir", str(cache), "--keep-free", "0",
                            "--margin-percent", "0"]  # fmt: skip
                     wall, out = run(cmd, env, project)
@@ -135,6 +140,11 @@ def main() -> None:
     (repro_wall, repro_inner), (plain_wall, plain_inner) = medians.values()
     print(f"  repro fetch / snapshot_download: {plain_wall / repro_wall:.3f}x per process, "
           f"{plain_inner / repro_inner:.3f}x per download call")  # fmt: skip
+    outside = {n: statistics.median(r[0] - r[1] for r in rows) for n, rows in results.items()}
+    print(
+        f"  outside the download call (start-up, checks, exit): repro fetch "
+        f"{outside['repro fetch']:.2f} s, snapshot_download {outside['snapshot_download']:.2f} s"
+    )
     if tails:
         print(f"  repro fetch's verification after the download ended: median "
               f"{statistics.median(tails):.3f} s (max {max(tails):.3f} s)")  # fmt: skip

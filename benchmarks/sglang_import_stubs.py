@@ -3,7 +3,7 @@ installed: as a `sitecustomize`, a module that SGLang's own code imports but tha
 installed (torch's kernels, zmq, IPython, datasets, ... which only the server and other
 benchmarks use) becomes an inert stub. Imports from any other package are left alone, so
 their optional-dependency checks still see the truth. Used by
-benchmarks/client_cpu_on_device.sh; put this file's folder on PYTHONPATH as sitecustomize.
+benchmarks/on_device.sh; put this file's folder on PYTHONPATH as sitecustomize.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ import types
 from typing import Any
 
 _MARK = "/sglang/"
+# Never stubbed: sglang itself, and torchcodec, which SGLang imports inside `try`
+# (srt/utils/video_decoder.py: torchcodec, else decord) and which transformers, finding a stub
+# through `importlib.util.find_spec`, reads the version of from package metadata
+# (audio_utils.py): that fails as "Could not import module 'AutoProcessor'".
+_SKIP = frozenset({"sglang", "torchcodec"})
 
 
 class _Anything:
@@ -48,6 +53,8 @@ class _Anything:
 
 
 class _Stub(types.ModuleType):
+    __version__ = "0.0.0"  # read at import (srt/utils/common.py: torch.__version__)
+
     def __getattr__(self, name: str) -> _Anything:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
@@ -74,7 +81,7 @@ def _importer() -> str:
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         top = name.split(".")[0]
-        if top.startswith("_") or top in sys.stdlib_module_names or top == "sglang":
+        if top.startswith("_") or top in sys.stdlib_module_names or top in _SKIP:
             return None
         real = sys.modules.get(top)
         if real is not None and not isinstance(real, _Stub):

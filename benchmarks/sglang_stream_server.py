@@ -1,9 +1,10 @@
 """A stand-in for SGLang 0.5.23's `/generate` stream, byte for byte in shape, with a fixed step.
 
 Run as `python benchmarks/sglang_stream_server.py PORT TOKENS_PER_CHUNK [STEP_MS]` (by
-benchmarks/bench_client_cpu.py). Every `STEP_MS` (10 by default) each open stream gets one
-chunk, as a batched decode step would send it: the first chunk carries 1 token (prefill), each
-later one `TOKENS_PER_CHUNK` (a speculative server's verify step), up to `max_new_tokens`.
+benchmarks/bench_client_cpu.py). Every `STEP_MS` (10 by default, kept to within a pass of the
+event loop) each open stream gets one chunk, as a batched decode step would send it: the first
+chunk carries 1 token (prefill), each later one `TOKENS_PER_CHUNK` (a speculative server's
+verify step), up to `max_new_tokens`.
 
 What a chunk holds follows srt/managers/tokenizer_manager.py `_handle_batch_output` and
 `_wait_one_response` without `--incremental-streaming-output` (the default): the cumulative
@@ -16,9 +17,12 @@ write as one HTTP/1.1 chunk of a `Transfer-Encoding: chunked` response.
 
 Measurement (for the benchmark): `POST /_bench/watch` with a client's pid makes the server read
 that process's CPU time (the sum of its threads' /proc/PID/task/*/schedstat run times, ns) at
-the start and end of each busy period (first stream opened to 20 ms after the last one closed);
-`GET /_bench/stats` returns the periods: streams, events, client CPU seconds, and the median
-gap between consecutive chunks of a stream as the server sent them.
+the start and end of each busy period (first stream opened to 20 ms after the last one closed;
+a thread that ends meanwhile keeps what it had used at the last step, see `Period`);
+`GET /_bench/stats` returns the periods: streams, events, client CPU seconds (and user and
+system ticks), and the median gap between consecutive chunks of a stream as the server wrote
+them to the socket (also for the first and second half of a stream, and between the starts
+of the steps that sent them).
 """
 
 from __future__ import annotations
@@ -31,13 +35,14 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import msgspec
 
 _TAIL_S = (
     0.02  # a busy period ends this long after its last stream, so the client's last reads count
 )
+_SPIN_S = 0.002
 _WORDS = [" the", " model", " token", " of", " a", " stream", ",", " and", " é", " 42", "\\n"]
 _encode = msgspec.json.Encoder().encode
 _INFO = {
@@ -48,33 +53,74 @@ _INFO = {
 }
 
 
-def _client_cpu_ns(pid: int) -> int:
-    total = 0
+def _thread_cpu_ns(pid: int) -> dict[int, int]:
+    """CPU time (ns) of each live thread of `pid`, from /proc/PID/task/*/schedstat."""
+    out = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(OSError, ValueError, IndexError):  # a thread that ended
-            total += int((task / "schedstat").read_text().split()[0])
-    return total
+            out[int(task.name)] = int((task / "schedstat").read_text().split()[0])
+    return out
+
+
+def _process_ticks(pid: int) -> tuple[int, int]:
+    """User and system clock ticks of the whole process, threads that ended included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])
 
 
 class Period:
+    """A busy period's client CPU: each thread's schedstat at the start, and the latest seen
+    (sampled every step), so a thread that ends mid-period keeps what it used until the last
+    sample; /proc/PID/stat's user and system ticks beside it (10 ms resolution)."""
+
     def __init__(self, pid: int | None) -> None:
         self.pid = pid
-        self.cpu0 = _client_cpu_ns(pid) if pid else 0
-        self.cpu_s = 0.0
+        self.start = _thread_cpu_ns(pid) if pid else {}
+        self.seen = dict(self.start)
+        self.ticks0 = _process_ticks(pid) if pid else (0, 0)
         self.streams = 0
         self.events = 0
-        self.gaps: list[float] = []
+        self.gaps: tuple[list[float], list[float]] = ([], [])  # first half of a stream, second
+        self.step_gaps: list[float] = []
 
-    def close(self) -> dict[str, float]:
+    def sample(self) -> None:
         if self.pid:
-            self.cpu_s = (_client_cpu_ns(self.pid) - self.cpu0) / 1e9
-        gaps = sorted(self.gaps)
+            self.seen.update(_thread_cpu_ns(self.pid))
+
+    def close(self) -> dict[str, Any]:
+        cpu_s = user_s = sys_s = 0.0
+        if self.pid:
+            self.sample()
+            cpu_s = (sum(self.seen.values()) - sum(self.start.values())) / 1e9
+            user, system = _process_ticks(self.pid)
+            tick = os.sysconf("SC_CLK_TCK")
+            user_s, sys_s = (user - self.ticks0[0]) / tick, (system - self.ticks0[1]) / tick
+        early, late = self.gaps
         return {
             "streams": self.streams,
             "events": self.events,
-            "client_cpu_s": self.cpu_s,
-            "median_send_gap_ms": gaps[len(gaps) // 2] * 1e3 if gaps else 0.0,
+            "client_cpu_s": cpu_s,
+            "client_user_s": user_s,
+            "client_sys_s": sys_s,
+            "median_send_gap_ms": _median_ms(early + late),
+            "median_send_gap_halves_ms": [_median_ms(early), _median_ms(late)],
+            "median_step_gap_ms": _median_ms(self.step_gaps),
         }
+
+
+async def _until(due: float) -> None:
+    """Wait until `due` (a perf_counter time) to within a loop pass, so that the steps are as
+    regular as the benchmark says: asyncio.sleep for all but the last `_SPIN_S` (uvloop's
+    timers fire on whole milliseconds), then passes of the loop, which keep serving I/O."""
+    delay = due - time.perf_counter() - _SPIN_S
+    if delay > 0:
+        await asyncio.sleep(delay)
+    while time.perf_counter() < due:
+        await asyncio.sleep(0)
+
+
+def _median_ms(values: list[float]) -> float:
+    return float(sorted(values)[len(values) // 2]) * 1e3 if values else 0.0
 
 
 class Server:
@@ -90,7 +136,7 @@ class Server:
         self.pid: int | None = None
         self.period: Period | None = None
         self.closing: asyncio.TimerHandle | None = None
-        self.done: list[dict[str, float]] = []
+        self.done: list[dict[str, Any]] = []
         self.wake = asyncio.Event()
 
     def open(self, stream: Stream) -> None:
@@ -121,10 +167,12 @@ class Server:
             for stream in self.streams:
                 stream.step(now)
             self.streams = [s for s in self.streams if not s.finished]
+            if self.period is not None:
+                self.period.sample()
             if not self.streams and self.closing is None:
                 self.closing = loop.call_later(_TAIL_S, self._close_period)
             due += self.step_s
-            await asyncio.sleep(max(due - time.perf_counter(), 0.0))
+            await _until(due)
 
 
 class Stream:
@@ -138,6 +186,7 @@ class Stream:
         "sent",
         "server",
         "start",
+        "step_at",
     )
 
     def __init__(self, server: Server, conn: Conn, body: dict) -> None:
@@ -147,7 +196,7 @@ class Stream:
         prompt = body.get("input_ids") or body.get("text") or ""
         self.prompt = len(prompt) if isinstance(prompt, list) else len(str(prompt).split())
         self.sent = 0
-        self.last = 0.0
+        self.last = self.step_at = 0.0
         self.finished = False
         self.start = time.perf_counter()
 
@@ -177,13 +226,15 @@ class Stream:
         out = b"%x\r\n%s\r\n" % (len(event), event)
         if final:
             out += b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"
+        sent = time.perf_counter()
         self.conn.transport.write(out)
         period = server.period
         if period is not None:
             period.events += 1
             if self.sent:
-                period.gaps.append(now - self.last)
-        self.last = now
+                period.gaps[2 * n > self.max_tokens].append(sent - self.last)
+                period.step_gaps.append(now - self.step_at)
+        self.last, self.step_at = sent, now
         self.sent = n
         self.finished = final
 

@@ -10,7 +10,8 @@ Order of work for `fetch_pins`:
 4. `snapshot_download(repo, revision=sha, allow_patterns=<the locked paths>)` with
    huggingface_hub's progress bars (it retries a dropped connection with a Range request),
 5. verification: every size, and sha256 of what was just downloaded (all with `verify_all`);
-   the sha256 is taken while the file downloads (`streamhash`), so it costs no pass of its own.
+   the sha256 is taken while the file downloads, in a worker process (`streamhash`), so it
+   costs no pass of its own.
 """
 
 from __future__ import annotations
@@ -176,7 +177,9 @@ def _fetch_one(
                 f"({human_bytes(sum(f.size for f in todo))})"
             )
         blobs = storage_dir(cache, pin.repo) / "blobs"
-        hasher = StreamHasher(blobs, [f.sha256 for f in todo if f.sha256])
+        # the worker's wait after the download: what it had not hashed yet, at 50 MB/s or more
+        finish_s = 60 + sum(f.size for f in todo) / 50e6
+        hasher = StreamHasher(blobs, [f.sha256 for f in todo if f.sha256], finish_s=finish_s)
         with hasher, hub_errors(pin.repo, pin.sha, endpoint):
             snapshot_download(
                 pin.repo,

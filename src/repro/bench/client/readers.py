@@ -92,8 +92,10 @@ class EventReader:
         raise NotImplementedError
 
     def tokens_now(self, now: float, tokens: int) -> None:
-        """The server's cumulative completion token count after an event: a token event when
-        it grew, an `Implausible` when it went back or past the request's max tokens."""
+        """The server's cumulative completion token count after an event: when it grew, a
+        token event (the first is the TTFT, each later one a chunk gap with the tokens its
+        event carried, from which bench_serving's per-token ITL follows); an `Implausible`
+        when it went back or past the request's max tokens."""
         last = self.last_tokens
         if tokens > last:
             if tokens > self.bounds.max_tokens:
@@ -101,7 +103,13 @@ class EventReader:
                     f"completion_tokens {tokens} is more than the request's "
                     f"max tokens {self.bounds.max_tokens}"
                 )
-            self.token_event(now, tokens - last)
+            result = self.result
+            if result.ttft_s is None:
+                result.ttft_s = now - self.start
+            else:
+                result.chunk_gap_s.append(now - self.last_t)
+                result.chunk_tokens.append(tokens - last)
+            self.last_t = now
             self.last_tokens = tokens
         elif tokens < last:
             raise Implausible(f"completion_tokens went back from {last} to {tokens}")
@@ -128,17 +136,6 @@ class EventReader:
                 f"spec_verify_ct {r.spec_verify_ct} is more than completion_tokens "
                 f"{r.completion_tokens} (each verify step commits a token)"
             )
-
-    def token_event(self, now: float, new_tokens: int) -> None:
-        """An event that carried `new_tokens` tokens: the first is the TTFT, each later one a
-        chunk gap with its token count (from which bench_serving's per-token ITL follows)."""
-        result = self.result
-        if result.ttft_s is None:
-            result.ttft_s = now - self.start
-        else:
-            result.chunk_gap_s.append(now - self.last_t)
-            result.chunk_tokens.append(new_tokens)
-        self.last_t = now
 
     def server_error(self, message: str) -> None:
         self.result.error_kind = "server_error"

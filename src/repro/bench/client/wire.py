@@ -98,6 +98,7 @@ class ChatChunk(msgspec.Struct):
 GEN_DECODER = msgspec.json.Decoder(GenChunk)
 _META_DECODER = msgspec.json.Decoder(GenMeta)
 _META_KEY = b'"meta_info":'
+_META_LEN = len(_META_KEY)
 CHAT_DECODER = msgspec.json.Decoder(ChatChunk)
 _ENCODER = msgspec.json.Encoder()
 
@@ -118,9 +119,9 @@ def decode_generate(payload: bytes) -> GenChunk:
     (http_server.py writes `{"error": {...}}`).
     """
     at = payload.rfind(_META_KEY)
-    if at > 0 and payload[-1:] == b"}" and not payload.startswith(b'{"error"'):
+    if at > 0 and payload[-1] == 125 and not payload.startswith(b'{"error"'):  # 125: b"}"
         try:
-            return GenChunk(meta_info=_META_DECODER.decode(payload[at + len(_META_KEY) : -1]))
+            return GenChunk(meta_info=_META_DECODER.decode(payload[at + _META_LEN : -1]))
         except msgspec.DecodeError:
             pass
     return GEN_DECODER.decode(payload)
@@ -237,10 +238,20 @@ class SSEParser:
             data = bytes(buf)
             buf.clear()
             self._scanned = 0
+        size = len(data)
+        # the common read, one whole `data: <payload>\n\n` event: one memchr, one slice
+        if (
+            data.find(b"\n") == size - 2
+            and data[-1] == 10
+            and data.startswith(b"data: ")
+            and data[6] != 32
+            and data[-3] != 13
+            and size - 2 <= self.max_event_bytes
+        ):
+            return [data[6:-2]]
         # fast path: single-line `data:` events ending in `\n\n`, one memchr per event
         out: list[bytes] = []
         pos = 0
-        size = len(data)
         find = data.find
         limit = self.max_event_bytes
         while pos < size:
