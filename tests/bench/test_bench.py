@@ -126,6 +126,13 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
     assert resumed.status == "complete"
     assert [lv.concurrency for lv in resumed.levels] == [1, 2, 4]
     assert (run_dir / "levels" / "c1-r0.jsonl").read_bytes() == before
+    # a plan no sweep could have written is one line, naming the file
+    recipe = json.loads((run_dir / "recipe.json").read_text())
+    recipe["bench"]["concurrencies"] = "1,2"
+    (run_dir / "recipe.json").write_text(json.dumps(recipe))
+    with pytest.raises(ReproError, match=r"recipe\.json: bench\.concurrencies: ") as err:
+        run_bench(None, BenchOptions(resume=run_dir, collect_machine=False))
+    assert err.value.hint == "is this a bench run?"
 
 
 def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(

@@ -212,8 +212,9 @@ def _recorded_plan(run_dir: Path) -> tuple[RecordedRecipe, Bench]:
     try:  # a mapping first, then its plan
         return RecordedRecipe.model_validate(data), Bench.model_validate(data.get("bench"))
     except ValidationError as err:
+        where = "bench." if err.title == Bench.__name__ else ""
         raise ReproError(
-            f"{run_dir}/recipe.json: {first_error(err)}", hint="is this a bench run?"
+            f"{run_dir}/recipe.json: {where}{first_error(err)}", hint="is this a bench run?"
         ) from None
 
 

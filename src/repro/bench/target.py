@@ -40,6 +40,7 @@ class BenchTarget:
     def from_recipe(
         cls, recipe: Recipe, lock: Lock | None = None, ref: str | None = None
     ) -> BenchTarget:
+        ref = ref or recipe.name
         return cls(name=recipe.name, bench=recipe.bench, recipe=recipe, lock=lock, ref=ref)
 
     @classmethod
