@@ -128,3 +128,19 @@ def test_a_resumed_run_measures_the_server_it_started_with(
     assert "is not the one this run measured: it started with speculative_draft_model_path=" in (
         res.output
     )
+
+
+def test_a_baseline_recipe_is_checked_and_recorded_by_the_name_given(
+    workdir: Path, servers: dict[str, Sim]
+) -> None:
+    doc = yaml.safe_load((workdir / "recipes" / "drafter-b.yaml").read_text())
+    doc["server"]["port"] = servers["drafter-a"].port  # drafter-b's recipe, drafter-a's server
+    (workdir / "recipes" / "misplaced.yaml").write_text(yaml.safe_dump(doc))
+    args = ["accept", "drafter-a", "--prompts", "math", "-n", "2", "--max-new-tokens", "8"]
+    res = CliRunner().invoke(main, [*args, "--baseline", "misplaced"])
+    assert res.exit_code != 0
+    assert f"the server at {servers['drafter-a'].url} is not misplaced" in res.output
+    res = CliRunner().invoke(main, [*args, "--baseline", "drafter-b"])
+    assert res.exit_code == 0, res.output
+    accepted = json.loads((Path(res.stdout.split()[-1]) / "accept.json").read_text())
+    assert accepted["protocol"]["baseline"] == "drafter-b"
