@@ -97,15 +97,66 @@ class InternalState(BaseModel):
             return None
 
 
-class ServerInfo(BaseModel):
-    """`server_info.json`: what the server reported about itself, plus `simulated`.
+class SimClockReading(BaseModel):
+    """`sim_clock` of a simulator's `/server_info`: what it measured about this host's clock."""
 
-    Written with `exclude_unset`, so only what the server sent (and `simulated`) is recorded.
+    model_config = ConfigDict(extra="allow")
+
+    min_time_scale: StrictFloat | StrictInt | None = Field(
+        default=None, description="the smallest --time-scale this host keeps for the profile"
+    )
+
+
+class SimDrafter(BaseModel):
+    """`sim_drafter` of a simulator's `/server_info`: which acceptance its drafter has."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str | None = Field(default=None, description="the drafter the server was given")
+    profile_entry: str | None = Field(
+        default=None, description="the profile's drafter entry (its accept_length, assumption)"
+    )
+
+
+def _server_arg(description: str) -> Any:
+    return Field(default=None, description=description)
+
+
+class ServerInfo(BaseModel):
+    """`/server_info` as fetched, and `server_info.json`: what the server reported about itself
+    plus what repro recorded beside it (`simulated`, the running image).
+
+    The fields are SGLang 0.5.23's names: `build_server_info` (srt/utils/common.py, called by
+    srt/entrypoints/http_server.py `server_info`) returns `server_args.resolved_dict()`
+    (the fields of srt/arg_groups/fields/*.py), the scheduler's ready info
+    (`max_total_num_tokens`, managers/scheduler.py) and `internal_states`, `version`; the
+    `sim_*` keys are repro's simulator's. Every other key is kept (SGLang adds some every
+    nightly), so the file records the report whole; it is written with `exclude_unset`, so only
+    what the server sent (and what repro added) is recorded. A server argument of another type
+    than SGLang's reads as None (bench_serving reads them with `.get`); the report's own
+    version and the simulator's keys must have their types.
     """
 
     model_config = ConfigDict(extra="allow")
 
     version: str | None = Field(default=None, description="the SGLang version")
+    model_path: str | None = _server_arg("the served model: a Hub id or a local path")
+    revision: str | None = _server_arg("the model's revision; None: the Hub's default branch")
+    served_model_name: str | None = _server_arg("the name requests use")
+    tp_size: StrictInt | None = _server_arg("tensor parallel ranks")
+    pp_size: StrictInt | None = _server_arg("pipeline stages")
+    ep_size: StrictInt | None = _server_arg("expert parallel ranks")
+    dp_size: StrictInt | None = _server_arg("data parallel ranks")
+    max_running_requests: StrictInt | None = _server_arg("None: the scheduler chose")
+    max_total_num_tokens: StrictInt | None = _server_arg("KV cache capacity (scheduler info)")
+    speculative_algorithm: str | None = _server_arg("EAGLE, DFLASH, ...; None or NONE: none")
+    speculative_draft_model_path: str | None = _server_arg("the drafter")
+    speculative_draft_model_revision: str | None = _server_arg("the drafter's revision")
+    speculative_num_draft_tokens: StrictInt | None = _server_arg("tokens verified per step")
+    speculative_num_steps: StrictInt | None = _server_arg("draft steps")
+    speculative_eagle_topk: StrictInt | None = _server_arg("draft branches per step")
+    speculative_ddtree_budget: StrictInt | None = _server_arg("DDTREE (repro's patch set)")
+    decode_log_interval: StrictInt | None = _server_arg("decode steps between log lines")
     internal_states: list[InternalState] = Field(
         default_factory=list, description="one per DP rank; entries that are no object dropped"
     )
@@ -117,11 +168,32 @@ class ServerInfo(BaseModel):
     sim_provenance: str | None = Field(
         default=None, description="`calibrated: ...` or `extrapolated: ...` (the profile's)"
     )
+    sim_clock: SimClockReading | None = None
+    sim_drafter: SimDrafter | None = None
 
     @field_validator("internal_states", mode="before")
     @classmethod
     def _objects_only(cls, value: Any) -> Any:
         return [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
+
+    @field_validator(
+        "model_path", "revision", "served_model_name", "tp_size", "pp_size", "ep_size",
+        "dp_size", "max_running_requests", "max_total_num_tokens", "speculative_algorithm",
+        "speculative_draft_model_path", "speculative_draft_model_revision",
+        "speculative_num_draft_tokens", "speculative_num_steps", "speculative_eagle_topk",
+        "speculative_ddtree_budget", "decode_log_interval", "sim_clock", "sim_drafter",
+        mode="wrap",
+    )  # fmt: skip
+    @classmethod
+    def _none_when_malformed(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            return None
+
+    def reported(self, key: str) -> bool:
+        """Whether the server sent `key` (older servers lack newer arguments)."""
+        return key in self.model_fields_set or key in (self.model_extra or {})
 
     @property
     def first_state(self) -> InternalState | None:
