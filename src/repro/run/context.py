@@ -19,9 +19,7 @@ from repro.lock import load_locked
 from repro.recipe import render_shell
 from repro.schema.lock import Locked
 from repro.schema.recipe import Recipe
-from repro.schema.runcontext import RunContextFile, context_error
-
-CONTEXT_FILE = "context.json"
+from repro.schema.runcontext import CONTEXT_FILE, RunContextFile, context_error
 
 
 @dataclass

@@ -170,6 +170,9 @@ class ServerInfo(BaseModel):
     )
     sim_clock: SimClockReading | None = None
     sim_drafter: SimDrafter | None = None
+    deployment: str | None = Field(default=None, description="repro's: the compose project")
+    image_reference: str | None = Field(default=None, description="repro's: the image launched")
+    image_id: str | None = Field(default=None, description="repro's: the image the container runs")
 
     @field_validator("internal_states", mode="before")
     @classmethod
@@ -182,7 +185,7 @@ class ServerInfo(BaseModel):
         "speculative_draft_model_path", "speculative_draft_model_revision",
         "speculative_num_draft_tokens", "speculative_num_steps", "speculative_eagle_topk",
         "speculative_ddtree_budget", "decode_log_interval", "sim_clock", "sim_drafter",
-        mode="wrap",
+        "deployment", "image_reference", "image_id", mode="wrap",
     )  # fmt: skip
     @classmethod
     def _none_when_malformed(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
