@@ -4,9 +4,23 @@ This top-level module stays import-light (standard library only) because the sim
 package `repro.sim` is copied into container images that carry no other dependency.
 """
 
-from importlib import metadata as _metadata
+from __future__ import annotations
 
-try:
-    __version__ = _metadata.version("repro")
-except _metadata.PackageNotFoundError:  # running from a copied source tree (e.g. inside an image)
-    __version__ = "0.0.0+unknown"
+from functools import cache
+
+
+@cache
+def _installed_version() -> str:
+    from importlib import metadata  # ~50 ms: paid by what records the version, not by every command
+
+    try:
+        return metadata.version("repro")
+    except metadata.PackageNotFoundError:  # a copied source tree (e.g. inside an image)
+        return "0.0.0+unknown"
+
+
+def __getattr__(name: str) -> str:
+    """`repro.__version__`, looked up on first use (PEP 562)."""
+    if name == "__version__":
+        return _installed_version()
+    raise AttributeError(f"module 'repro' has no attribute {name!r}")

@@ -3,12 +3,16 @@ time limit stop what any repro command started and keep its results, as Ctrl-C d
 
 from __future__ import annotations
 
-import asyncio
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
 
 HANDLED = (signal.SIGTERM, signal.SIGHUP)
 
@@ -34,11 +38,23 @@ def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
     """Raise where the run is; inside an event loop (bench), between two callbacks rather
     than in the middle of one, as asyncio.run does with Ctrl-C: no coroutine is cut
     half-way through a step, and the loop's clean-up cancels the rest."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        raise Interrupted(signum) from None
+    loop = _running_loop()
+    if loop is None:
+        raise Interrupted(signum)
     loop.call_soon_threadsafe(_raise_now, signum)
+
+
+def _running_loop() -> AbstractEventLoop | None:
+    """This thread's running event loop; none where asyncio was never imported (fetch and
+    launch do not pay its import to ask)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        loop: AbstractEventLoop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop
 
 
 def _raise_now(signum: int) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-from repro import __version__
 from repro.errors import ReproError
 from repro.interrupts import Interrupted, signal_name, signals_as_interrupts
 
@@ -61,7 +60,7 @@ class ReproGroup(click.Group):
 
 
 @click.group(cls=ReproGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="repro")
+@click.version_option(package_name="repro", prog_name="repro")  # looked up on --version only
 def main() -> None:
     """Build, launch and benchmark SGLang deployments so they run the same on every machine.
 

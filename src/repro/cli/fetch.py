@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from repro.cli.options import FiniteFloat, json_option
 from repro.lock import fetch_recipe, load_locked
@@ -73,7 +71,6 @@ def fetch(
     """
     from repro.hub import SpaceMargin  # deferred: huggingface_hub, for this command only
 
-    err = Console(stderr=True, highlight=False)
     margin = SpaceMargin(fraction=margin_percent / 100, keep_free=keep_free)
     report = fetch_recipe(
         load_locked(recipe),
@@ -81,16 +78,20 @@ def fetch(
         margin=margin,
         verify_all=verify_all,
         dry_run=dry_run,
-        on_event=lambda msg: err.print(msg, markup=False),
+        on_event=lambda msg: click.echo(msg, err=True),
     )
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True))
     else:
-        _print(report, Console(highlight=False), dry_run)
+        _print(report, dry_run)
 
 
-def _print(report: FetchReport, console: Console, dry_run: bool) -> None:
+def _print(report: FetchReport, dry_run: bool) -> None:
+    # rich loads after the download: its import is start-up time every fetch would pay first
+    from rich.console import Console
+    from rich.table import Table
 
+    console = Console(highlight=False)
     title = "Would fetch" if dry_run else "Fetched"
     table = Table(title=f"{title} into {report.cache_dir}", title_justify="left")
     for column in ("repository", "commit", "files", "size", "downloaded", "sha256 checked"):
