@@ -20,6 +20,7 @@ from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
 from repro.schema.dataset import HubSource, bench_dataset_problem
 from repro.schema.lock import Lock
+from repro.schema.machine import ServerInfo
 from repro.schema.record import BenchRunInfo, BenchWorkload, ClientLimits
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def start_run(recipe: Any, opts: BenchOptions) -> Started:
         template = recipe_template(
             model, lock, info, simulated=simulated, fallback=opts.chat_template_fallback
         )
-    server_info = server_info_record(url, info, **image, simulated=simulated)
+    server_info = server_info_record(info, **image, simulated=simulated)
     run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -158,7 +159,7 @@ def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
 
 
 def _resumed_template(
-    record: RunWriter, resolved: dict[str, Any], info: dict[str, Any], source: PromptSet | None
+    record: RunWriter, resolved: dict[str, Any], info: ServerInfo, source: PromptSet | None
 ) -> ChatTemplate | None:
     """The template the run started with: the same file at the same commit, the fallback
     only when the run used it (runs recorded before templates were kept may fall back)."""
@@ -169,7 +170,7 @@ def _resumed_template(
     lock = Lock.model_validate(read_json(lock_path)) if lock_path.is_file() else None
     return recipe_template(
         resolved.get("model"), lock, info, simulated=record.run.simulated,
-        fallback=recorded is None or recorded.get("fallback") is not None,
+        fallback=recorded is None or recorded.fallback is not None,
     )  # fmt: skip
 
 
