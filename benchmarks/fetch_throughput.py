@@ -2,7 +2,7 @@
 
 Serves a snapshot of N files (default 8 x 128 MiB = 1 GiB of random bytes, from disk, via the
 test Hub server in tests/hubserver: LFS files redirect to a CDN origin, like the Hub), then
-alternately downloads it into a fresh, empty cache each run with
+downloads it into a fresh, empty cache each run, taking turns at going first, after a `sync`, with
 
 - `repro fetch bench` (space check, access check, snapshot_download, sha256 verification),
 - `python -c "snapshot_download(repo, revision=sha, cache_dir=...)"` (the same files),
@@ -108,9 +108,13 @@ def main() -> None:
         results: dict[str, list[tuple[float, float]]] = {"repro fetch": [], "snapshot_download": []}
         tails: list[float] = []  # repro: seconds of verification after the download ended
         for i in range(args.runs):
-            for name in results:
+            # each goes first every other run, after the last run's writes reached the disk:
+            # the disk's write-back of one run must not slow the next (on the lent host it
+            # halved a run's speed at 8 GB)
+            for name in list(results) if i % 2 == 0 else reversed(list(results)):
                 cache = work / f"cache-{name.replace(' ', '-')}-{i}"
                 shutil.rmtree(cache, ignore_errors=True)
+                os.sync()
                 if name == "repro fetch":
                     cmd = [REPRO, "fetch", "bench", "--json",
                            "--cache-dir", str(cache), "--keep-free", "0",

@@ -15,6 +15,7 @@ from repro.bench.prompts.sets import bench_source
 from repro.bench.sweep import BenchOptions, _bodies, run_bench
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
+from repro.schema.accept import TemplateUse
 from repro.schema.recipe import Bench
 from tests.bench.simserver import DFLASH
 from tests.support.simulator import Sim
@@ -74,7 +75,7 @@ def test_thinking_off_through_the_templates_own_switch(cache: Path, repo: str) -
     assert template.render("hi", thinking=False).endswith(closed)
     assert not template.render("hi", thinking=True).endswith(closed)
     assert template.kwargs(False) == {switch: False}
-    assert template.describe(False)["thinking_switch"] == switch
+    assert template.describe(False).thinking_switch == switch
 
 
 @pytest.mark.parametrize("repo", sorted(STYLES))
@@ -109,7 +110,7 @@ def test_a_missing_or_broken_template_is_an_error_naming_it(cache: Path, tmp_pat
     with pytest.raises(ReproError, match=r"tokenizer_config\.json failed to render: system role"):
         chat_template_for(str(raising)).render("hi")
     fallback = chat_template_for("org/kimi-like", "main", fallback=True)
-    assert fallback.describe(False)["fallback"] == (
+    assert fallback.describe(False).fallback == (
         "no chat template for org/kimi-like@main in the local Hub cache"
     )
 
@@ -151,9 +152,10 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
             runs_dir=tmp_path / "runs", collect_machine=False,
         )  # fmt: skip
         (accepted,) = run_accept([BenchTarget.from_recipe(recipe)], accept)
-        protocol = accepted.results.protocol or {}
-        assert protocol["chat_template"]["thinking_switch"] == switch
-        assert protocol["thinking"] is False
+        protocol = accepted.results.protocol
+        assert protocol is not None and isinstance(protocol.chat_template, TemplateUse)
+        assert protocol.chat_template.thinking_switch == switch
+        assert protocol.thinking is False
     finally:
         server.stop()
     # what goes on the wire: rendered here with thinking off, or the switch for the server
@@ -170,4 +172,4 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
 
 def test_a_template_without_a_switch_sends_none(tmp_path: Path) -> None:
     plain = ChatTemplate("{{ messages[0]['content'] }}", origin="plain.jinja")
-    assert plain.kwargs(False) == {} and plain.describe(False)["thinking_switch"] is None
+    assert plain.kwargs(False) == {} and plain.describe(False).thinking_switch is None

@@ -125,7 +125,7 @@ class Project:
         """`repro fetch` in-process; margin 0 unless given."""
         kwargs.setdefault("margin", SpaceMargin(fraction=0, keep_free=0))
         kwargs.setdefault("cache_dir", self.cache)
-        return fetch_recipe(load_locked(ref), endpoint=self.hub.endpoint, **kwargs)
+        return fetch_recipe(load_locked(ref, lock="require"), endpoint=self.hub.endpoint, **kwargs)
 
     def repro(self, *args: str, **env: str | None) -> subprocess.CompletedProcess[str]:
         """The real `repro` CLI in a subprocess (huggingface_hub reads HF_* at import)."""

@@ -12,6 +12,7 @@ from hubserver.server import HubFile
 from repro.errors import RecipeError
 from repro.hub import drafter_block_size, resolve_repo
 from repro.lock import load_locked, read_lock
+from repro.lock.locked import resolved
 from repro.recipe import check_recipe
 
 BLOCK = 8  # tests/hubserver/fixtures.py drafter_files: config.json {"block_size": 8}
@@ -48,15 +49,15 @@ def test_check_with_the_lock_uses_its_block_size(project: Project) -> None:
     lock = read_lock(project.lock().path)
     _recipe(project, "speculative: {algorithm: DFLASH, block_size: 16}")
     recipe = load_locked("small").recipe
-    findings = [f for f in check_recipe(recipe, lock=lock) if f.rule == "drafter-block-size"]
+    findings = [f for f in check_recipe(resolved(recipe, lock)) if f.rule == "drafter-block-size"]
     assert [(f.severity, f.path) for f in findings] == [("error", "speculative.block_size")]
-    assert not [f for f in check_recipe(recipe) if f.rule == "drafter-block-size"]
+    assert not [f for f in check_recipe(resolved(recipe)) if f.rule == "drafter-block-size"]
 
     _recipe(project, "speculative: {algorithm: DDTREE, ddtree_budget: 7}")
     recipe = load_locked("small").recipe
-    spine = [f for f in check_recipe(recipe, lock=lock) if f.rule == "ddtree-spine"]
+    spine = [f for f in check_recipe(resolved(recipe, lock)) if f.rule == "ddtree-spine"]
     assert len(spine) == 1 and f"block size {BLOCK} is spine mode (a chain)" in spine[0].message
-    assert not [f for f in check_recipe(recipe) if f.rule == "ddtree-spine"]
+    assert not [f for f in check_recipe(resolved(recipe)) if f.rule == "ddtree-spine"]
 
 
 def test_block_size_nested_or_absent(project: Project) -> None:

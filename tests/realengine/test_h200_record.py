@@ -11,13 +11,14 @@ from click.testing import CliRunner
 from repro.bench.serverstate import parse_metrics, server_limits
 from repro.cli import main
 from repro.realengine.servermetrics import E2E, GENERATION_TOKENS, ITL, TTFT, parse_snapshot
+from repro.schema.machine import ServerInfo
 
 H200 = Path(__file__).resolve().parents[1] / "fixtures" / "h200-sglang-0.5.23"
 
 
 def test_the_h200_servers_limits_are_read_from_its_server_info() -> None:
     info = json.loads((H200 / "server_info.json").read_text())
-    limits = server_limits(info)
+    limits = server_limits(ServerInfo.model_validate(info))
     assert limits is not None
     assert limits.running_cap == info["internal_states"][0]["effective_max_running_requests_per_dp"]
     assert limits.decode_log_interval == 40

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from repro.errors import RecipeError
+from repro.lock.locked import resolved
 from repro.recipe import check_argv, load_catalog
 from repro.recipe.argv_check import available_catalog_versions
 from repro.recipe.images import (
@@ -183,6 +184,18 @@ def test_bad_image_specs(project: Project, old: str, new: str, expected: str) ->
     ), info.value.problems
 
 
+def test_a_recipe_on_a_broken_image_spec_gets_one_finding_at_its_image(project: Project) -> None:
+    from repro.recipe import check_recipe, load_recipe
+
+    text = (project.images / "sglang-nightly-cu13.yaml").read_text()
+    project.write("bad.yaml", text.replace("pip: []", "pip: [torch]"), folder="images")
+    project.recipe("on-bad", "extends: kimi26-ep4-dflash\nimage: bad\n")
+    findings = check_recipe(resolved(load_recipe("on-bad")))
+    image = [f for f in findings if f.path == "image"]
+    assert [(f.severity, f.rule) for f in image] == [("error", "image")]
+    assert image[0].message.startswith("invalid image spec: images/bad.yaml: pip: 'torch'")
+
+
 def test_numbers_in_yaml_become_versions(project: Project) -> None:
     text = (project.images / "sglang-nightly-cu13.yaml").read_text()
     text = text.replace('cuda_version: "13.0"', "cuda_version: 13.0").replace(
@@ -246,7 +259,7 @@ def test_images_dir_env(project: Project, monkeypatch: pytest.MonkeyPatch, tmp_p
     from repro.recipe import check_recipe, load_recipe
 
     monkeypatch.setenv("REPRO_IMAGES_DIR", str(tmp_path / "none"))
-    findings = check_recipe(load_recipe("demo"))
+    findings = check_recipe(resolved(load_recipe("demo")))
     assert [(f.path, f.rule) for f in findings] == [("image", "image")]
     assert "no image spec 'sim'" in findings[0].message
 
@@ -260,10 +273,10 @@ def test_a_cpu_image_carries_no_gpu_kernels_and_its_recipes_reserve_no_gpu(
     project.write("cpu-cuda.yaml", spec + 'gpu_architectures: ["9.0"]\n', folder="images")
     with pytest.raises(RecipeError, match="a CPU image carries no GPU kernels"):
         load_image_spec("cpu-cuda", project.images)
-    assert check_recipe(load_recipe("qwen3-tiny-cpu")) == []
+    assert check_recipe(resolved(load_recipe("qwen3-tiny-cpu"))) == []
     project.recipe(
         "tiny-gpu", "extends: qwen3-tiny-cpu\ntopology: {gpus: 1, gpu_runtime: nvidia}\n"
     )
-    errors = {f.path: f.message for f in check_recipe(load_recipe("tiny-gpu"))}
+    errors = {f.path: f.message for f in check_recipe(resolved(load_recipe("tiny-gpu")))}
     assert "set gpu_runtime: none" in errors["topology.gpu_runtime"]
     assert "set gpus: 0" in errors["topology.gpus"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from repro.errors import RecipeError
+from repro.lock.locked import resolved
 from repro.recipe import check_recipe, render_server_argv
 from repro.recipe.images import catalog_for_recipe
 from repro.recipe.render import render_node_argv
@@ -72,13 +73,13 @@ def test_nodes_split_accepts_filled_nodes(
     project: Project, parallelism: str, topology: str
 ) -> None:
     recipe = load(project, f"parallelism: {parallelism}\ntopology: {topology}\n")
-    assert by_rule(check_recipe(recipe), "nodes-split") == []
-    assert by_rule(check_recipe(recipe), "gpus-needed") == []
+    assert by_rule(check_recipe(resolved(recipe)), "nodes-split") == []
+    assert by_rule(check_recipe(resolved(recipe)), "gpus-needed") == []
 
 
 def test_nodes_split_flags_idle_gpus(project: Project) -> None:
     recipe = load(project, "parallelism: {tp: 8}\ntopology: {gpus: 8, nodes: 2}\n")
-    [finding] = by_rule(check_recipe(recipe), "nodes-split")
+    [finding] = by_rule(check_recipe(resolved(recipe)), "nodes-split")
     assert finding.severity == "error"
     assert finding.path == "topology.gpus"
     assert "4 GPUs per node" in finding.message and "8 per node x 2 nodes = 16" in finding.message
@@ -86,13 +87,13 @@ def test_nodes_split_flags_idle_gpus(project: Project) -> None:
 
 def test_nodes_split_flags_pp_across_nodes(project: Project) -> None:
     recipe = load(project, "parallelism: {tp: 2, pp: 3}\ntopology: {gpus: 3, nodes: 2}\n")
-    [finding] = by_rule(check_recipe(recipe), "nodes-split")
+    [finding] = by_rule(check_recipe(resolved(recipe)), "nodes-split")
     assert finding.path == "parallelism.pp"
     assert "one must divide the other" in finding.message
 
 
 def test_nodes_split_leaves_too_few_gpus_to_gpus_needed(project: Project) -> None:
     recipe = load(project, "parallelism: {tp: 32}\ntopology: {gpus: 8, nodes: 2}\n")
-    findings = check_recipe(recipe)
+    findings = check_recipe(resolved(recipe))
     assert by_rule(findings, "nodes-split") == []
     assert len(by_rule(findings, "gpus-needed")) == 1

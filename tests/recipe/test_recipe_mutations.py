@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repro.errors import RecipeError
+from repro.lock.locked import resolved
 from repro.recipe import check_recipe, load_recipe, render_env, render_server_argv, render_shell
 from repro.recipe.images import catalog_for_recipe
 from repro.recipe.yamlio import _all_field_paths
@@ -145,7 +146,7 @@ def attempt(root: Path, content: bytes) -> Recipe | None:
     path = root / "recipes" / "mut.yaml"
     path.write_bytes(content)
     recipe = load_recipe(path, root / "recipes")
-    check_recipe(recipe)
+    check_recipe(resolved(recipe))
     try:
         catalog = catalog_for_recipe(recipe)
         render_server_argv(recipe, catalog)

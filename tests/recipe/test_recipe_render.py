@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from repro.errors import RecipeError
+from repro.lock.locked import resolved
 from repro.recipe import (
     LAUNCH,
     check_recipe,
@@ -72,7 +73,7 @@ def parse(catalog: Catalog, argv: list[str]) -> argparse.Namespace:
 @pytest.mark.parametrize("name", SHIPPED_RECIPES)
 def test_shipped_recipe_renders_and_parses(project: Project, name: str) -> None:
     recipe = load_recipe(name)
-    assert [f for f in check_recipe(recipe) if f.severity == "error"] == []
+    assert [f for f in check_recipe(resolved(recipe)) if f.severity == "error"] == []
     catalog = catalog_for_recipe(recipe)
     assert catalog.sglang_version == "0.5.23"
     argv = render_server_argv(recipe, catalog)
@@ -214,7 +215,7 @@ def test_misspelled_extra_arg_is_one_line(project: Project) -> None:
 def test_extra_args_problems(project: Project, extra: str, message: str) -> None:
     project.recipe("x", BASE_RECIPE + f"server: {{enable_metrics: true, extra_args: {extra}}}\n")
     recipe = load_recipe("x")
-    findings = [f for f in check_recipe(recipe) if f.severity == "error"]
+    findings = [f for f in check_recipe(resolved(recipe)) if f.severity == "error"]
     assert any(message in f.message and f.path.startswith("server.extra_args[") for f in findings)
     with pytest.raises(RecipeError):
         render_server_argv(recipe, catalog_for_recipe(recipe))
@@ -223,7 +224,7 @@ def test_extra_args_problems(project: Project, extra: str, message: str) -> None
 def test_deprecated_extra_arg_warns_with_replacement(project: Project) -> None:
     project.recipe("dep", BASE_RECIPE + "server: {extra_args: [--enable-dp-attention]}\n")
     recipe = load_recipe("dep")
-    [f] = [f for f in check_recipe(recipe) if f.rule == "deprecated-option"]
+    [f] = [f for f in check_recipe(resolved(recipe)) if f.rule == "deprecated-option"]
     assert f.severity == "warning"
     assert f.path == "server.extra_args[0]"
     assert "use --attn-dp-size" in f.message

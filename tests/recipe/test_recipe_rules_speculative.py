@@ -4,10 +4,12 @@ follow SGLang's rules and the drafters' cards."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 import pytest
 
 from repro.errors import RecipeError
+from repro.lock.locked import resolved
 from repro.recipe import check_recipe, load_catalog, load_recipe
 from repro.recipe.images import catalog_for_recipe, load_image_spec
 from repro.recipe.render import render_env, render_server_argv
@@ -21,22 +23,25 @@ SWEEP_256 = "bench: {concurrencies: [1, 32, 64, 128, 256], prompts_per_level: 25
 # --- SGLang's cap of 48 running requests for speculative decoding ---------------------------
 def test_unset_max_running_requests_warns_about_the_cap_of_48(project: Project) -> None:
     project.recipe("copy", "extends: kimi26-ep4-dflash\nserver: {max_running_requests: null}\n")
-    [f] = by_rule(check_recipe(load_recipe("copy")), "max-running-requests")
+    [f] = by_rule(check_recipe(resolved(load_recipe("copy"))), "max-running-requests")
     assert f.severity == "warning" and f.path == "server.max_running_requests"
     assert "default of 48" in f.message and "levels 64, 128, 256" in f.message
     assert "speculative_hook.py" in f.message and "to 256" in f.message
 
 
 def test_the_cap_is_silent_when_set_or_not_reached(project: Project) -> None:
-    assert by_rule(check_recipe(load_recipe("kimi26-ep4-dflash")), "max-running-requests") == []
+    assert (
+        by_rule(check_recipe(resolved(load_recipe("kimi26-ep4-dflash"))), "max-running-requests")
+        == []
+    )
     as_flag = load(
         project, DFLASH, SWEEP_256, "server: {extra_args: [--max-running-requests, '256']}\n"
     )
-    assert by_rule(check_recipe(as_flag), "max-running-requests") == []
+    assert by_rule(check_recipe(resolved(as_flag)), "max-running-requests") == []
     within = load(project, DFLASH, "bench: {concurrencies: [1, 48], prompts_per_level: 48}\n")
-    assert by_rule(check_recipe(within), "max-running-requests") == []
+    assert by_rule(check_recipe(resolved(within)), "max-running-requests") == []
     autoregressive = load(project, SWEEP_256)
-    assert by_rule(check_recipe(autoregressive), "max-running-requests") == []
+    assert by_rule(check_recipe(resolved(autoregressive)), "max-running-requests") == []
 
 
 def test_shipped_speculative_recipes_render_max_running_requests(project: Project) -> None:
@@ -48,17 +53,17 @@ def test_shipped_speculative_recipes_render_max_running_requests(project: Projec
 
 # --- DDTREE: spine mode and the pull request's constraints ----------------------------------
 def test_ddtree_budget_below_the_block_size_is_spine_mode(project: Project) -> None:
-    [f] = by_rule(check_recipe(load(project, DDTREE_16)), "ddtree-spine")
+    [f] = by_rule(check_recipe(resolved(load(project, DDTREE_16))), "ddtree-spine")
     assert f.severity == "warning" and f.path == "speculative.ddtree_budget"
     assert "spine mode (a chain)" in f.message and "block size 16" in f.message
     assert "sgl-project/sglang#29907" in f.message
     tree = load(project, DDTREE_16, "speculative: {ddtree_budget: 16}\n")
-    assert by_rule(check_recipe(tree), "ddtree-spine") == []
+    assert by_rule(check_recipe(resolved(tree)), "ddtree-spine") == []
 
 
 def test_ddtree_without_budget_is_a_chain(project: Project) -> None:
     recipe = load(project, DDTREE.replace(", ddtree_budget: 15", ""))
-    [f] = by_rule(check_recipe(recipe), "ddtree")
+    [f] = by_rule(check_recipe(resolved(recipe)), "ddtree")
     assert f.severity == "warning" and "spine mode (a chain)" in f.message
 
 
@@ -71,19 +76,19 @@ def test_ddtree_without_budget_is_a_chain(project: Project) -> None:
 )
 def test_ddtree_pull_request_constraints(project: Project, extra: str, message: str) -> None:
     recipe = load(project, DDTREE, f"server: {{extra_args: {extra}}}\n")
-    [f] = by_rule(check_recipe(recipe), "patch-constraint")
+    [f] = by_rule(check_recipe(resolved(recipe)), "patch-constraint")
     assert f.severity == "error" and f.path == "server.extra_args[0]"
     assert message in f.message and "sgl-project/sglang#29907" in f.message
     # The constraints are DDTREE's: plain DFLASH on the same image may set them.
     dflash = load(
         project, DFLASH, f"image: sglang-nightly-cu13-ddtree\nserver: {{extra_args: {extra}}}\n"
     )
-    assert by_rule(check_recipe(dflash), "patch-constraint") == []
+    assert by_rule(check_recipe(resolved(dflash)), "patch-constraint") == []
 
 
 def test_ddtree_accepts_what_the_pull_request_allows(project: Project) -> None:
     extra = "server: {extra_args: [--page-size, '1', --disable-overlap-schedule]}\n"
-    assert by_rule(check_recipe(load(project, DDTREE, extra)), "patch-constraint") == []
+    assert by_rule(check_recipe(resolved(load(project, DDTREE, extra))), "patch-constraint") == []
 
 
 def test_image_spec_declares_the_constraints(project: Project) -> None:
@@ -103,23 +108,23 @@ def test_image_spec_declares_the_constraints(project: Project) -> None:
 # --- DFLASH ---------------------------------------------------------------------------------
 def test_draft_window_smaller_than_the_draft_tokens(project: Project) -> None:
     small = load(project, DFLASH, "speculative: {num_draft_tokens: 16, draft_window_size: 8}\n")
-    [f] = by_rule(check_recipe(small), "dflash")
+    [f] = by_rule(check_recipe(resolved(small)), "dflash")
     assert f.severity == "error" and f.path == "speculative.draft_window_size"
     assert "smaller than the 16 draft tokens" in f.message
     ok = load(project, DFLASH, "speculative: {block_size: 16, draft_window_size: 16}\n")
-    assert by_rule(check_recipe(ok), "dflash") == []
+    assert by_rule(check_recipe(resolved(ok)), "dflash") == []
 
 
 def test_draft_attention_backend_outside_dflash_choices_falls_back(project: Project) -> None:
     odd = load(project, DFLASH, "speculative: {draft_attention_backend: flashmla}\n")
-    [f] = by_rule(check_recipe(odd), "dflash")
+    [f] = by_rule(check_recipe(resolved(odd)), "dflash")
     assert f.severity == "warning" and f.path == "speculative.draft_attention_backend"
     assert "silently falls back" in f.message and "intel_xpu" in f.message
     fa4 = load(project, DFLASH, "speculative: {draft_attention_backend: fa4}\n")
-    assert by_rule(check_recipe(fa4), "dflash") == []
+    assert by_rule(check_recipe(resolved(fa4)), "dflash") == []
     # Unset, the draft worker takes the target's backend.
     target = load(project, DFLASH, "server: {extra_args: [--attention-backend, trtllm_mla]}\n")
-    [f] = by_rule(check_recipe(target), "dflash")
+    [f] = by_rule(check_recipe(resolved(target)), "dflash")
     assert f.path == "server.extra_args[0]" and "'trtllm_mla'" in f.message
 
 
@@ -128,18 +133,18 @@ DP_ATTENTION = "parallelism: {dp: 2, dp_attention: true}\n"
 
 def test_dflash_with_dp_attention_follows_0_5_23(project: Project) -> None:
     bare = load(project, DFLASH, DP_ATTENTION)
-    [f] = by_rule(check_recipe(bare), "dflash")
+    [f] = by_rule(check_recipe(resolved(bare)), "dflash")
     assert f.severity == "error" and "--enable-dp-lm-head" in f.message
     assert "stand-in for image 'sglang-nightly-cu13'" in f.message
     ok = load(project, DFLASH, DP_ATTENTION, "server: {extra_args: [--enable-dp-lm-head]}\n")
-    assert by_rule(check_recipe(ok), "dflash") == []
+    assert by_rule(check_recipe(resolved(ok)), "dflash") == []
     cp = load(
         project,
         DFLASH,
         DP_ATTENTION,
         "server: {extra_args: [--enable-dp-lm-head, --attn-cp-size, '2']}\n",
     )
-    [f] = by_rule(check_recipe(cp), "dflash")
+    [f] = by_rule(check_recipe(resolved(cp)), "dflash")
     assert "attn_cp_size 1 (got 2)" in f.message
     coordinated = load(
         project,
@@ -148,7 +153,7 @@ def test_dflash_with_dp_attention_follows_0_5_23(project: Project) -> None:
         "server: {extra_args: [--enable-dp-lm-head]}\n"
         "env: {SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION: '1'}\n",
     )
-    [f] = by_rule(check_recipe(coordinated), "dflash")
+    [f] = by_rule(check_recipe(resolved(coordinated)), "dflash")
     assert "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off" in f.message
 
 
@@ -164,26 +169,26 @@ def test_dflash_dp_attention_reads_the_catalog_in_force(
 ) -> None:
     recipe = load(project, DFLASH, DP_ATTENTION, "server: {extra_args: [--enable-dp-lm-head]}\n")
     own = dataclasses.replace(load_catalog("0.5.23"), sglang_version=version)
-    [f] = by_rule(check_recipe(recipe, catalog=own), "dflash")
+    [f] = by_rule(check_recipe(replace(resolved(recipe), catalog=own)), "dflash")
     assert f.severity == severity and words in f.message
 
 
 def test_nextn_is_eagle(project: Project) -> None:
     nextn = load(project, "drafter: {repo: org/mtp}\nspeculative: {algorithm: NEXTN}\n")
-    assert by_rule(check_recipe(nextn), "algorithm-in-image") == []
+    assert by_rule(check_recipe(resolved(nextn)), "algorithm-in-image") == []
     argv = render_server_argv(nextn, catalog_for_recipe(nextn))
     assert argv[argv.index("--speculative-algorithm") + 1] == "NEXTN"
     typo = load(project, "drafter: {repo: org/mtp}\nspeculative: {algorithm: NEXTM}\n")
-    assert by_rule(check_recipe(typo), "algorithm-in-image")
+    assert by_rule(check_recipe(resolved(typo)), "algorithm-in-image")
 
 
 # --- attention backend and GPU ----------------------------------------------------------------
 def test_fa3_needs_hopper_or_older(project: Project) -> None:
     fa3 = "server: {extra_args: [--attention-backend, fa3]}\n"
-    [f] = by_rule(check_recipe(load(project, fa3)), "attention-arch")
+    [f] = by_rule(check_recipe(resolved(load(project, fa3))), "attention-arch")
     assert f.severity == "error" and "RTX PRO 6000 (sm_120)" in f.message
     hopper = load(project, fa3, "topology: {gpu_models: [H100]}\n")
-    assert by_rule(check_recipe(hopper), "attention-arch") == []
+    assert by_rule(check_recipe(resolved(hopper)), "attention-arch") == []
 
 
 # --- the shipped Qwen3.6-27B recipes ----------------------------------------------------------
@@ -212,11 +217,11 @@ def test_qwen_recipes_carry_the_drafter_card(project: Project, name: str) -> Non
 
 def test_qwen_ddtree_recipes_are_named_for_what_they_are(project: Project) -> None:
     chain = load_recipe("qwen36-27b-tp1-dflash-ddtree")
-    [f] = by_rule(check_recipe(chain), "ddtree-spine")
+    [f] = by_rule(check_recipe(resolved(chain)), "ddtree-spine")
     assert "spine mode (a chain)" in f.message and "spine mode" in chain.description
     tree = load_recipe("qwen36-27b-tp1-dflash-ddtree-tree64")
     assert tree.speculative is not None and tree.speculative.ddtree_budget == 64
-    assert by_rule(check_recipe(tree), "ddtree-spine") == []
+    assert by_rule(check_recipe(resolved(tree)), "ddtree-spine") == []
     assert "64.3 tok/s" in tree.description and "173.4" in tree.description
     plain = load_recipe("qwen36-27b-tp1-dflash")
     assert plain.speculative is not None and plain.speculative.algorithm == "DFLASH"
@@ -231,14 +236,14 @@ KIMI_DFLASH_B200 = (
 def test_kimi_dflash_on_sm100_without_a_draft_backend_falls_back(project: Project) -> None:
     """deepseek_v2.py gives Kimi trtllm_mla on sm_100; the draft worker replaces it."""
     bare = load(project, KIMI_DFLASH_B200, DFLASH)
-    [f] = by_rule(check_recipe(bare), "dflash")
+    [f] = by_rule(check_recipe(resolved(bare)), "dflash")
     assert f.severity == "warning" and f.path == "speculative.draft_attention_backend"
     assert "trtllm_mla" in f.message and "model_overrides/deepseek_v2.py" in f.message
     assert "falls back to flashinfer" in f.message
     card = load(project, KIMI_DFLASH_B200, DFLASH, "speculative: {draft_attention_backend: fa4}\n")
-    assert by_rule(check_recipe(card), "dflash") == []
+    assert by_rule(check_recipe(resolved(card)), "dflash") == []
     pcie = load(project, "model: {repo: moonshotai/Kimi-K2.6}\n", DFLASH)  # RTX PRO 6000
-    assert by_rule(check_recipe(pcie), "dflash") == []
+    assert by_rule(check_recipe(resolved(pcie)), "dflash") == []
 
 
 @pytest.mark.parametrize("name", ["kimi26-tp8-dflash-b200", "kimi26-tp8-dflash-b300"])
@@ -253,20 +258,23 @@ def test_blackwell_kimi_recipes_keep_the_drafter_card(project: Project, name: st
         ("--attention-backend", "trtllm_mla"),
     ):
         assert argv[argv.index(option) + 1] == value
-    assert by_rule(check_recipe(recipe), "dflash") == []
+    assert by_rule(check_recipe(resolved(recipe)), "dflash") == []
 
 
 def test_fa3_hint_for_qwen35_family_names_what_attention_registry_allows(
     project: Project,
 ) -> None:
     fa3 = "model: {repo: Qwen/Qwen3.6-27B}\nserver: {extra_args: [--attention-backend, fa3]}\n"
-    [f] = by_rule(check_recipe(load(project, fa3)), "attention-arch")  # RTX PRO 6000, sm_120
+    [f] = by_rule(
+        check_recipe(resolved(load(project, fa3))), "attention-arch"
+    )  # RTX PRO 6000, sm_120
     assert f.message.endswith("use triton, trtllm_mha or flashinfer") and "fa4" not in f.message
     b200 = load(project, fa3, "topology: {gpu_models: [B200]}\n")
-    [f] = by_rule(check_recipe(b200), "attention-arch")
+    [f] = by_rule(check_recipe(resolved(b200)), "attention-arch")
     assert f.message.endswith("use triton, trtllm_mha, fa4 or flashinfer")
     [f] = by_rule(
-        check_recipe(load(project, fa3.replace("Qwen/Qwen3.6-27B", "org/m"))), "attention-arch"
+        check_recipe(resolved(load(project, fa3.replace("Qwen/Qwen3.6-27B", "org/m")))),
+        "attention-arch",
     )
     assert f.message.endswith("use flashinfer, triton or fa4")
 
@@ -274,10 +282,15 @@ def test_fa3_hint_for_qwen35_family_names_what_attention_registry_allows(
 def test_ddtree_qwen35_family_on_b200_gets_page_size_64_from_sglang(project: Project) -> None:
     """model_overrides/qwen3_5.py sets trtllm_mha + page_size 64 on sm_100; DDTREE needs 1."""
     qwen_b200 = "model: {repo: Qwen/Qwen3.6-27B}\ntopology: {gpu_models: [B200]}\n"
-    [f] = by_rule(check_recipe(load(project, qwen_b200, DDTREE)), "ddtree-page-size")
+    [f] = by_rule(check_recipe(resolved(load(project, qwen_b200, DDTREE))), "ddtree-page-size")
     assert f.severity == "error" and "model_overrides/qwen3_5.py" in f.message
     assert "sgl-project/sglang#29907" in f.message and "page_size 64" in f.message
     triton = "server: {extra_args: [--attention-backend, triton]}\n"
-    assert by_rule(check_recipe(load(project, qwen_b200, DDTREE, triton)), "ddtree-page-size") == []
+    assert (
+        by_rule(
+            check_recipe(resolved(load(project, qwen_b200, DDTREE, triton))), "ddtree-page-size"
+        )
+        == []
+    )
     rtx = "model: {repo: Qwen/Qwen3.6-27B}\n"  # sm_120: no such override
-    assert by_rule(check_recipe(load(project, rtx, DDTREE)), "ddtree-page-size") == []
+    assert by_rule(check_recipe(resolved(load(project, rtx, DDTREE))), "ddtree-page-size") == []

@@ -1,7 +1,7 @@
 """Which server answers: its `/server_info` against the recipe or lock, before any request is
 measured, so a benchmark never records one deployment's numbers under another's name.
 
-Compared (server argument names from srt/server_args.py, which `/server_info` returns whole):
+Compared (ServerInfo's fields: SGLang's server argument names, which `/server_info` returns):
 `model_path` and `revision`, `speculative_algorithm`, `speculative_draft_model_path` and
 `speculative_draft_model_revision`, `speculative_num_draft_tokens` (DFLASH, where SGLang takes
 the value as given or the drafter's block_size), `tp_size`, `pp_size`, `ep_size` (when the
@@ -19,6 +19,7 @@ from typing import Any
 
 from repro.errors import ReproError
 from repro.schema.lock import Lock
+from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
 
 # SGLang rewrites NEXTN to EAGLE in ServerArgs (srt/server_args.py, _handle_speculative_decoding)
@@ -107,14 +108,14 @@ def _matches(want: Want, found: Any) -> bool:
     return found in want.accepted
 
 
-def found_identity(info: dict[str, Any], image: dict[str, str] | None = None) -> dict[str, Any]:
+def found_identity(info: ServerInfo, image: dict[str, str] | None = None) -> dict[str, Any]:
     """What the server says it runs, as the record keeps it (`--url` without a recipe)."""
     keys = (
         "model_path", "revision", "speculative_algorithm", "speculative_draft_model_path",
         "speculative_draft_model_revision", "speculative_num_draft_tokens", "tp_size", "ep_size",
         "pp_size",
     )  # fmt: skip
-    found = {key: info[key] for key in keys if key in info}
+    found = {key: getattr(info, key) for key in keys if info.reported(key)}
     if image:
         found["image_id"] = image.get("image_id")
     return found
@@ -122,7 +123,7 @@ def found_identity(info: dict[str, Any], image: dict[str, str] | None = None) ->
 
 def check_identity(
     url: str,
-    info: dict[str, Any],
+    info: ServerInfo,
     recipe: Recipe,
     lock: Lock | None = None,
     image: dict[str, str] | None = None,
@@ -132,9 +133,9 @@ def check_identity(
     what = "lock" if lock else "recipe"
     checked = []
     for want in wanted(recipe, lock):
-        if want.key not in info:
+        if not info.reported(want.key):
             continue
-        found = info[want.key]
+        found = getattr(info, want.key)
         if not _matches(want, found):
             raise ReproError(
                 f"the server at {url} is not {recipe.name}: the {what} wants "
@@ -156,7 +157,7 @@ def check_identity(
     return {"checked_against": what, "checked": checked, "found": found_identity(info, image)}
 
 
-def check_same_server(url: str, info: dict[str, Any], recorded: dict[str, Any] | None) -> None:
+def check_same_server(url: str, info: ServerInfo, recorded: dict[str, Any] | None) -> None:
     """A resumed run measures the server it started with: what /server_info reports now
     against the run's recorded `server_identity.found` (older runs recorded none)."""
     before = (recorded or {}).get("found")

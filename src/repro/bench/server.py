@@ -14,7 +14,7 @@ import aiohttp
 from pydantic import ValidationError
 
 from repro.errors import ReproError
-from repro.schema.machine import InternalState, ServerInfo
+from repro.schema.machine import ServerInfo
 from repro.schema.record import first_error
 
 _TIMEOUT = aiohttp.ClientTimeout(total=30)
@@ -32,8 +32,9 @@ def _unreachable(url: str, exc: BaseException) -> ReproError:
     )
 
 
-async def fetch_server_info(url: str) -> dict[str, Any]:
-    """`/server_info`, else `/get_server_info`; raises ReproError when there is no SGLang."""
+async def fetch_server_info(url: str) -> ServerInfo:
+    """`/server_info`, else `/get_server_info`, typed; raises ReproError when there is no
+    SGLang or it reports fields of the wrong type (one line, before any folder is made)."""
     base = url.rstrip("/")
     statuses: list[str] = []
     try:
@@ -46,7 +47,7 @@ async def fetch_server_info(url: str) -> dict[str, Any]:
                         except ValueError:
                             info = None
                         if isinstance(info, dict):
-                            return info
+                            return _typed(base + path, info)
                         statuses.append(f"{path}: not a JSON object")
                     else:
                         statuses.append(f"{path}: HTTP {resp.status}")
@@ -59,50 +60,46 @@ async def fetch_server_info(url: str) -> dict[str, Any]:
     )
 
 
-def server_info_record(url: str, info: dict[str, Any], **recorded: Any) -> ServerInfo:
-    """What `server_info.json` records (the server's report plus `recorded`), checked before
-    any folder is made: a server reporting fields of the wrong type is one error line."""
+def _typed(url: str, info: dict[str, Any]) -> ServerInfo:
     try:
-        return ServerInfo.model_validate({**info, **recorded})
+        return ServerInfo.model_validate(info)
     except ValidationError as err:
         raise ReproError(
-            f"{url.rstrip('/')}/server_info: {first_error(err)}",
-            hint="is this an SGLang server? point --url at one",
+            f"{url}: {first_error(err)}", hint="is this an SGLang server? point --url at one"
         ) from None
 
 
-def first_state(info: dict[str, Any]) -> InternalState | None:
-    """`internal_states[0]` of a `/server_info` document, typed (leniently: see
-    InternalState); None when there is none."""
-    return ServerInfo.model_validate({"internal_states": info.get("internal_states")}).first_state
+def server_info_record(info: ServerInfo, **recorded: Any) -> ServerInfo:
+    """What `server_info.json` records: the server's report plus `recorded` (what repro knows
+    beside it: `simulated`, the running image), each marked as set so that it is written."""
+    return info.model_copy(update=recorded)
 
 
-def served_model(info: dict[str, Any]) -> str:
-    for key in ("served_model_name", "model_path"):
-        value = info.get(key)
-        if isinstance(value, str) and value:
+def served_model(info: ServerInfo) -> str:
+    for value in (info.served_model_name, info.model_path):
+        if value:
             return value
-    state = first_state(info)
+    state = info.first_state
     return state.served_model_name if state and state.served_model_name is not None else "default"
 
 
-def is_simulated(info: dict[str, Any]) -> bool:
-    if info.get("simulated"):
+def is_simulated(info: ServerInfo) -> bool:
+    if info.simulated:
         return True
-    state = first_state(info)
+    state = info.first_state
     return bool(state and state.simulated)
 
 
-def speculative_algorithm(info: dict[str, Any]) -> str | None:
-    value = info.get("speculative_algorithm")
-    return str(value) if value not in (None, "", "NONE") else None
+def speculative_algorithm(info: ServerInfo) -> str | None:
+    value = info.speculative_algorithm
+    return value if value not in (None, "", "NONE") else None
 
 
-def server_accept_length(info: dict[str, Any]) -> float | None:
+def server_accept_length(info: ServerInfo) -> float | None:
     """bench_serving's `accept_length` (benchmark/serving.py): `avg_spec_accept_length` of
     `internal_states[0]` (DP rank 0, cumulative since start or the last flush); None when the
     server reports none or a value no verify step can give (a number, 0 to 1025 tokens)."""
-    state = first_state(info)
+    state = info.first_state
     value = state.avg_spec_accept_length if state else None
     return float(value) if value is not None and 0 <= value <= 1025 else None
 

@@ -16,14 +16,14 @@ import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
 
-from repro.bench.server import fetch_server_info, first_state
+from repro.bench.server import fetch_server_info
 from repro.errors import ReproError
+from repro.schema.machine import ServerInfo
 from repro.schema.server import MetricsSample, ServerLimits, ServerState
 
 Combine = Callable[[Iterable[float]], float]
@@ -59,10 +59,10 @@ _LIMIT_KEYS = (
 _TIMEOUT = aiohttp.ClientTimeout(total=10)
 
 
-def server_limits(info: dict[str, Any]) -> ServerLimits | None:
+def server_limits(info: ServerInfo) -> ServerLimits | None:
     """The limits in a `/server_info` document; None when it does not have their shape."""
-    data = {key: info[key] for key in _LIMIT_KEYS if info.get(key) is not None}
-    state = first_state(info)
+    data = {key: value for key in _LIMIT_KEYS if (value := getattr(info, key)) is not None}
+    state = info.first_state
     if state and state.effective_max_running_requests_per_dp is not None:
         data["effective_max_running_requests_per_dp"] = state.effective_max_running_requests_per_dp
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -25,6 +25,7 @@ from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
 from repro.schema.dataset import HubSource, bench_dataset_problem
 from repro.schema.lock import Lock
+from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Bench
 from repro.schema.record import BenchRunInfo, BenchWorkload, ClientLimits, Endpoint, first_error
 from repro.schema.recordedrecipe import RecordedRecipe
@@ -144,7 +145,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             recipe.model if recipe else None, lock, info, simulated=simulated,
             fallback=opts.chat_template_fallback,
         )  # fmt: skip
-    server_info = server_info_record(url, info, **image, simulated=simulated)
+    server_info = server_info_record(info, **image, simulated=simulated)
     run_dir = new_run_dir(target.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -191,7 +192,7 @@ def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
 
 
 def _resumed_template(
-    record: RunWriter, recorded: RecordedRecipe, info: dict[str, Any], source: PromptSet | None
+    record: RunWriter, recorded: RecordedRecipe, info: ServerInfo, source: PromptSet | None
 ) -> ChatTemplate | None:
     """The template the run started with: the same file at the same commit, the fallback
     only when the run used it (runs recorded before templates were kept may fall back)."""
@@ -202,7 +203,7 @@ def _resumed_template(
     lock = Lock.model_validate(read_json(lock_path)) if lock_path.is_file() else None
     return recipe_template(
         recorded.model, lock, info, simulated=record.run.simulated,
-        fallback=used is None or used.get("fallback") is not None,
+        fallback=used is None or used.fallback is not None,
     )  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from repro.cli.options import FiniteFloat, given_options, json_option, refuse_wi
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
-from repro.schema.accept import AcceptDiff, AcceptSet
+from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
 from repro.schema.record import ClientLimits
 from repro.urls import server_urls
@@ -45,17 +45,17 @@ def _row(s: AcceptSet) -> list[str]:
 
 def accept_table(r: AcceptResult) -> Table:
     """The table a DFlash paper prints, for one recipe."""
-    proto = r.results.protocol or {}
+    proto = r.results.protocol or AcceptProtocol()
     mark = " (simulated)" if r.simulated else ""
     profile = r.results.simulated_profile
     if profile:
-        mark += f" profile {profile['name']}"
-    template = proto.get("chat_template")
-    switch = template.get("thinking_switch") if isinstance(template, dict) else None
+        mark += f" profile {profile.name}"
+    template = proto.chat_template
+    switch = template.thinking_switch if isinstance(template, TemplateUse) else None
     table = Table(
         title=f"{r.recipe_name}{mark}: acceptance length, thinking "
-        f"{'on' if proto.get('thinking') else 'off'}"
-        f"{f' ({switch})' if switch else ''}, concurrency {proto.get('concurrency')}"
+        f"{'on' if proto.thinking else 'off'}"
+        f"{f' ({switch})' if switch else ''}, concurrency {proto.concurrency}"
     )
     for name in ("prompt set", "per-request mean [95%]", "pooled [95%]", "mean out", "speedup"):
         table.add_column(name, justify="left" if name == "prompt set" else "right")

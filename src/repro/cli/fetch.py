@@ -73,7 +73,7 @@ def fetch(
 
     margin = SpaceMargin(fraction=margin_percent / 100, keep_free=keep_free)
     report = fetch_recipe(
-        load_locked(recipe),
+        load_locked(recipe, lock="require"),
         cache_dir=cache_dir,
         margin=margin,
         verify_all=verify_all,

@@ -145,7 +145,7 @@ def push(ref: str, registry: str, as_json: bool) -> None:
             said.append(line)
             status.update(escape(line))
 
-        pushed = locked_image.push_for(_recipe(ref), registry, show)
+        pushed, _ = locked_image.push_for(_recipe(ref), registry, show)
     if said:
         _say(said[-1])
     click.echo(pushed.model_dump_json(indent=2) if as_json else pushed.pinned)

@@ -176,7 +176,7 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, A
             "lines": problems,
         }
     # a lock: against the image and catalog it pins
-    findings = check_recipe(r, locked.catalog, locked.image_spec, locked.lock)
+    findings = check_recipe(locked)
     return {
         "recipe": r.name,
         "file": str(r.source_path),

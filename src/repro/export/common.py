@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from repro import __version__
@@ -77,8 +77,9 @@ def prepare(
     """Check the recipe (errors refuse), resolve the pinned image and the environment; what
     is written is the served recipe (`Locked.served`: the locked commits, the Hub offline)."""
     recipe = locked.served
-    spec, catalog = locked.need_image_spec(), locked.need_catalog()
-    errors = [f for f in check_recipe(recipe, catalog, spec, locked.lock) if f.severity == "error"]
+    catalog = locked.need_catalog()  # None too when the image spec did not load
+    served = replace(locked, recipe=recipe)
+    errors = [f for f in check_recipe(served) if f.severity == "error"]
     if errors:
         lines = "; ".join(f"{f.file}: {f.path}: {f.message}" for f in errors)
         raise ExportError(

@@ -155,13 +155,16 @@ def check_local_image(locked: Locked, image: LockedImage) -> str:
     return actual
 
 
-def push_for(locked: Locked, registry: str, progress: Progress = quiet) -> PushedImage:
-    """Push the image the recipe's lock records; write the registry digest into the lock."""
+def push_for(
+    locked: Locked, registry: str, progress: Progress = quiet
+) -> tuple[PushedImage, Locked]:
+    """Push the image the recipe's lock records; write the registry digest into the lock and
+    return `locked` carrying that lock (as `build_for` does)."""
     image = _built_image(locked)
     pushed = push(image.reference, registry, progress)
     assert locked.lock_path is not None
-    update_lock_image(locked.lock_path, image.pushed(pushed.digest, pushed.pinned))
-    return pushed
+    lock = update_lock_image(locked.lock_path, image.pushed(pushed.digest, pushed.pinned))
+    return pushed, relocked(locked, lock)
 
 
 def pull_for(locked: Locked) -> str:

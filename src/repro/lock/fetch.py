@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.lock.locked import with_lock
+from repro.lock.io import LockError
 from repro.progress import Progress, quiet
 from repro.schema.lock import Locked
 
@@ -24,12 +24,15 @@ def fetch_recipe(
     on_event: Progress = quiet,
 ) -> FetchReport:
     """Download (or, offline, check) the model and drafter of the recipe's lock into the Hub
-    cache; a recipe without a current lock is refused."""
+    cache; `locked` must carry its lock (`load_locked(ref, lock="require")`)."""
     # deferred: repro.hub loads huggingface_hub (slow to import); only fetching needs it
     from repro.hub import fetch_pins
 
-    locked = with_lock(locked)
-    assert locked.lock is not None
+    if locked.lock is None:
+        raise LockError(
+            f"recipe {locked.name} carries no lock: fetch downloads what a lock pins",
+            hint=f"run `repro lock {locked.name}` first",
+        )
     on_event(f"using {locked.lock_path}")
     return fetch_pins(
         locked.lock.pins(),

@@ -40,12 +40,15 @@ def load_locked(
 
 def resolved(recipe: Recipe, lock: Lock | None = None, lock_path: Path | None = None) -> Locked:
     """`recipe` and its `lock` with the image spec and catalog they stand for (the lock's own
-    when it carries them); a spec that does not load leaves both None and says why."""
+    when it carries them); what does not load stays None, and `image_error` says why."""
     try:
         spec = image_for_recipe(recipe, lock)
-        catalog = catalog_for_recipe(recipe, spec, lock)
     except RecipeError as err:
         return Locked(recipe, lock, lock_path, image_error=err)
+    try:
+        catalog = catalog_for_recipe(recipe, spec, lock)
+    except RecipeError as err:
+        return Locked(recipe, lock, lock_path, spec, image_error=err)
     return Locked(recipe, lock, lock_path, spec, catalog)
 
 
@@ -58,11 +61,7 @@ def relocked(locked: Locked, lock: Lock) -> Locked:
 def require_checked(locked: Locked) -> Locked:
     """`locked`, unless `repro recipe check` rejects it: a rendered command or a dry-run
     plan is only shown for a recipe that can run."""
-    errors = [
-        f
-        for f in check_recipe(locked.recipe, locked.catalog, locked.image_spec, locked.lock)
-        if f.severity == "error"
-    ]
+    errors = [f for f in check_recipe(locked) if f.severity == "error"]
     if errors:
         ref = locked.lock_path or locked.recipe.source_path or locked.name
         raise RecipeError.from_problems(

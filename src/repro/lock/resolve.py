@@ -92,7 +92,9 @@ def build_lock(
         carried = {"image": previous.image, "catalog": previous.catalog or carried["catalog"]}
         carried.update(previous.model_extra or {})
     catalog: Catalog = carried["catalog"]
-    errors = [f for f in check_recipe(recipe, catalog, spec) if f.severity == "error"]
+    errors = [
+        f for f in check_recipe(Locked(recipe, None, None, spec, catalog)) if f.severity == "error"
+    ]
     if errors:
         raise RecipeError.from_problems(
             [str(f) for f in errors], hint="fix the recipe before locking it (`repro recipe check`)"
@@ -116,7 +118,9 @@ def build_lock(
         **carried,
     )
     mismatch = [
-        f for f in check_recipe(recipe, catalog, spec, lock) if f.rule == "drafter-block-size"
+        f
+        for f in check_recipe(Locked(recipe, lock, None, spec, catalog))
+        if f.rule == "drafter-block-size"
     ]
     if mismatch:
         raise RecipeError.from_problems(

@@ -5,7 +5,7 @@ against SGLang's real option catalog, and rendered as the exact server argv and 
 Public API (other stages call these; the types, Recipe and Catalog, live in repro.schema):
 
     load_recipe(ref, recipes_dir=None) -> Recipe      # a name, a path, or a lock file
-    check_recipe(recipe) -> list[Finding]             # errors and warnings, file + field path
+    check_recipe(locked) -> list[Finding]             # errors and warnings, file + field path
     render_server_argv(recipe, catalog) -> list[str]  # after `python3 -m sglang.launch_server`
     render_env(recipe) -> dict[str, str]
     load_catalog(version) -> Catalog                  # shipped catalog of an SGLang version

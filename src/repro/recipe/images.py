@@ -120,21 +120,19 @@ def images_dir_for(recipe: Recipe) -> Path:
     return default_images_dir(near)
 
 
-def image_for_recipe(recipe: Recipe, lock: Lock | None = None, *, wrap: bool = True) -> ImageSpec:
+def image_for_recipe(recipe: Recipe, lock: Lock | None = None) -> ImageSpec:
     """The image spec the recipe names (or the one its `lock` carries).
 
-    A missing spec raises a `RecipeError` naming the recipe's `image` field (with
-    `wrap=False`, the `ImageSpecNotFound` itself).
+    A missing spec raises a `RecipeError` naming the recipe's `image` field, caused by the
+    `ImageSpecNotFound` (which `repro recipe check` reports at that field).
     """
     if lock is not None and lock.image_spec is not None:
         return lock.image_spec
     try:
         return load_image_spec(recipe.image, images_dir_for(recipe))
     except ImageSpecNotFound as err:
-        if not wrap:
-            raise
         shown, path = locate(recipe, ("image",))
-        raise RecipeError(f"{shown}: {path}: {err.message}", hint=err.hint) from None
+        raise RecipeError(f"{shown}: {path}: {err.message}", hint=err.hint) from err
 
 
 def catalog_for_recipe(

@@ -9,9 +9,8 @@ constraints) and `rules_machine` (GPUs, memory, architectures, simulator, bench,
 
 from __future__ import annotations
 
-from repro.errors import RecipeError
 from repro.recipe.findings import Finding, Severity
-from repro.recipe.images import ImageSpecNotFound, catalog_for_recipe, image_for_recipe
+from repro.recipe.images import ImageSpecNotFound
 from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
 from repro.recipe.rulebase import Context, Rule, err, simulated
@@ -37,9 +36,7 @@ from repro.recipe.rules_speculative import (
     rule_patch_constraints,
     rule_running_requests,
 )
-from repro.schema.image import ImageSpec
-from repro.schema.lock import Lock
-from repro.schema.option_catalog import Catalog
+from repro.schema.lock import Locked
 from repro.schema.recipe import Recipe
 
 __all__ = [
@@ -140,28 +137,13 @@ def _finding(recipe: Recipe, issue: Issue) -> Finding:
     return Finding(severity, shown, path, issue.message, issue.rule)
 
 
-def check_recipe(
-    recipe: Recipe,
-    catalog: Catalog | None = None,
-    image: ImageSpec | None = None,
-    lock: Lock | None = None,
-) -> list[Finding]:
-    """Every error and warning of `recipe`, each naming file and field path; with its `lock`,
-    against the image spec and catalog the lock pins."""
+def check_recipe(locked: Locked) -> list[Finding]:
+    """Every error and warning of the recipe, each naming file and field path, against the
+    image spec and catalog `locked` was resolved with (its lock's, when it has one)."""
+    recipe, lock, image, catalog = locked.recipe, locked.lock, locked.image_spec, locked.catalog
     issues: list[Issue] = []
-    if image is None:
-        try:
-            image = image_for_recipe(recipe, lock, wrap=False)
-        except ImageSpecNotFound as missing:
-            issues.append(err(("image",), missing.message, "image"))
-        except RecipeError as invalid:
-            problems = "; ".join(invalid.problems)
-            issues.append(err(("image",), f"invalid image spec: {problems}", "image"))
-    if catalog is None and image is not None:
-        try:
-            catalog = catalog_for_recipe(recipe, image, lock)
-        except RecipeError as no_catalog:
-            issues.append(err(("image",), no_catalog.message, "catalog"))
+    if image is None or catalog is None:
+        issues.append(_image_issue(locked.image_error, image is None))
     image_catalog = lock is not None and lock.catalog is not None
     block_size = lock.drafter_block_size if lock is not None else None
     ctx = Context(recipe, image, catalog, image_catalog, block_size)
@@ -171,3 +153,16 @@ def check_recipe(
         issues.extend(analyze(recipe, catalog).issues)
     findings = list(dict.fromkeys(_finding(recipe, i) for i in issues))
     return sorted(findings, key=lambda f: f.severity != "error")
+
+
+def _image_issue(error: Exception | None, spec_missing: bool) -> Issue:
+    """Why the image spec or its catalog did not load, as a finding on the `image` field."""
+    if error is None:
+        return err(("image",), "no image spec was resolved for this recipe", "image")
+    cause = error.__cause__  # the spec file that is not there (`image_for_recipe`)
+    if isinstance(cause, ImageSpecNotFound):
+        return err(("image",), cause.message, "image")
+    problems = getattr(error, "problems", None) or [getattr(error, "message", str(error))]
+    if spec_missing:
+        return err(("image",), f"invalid image spec: {'; '.join(problems)}", "image")
+    return err(("image",), getattr(error, "message", str(error)), "catalog")

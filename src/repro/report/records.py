@@ -170,9 +170,8 @@ class LoadedRun(RunRecord):
         image = self.lock.image if self.lock is not None else None
         if image is not None:
             return image.digest or image.fingerprint
-        reported = self.server_info.model_dump() if self.server_info else {}
         for key in ("digest", "image_digest", "repo_digest", "image_id", "id", "fingerprint"):
-            value = reported.get(key)
+            value = getattr(self.server_info, key, None)  # older records: other spellings
             if isinstance(value, str) and value:
                 return value
         return None
@@ -183,8 +182,7 @@ class LoadedRun(RunRecord):
         deployment ran (`server_info.json`, written when repro launched the server)."""
         if self.lock is not None and self.lock.image:
             return self.lock.image.reference
-        reported = self.server_info.model_dump() if self.server_info else {}
-        return reported.get("image_reference")
+        return self.server_info.image_reference if self.server_info else None
 
     @property
     def image_fingerprint(self) -> str | None:

@@ -7,9 +7,9 @@ import shlex
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from repro import fileread
 from repro.bench.record import fresh_run_dir
@@ -19,8 +19,7 @@ from repro.lock import load_locked
 from repro.recipe import render_shell
 from repro.schema.lock import Locked
 from repro.schema.recipe import Recipe
-
-CONTEXT_FILE = "context.json"
+from repro.schema.runcontext import CONTEXT_FILE, RunContextFile, context_error
 
 
 @dataclass
@@ -49,26 +48,31 @@ class RunContext:
     ) -> RunContext:
         if resume is not None:
             saved = _read_saved(resume)
-            locked = load_locked(saved.get("lock_path") or saved["ref"])
-            ctx = cls(ref=saved["ref"], locked=locked, run_dir=resume)
-            for key in ("image_tag", "url", "deployment", "port", "container_id"):
-                setattr(ctx, key, saved.get(key))
-            return ctx
+            return cls(
+                ref=saved.ref,
+                locked=load_locked(saved.lock_path or saved.ref),
+                run_dir=resume,
+                port=saved.port,
+                image_tag=saved.image_tag,
+                url=saved.url,
+                deployment=saved.deployment,
+                container_id=saved.container_id,
+            )
         locked = load_locked(ref)
         run_dir = run_dir or fresh_run_dir(runs_dir, locked.name)
         return cls(ref=ref, locked=locked, run_dir=run_dir, port=port)
 
     def save(self) -> None:
-        data = {
-            "ref": self.ref,
-            "lock_path": str(self.locked.lock_path) if self.locked.lock_path else None,
-            "image_tag": self.image_tag,
-            "url": self.url,
-            "deployment": self.deployment,
-            "container_id": self.container_id,
-            "port": self.port,
-        }
-        write_atomic(self.run_dir / CONTEXT_FILE, json.dumps(data, indent=2) + "\n")
+        saved = RunContextFile(
+            ref=self.ref,
+            lock_path=str(self.locked.lock_path) if self.locked.lock_path else None,
+            image_tag=self.image_tag,
+            url=self.url,
+            deployment=self.deployment,
+            container_id=self.container_id,
+            port=self.port,
+        )
+        write_atomic(self.run_dir / CONTEXT_FILE, json.dumps(saved.model_dump(), indent=2) + "\n")
 
     @property
     def recipe(self) -> Recipe:
@@ -126,19 +130,7 @@ class RunContext:
             self.save()
 
 
-# What context.json holds, and the type each key must have (None allowed but for `ref`).
-_SAVED_KEYS: dict[str, type] = {
-    "ref": str,
-    "lock_path": str,
-    "image_tag": str,
-    "url": str,
-    "deployment": str,
-    "port": int,
-    "container_id": str,
-}
-
-
-def _read_saved(run_dir: Path) -> dict[str, Any]:
+def _read_saved(run_dir: Path) -> RunContextFile:
     """`context.json` of a run folder, checked: a folder that is no run, or a file that was
     truncated or edited, is one clear error naming it."""
     path = run_dir / CONTEXT_FILE
@@ -150,13 +142,7 @@ def _read_saved(run_dir: Path) -> dict[str, Any]:
     except (OSError, ReproError) as err:
         message = err.message if isinstance(err, ReproError) else f"{path} cannot be read ({err})"
         raise ReproError(message, hint) from None
-    if not isinstance(saved, dict) or not isinstance(saved.get("ref"), str):
-        raise ReproError(f"{path} is not a run context: it has no recipe `ref`", hint)
-    for key, kind in _SAVED_KEYS.items():
-        value = saved.get(key)
-        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-            raise ReproError(f"{path}: `{key}` is {value!r}, not a {kind.__name__}", hint)
-    port = saved.get("port")
-    if port is not None and not 1 <= port <= 65535:
-        raise ReproError(f"{path}: `port` is {port}, not a port (1-65535)", hint)
-    return saved
+    try:
+        return RunContextFile.model_validate(saved)
+    except ValidationError as err:
+        raise ReproError(f"{path} {context_error(err)}", hint) from None

@@ -17,6 +17,7 @@ from repro import fileread
 from repro.errors import ReproError
 from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
 from repro.schema.record import StagesFile
+from repro.schema.runcontext import CONTEXT_FILE, RunContextFile
 
 
 @dataclass
@@ -73,6 +74,14 @@ def _machine(part: Path) -> str:
         return "unreadable"
 
 
+def _context_ref(folder: Path) -> str:
+    """The recipe a `repro run` folder runs, from its context.json; `?` when unreadable."""
+    try:
+        return RunContextFile.model_validate(_json(folder / CONTEXT_FILE)).ref
+    except ValidationError:
+        return "?"
+
+
 def list_runs(runs_dir: Path) -> list[RunListing]:
     """Every run folder directly under `runs_dir`, oldest first."""
     if not runs_dir.is_dir():
@@ -83,8 +92,7 @@ def list_runs(runs_dir: Path) -> list[RunListing]:
         if part is None and not (folder / "stages.json").is_file():
             continue
         run = (_json(part / "run.json") if part else None) or {}
-        context = _json(folder / "context.json") or {}
-        recipe = run.get("recipe_name") or Path(str(context.get("ref", "?"))).stem
+        recipe = run.get("recipe_name") or Path(_context_ref(folder)).stem
         out.append(
             RunListing(
                 folder=str(folder),

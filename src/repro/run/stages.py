@@ -137,10 +137,11 @@ def clock_warning(url: str) -> str:
 
     try:
         info = asyncio.run(fetch_server_info(url))
-        scale, floor = float(info["sim_time_scale"]), float(info["sim_clock"]["min_time_scale"])
-    except (ReproError, KeyError, TypeError, ValueError):
+    except ReproError:
         return ""
-    if not 0 < scale < floor:
+    scale, clock = info.sim_time_scale, info.sim_clock
+    floor = clock.min_time_scale if clock else None
+    if scale is None or floor is None or not 0 < scale < floor:
         return ""
     return (
         f"; warning: time-scale {scale:g} is below {floor:.2g}, the smallest this host keeps "

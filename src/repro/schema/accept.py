@@ -7,7 +7,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.schema.base import Interval
+from repro.schema.client import ClientLimits
 from repro.schema.dataset import PromptSource
+from repro.schema.machine import SimDrafter
 
 
 class AcceptSet(BaseModel):
@@ -93,6 +95,50 @@ class AcceptDiff(BaseModel):
     verdict: str = Field(description='"a better", "b better", or "within noise"')
 
 
+class TemplateUse(BaseModel):
+    """How prompts were rendered (repro.bench.prompts.chattemplate ChatTemplate.describe)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    source: str | None = Field(default=None, description="the template file, at its commit")
+    thinking_switch: str | None = Field(default=None, description="the template's switch(es)")
+    thinking: bool | None = None
+    chat_template_kwargs: dict[str, Any] | None = None
+    fallback: str | None = Field(default=None, description="why the built-in ChatML was used")
+
+
+class AcceptProtocol(BaseModel):
+    """How `repro accept` sent its requests (accept.json and run.json `protocol`); a resumed
+    run must send them the same way. Lenient: older records lack newer fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str | None = Field(default=None, description="the protocol followed (z-lab's)")
+    thinking: bool | None = None
+    concurrency: int | None = None
+    warmup_requests: int | None = None
+    sampling: dict[str, Any] = Field(default_factory=dict, description="temperature, top_p, top_k")
+    endpoint: str | None = None
+    chat_template: TemplateUse | str | None = Field(
+        default=None, description="older runs: where the template came from, as text"
+    )
+    baseline: str | None = Field(default=None, description="the --baseline, if any")
+    prompts_per_set: int | None = None
+    max_new_tokens: dict[str, int | None] = Field(
+        default_factory=dict, description="per prompt set"
+    )
+    client_limits: ClientLimits | None = None
+
+
+class SimulatedProfile(BaseModel):
+    """The simulator profile behind simulated numbers (the server's `sim_profile`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    drafter: SimDrafter | None = Field(default=None, description="the simulated drafter")
+
+
 class AcceptResults(BaseModel):
     """`accept.json`."""
 
@@ -101,11 +147,11 @@ class AcceptResults(BaseModel):
     simulated: bool = False
     sets: list[AcceptSet] = Field(default_factory=list)
     recipe_name: str | None = None
-    protocol: dict[str, Any] | None = Field(
+    protocol: AcceptProtocol | None = Field(
         default=None,
         description="how requests were sent: thinking, concurrency, sampling, warmup, endpoint",
     )
-    simulated_profile: dict[str, Any] | None = Field(
+    simulated_profile: SimulatedProfile | None = Field(
         default=None, description="the simulator profile (and drafter entry) behind the numbers"
     )
     lossless: LosslessCheck | None = None

@@ -22,8 +22,9 @@ from pydantic import (
     model_validator,
 )
 
-from repro.schema.accept import AcceptResults
+from repro.schema.accept import AcceptProtocol, AcceptResults, TemplateUse
 from repro.schema.base import Interval
+from repro.schema.client import ClientLimits
 from repro.schema.dataset import PromptSource
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo
@@ -53,7 +54,7 @@ class BenchWorkload(BaseModel):
     dataset_source: PromptSource | None = Field(
         default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
     )
-    chat_template: dict[str, Any] | None = Field(
+    chat_template: TemplateUse | None = Field(
         default=None,
         description="the template file, its thinking switch and value, the kwargs sent on "
         "chat, the fallback reason; None: random words, not templated (or an older run)",
@@ -68,29 +69,13 @@ class AcceptWorkload(BaseModel):
     accept: dict[str, Any] | None = Field(
         default=None, description="the recipe's accept plan, if any"
     )
-    chat_template: str | dict[str, Any] | None = Field(
+    chat_template: TemplateUse | str | None = Field(
         default=None,
         description="the template file, thinking switch and value, fallback (older runs: "
         "where the template came from, as text)",
     )
-    protocol: dict[str, Any] | None = Field(
+    protocol: AcceptProtocol | None = Field(
         default=None, description="thinking, concurrency, sampling, warmup (as in accept.json)"
-    )
-
-
-class ClientLimits(BaseModel):
-    """What ends a request whatever the server does (repro.bench.client.stream): silence, total
-    time, the size of one response event (SSE event, or a non-streaming response)."""
-
-    read_timeout_s: float = Field(
-        default=300.0, description="seconds without a byte before a request fails (0: no limit)"
-    )
-    request_timeout_s: float = Field(
-        default=3600.0, description="seconds from a request's start to its end at most (0: none)"
-    )
-    max_event_bytes: int = Field(
-        default=64 * 1024 * 1024,
-        description="bytes of one SSE event (or non-streaming response) at most",
     )
 
 

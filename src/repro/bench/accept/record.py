@@ -63,7 +63,7 @@ def open_record(
     if out is not None and (out / "run.json").is_file():
         return AcceptRecord(out, None, results)  # add accept.json to an existing run
     run_dir = new_run_dir(f"{recipe.name}-accept", out, opts.runs_dir)
-    protocol = results.protocol or {}
+    protocol = results.protocol
     run = AcceptRunInfo(
         run_id=run_dir.name,
         recipe_name=recipe.name,
@@ -75,7 +75,7 @@ def open_record(
         server_identity=identity,
         workload=AcceptWorkload(
             accept=recipe.accept.model_dump(mode="json") if recipe.accept else None,
-            chat_template=protocol.get("chat_template"),
+            chat_template=protocol.chat_template if protocol else None,
             protocol=protocol,
         ),
     )

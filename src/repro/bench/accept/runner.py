@@ -53,7 +53,14 @@ from repro.bench.server import (
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.progress import Progress, quiet
-from repro.schema.accept import AcceptDiff, AcceptResults, AcceptSet, LosslessCheck
+from repro.schema.accept import (
+    AcceptDiff,
+    AcceptProtocol,
+    AcceptResults,
+    AcceptSet,
+    LosslessCheck,
+    SimulatedProfile,
+)
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
 from repro.schema.record import ClientLimits
@@ -160,8 +167,8 @@ def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
     return batch
 
 
-def _check_speculative(url: str, info: dict[str, Any], batch: Batch | None = None) -> None:
-    if "speculative_algorithm" in info and speculative_algorithm(info) is None:
+def _check_speculative(url: str, info: ServerInfo, batch: Batch | None = None) -> None:
+    if info.reported("speculative_algorithm") and speculative_algorithm(info) is None:
         raise ReproError(
             f"the server at {url} runs without speculative decoding "
             "(speculative_algorithm is null)",
@@ -228,21 +235,20 @@ def lossless_failure(check: LosslessCheck | None) -> str | None:
     return "lossless check failed: no output could be compared"
 
 
-def _simulated_profile(info: dict[str, Any]) -> dict[str, Any] | None:
-    if not info.get("sim_profile"):
+def _simulated_profile(info: ServerInfo) -> SimulatedProfile | None:
+    if not info.sim_profile:
         return None
-    return {"name": info["sim_profile"], "drafter": info.get("sim_drafter")}
+    return SimulatedProfile(name=info.sim_profile, drafter=info.sim_drafter)
 
 
 def _checked_server(
     url: str, target: BenchTarget, recipe: Recipe, opts: AcceptOptions
-) -> tuple[dict[str, Any], ServerInfo, dict[str, Any]]:
-    """The server's /server_info (raw and validated) and identity, refused when it is not
-    `recipe`'s."""
+) -> tuple[ServerInfo, ServerInfo, dict[str, Any]]:
+    """The server's /server_info (as reported, and as recorded) and identity, refused when it
+    is not `recipe`'s."""
     info = asyncio.run(fetch_server_info(url))
     simulated = target.declares_simulator or is_simulated(info)
-    # A malformed report fails before anything is measured.
-    server_info = server_info_record(url, info, simulated=simulated)
+    server_info = server_info_record(info, simulated=simulated)
     _check_speculative(url, info)
     image = opts.provenance.running_image(url)
     return info, server_info, check_identity(url, info, recipe, target.lock, image)
@@ -274,19 +280,19 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
         fallback=opts.chat_template_fallback,
     )  # fmt: skip
     plans, thinking = _plan(recipe, opts, prompt_sets, template)
-    protocol = {
-        "name": PROTOCOL,
-        "thinking": thinking,
-        "concurrency": opts.concurrency,
-        "warmup_requests": opts.concurrency,
-        "sampling": {**PROTOCOL_SAMPLING, "temperature": opts.temperature},
-        "endpoint": "/generate (non-streaming)",
-        "chat_template": template.describe(thinking),
-        "baseline": baseline.ref if baseline else None,
-        "prompts_per_set": len(plans[0].measured) if plans else 0,
-        "max_new_tokens": {p.prompt_set.name: p.max_new_tokens for p in plans},
-        "client_limits": opts.client.model_dump(mode="json"),
-    }
+    protocol = AcceptProtocol(
+        name=PROTOCOL,
+        thinking=thinking,
+        concurrency=opts.concurrency,
+        warmup_requests=opts.concurrency,
+        sampling={**PROTOCOL_SAMPLING, "temperature": opts.temperature},
+        endpoint="/generate (non-streaming)",
+        chat_template=template.describe(thinking),
+        baseline=baseline.ref if baseline else None,
+        prompts_per_set=len(plans[0].measured) if plans else 0,
+        max_new_tokens={p.prompt_set.name: p.max_new_tokens for p in plans},
+        client_limits=opts.client,
+    )
     results = AcceptResults(
         simulated=simulated,
         recipe_name=recipe.name,

@@ -41,6 +41,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from repro import fileread
 from repro.errors import ReproError
 from repro.hub.cache import hub_cache_dir
+from repro.schema.accept import TemplateUse
+from repro.schema.machine import ServerInfo
 
 BUILTIN_CHAT_TEMPLATE = (
     "{% for message in messages %}"
@@ -156,15 +158,15 @@ class ChatTemplate:
                 hint="check the file, or pass --chat-template-fallback",
             ) from None
 
-    def describe(self, thinking: bool | None) -> dict[str, Any]:
+    def describe(self, thinking: bool | None) -> TemplateUse:
         """What the record keeps: the file, the switch and its value, the fallback."""
-        return {
-            "source": self.origin,
-            "thinking_switch": "+".join(self.switches) or None,
-            "thinking": thinking,
-            "chat_template_kwargs": self.kwargs(thinking),
-            "fallback": self.fallback,
-        }
+        return TemplateUse(
+            source=self.origin,
+            thinking_switch="+".join(self.switches) or None,
+            thinking=thinking,
+            chat_template_kwargs=self.kwargs(thinking),
+            fallback=self.fallback,
+        )
 
 
 def _token_text(value: Any) -> str | None:
@@ -256,13 +258,13 @@ def chat_template_for(
 
 
 def recipe_template(
-    model: Any, lock: Any, info: dict[str, Any], *, simulated: bool, fallback: bool
+    model: Any, lock: Any, info: ServerInfo, *, simulated: bool, fallback: bool
 ) -> ChatTemplate:
     """The template a run renders with: the recipe model's at the commit its lock pins (else
     the recipe's revision); without a recipe model, the one of the model the server reports
     (`model_path`, `revision` of /server_info)."""
     if model is None:
-        repo, revision = info.get("model_path"), info.get("revision")
+        repo, revision = info.model_path, info.revision
     else:
         repo = model["repo"] if isinstance(model, dict) else model.repo
         asked = model.get("revision") if isinstance(model, dict) else model.revision
