@@ -25,10 +25,7 @@ from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_prompts
 from repro.bench.provenance import Provenance
-from repro.bench.record import (
-    RunWriter,
-    write_server_log,
-)
+from repro.bench.record import RunWriter
 from repro.bench.server import (
     fetch_server_accept_length,
 )
@@ -36,6 +33,7 @@ from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
 from repro.bench.simclock import SimClockMeter
 from repro.bench.sweeprecord import BENCH_THINKING, resume_run, start_run
 from repro.bench.validity import judge, offered_load
+from repro.runfolder import write_server_log
 from repro.schema.record import ClientLimits, Endpoint, Level
 from repro.schema.recordedrecipe import RecordedRecipe
 from repro.schema.server import LevelEnergy, ServerState
