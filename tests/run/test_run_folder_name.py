@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repro.bench.record import fresh_run_dir, new_run_dir
+from repro.runfolder import fresh_run_dir, new_run_dir
 
 
 def test_a_name_unsafe_for_a_folder_is_made_safe(tmp_path: Path) -> None:

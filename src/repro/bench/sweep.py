@@ -26,10 +26,7 @@ from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_prompts
 from repro.bench.provenance import Provenance
-from repro.bench.record import (
-    RunWriter,
-    write_server_log,
-)
+from repro.bench.record import RunWriter
 from repro.bench.server import (
     fetch_server_accept_length,
 )
@@ -39,6 +36,7 @@ from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan, resume_run, start
 from repro.bench.target import BenchTarget
 from repro.bench.validity import judge, offered_load
 from repro.errors import ReproError
+from repro.runfolder import write_server_log
 from repro.schema.recipe import Bench
 from repro.schema.record import ClientLimits, Endpoint, Level
 from repro.schema.server import LevelEnergy, ServerState

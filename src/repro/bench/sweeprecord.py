@@ -18,11 +18,12 @@ from repro.bench.identity import check_identity, check_same_server, found_identi
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_source
-from repro.bench.record import RunWriter, new_run_dir, read_json, utc_now, write_model
+from repro.bench.record import RunWriter
 from repro.bench.server import fetch_server_info, is_simulated, served_model, server_info_record
 from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
+from repro.runfolder import new_run_dir, read_json, utc_now, write_model
 from repro.schema.dataset import HubSource, bench_dataset_problem
 from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo

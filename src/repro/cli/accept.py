@@ -12,13 +12,13 @@ from rich.table import Table
 
 from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.prompts.benchsets import BENCH_SETS
-from repro.bench.record import strict_json
 from repro.bench.target import BenchTarget
 from repro.cli.bench import recipe_target
 from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
+from repro.runfolder import strict_json
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
 from repro.schema.record import ClientLimits

@@ -11,13 +11,13 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
-from repro.bench.record import strict_json
 from repro.bench.target import BenchTarget
 from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.lock import load_locked
 from repro.run.provenance import local_provenance
+from repro.runfolder import strict_json
 from repro.schema.record import Level
 from repro.tables import fit
 from repro.urls import server_urls

@@ -12,15 +12,13 @@ A missing or corrupt file raises `RunRecordError` naming the file and what was w
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from repro import fileread
-from repro.errors import ReproError
 from repro.report.labels import shortened, unique_labels
+from repro.runfolder import RunRecordError, read_json, read_text, validated
 from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
 from repro.schema.lock import Lock
@@ -36,7 +34,6 @@ from repro.schema.record import (
 from repro.schema.recordedrecipe import RecordedRecipe
 
 M = TypeVar("M", bound=BaseModel)
-T = TypeVar("T")
 
 
 class MetricInfo(BaseModel):
@@ -95,10 +92,6 @@ def _all_metrics() -> dict[str, MetricInfo]:
 METRICS: dict[str, MetricInfo] = _all_metrics()
 """Every metric `--metric` offers, by name: rates, energy and cost, and mean/p50/p90/p99 of
 each latency."""
-
-
-class RunRecordError(ReproError):
-    """A run record folder or one of its files is missing or unreadable."""
 
 
 class Point(BaseModel):
@@ -255,7 +248,7 @@ class LoadedRun(RunRecord):
         """The per-request rows of one level (`levels/c<c>-r<r>.jsonl`)."""
         path = self.path / "levels" / f"c{concurrency}-r{repeat}.jsonl"
         rows: list[RequestRow] = []
-        for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        for number, line in enumerate(read_text(path).splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -266,40 +259,6 @@ class LoadedRun(RunRecord):
                     hint="the file is corrupt; re-run the level with `repro bench --resume`",
                 ) from None
         return rows
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return fileread.read_text(path)
-    except fileread.UnreadableFile as err:
-        raise RunRecordError(err.message, hint=err.hint) from None
-    except FileNotFoundError:
-        raise RunRecordError(
-            f"{path}: missing",
-            hint="pass a folder printed by `repro run` or written by `repro bench`",
-        ) from None
-    except OSError as err:
-        raise RunRecordError(f"{path}: cannot read: {err.strerror or err}") from None
-
-
-def _read_json(path: Path, required: bool = True) -> Any:
-    if not required and not path.exists():
-        return None
-    try:
-        return fileread.parse_json(_read_text(path), str(path))
-    except fileread.UnreadableFile as err:
-        raise RunRecordError(err.message, hint=err.hint) from None
-
-
-def _validate(validate: Callable[[Any], T], data: Any, path: Path) -> T:
-    """`validate(data)`, its errors naming the file and the field."""
-    try:
-        return validate(data)
-    except ValidationError as err:
-        raise RunRecordError(
-            f"{path}: {first_error(err)}",
-            hint="see docs/run-record.md for the expected fields",
-        ) from None
 
 
 _RUN_INFO: TypeAdapter[AnyRunInfo] = TypeAdapter(AnyRunInfo)
@@ -330,14 +289,14 @@ def load_run(path: str | Path) -> LoadedRun:
     """Load and validate one run record folder (or its `run.json`), or a `repro run` folder:
     its bench/ part with the acceptance results of its accept/ part."""
     folder = record_folder(path)
-    run = _validate(_RUN_INFO.validate_python, _read_json(folder / "run.json"), folder / "run.json")
+    run = validated(_RUN_INFO.validate_python, read_json(folder / "run.json"), folder / "run.json")
     summary_path = folder / "summary.json"
-    summary = _read_json(summary_path)
+    summary = read_json(summary_path)
     if not isinstance(summary, dict) or not isinstance(summary.get("levels"), list):
         raise RunRecordError(f'{summary_path}: expected {{"levels": [...]}}')
-    levels = _validate(Summary.model_validate, summary, summary_path).levels
+    levels = validated(Summary.model_validate, summary, summary_path).levels
     recipe_path = folder / "recipe.json"
-    recipe = _read_json(recipe_path)
+    recipe = read_json(recipe_path)
     if not isinstance(recipe, dict):
         raise RunRecordError(f"{recipe_path}: expected a JSON object (the recipe)")
     accept = _optional(AcceptResults, folder / "accept.json")
@@ -346,7 +305,7 @@ def load_run(path: str | Path) -> LoadedRun:
     return LoadedRun(
         path=folder,
         run=run,
-        recipe=_validate(RecordedRecipe.model_validate, recipe, recipe_path),
+        recipe=validated(RecordedRecipe.model_validate, recipe, recipe_path),
         lock=_optional(Lock, folder / "lock.json"),
         machine=_optional(MachineInfo, folder / "machine.json")
         or _optional(MachineInfo, folder.parent / "machine.json"),
@@ -359,8 +318,8 @@ def load_run(path: str | Path) -> LoadedRun:
 
 def _optional(model: type[M], path: Path) -> M | None:
     """An optional file of the record, validated; None when the run did not write it."""
-    data = _read_json(path, required=False)
-    return None if data is None else _validate(model.model_validate, data, path)
+    data = read_json(path, required=False)
+    return None if data is None else validated(model.model_validate, data, path)
 
 
 def load_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[LoadedRun]:

@@ -11,12 +11,11 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from repro import fileread
-from repro.bench.record import fresh_run_dir
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.lock import load_locked
 from repro.recipe import render_shell
+from repro.runfolder import fresh_run_dir, read_json
 from repro.schema.lock import Locked
 from repro.schema.recipe import Recipe
 from repro.schema.runcontext import CONTEXT_FILE, RunContextFile, context_error
@@ -137,11 +136,7 @@ def _read_saved(run_dir: Path) -> RunContextFile:
     hint = f"is {run_dir} a `repro run` folder? start a new run with `repro run RECIPE`"
     if not path.is_file():
         raise ReproError(f"{run_dir} is not a `repro run` folder: it has no {CONTEXT_FILE}", hint)
-    try:
-        saved = fileread.read_json(path)
-    except (OSError, ReproError) as err:
-        message = err.message if isinstance(err, ReproError) else f"{path} cannot be read ({err})"
-        raise ReproError(message, hint) from None
+    saved = read_json(path, hint)
     try:
         return RunContextFile.model_validate(saved)
     except ValidationError as err:

@@ -13,8 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from repro import fileread
-from repro.errors import ReproError
+from repro.runfolder import RunRecordError, read_json
 from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
 from repro.schema.record import StagesFile
 from repro.schema.runcontext import CONTEXT_FILE, RunContextFile
@@ -33,9 +32,10 @@ class RunListing:
 
 
 def _json(path: Path) -> Any:
+    """A run file's JSON, None when it is missing or unreadable (the listing goes on)."""
     try:
-        return fileread.read_json(path)
-    except (OSError, ReproError):
+        return read_json(path)
+    except RunRecordError:
         return None
 
 

@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from repro.bench.record import fresh_run_dir, read_json, write_model
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.interrupts import (
@@ -44,6 +43,7 @@ from repro.run.stages import (
     stage_report,
     stage_stop,
 )
+from repro.runfolder import fresh_run_dir, read_json, write_model
 from repro.schema.record import StageRecord, StagesFile, first_error
 
 STAGES_FILE = "stages.json"

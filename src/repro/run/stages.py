@@ -11,13 +11,13 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from repro.bench.record import write_json
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.live import status_line, sweep_bars
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
+from repro.runfolder import write_json
 from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
 from repro.units import human_bytes
 
@@ -235,8 +235,8 @@ def stage_stop(ctx: RunContext, console: Console) -> str:
     if ctx.deployment is None:
         return "nothing to stop"
     # deferred: repro.bench loads aiohttp, repro.launch python_on_whales
-    from repro.bench.record import write_server_log
     from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
+    from repro.runfolder import write_server_log
 
     name = ctx.deployment
     write_server_log(ctx.run_dir, log_tail(name, RECORDED_LOG_TAIL))

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from repro.bench.record import new_run_dir, read_json, utc_now, write_json, write_model
 from repro.errors import ReproError
+from repro.runfolder import new_run_dir, read_json, utc_now, write_json, write_model
 from repro.schema.accept import AcceptResults, AcceptSet
 from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo

@@ -42,7 +42,6 @@ from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import load_prompt_set
 from repro.bench.provenance import Provenance
-from repro.bench.record import write_model
 from repro.bench.server import (
     fetch_server_info,
     flush_cache,
@@ -53,6 +52,7 @@ from repro.bench.server import (
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.progress import Progress, quiet
+from repro.runfolder import write_model
 from repro.schema.accept import (
     AcceptDiff,
     AcceptProtocol,
