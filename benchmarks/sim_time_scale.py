@@ -21,7 +21,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from repro.bench import BenchOptions, run_bench
+from repro.bench import BenchOptions, BenchTarget, run_bench
 from repro.recipe import load_recipe
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,7 +69,7 @@ def sweep(scale: str, extra: list[str], recipe: str, args: argparse.Namespace, t
                 output_len=args.output_len, prompts=max(8, 2 * c), runs_dir=tmp / "runs",
                 collect_machine=False, endpoint="chat", dataset="chat",
             )  # fmt: skip
-            (levels[c],) = run_bench(load_recipe(recipe), opts).levels
+            (levels[c],) = run_bench(BenchTarget.from_recipe(load_recipe(recipe)), opts).levels
         return levels
     finally:
         proc.terminate()

@@ -2,7 +2,7 @@
 server start looks the same whichever started it.
 
     with sweep_bars(console) as observer:
-        run_bench(recipe, options, observer)
+        run_bench(target, options, observer)
 
 On a terminal each level (and its warm-up) is a bar with its elapsed and remaining time; with
 no terminal (`| tee`, CI) each prints a plain line when it starts and when it ends, so a log

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from repro.bench.accept.runner import AcceptOptions, run_accept
 from repro.bench.prompts.chattemplate import BUILTIN_CHAT_TEMPLATE, ChatTemplate
 from repro.bench.prompts.sets import load_prompt_set
+from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.errors import ReproError
 from tests.bench.simserver import SimServer
@@ -30,7 +31,7 @@ def test_accept_per_prompt_set(sim_spec: SimServer, demo: Any, runs: Path) -> No
         urls=[sim_spec.url], prompt_sets=["math", "code"], prompts=6, max_new_tokens=24,
         runs_dir=runs, collect_machine=False, progress=shown.append,
     )  # fmt: skip
-    (result,) = run_accept([demo], opts)
+    (result,) = run_accept([BenchTarget.from_recipe(demo)], opts)
     # The spinner says which set of how many, and how many of its prompts are done.
     assert "demo: set math (1/2): 3/6 prompts" in shown
     assert shown[-1] == "demo: set code (2/2): 6/6 prompts"
@@ -50,7 +51,7 @@ def test_accept_refuses_a_non_speculative_server(
 ) -> None:
     opts = AcceptOptions(urls=[sim_plain.url], prompts=2, max_new_tokens=8, runs_dir=runs)
     with pytest.raises(ReproError, match="speculative"):
-        run_accept([demo], opts)
+        run_accept([BenchTarget.from_recipe(demo)], opts)
 
 
 def test_accept_refuses_an_empty_prompt_file(
@@ -60,7 +61,7 @@ def test_accept_refuses_an_empty_prompt_file(
     empty.write_text("\n")
     opts = AcceptOptions(urls=[sim_spec.url], prompt_sets=[str(empty)])
     with pytest.raises(ReproError, match="empty"):
-        run_accept([demo], opts)
+        run_accept([BenchTarget.from_recipe(demo)], opts)
 
 
 def test_cli_side_by_side(

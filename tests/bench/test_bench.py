@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from repro.bench import BenchOptions, RequestResult, run_bench
 from repro.bench.server import _unreachable
+from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.errors import ReproError
@@ -49,7 +50,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -> None:
-    result = run_bench(demo, _opts(sim_spec.url, runs))
+    result = run_bench(BenchTarget.from_recipe(demo), _opts(sim_spec.url, runs))
     run_dir = result.run_dir
     assert run_dir.parent == runs and run_dir.name.endswith("-demo")
     run = json.loads((run_dir / "run.json").read_text())
@@ -84,7 +85,10 @@ def test_chat_endpoint_and_poisson_arrivals(
     sim_plain: SimServer, demo_plain: Any, runs: Path
 ) -> None:
     demo_plain.bench.request_rate = 50.0
-    result = run_bench(demo_plain, _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]))
+    result = run_bench(
+        BenchTarget.from_recipe(demo_plain),
+        _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]),
+    )
     (level,) = result.levels
     assert level.completed == 8 and level.accept_length is None
     assert level.total_output_tokens == 8 * 16
@@ -95,7 +99,9 @@ def test_chat_endpoint_and_poisson_arrivals(
 
 
 def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, runs: Path) -> None:
-    first = run_bench(demo, _opts(sim_spec.url, runs, concurrencies=[1, 2, 4]))
+    first = run_bench(
+        BenchTarget.from_recipe(demo), _opts(sim_spec.url, runs, concurrencies=[1, 2, 4])
+    )
     run_dir = first.run_dir
     # imitate a crash during level c4: its JSONL and summary entry never got written
     (run_dir / "levels" / "c4-r0.jsonl").unlink()
@@ -120,6 +126,13 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
     assert resumed.status == "complete"
     assert [lv.concurrency for lv in resumed.levels] == [1, 2, 4]
     assert (run_dir / "levels" / "c1-r0.jsonl").read_bytes() == before
+    # a plan no sweep could have written is one line, naming the file
+    recipe = json.loads((run_dir / "recipe.json").read_text())
+    recipe["bench"]["concurrencies"] = "1,2"
+    (run_dir / "recipe.json").write_text(json.dumps(recipe))
+    with pytest.raises(ReproError, match=r"recipe\.json: bench\.concurrencies: ") as err:
+        run_bench(None, BenchOptions(resume=run_dir, collect_machine=False))
+    assert err.value.hint == "is this a bench run?"
 
 
 def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
@@ -142,7 +155,7 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
             server.url, runs, concurrencies=[1, 2], read_timeout=5,
             server_log=lambda: ["last words of the server"],
         )  # fmt: skip
-        result = run_bench(demo_plain, opts, KillAfterFirst())
+        result = run_bench(BenchTarget.from_recipe(demo_plain), opts, KillAfterFirst())
     finally:
         server.stop()
     assert result.status == "failed"
@@ -156,7 +169,7 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
 
 def test_unreachable_server_is_a_clear_error(demo: Any, runs: Path) -> None:
     with pytest.raises(ReproError, match="cannot reach the server") as err:
-        run_bench(demo, _opts(f"http://127.0.0.1:{free_port()}", runs))
+        run_bench(BenchTarget.from_recipe(demo), _opts(f"http://127.0.0.1:{free_port()}", runs))
     assert err.value.hint and "--url" in err.value.hint
     assert not runs.exists()
 
@@ -188,12 +201,12 @@ def not_sglang() -> Iterator[str]:
 
 def test_a_server_that_is_not_sglang(not_sglang: str, demo: Any, runs: Path) -> None:
     with pytest.raises(ReproError, match="does not look like an SGLang server"):
-        run_bench(demo, _opts(not_sglang, runs))
+        run_bench(BenchTarget.from_recipe(demo), _opts(not_sglang, runs))
 
 
 def test_empty_level_is_refused(sim_plain: SimServer, demo: Any, runs: Path) -> None:
     with pytest.raises(ReproError, match="empty"):
-        run_bench(demo, _opts(sim_plain.url, runs, prompts=0))
+        run_bench(BenchTarget.from_recipe(demo), _opts(sim_plain.url, runs, prompts=0))
 
 
 def test_cli_prints_run_dir_and_json(sim_spec: SimServer, tmp_path: Path) -> None:

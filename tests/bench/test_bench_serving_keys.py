@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from repro.bench.sweep import BenchOptions, run_bench
-from repro.bench.urltarget import url_target
+from repro.bench.target import BenchTarget
 from repro.schema.record import Level
 from tests.bench.chunkserver import SERVER_ACCEPT_LENGTH, chunk_server
 
@@ -56,7 +56,7 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict
             prompts=recorded["completed"], slos={"ttft": 60000.0, "tpot": 60000.0},
             runs_dir=tmp_path_factory.mktemp("runs"), collect_machine=False,
         )  # fmt: skip
-        result = run_bench(url_target(url), opts)
+        result = run_bench(BenchTarget.from_url(url), opts)
     (level,) = json.loads((result.run_dir / "summary.json").read_text())["levels"]
     return recorded, level
 

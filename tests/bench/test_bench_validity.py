@@ -10,6 +10,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from repro.bench import BenchOptions, RequestResult, run_bench
+from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.report import build_report, compare_runs, load_run
 from repro.schema.record import Level
@@ -46,7 +47,7 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
             url=server.url, concurrencies=[4, 64], input_len=16, output_len=8, prompts=64,
             runs_dir=runs, collect_machine=False, metrics_interval=0.05, endpoint="chat",
         )  # fmt: skip
-        result = run_bench(demo, opts)
+        result = run_bench(BenchTarget.from_recipe(demo), opts)
         low, high = result.levels
         assert result.status == "complete"
         assert any("max_running_requests 48" in r for r in high.reasons) and not high.valid
@@ -94,7 +95,9 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
             runs_dir=runs, collect_machine=False, read_timeout=5,
             server_log=lambda: ["killed"],
         )  # fmt: skip
-        result = run_bench(demo_plain, opts, Levels(after=3, action=first.kill))
+        result = run_bench(
+            BenchTarget.from_recipe(demo_plain), opts, Levels(after=3, action=first.kill)
+        )
     finally:
         first.stop()
     assert result.status == "failed" and "c4-r0" in (result.error or "")

@@ -13,8 +13,10 @@ from repro.bench.accept.runner import AcceptOptions, run_accept
 from repro.bench.prompts.chattemplate import ChatTemplate, chat_template_for
 from repro.bench.prompts.sets import bench_source
 from repro.bench.sweep import BenchOptions, _bodies, run_bench
+from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.schema.accept import TemplateUse
+from repro.schema.recipe import Bench
 from tests.bench.simserver import DFLASH
 from tests.support.simulator import Sim
 
@@ -138,7 +140,7 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
                 url=server.url, concurrencies=[2], input_len=16, output_len=8, prompts=4,
                 endpoint=endpoint, runs_dir=tmp_path / "runs", collect_machine=False,
             )  # fmt: skip
-            result = run_bench(recipe, opts)
+            result = run_bench(BenchTarget.from_recipe(recipe), opts)
             run = json.loads((result.run_dir / "run.json").read_text())
             recorded = run["workload"]["chat_template"]
             assert recorded["thinking_switch"] == switch and recorded["thinking"] is False
@@ -149,7 +151,7 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
             urls=[server.url], prompt_sets=["math"], prompts=2, max_new_tokens=8,
             runs_dir=tmp_path / "runs", collect_machine=False,
         )  # fmt: skip
-        (accepted,) = run_accept([recipe], accept)
+        (accepted,) = run_accept([BenchTarget.from_recipe(recipe)], accept)
         protocol = accepted.results.protocol
         assert protocol is not None and isinstance(protocol.chat_template, TemplateUse)
         assert protocol.chat_template.thinking_switch == switch
@@ -158,7 +160,7 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
         server.stop()
     # what goes on the wire: rendered here with thinking off, or the switch for the server
     template = chat_template_for(repo, SHA)
-    bench = {"input_len": 16, "output_len": 8}
+    bench = Bench(input_len=16, output_len=8)
     chat_source = bench_source("chat")
     (generate,) = _bodies(bench, chat_source, "generate", "m", 1, 0, template)
     assert json.loads(generate)["text"].endswith(closed)

@@ -20,6 +20,7 @@ from repro.bench.prompts.datasets import pick_data_files
 from repro.bench.prompts.sets import bench_prompts, bench_source, load_prompt_set
 from repro.bench.sweep import BenchOptions, run_bench
 from repro.bench.sweeprecord import _source
+from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.hub import GatedRepoAccess, HubError
 from repro.schema.dataset import SHAREGPT_FILE, SHAREGPT_REPO
@@ -172,7 +173,7 @@ def test_bench_from_a_local_file(sim_spec: SimServer, demo: Any, tmp_path: Path)
         url=sim_spec.url, concurrencies=[1, 2], output_len=8, prompts=3, dataset=str(data),
         runs_dir=tmp_path / "runs", collect_machine=False,
     )  # fmt: skip
-    result = run_bench(demo, opts)
+    result = run_bench(BenchTarget.from_recipe(demo), opts)
     run = json.loads((result.run_dir / "run.json").read_text())
     assert run["status"] == "complete" and run["workload"]["dataset"] == str(data)
     source = run["workload"]["dataset_source"]
@@ -181,7 +182,10 @@ def test_bench_from_a_local_file(sim_spec: SimServer, demo: Any, tmp_path: Path)
     (result.run_dir / "levels" / "c2-r0.jsonl").unlink()  # as if it crashed there
     data.write_text("question\nSomething else?\n")
     with pytest.raises(ReproError, match="changed since"):
-        run_bench(demo, BenchOptions(resume=result.run_dir, collect_machine=False))
+        run_bench(
+            BenchTarget.from_recipe(demo),
+            BenchOptions(resume=result.run_dir, collect_machine=False),
+        )
 
 
 def test_missing_column_lists_the_columns(hub: HubServer, cache: Path) -> None:

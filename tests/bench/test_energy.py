@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from repro.bench import BenchOptions, run_bench
 from repro.bench.energy import LevelMeter, usd_per_mtok
+from repro.bench.target import BenchTarget
 from repro.bench.telemetry import integrate_power, is_local
 from repro.cli import main
 from repro.cli.bench import summary_table
@@ -33,7 +34,9 @@ def _opts(url: str, runs: Path, **kw: Any) -> BenchOptions:
 def test_sim_levels_record_simulated_energy_and_cost(
     sim_plain: SimServer, demo_plain: Any, runs: Path
 ) -> None:
-    result = run_bench(demo_plain, _opts(sim_plain.url, runs, gpu_hour_usd=2.5))
+    result = run_bench(
+        BenchTarget.from_recipe(demo_plain), _opts(sim_plain.url, runs, gpu_hour_usd=2.5)
+    )
     summary = json.loads((result.run_dir / "summary.json").read_text())
     assert json.loads((result.run_dir / "run.json").read_text())["gpu_hour_usd"] == 2.5
     low, high = summary["levels"]
@@ -57,7 +60,9 @@ def test_sim_levels_record_simulated_energy_and_cost(
 def test_without_a_price_a_level_has_energy_but_no_cost(
     sim_plain: SimServer, demo_plain: Any, runs: Path
 ) -> None:
-    result = run_bench(demo_plain, _opts(sim_plain.url, runs, concurrencies=[2]))
+    result = run_bench(
+        BenchTarget.from_recipe(demo_plain), _opts(sim_plain.url, runs, concurrencies=[2])
+    )
     level = result.levels[0]
     assert level.usd_per_mtok is None  # the demo recipe states no cost
     assert level.energy is not None and level.energy.source == "simulated"
@@ -105,7 +110,9 @@ def test_h200_power_readings_lag_a_load_change() -> None:
 def test_report_shows_cost_and_plots_the_cost_pareto(
     sim_plain: SimServer, demo_plain: Any, runs: Path, tmp_path: Path
 ) -> None:
-    result = run_bench(demo_plain, _opts(sim_plain.url, runs, gpu_hour_usd=2.0))
+    result = run_bench(
+        BenchTarget.from_recipe(demo_plain), _opts(sim_plain.url, runs, gpu_hour_usd=2.0)
+    )
     cli = CliRunner()
     out = cli.invoke(main, ["report", str(result.run_dir), "--metric", "usd_per_mtok",
                             "--format", "json"])  # fmt: skip

@@ -128,3 +128,46 @@ def test_a_resumed_run_measures_the_server_it_started_with(
     assert "is not the one this run measured: it started with speculative_draft_model_path=" in (
         res.output
     )
+
+
+def test_a_baseline_recipe_is_checked_and_recorded_by_the_name_given(
+    workdir: Path, servers: dict[str, Sim]
+) -> None:
+    doc = yaml.safe_load((workdir / "recipes" / "drafter-b.yaml").read_text())
+    doc["server"]["port"] = servers["drafter-a"].port  # drafter-b's recipe, drafter-a's server
+    (workdir / "recipes" / "misplaced.yaml").write_text(yaml.safe_dump(doc))
+    args = ["accept", "drafter-a", "--prompts", "math", "-n", "2", "--max-new-tokens", "8"]
+    res = CliRunner().invoke(main, [*args, "--baseline", "misplaced"])
+    assert res.exit_code != 0
+    assert f"the server at {servers['drafter-a'].url} is not misplaced" in res.output
+    res = CliRunner().invoke(main, [*args, "--baseline", "drafter-b"])
+    assert res.exit_code == 0, res.output
+    accepted = json.loads((Path(res.stdout.split()[-1]) / "accept.json").read_text())
+    assert accepted["protocol"]["baseline"] == "drafter-b"
+
+
+def test_a_locked_recipe_is_measured_against_its_current_lock(
+    workdir: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`repro launch` runs locks/<recipe>.lock.json: bench and accept check against it and
+    keep it in the run folder."""
+    (workdir / "images").symlink_to(repo_root / "images")  # the recipes' image specs
+    monkeypatch.setenv("REPRO_LOCKS_DIR", str(workdir / "locks"))
+    locked = CliRunner().invoke(main, ["lock", "drafter-a"])
+    assert locked.exit_code == 0, locked.output
+    lock = json.loads((workdir / "locks" / "drafter-a.lock.json").read_text())
+    res = CliRunner().invoke(
+        main, ["bench", "drafter-a", "--concurrency", "1", "--prompts", "2", "--dataset",
+               "random", "--input-len", "8", "--output-len", "4"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    run_dir = Path(res.stdout.split()[-1])
+    assert json.loads((run_dir / "run.json").read_text())["server_identity"]["checked_against"] == (
+        "lock"
+    )
+    assert json.loads((run_dir / "lock.json").read_text()) == lock
+    res = CliRunner().invoke(
+        main, ["accept", "drafter-a", "--prompts", "math", "-n", "2", "--max-new-tokens", "8"]
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads((Path(res.stdout.split()[-1]) / "lock.json").read_text()) == lock

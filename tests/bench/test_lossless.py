@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from repro.bench.accept.runner import AcceptOptions, lossless_failure, run_accept
 from repro.bench.accept.stats import first_divergence, paired_difference
+from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.schema.accept import AcceptSet
 from tests.bench.simserver import DFLASH, SimServer
@@ -31,14 +32,17 @@ def sim_lossy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimServer]:
 def _opts(url: str, baseline: str, runs: Path) -> AcceptOptions:
     return AcceptOptions(
         urls=[url], prompt_sets=["math", "chat"], prompts=3, max_new_tokens=24,
-        baseline=baseline, check_lossless=True, runs_dir=runs, collect_machine=False,
+        baseline=BenchTarget.from_url(baseline), check_lossless=True, runs_dir=runs,
+        collect_machine=False,
     )  # fmt: skip
 
 
 def test_speculation_keeps_the_greedy_output(
     sim_spec: SimServer, sim_plain: SimServer, demo: Any, runs: Path
 ) -> None:
-    (result,) = run_accept([demo], _opts(sim_spec.url, sim_plain.url, runs))
+    (result,) = run_accept(
+        [BenchTarget.from_recipe(demo)], _opts(sim_spec.url, sim_plain.url, runs)
+    )
     check = json.loads((result.run_dir / "accept.json").read_text())["lossless"]
     assert check["passed"] is True
     # the run's concurrency, then demo's top bench concurrency (64), with 64 requests
@@ -50,7 +54,9 @@ def test_speculation_keeps_the_greedy_output(
 def test_a_lossy_drafter_fails_naming_the_prompt_and_position(
     sim_lossy: SimServer, sim_plain: SimServer, demo: Any, runs: Path
 ) -> None:
-    (result,) = run_accept([demo], _opts(sim_lossy.url, sim_plain.url, runs))
+    (result,) = run_accept(
+        [BenchTarget.from_recipe(demo)], _opts(sim_lossy.url, sim_plain.url, runs)
+    )
     check = result.results.lossless
     assert check is not None and check.passed is False
     first = check.levels[0].divergent[0]

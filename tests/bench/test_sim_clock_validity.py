@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.bench import BenchOptions, run_bench
+from repro.bench.target import BenchTarget
 from repro.run.stages import clock_warning
 from tests.bench.simserver import DFLASH, SimServer
 
@@ -20,7 +21,7 @@ def test_a_simulator_behind_its_clock_invalidates_the_level(
             url=server.url, concurrencies=[32], input_len=16, output_len=64, prompts=64,
             runs_dir=runs, collect_machine=False,
         )  # fmt: skip
-        (level,) = run_bench(demo, opts).levels
+        (level,) = run_bench(BenchTarget.from_recipe(demo), opts).levels
     finally:
         server.stop()
     assert level.sim_clock is not None and level.sim_clock.time_scale == 0.0005

@@ -2,8 +2,9 @@
 
 Public API:
 
-    run_bench(recipe, BenchOptions(...), progress=None) -> BenchResult   # `repro bench`
-    run_accept(recipes, AcceptOptions(...)) -> list[AcceptResult]       # `repro accept`
+    BenchTarget.from_locked(locked) / .from_url(url)   # what is measured, lock included
+    run_bench(target, BenchOptions(...), progress=None) -> BenchResult  # `repro bench`
+    run_accept(targets, AcceptOptions(...)) -> list[AcceptResult]      # `repro accept`
     StreamClient(url, endpoint).run(bodies, concurrency, ...) -> LevelRun
     summarize_level(results, concurrency=, repeat=, duration=, gpus=, slos=) -> Level
     parse_slos(["ttft_ms=500", "tpot_ms=50"]) -> {"ttft": 500.0, "tpot": 50.0}   # --slo
@@ -17,10 +18,12 @@ from repro.bench.prompts.chattemplate import ChatTemplate, chat_template_for
 from repro.bench.prompts.sets import PromptSet, load_prompt_set
 from repro.bench.record import RunWriter
 from repro.bench.sweep import BenchOptions, BenchResult, run_bench
+from repro.bench.target import BenchTarget
 
 __all__ = [
     "BenchOptions",
     "BenchResult",
+    "BenchTarget",
     "ChatTemplate",
     "LevelRun",
     "PromptSet",

@@ -14,13 +14,13 @@ one line naming what the recipe wants and what the server runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from repro.errors import ReproError
 from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
+from repro.schema.recipe import Recipe
 
 # SGLang rewrites NEXTN to EAGLE in ServerArgs (srt/server_args.py, _handle_speculative_decoding)
 _ALGORITHM_ALIASES = {"NEXTN": "EAGLE"}
@@ -61,7 +61,7 @@ def _algorithm(value: Any) -> str | None:
     return _ALGORITHM_ALIASES.get(name, name)
 
 
-def wanted(recipe: Any, lock: Lock | None = None) -> list[Want]:
+def wanted(recipe: Recipe, lock: Lock | None = None) -> list[Want]:
     """What `recipe` (with its lock, when it came from one) fixes about the server."""
     model_sha = lock.model.sha if lock else None
     out = [
@@ -124,7 +124,7 @@ def found_identity(info: ServerInfo, image: dict[str, str] | None = None) -> dic
 def check_identity(
     url: str,
     info: ServerInfo,
-    recipe: Any,
+    recipe: Recipe,
     lock: Lock | None = None,
     image: dict[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -155,13 +155,6 @@ def check_identity(
             )
         checked.append("image_id")
     return {"checked_against": what, "checked": checked, "found": found_identity(info, image)}
-
-
-def recipe_url(recipe: Any, deployment_port: Callable[[str], int | None]) -> str:
-    """Where `recipe`'s server answers: the host port of the deployment repro launched for it
-    (`repro launch --port`, Provenance.deployment_port), else the recipe's server.port."""
-    port = deployment_port(recipe.name) or recipe.server.port
-    return f"http://127.0.0.1:{port}"
 
 
 def check_same_server(url: str, info: ServerInfo, recorded: dict[str, Any] | None) -> None:

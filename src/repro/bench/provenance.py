@@ -1,26 +1,19 @@
 """What a bench or accept record notes beyond its measurements, handed in by the caller.
 
-The lock a recipe came from, the machine's fingerprint, the image of the deployment that
-answers at the URL, the port a recipe's deployment was launched on and the server's last log
-lines come from the lock, topology and launch
-stages, which bench does not import (it only talks HTTP; the layers contract in pyproject.toml
-checks it). `repro.run.provenance.local_provenance()` fills them for `repro bench`,
-`repro accept` and `repro run`; the default records none of them.
+The machine's fingerprint, the image of the deployment that answers at the URL, the port a
+recipe's deployment was launched on and the server's last log lines come from the topology
+and launch stages, which bench does not import (it only talks HTTP; the layers contract in
+pyproject.toml checks it); the lock comes with the `BenchTarget` (repro.bench.target).
+`repro.run.provenance.local_provenance()` fills them for `repro bench`, `repro accept` and
+`repro run`; the default records none of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel
-
-from repro.schema.lock import Lock
-
-
-def _no_lock(recipe: Any) -> Lock | None:
-    return None
 
 
 def _no_image(url: str) -> dict[str, str] | None:
@@ -37,7 +30,6 @@ def _no_port(recipe_name: str) -> int | None:
 
 @dataclass(frozen=True)
 class Provenance:
-    lock_of: Callable[[Any], Lock | None] = _no_lock  # the recipe's lock, None for a recipe file
     machine: Callable[[], BaseModel] | None = None  # machine.json's fingerprint; None: none
     running_image: Callable[[str], dict[str, str] | None] = _no_image  # of the server at a URL
     server_log: Callable[[str], list[str]] = _no_log  # last lines of a recipe's deployment

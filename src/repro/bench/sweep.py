@@ -1,12 +1,13 @@
 """`repro bench`: a concurrency sweep against a running server, written as a run record.
 
-Each (concurrency, repeat) level runs its warmup requests (not recorded), then
-`prompts_per_level` measured requests while the server's `/metrics` is scraped; its
-per-request JSONL, its metrics series and the updated summary.json are written as soon as it
-finishes, with the server's limits, the client's CPU time and the validity verdict
-(validity.py). `resume` skips the levels a run already finished validly and measures invalid
-ones again. A level in which no request succeeded ends the run as failed (with the server's
-last log lines when repro launched it), keeping the finished levels.
+`run_bench` measures a `BenchTarget` (repro.bench.target) or resumes a run, either way as
+the `SweepPlan` sweeprecord.py opens. Each (concurrency, repeat) level runs its warmup
+requests (not recorded), then `prompts_per_level` measured requests while the server's
+`/metrics` is scraped; its per-request JSONL, its metrics series and the updated summary.json
+are written as soon as it finishes, with the server's limits, the client's CPU time and the
+validity verdict (validity.py). `resume` skips the levels a run already finished validly and
+measures invalid ones again. A level in which no request succeeded ends the run as failed
+(with the server's last log lines when repro launched it), keeping the finished levels.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from repro.bench.client.stream import RequestResult, StreamClient, measure
 from repro.bench.client.wire import chat_body, generate_body
@@ -31,11 +32,13 @@ from repro.bench.server import (
 )
 from repro.bench.serverstate import MetricsScraper, fetch_limits, server_state
 from repro.bench.simclock import SimClockMeter
-from repro.bench.sweeprecord import BENCH_THINKING, resume_run, start_run
+from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan, resume_run, start_run
+from repro.bench.target import BenchTarget
 from repro.bench.validity import judge, offered_load
+from repro.errors import ReproError
 from repro.runfolder import write_server_log
+from repro.schema.recipe import Bench
 from repro.schema.record import ClientLimits, Endpoint, Level
-from repro.schema.recordedrecipe import RecordedRecipe
 from repro.schema.server import LevelEnergy, ServerState
 
 
@@ -88,7 +91,7 @@ class BenchResult:
 
 
 def _bodies(
-    bench: dict[str, Any],
+    bench: Bench,
     source: PromptSet | None,
     endpoint: str,
     model: str,
@@ -98,43 +101,40 @@ def _bodies(
 ) -> list[bytes]:
     """Chat: the user turns, the server applies its template with the switch this client
     would render (`chat_template_kwargs`); generate: the turns rendered here."""
-    out_len = bench["output_len"]
+    out_len = bench.output_len
     if endpoint == "chat":
         kwargs = template.kwargs(BENCH_THINKING) if template else None
         return [
             chat_body(model, [{"role": "user", "content": p}], out_len, temperature=0.0,
                       ignore_eos=True, chat_template_kwargs=kwargs)
-            for p in bench_prompts(source, n, bench["input_len"], seed=seed)
+            for p in bench_prompts(source, n, bench.input_len, seed=seed)
         ]  # fmt: skip
     prompts = bench_prompts(
-        source, n, bench["input_len"], seed=seed, template=template, thinking=BENCH_THINKING
+        source, n, bench.input_len, seed=seed, template=template, thinking=BENCH_THINKING
     )
     return [generate_body(p, out_len, temperature=0.0, ignore_eos=True) for p in prompts]
 
 
+def _plan_bodies(plan: SweepPlan, n: int, seed: int) -> list[bytes]:
+    return _bodies(plan.bench, plan.source, plan.endpoint, plan.model, n, seed, plan.template)
+
+
 def run_bench(
-    recipe: Any, opts: BenchOptions, progress: SweepObserver | None = None
+    target: BenchTarget | None, opts: BenchOptions, progress: SweepObserver | None = None
 ) -> BenchResult:
-    """Run (or resume) a sweep; returns the run folder and its status."""
-    started = resume_run(opts) if opts.resume else start_run(recipe, opts)
-    record, resolved, model, source, template = started
-    bench = resolved["bench"]
-    gpus = RecordedRecipe.model_validate(resolved).gpus
-    endpoint = record.run.endpoint or "generate"
-    url = record.run.server_url or ""
-    done = record.kept()
-    todo = [
-        (c, r)
-        for r in range(bench["repeats"])
-        for c in bench["concurrencies"]
-        if (c, r) not in done
-    ]
-    try:
-        error = measure(
-            _sweep(
-                record, bench, source, todo, url, endpoint, model, template, gpus, opts, progress
-            )
+    """Run a sweep against `target`, or resume `opts.resume` (target None: the run's own);
+    returns the run folder and its status."""
+    if opts.resume:
+        plan = resume_run(opts)
+    elif target is not None:
+        plan = start_run(target, opts)
+    else:
+        raise ReproError(
+            "nothing to measure", hint="give a RECIPE, a server --url, or --resume RUN"
         )
+    record = plan.record
+    try:
+        error = measure(_sweep(plan, opts, progress))
     except BaseException as exc:  # Ctrl-C or a bug: the finished levels stay, resumable
         record.finish("failed", f"{type(exc).__name__}: {exc}")
         raise
@@ -146,28 +146,15 @@ def run_bench(
     return BenchResult(record.dir, record.run.status, record.levels, error)
 
 
-async def _sweep(
-    record: RunWriter,
-    bench: dict[str, Any],
-    source: PromptSet | None,
-    todo: list[tuple[int, int]],
-    url: str,
-    endpoint: Endpoint,
-    model: str,
-    template: ChatTemplate | None,
-    gpus: int,
-    opts: BenchOptions,
-    progress: SweepObserver | None,
-) -> str | None:
+async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | None) -> str | None:
+    record, bench, url, gpus = plan.record, plan.bench, plan.url, plan.gpus
     limits = record.run.client_limits or ClientLimits()
-    out_len = bench["output_len"]
-    async with StreamClient.limited(url, endpoint, limits) as client:
-        for concurrency, repeat in todo:
+    out_len = bench.output_len
+    async with StreamClient.limited(url, plan.endpoint, limits) as client:
+        for concurrency, repeat in plan.todo:
             seed = concurrency * 1009 + repeat
-            if bench["warmup"]:
-                warm = _bodies(
-                    bench, source, endpoint, model, bench["warmup"], seed + 7_000_000, template
-                )
+            if bench.warmup:
+                warm = _plan_bodies(plan, bench.warmup, seed + 7_000_000)
                 shown = getattr(progress, "warmup_started", None)  # optional in the protocol
                 if shown is not None:
                     shown(concurrency, repeat, len(warm))
@@ -178,8 +165,8 @@ async def _sweep(
                     max_tokens=out_len,
                     on_done=progress.request_done if shown is not None and progress else None,
                 )
-            n = bench["prompts_per_level"]
-            bodies = _bodies(bench, source, endpoint, model, n, seed, template)
+            n = bench.prompts_per_level
+            bodies = _plan_bodies(plan, n, seed)
             if progress:
                 progress.level_started(concurrency, repeat, len(bodies))
             server_limits = await fetch_limits(url)
@@ -194,7 +181,7 @@ async def _sweep(
                 bodies,
                 concurrency,
                 repeat=repeat,
-                request_rate=bench.get("request_rate"),
+                request_rate=bench.request_rate,
                 seed=seed,
                 on_done=progress.request_done if progress else None,
                 max_tokens=out_len,
@@ -223,7 +210,7 @@ async def _sweep(
                 summary.model_copy(update={"sim_clock": sim_clock}),
                 server_state(server_limits, samples, scraper.available),
                 cpu,
-                offered_load(summary, n, bench.get("request_rate") is None),
+                offered_load(summary, n, bench.request_rate is None),
                 record.run.max_failed_pct,
                 implausible_reason(run.results),
             )

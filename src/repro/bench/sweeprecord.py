@@ -1,28 +1,35 @@
-"""Opening a sweep's run record, new or resumed: the bench plan after CLI overrides, the
-server checked to be the recipe's (identity.py), the chat template at the pinned commit, the
-client's limits, and the files a run folder starts with (run.json, recipe.json, lock.json,
-server_info.json, machine.json). A resumed run must find the server it started with and the
-same prompts.
+"""Opening a sweep's run record, new or resumed, as the `SweepPlan` the sweep runs: the bench
+plan after CLI overrides, the server checked to be the target's (identity.py), the chat
+template at the pinned commit, the client's limits, and the files a run folder starts with
+(run.json, recipe.json, lock.json, server_info.json, machine.json). A resumed run must find
+the server it started with and the same prompts.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from repro.bench.identity import check_identity, check_same_server, found_identity, recipe_url
+from pydantic import ValidationError
+
+from repro.bench.identity import check_identity, check_same_server, found_identity
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_source
 from repro.bench.record import RunWriter
 from repro.bench.server import fetch_server_info, is_simulated, served_model, server_info_record
+from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
 from repro.runfolder import new_run_dir, read_json, utc_now, write_model
 from repro.schema.dataset import HubSource, bench_dataset_problem
 from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
-from repro.schema.record import BenchRunInfo, BenchWorkload, ClientLimits
+from repro.schema.recipe import Bench
+from repro.schema.record import BenchRunInfo, BenchWorkload, ClientLimits, Endpoint, first_error
+from repro.schema.recordedrecipe import RecordedRecipe
 
 if TYPE_CHECKING:
     from repro.bench.sweep import BenchOptions
@@ -31,17 +38,49 @@ if TYPE_CHECKING:
 BENCH_THINKING = False
 
 
+@dataclass
+class SweepPlan:
+    """What a sweep sends and where it writes: the run record, the bench plan, the served
+    model's name (as requests name it), the prompts and template, the GPUs the recipe declares
+    (0: none, for per-GPU numbers), and the (concurrency, repeat) levels still to measure."""
+
+    record: RunWriter
+    bench: Bench
+    model: str
+    source: PromptSet | None
+    template: ChatTemplate | None
+    gpus: int
+    todo: list[tuple[int, int]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        done = self.record.kept()
+        self.todo = [
+            (c, r)
+            for r in range(self.bench.repeats)
+            for c in self.bench.concurrencies
+            if (c, r) not in done
+        ]
+
+    @property
+    def url(self) -> str:
+        return self.record.run.server_url or ""
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.record.run.endpoint or "generate"
+
+
 def _workload(
-    bench: dict[str, Any], source: PromptSet | None, template: ChatTemplate | None
+    bench: Bench, source: PromptSet | None, template: ChatTemplate | None
 ) -> BenchWorkload:
     return BenchWorkload(
-        input_len=bench["input_len"],
-        output_len=bench["output_len"],
-        dataset=bench["dataset"],
-        prompts_per_level=bench["prompts_per_level"],
-        warmup=bench["warmup"],
-        repeats=bench["repeats"],
-        request_rate=bench.get("request_rate"),
+        input_len=bench.input_len,
+        output_len=bench.output_len,
+        dataset=bench.dataset,
+        prompts_per_level=bench.prompts_per_level,
+        warmup=bench.warmup,
+        repeats=bench.repeats,
+        request_rate=bench.request_rate,
         dataset_source=source.source if source else None,
         chat_template=template.describe(BENCH_THINKING) if template else None,
     )
@@ -70,18 +109,14 @@ def _source(dataset: str) -> PromptSet | None:
     return bench_source(dataset)
 
 
-Started = tuple[RunWriter, dict[str, Any], str, PromptSet | None, ChatTemplate | None]
-
-
 def _needs_template(endpoint: str, source: PromptSet | None) -> bool:
     """Random words go to /generate as they are; everything else is chat-formatted (by the
     client on /generate, by the server on chat, where the template's switch is sent)."""
     return endpoint == "chat" or source is not None
 
 
-def start_run(recipe: Any, opts: BenchOptions) -> Started:
+def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     """A new run record (recipe.json holds the bench plan after CLI overrides)."""
-    bench = recipe.bench.model_dump(mode="json")
     overrides = {
         "concurrencies": opts.concurrencies,
         "input_len": opts.input_len,
@@ -89,37 +124,35 @@ def start_run(recipe: Any, opts: BenchOptions) -> Started:
         "dataset": opts.dataset,
         "prompts_per_level": opts.prompts,
     }
-    bench.update({k: v for k, v in overrides.items() if v is not None})
-    if bench["prompts_per_level"] < 1 or not bench["concurrencies"]:
+    bench = target.bench.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    if bench.prompts_per_level < 1 or not bench.concurrencies:
         raise ReproError(
             "the dataset is empty: nothing to send",
             hint="give --prompts >= 1 and at least one --concurrency level",
         )
-    source = _source(bench["dataset"])  # a bad dataset fails before the server is asked
-    resolved = recipe.model_dump(mode="json")
-    resolved["bench"] = bench
-    url = (opts.url or recipe_url(recipe, opts.provenance.deployment_port)).rstrip("/")
+    source = _source(bench.dataset)  # a bad dataset fails before the server is asked
+    url = (opts.url or target.server_url(opts.provenance.deployment_port)).rstrip("/")
     info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
     image = opts.provenance.running_image(url) or {}  # of a deployment repro launched there
-    model = getattr(recipe, "model", None)  # None: --url alone, the server's model
-    lock = opts.provenance.lock_of(recipe) if model else None
-    if model is None:  # --url alone: record what answers
+    recipe, lock = target.recipe, target.lock
+    if recipe is None:  # --url alone: record what answers
         identity = {"checked_against": None, "found": found_identity(info, image)}
     else:
         identity = check_identity(url, info, recipe, lock, image)
-    simulated = recipe.simulator is not None or is_simulated(info)
+    simulated = target.declares_simulator or is_simulated(info)
     template = None
     if _needs_template(opts.endpoint, source):
         template = recipe_template(
-            model, lock, info, simulated=simulated, fallback=opts.chat_template_fallback
-        )
+            recipe.model if recipe else None, lock, info, simulated=simulated,
+            fallback=opts.chat_template_fallback,
+        )  # fmt: skip
     server_info = server_info_record(info, **image, simulated=simulated)
-    run_dir = new_run_dir(recipe.name, opts.output, opts.runs_dir)
+    run_dir = new_run_dir(target.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
         BenchRunInfo(
             run_id=run_dir.name,
-            recipe_name=recipe.name,
+            recipe_name=target.name,
             status="running",
             simulated=simulated,
             started_at=utc_now(),
@@ -131,17 +164,17 @@ def start_run(recipe: Any, opts: BenchOptions) -> Started:
             max_failed_pct=(
                 DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
             ),
-            gpu_hour_usd=_gpu_hour_usd(recipe, opts),
+            gpu_hour_usd=target.gpu_hour_usd if opts.gpu_hour_usd is None else opts.gpu_hour_usd,
             client_limits=_limits(opts, None),
         ),
     )
-    record.write("recipe.json", resolved)
+    record.write("recipe.json", target.recorded(bench))
     if lock is not None:
         record.write("lock.json", lock.model_dump(mode="json"))
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine and opts.provenance.machine is not None:
         record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))
-    return record, resolved, served_model(info), source, template
+    return SweepPlan(record, bench, served_model(info), source, template, target.gpus)
 
 
 def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
@@ -160,32 +193,43 @@ def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
 
 
 def _resumed_template(
-    record: RunWriter, resolved: dict[str, Any], info: ServerInfo, source: PromptSet | None
+    record: RunWriter, recorded: RecordedRecipe, info: ServerInfo, source: PromptSet | None
 ) -> ChatTemplate | None:
     """The template the run started with: the same file at the same commit, the fallback
     only when the run used it (runs recorded before templates were kept may fall back)."""
     if not _needs_template(record.run.endpoint or "generate", source):
         return None
-    recorded = record.run.workload.chat_template
+    used = record.run.workload.chat_template
     lock_path = record.dir / "lock.json"
     lock = Lock.model_validate(read_json(lock_path)) if lock_path.is_file() else None
     return recipe_template(
-        resolved.get("model"), lock, info, simulated=record.run.simulated,
-        fallback=recorded is None or recorded.fallback is not None,
+        recorded.model, lock, info, simulated=record.run.simulated,
+        fallback=used is None or used.fallback is not None,
     )  # fmt: skip
 
 
-def resume_run(opts: BenchOptions) -> Started:
+def _recorded_plan(run_dir: Path) -> tuple[RecordedRecipe, Bench]:
+    """The run's recipe.json and the bench plan it measures."""
+    data = read_json(run_dir / "recipe.json")
+    try:  # a mapping first, then its plan
+        return RecordedRecipe.model_validate(data), Bench.model_validate(data.get("bench"))
+    except ValidationError as err:
+        where = "bench." if err.title == Bench.__name__ else ""
+        raise ReproError(
+            f"{run_dir}/recipe.json: {where}{first_error(err)}", hint="is this a bench run?"
+        ) from None
+
+
+def resume_run(opts: BenchOptions) -> SweepPlan:
     assert opts.resume is not None
     record = RunWriter.open(opts.resume)
-    resolved = read_json(opts.resume / "recipe.json")
-    if opts.dataset is not None and opts.dataset != resolved["bench"]["dataset"]:
+    resolved, bench = _recorded_plan(opts.resume)
+    if opts.dataset is not None and opts.dataset != bench.dataset:
         raise ReproError(
-            f"{opts.resume} measures dataset {resolved['bench']['dataset']!r}, not "
-            f"{opts.dataset!r}",
+            f"{opts.resume} measures dataset {bench.dataset!r}, not {opts.dataset!r}",
             hint="resume without --dataset, or start a new run",
         )
-    source = _resumed_source(record, resolved["bench"]["dataset"])
+    source = _resumed_source(record, bench.dataset)
     if opts.url:
         record.run.server_url = opts.url.rstrip("/")
     recorded = record.run.slos
@@ -206,11 +250,4 @@ def resume_run(opts: BenchOptions) -> Started:
     template = _resumed_template(record, resolved, info, source)
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
-    return record, resolved, served_model(info), source, template
-
-
-def _gpu_hour_usd(recipe: Any, opts: BenchOptions) -> float | None:
-    if opts.gpu_hour_usd is not None:
-        return opts.gpu_hour_usd
-    cost = getattr(recipe, "cost", None)
-    return cost.gpu_hour_usd if cost is not None else None
+    return SweepPlan(record, bench, served_model(info), source, template, resolved.gpus)

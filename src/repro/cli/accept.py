@@ -12,9 +12,10 @@ from rich.table import Table
 
 from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.prompts.benchsets import BENCH_SETS
+from repro.bench.target import BenchTarget
+from repro.cli.bench import recipe_target
 from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
-from repro.recipe import load_recipe
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
@@ -85,6 +86,13 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
             _ci(d.difference, d.ci95), d.verdict,
         )  # fmt: skip
     return table
+
+
+def _baseline(ref: str) -> BenchTarget:
+    """`--baseline`: a server URL, or a recipe (its server is checked to be that recipe's)."""
+    if ref.startswith(("http://", "https://")):
+        return BenchTarget.from_url(ref)
+    return recipe_target(ref)
 
 
 @click.command("accept")
@@ -175,7 +183,7 @@ def accept(
             "cannot be combined with --resume: it continues one recipe's run in its folder",
         )
     checked_urls = server_urls(urls, warn)
-    loaded = [load_recipe(ref) for ref in recipes]
+    targets = [recipe_target(ref) for ref in recipes]
     opts = AcceptOptions(
         urls=checked_urls,
         prompt_sets=[s.strip() for s in prompt_sets.split(",") if s.strip()]
@@ -186,7 +194,7 @@ def accept(
         thinking=thinking,
         chat_template_fallback=chat_template_fallback,
         concurrency=concurrency,
-        baseline=baseline,
+        baseline=_baseline(baseline) if baseline else None,
         check_lossless=check_lossless,
         output=output,
         resume=resume,
@@ -195,7 +203,7 @@ def accept(
     )
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(line))
-        results = run_accept(loaded, opts)
+        results = run_accept(targets, opts)
     for r in results:
         _console.print(accept_table(r))
         for s in r.sets:

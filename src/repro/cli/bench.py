@@ -11,11 +11,11 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
-from repro.bench.urltarget import url_target
+from repro.bench.target import BenchTarget
 from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.live import sweep_bars
-from repro.recipe import load_recipe
+from repro.lock import load_locked
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
 from repro.schema.record import Level
@@ -38,6 +38,12 @@ def _levels(value: str | None) -> list[int] | None:
     if not levels or min(levels) < 1:
         raise ReproError("--concurrency needs levels >= 1", hint="e.g. --concurrency 1,4,16")
     return list(dict.fromkeys(levels))
+
+
+def recipe_target(ref: str) -> BenchTarget:
+    """The recipe `ref` names, with the lock `repro launch` runs when a current one is there
+    (a lock file's own lock when `ref` names one): what the server is checked against."""
+    return BenchTarget.from_locked(load_locked(ref, lock="attach"), ref)
 
 
 def bench_number(value: Any, digits: int = 1) -> str:
@@ -229,11 +235,11 @@ def bench(
         )
     if url is not None:
         [url] = server_urls([url], warn)
-    loaded: Any = None
+    target = None
     if recipe is not None:
-        loaded = load_recipe(recipe)
+        target = recipe_target(recipe)
     elif resume is None and url is not None:
-        loaded = url_target(url)  # no recipe: the default plan, named after the server
+        target = BenchTarget.from_url(url)  # no recipe: the default plan, named after the server
     opts = BenchOptions(
         url=url,
         concurrencies=_levels(concurrency),
@@ -255,7 +261,7 @@ def bench(
         provenance=local_provenance(),
     )
     with sweep_bars(_console) as bars:
-        result = run_bench(loaded, opts, bars)
+        result = run_bench(target, opts, bars)
     _console.print(fit(summary_table(result.levels)))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}

@@ -23,7 +23,7 @@ from repro.lock.io import (
     update_lock_image,
     write_lock,
 )
-from repro.lock.locked import load_locked, lock_of, relocked, require_checked, with_lock
+from repro.lock.locked import load_locked, relocked, require_checked, with_lock
 from repro.lock.resolve import LockResult, build_lock, lock_recipe
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "diff_locks",
     "fetch_recipe",
     "load_locked",
-    "lock_of",
     "lock_path_for",
     "lock_recipe",
     "read_lock",

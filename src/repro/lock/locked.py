@@ -12,7 +12,7 @@ from typing import Literal
 from repro.errors import RecipeError
 from repro.lock.io import LockError, lock_path_for, parse_lock, read_lock
 from repro.recipe.images import catalog_for_recipe, image_for_recipe
-from repro.recipe.loader import from_lock_file, load_recipe_document
+from repro.recipe.loader import load_recipe_document
 from repro.recipe.rules import check_recipe
 from repro.schema.lock import Lock, Locked
 from repro.schema.recipe import Recipe
@@ -86,13 +86,6 @@ def with_lock(locked: Locked, required: bool = True) -> Locked:
             raise
         return locked
     return resolved(locked.recipe, lock, path)
-
-
-def lock_of(recipe: Recipe) -> Lock | None:
-    """The lock `recipe` was loaded from (None for a recipe file)."""
-    if recipe.source_path is None or not from_lock_file(recipe):
-        return None
-    return read_lock(recipe.source_path)
 
 
 def _current_lock_of(recipe: Recipe) -> tuple[Path, Lock]:

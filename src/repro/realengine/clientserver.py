@@ -14,7 +14,7 @@ from pathlib import Path
 
 from repro.bench import BenchOptions, RequestResult, run_bench
 from repro.bench.sweep import BenchResult
-from repro.bench.urltarget import url_target
+from repro.bench.target import BenchTarget
 from repro.realengine.servermetrics import (
     E2E,
     ITL,
@@ -59,7 +59,7 @@ class MeasuredLevel:
 
 def bench_with_server_view(url: str, opts: BenchOptions) -> tuple[BenchResult, list[MeasuredLevel]]:
     view = _ServerView(url)
-    result = run_bench(url_target(url), opts, view)
+    result = run_bench(BenchTarget.from_url(url), opts, view)
     measured = []
     for level in result.levels:
         delta = view.deltas[(level.concurrency, level.repeat)]

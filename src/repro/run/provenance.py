@@ -1,19 +1,10 @@
 """The provenance a bench or accept record notes on this machine (see `repro.bench.provenance`):
-filled here, above bench, from the lock, topology and launch stages."""
+filled here, above bench, from the topology and launch stages."""
 
 from __future__ import annotations
 
 from repro.bench.provenance import Provenance
-from repro.lock import lock_of, with_lock
-from repro.schema.lock import Lock, Locked
-from repro.schema.recipe import Recipe
 from repro.topology import collect_fingerprint
-
-
-def _lock_of(recipe: Recipe) -> Lock | None:
-    """The lock a recipe was loaded from, else the current `locks/<name>.lock.json` that
-    `repro launch NAME` runs (its commits are what the server was started with)."""
-    return lock_of(recipe) or with_lock(Locked(recipe), required=False).lock
 
 
 def _running_image(url: str) -> dict[str, str] | None:
@@ -36,9 +27,9 @@ def _deployment_port(recipe_name: str) -> int | None:
 
 
 def local_provenance() -> Provenance:
-    """Lock, machine fingerprint, running image and server log, as `repro bench` records them."""
+    """Machine fingerprint, running image, server log and deployment port, as `repro bench`
+    records them."""
     return Provenance(
-        lock_of=_lock_of,
         machine=collect_fingerprint,
         running_image=_running_image,
         server_log=_server_log,

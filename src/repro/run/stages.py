@@ -11,10 +11,11 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.live import status_line, sweep_bars
-from repro.lock import fetch_recipe, load_locked, lock_recipe
+from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
 from repro.runfolder import write_json
 from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
@@ -156,7 +157,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
 
     with console.status("measuring acceptance") as status:
         [result] = run_accept(
-            [ctx.recipe],
+            [_target(ctx)],
             AcceptOptions(
                 urls=[_url(ctx)],
                 output=ctx.run_dir / "accept",
@@ -182,7 +183,7 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
         provenance=local_provenance(),
     )
     with sweep_bars(console) as bars:
-        result = run_bench(ctx.recipe, options, bars)
+        result = run_bench(_target(ctx), options, bars)
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
     peak = max(level.output_throughput for level in result.levels)
@@ -216,6 +217,12 @@ def stage_report(ctx: RunContext, console: Console) -> str:
     for png in write_plots(runs, out):
         console.print(f"  plot:   {escape(str(png))}")
     return str(html)
+
+
+def _target(ctx: RunContext) -> BenchTarget:
+    """The recipe with the lock the run launched (the current `locks/<recipe>.lock.json` when
+    the context holds none)."""
+    return BenchTarget.from_locked(with_lock(ctx.locked, required=False), ctx.ref)
 
 
 def _url(ctx: RunContext) -> str:

@@ -18,7 +18,9 @@ from pydantic import ValidationError
 from repro.errors import ReproError
 from repro.runfolder import new_run_dir, read_json, utc_now, write_json, write_model
 from repro.schema.accept import AcceptResults, AcceptSet
+from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
+from repro.schema.recipe import Recipe
 from repro.schema.record import AcceptRunInfo, AcceptWorkload, RunStatus, Summary, first_error
 
 ACCEPT_FILE = "accept.json"
@@ -46,7 +48,8 @@ class AcceptRecord:
 
 
 def open_record(
-    recipe: Any,
+    recipe: Recipe,
+    lock: Lock | None,
     opts: Any,
     url: str,
     info: ServerInfo,
@@ -79,7 +82,6 @@ def open_record(
     record = AcceptRecord(run_dir, run, results)
     write_model(run_dir / "run.json", run)
     write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
-    lock = opts.provenance.lock_of(recipe)
     if lock is not None:
         write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
     write_model(run_dir / "server_info.json", info, exclude_unset=True)

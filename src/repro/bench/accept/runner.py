@@ -31,7 +31,7 @@ from typing import Any
 from repro.bench.accept.client import Batch, Completion, body, run_batch
 from repro.bench.accept.record import open_record
 from repro.bench.accept.stats import lossless_level, paired_difference, set_result
-from repro.bench.identity import check_identity, recipe_url
+from repro.bench.identity import check_identity
 from repro.bench.prompts.benchsets import (
     BENCH_SETS,
     PROTOCOL,
@@ -49,9 +49,9 @@ from repro.bench.server import (
     server_info_record,
     speculative_algorithm,
 )
+from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.progress import Progress, quiet
-from repro.recipe import load_recipe
 from repro.runfolder import write_model
 from repro.schema.accept import (
     AcceptDiff,
@@ -62,6 +62,7 @@ from repro.schema.accept import (
     SimulatedProfile,
 )
 from repro.schema.machine import ServerInfo
+from repro.schema.recipe import Recipe
 from repro.schema.record import ClientLimits
 
 Payload = dict[str, Any]
@@ -77,7 +78,7 @@ class AcceptOptions:
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     concurrency: int = 1
     temperature: float = 0.0
-    baseline: str | None = None  # a recipe without the drafter, or a server URL
+    baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
     check_lossless: bool = False
     output: Path | None = None
     resume: Path | None = None  # an accept run to continue: only its missing sets are measured
@@ -108,22 +109,14 @@ class SetPlan:
     measured: list[Payload]
 
 
-def _baseline(ref: str, opts: AcceptOptions) -> tuple[str, Any]:
-    """The baseline's URL, and its recipe when it is one (its server is checked too)."""
-    if ref.startswith(("http://", "https://")):
-        return ref.rstrip("/"), None
-    recipe = load_recipe(ref)
-    return recipe_url(recipe, opts.provenance.deployment_port), recipe
-
-
-def _prompt_sets(recipe: Any, opts: AcceptOptions) -> list[PromptSet]:
+def _prompt_sets(recipe: Recipe, opts: AcceptOptions) -> list[PromptSet]:
     plan = recipe.accept
     set_refs = opts.prompt_sets or (plan.prompt_sets if plan else ["math", "code", "chat"])
     return [load_prompt_set(ref) for ref in set_refs]
 
 
 def _plan(
-    recipe: Any, opts: AcceptOptions, prompt_sets: list[PromptSet], template: ChatTemplate
+    recipe: Recipe, opts: AcceptOptions, prompt_sets: list[PromptSet], template: ChatTemplate
 ) -> tuple[list[SetPlan], bool]:
     plan = recipe.accept
     count = opts.prompts or (plan.prompts if plan else 32)
@@ -191,9 +184,10 @@ def _check_speculative(url: str, info: ServerInfo, batch: Batch | None = None) -
 
 
 def _lossless(
-    recipe: Any,
+    recipe: Recipe,
     url: str,
     base_url: str,
+    base_ref: str | None,
     plans: list[SetPlan],
     measured: list[tuple[Batch, Batch]],
     opts: AcceptOptions,
@@ -209,7 +203,7 @@ def _lossless(
             opts.concurrency, labels, flat([m for m, _ in measured]), flat([b for _, b in measured])
         )
     ]
-    top = max(recipe.bench.concurrencies) if recipe.bench else opts.concurrency
+    top = max(recipe.bench.concurrencies)
     if top > opts.concurrency:
         payloads = [p for plan in plans for p in plan.measured]
         total = max(len(payloads), top)  # enough requests to hold `top` in flight
@@ -219,7 +213,7 @@ def _lossless(
         plain = run_batch(base_url, cycled, top, opts.client).results
         levels.append(lossless_level(top, cycled_labels, spec, plain))
     return LosslessCheck(
-        baseline=opts.baseline or base_url,
+        baseline=base_ref or base_url,
         passed=all(not level.divergent and level.prompts for level in levels),
         levels=levels,
     )
@@ -248,21 +242,24 @@ def _simulated_profile(info: ServerInfo) -> SimulatedProfile | None:
 
 
 def _checked_server(
-    url: str, recipe: Any, opts: AcceptOptions
+    url: str, target: BenchTarget, recipe: Recipe, opts: AcceptOptions
 ) -> tuple[ServerInfo, ServerInfo, dict[str, Any]]:
     """The server's /server_info (as reported, and as recorded) and identity, refused when it
     is not `recipe`'s."""
     info = asyncio.run(fetch_server_info(url))
-    simulated = recipe.simulator is not None or is_simulated(info)
+    simulated = target.declares_simulator or is_simulated(info)
     server_info = server_info_record(info, simulated=simulated)
     _check_speculative(url, info)
-    lock, image = opts.provenance.lock_of(recipe), opts.provenance.running_image(url)
-    return info, server_info, check_identity(url, info, recipe, lock, image)
+    image = opts.provenance.running_image(url)
+    return info, server_info, check_identity(url, info, recipe, target.lock, image)
 
 
-def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
+def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResult:
+    """Acceptance per prompt set of `target`'s server at `url` (against `opts.baseline`)."""
+    recipe = target.need_recipe("acceptance length")
     prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
-    base_url, base_recipe = _baseline(opts.baseline, opts) if opts.baseline else (None, None)
+    baseline = opts.baseline
+    base_url = baseline.server_url(opts.provenance.deployment_port) if baseline else None
     if opts.check_lossless and base_url is None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
@@ -273,13 +270,13 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
             "--check-lossless compares every set's outputs: it cannot resume a run",
             hint="start a new run with --check-lossless",
         )
-    info, server_info, identity = _checked_server(url, recipe, opts)
-    if base_url and base_recipe is not None:
+    info, server_info, identity = _checked_server(url, target, recipe, opts)
+    if base_url and baseline is not None and baseline.recipe is not None:
         base_info = asyncio.run(fetch_server_info(base_url))
-        check_identity(base_url, base_info, base_recipe, opts.provenance.lock_of(base_recipe))
-    simulated = recipe.simulator is not None or is_simulated(info)
+        check_identity(base_url, base_info, baseline.recipe, baseline.lock)
+    simulated = target.declares_simulator or is_simulated(info)
     template = recipe_template(
-        recipe.model, opts.provenance.lock_of(recipe), info, simulated=simulated,
+        recipe.model, target.lock, info, simulated=simulated,
         fallback=opts.chat_template_fallback,
     )  # fmt: skip
     plans, thinking = _plan(recipe, opts, prompt_sets, template)
@@ -291,7 +288,7 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         sampling={**PROTOCOL_SAMPLING, "temperature": opts.temperature},
         endpoint="/generate (non-streaming)",
         chat_template=template.describe(thinking),
-        baseline=opts.baseline,
+        baseline=baseline.ref if baseline else None,
         prompts_per_set=len(plans[0].measured) if plans else 0,
         max_new_tokens={p.prompt_set.name: p.max_new_tokens for p in plans},
         client_limits=opts.client,
@@ -302,7 +299,7 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
         protocol=protocol,
         simulated_profile=_simulated_profile(info),
     )
-    record = open_record(recipe, opts, url, server_info, results, identity)
+    record = open_record(recipe, target.lock, opts, url, server_info, results, identity)
     done = {s.prompt_set for s in results.sets}
     try:
         asyncio.run(flush_cache(url))
@@ -321,7 +318,8 @@ def accept_one(recipe: Any, url: str, opts: AcceptOptions) -> AcceptResult:
             name, source = plan.prompt_set.name, plan.prompt_set.source
             record.save_set(set_result(name, source, batch, plan.max_new_tokens, base))
         if opts.check_lossless and base_url:
-            results.lossless = _lossless(recipe, url, base_url, plans, measured, opts)
+            base_ref = baseline.ref if baseline else None
+            results.lossless = _lossless(recipe, url, base_url, base_ref, plans, measured, opts)
     except BaseException as exc:  # a dead server, Ctrl-C: the finished sets stay, resumable
         message = exc.message if isinstance(exc, ReproError) else f"{type(exc).__name__}: {exc}"
         record.finish("failed", message)
@@ -347,21 +345,20 @@ def compare_drafters(results: list[AcceptResult]) -> list[AcceptDiff]:
     return diffs
 
 
-def run_accept(recipes: list[Any], opts: AcceptOptions) -> list[AcceptResult]:
+def run_accept(targets: list[BenchTarget], opts: AcceptOptions) -> list[AcceptResult]:
     """Acceptance per prompt set for each recipe; with several, the paired A/B differences
     (the same prompts go to each) are added to every accept.json."""
-    if opts.urls and len(opts.urls) != len(recipes):
+    if opts.urls and len(opts.urls) != len(targets):
         raise ReproError(
-            f"{len(opts.urls)} --url for {len(recipes)} recipes",
+            f"{len(opts.urls)} --url for {len(targets)} recipes",
             hint="give one --url per recipe, in the same order, or none",
         )
-    if opts.output is not None and len(recipes) > 1:
+    if opts.output is not None and len(targets) > 1:
         raise ReproError("--output takes one recipe", hint="omit --output with several recipes")
     out = []
-    for i, recipe in enumerate(recipes):
-        url = opts.urls[i] if opts.urls else recipe_url(recipe, opts.provenance.deployment_port)
-        url = url.rstrip("/")
-        out.append(accept_one(recipe, url, opts))
+    for i, target in enumerate(targets):
+        url = opts.urls[i] if opts.urls else target.server_url(opts.provenance.deployment_port)
+        out.append(accept_one(target, url.rstrip("/"), opts))
     if len(out) > 1:
         diffs = compare_drafters(out)
         for r in out:
