@@ -15,12 +15,13 @@ one line naming what the recipe wants and what the server runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from repro.errors import ReproError
 from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
+from repro.schema.record import ServerIdentity
 
 # SGLang rewrites NEXTN to EAGLE in ServerArgs (srt/server_args.py, _handle_speculative_decoding)
 _ALGORITHM_ALIASES = {"NEXTN": "EAGLE"}
@@ -127,10 +128,10 @@ def check_identity(
     recipe: Recipe,
     lock: Lock | None = None,
     image: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> ServerIdentity:
     """Raise ReproError when the server at `url` is not what `recipe` (and its `lock`)
     deploys; else return what was compared (the record's `server_identity`)."""
-    what = "lock" if lock else "recipe"
+    what: Literal["recipe", "lock"] = "lock" if lock else "recipe"
     checked = []
     for want in wanted(recipe, lock):
         if not info.reported(want.key):
@@ -154,15 +155,13 @@ def check_identity(
                 hint=f"launch the locked image: `repro launch {recipe.name}`",
             )
         checked.append("image_id")
-    return {"checked_against": what, "checked": checked, "found": found_identity(info, image)}
+    return ServerIdentity(checked_against=what, checked=checked, found=found_identity(info, image))
 
 
-def check_same_server(url: str, info: ServerInfo, recorded: dict[str, Any] | None) -> None:
+def check_same_server(url: str, info: ServerInfo, recorded: ServerIdentity | None) -> None:
     """A resumed run measures the server it started with: what /server_info reports now
     against the run's recorded `server_identity.found` (older runs recorded none)."""
-    before = (recorded or {}).get("found")
-    if not isinstance(before, dict):
-        return
+    before = recorded.found if recorded is not None else {}
     now = found_identity(info)
     for key, value in now.items():
         if key in before and before[key] != value:

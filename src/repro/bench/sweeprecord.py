@@ -28,7 +28,14 @@ from repro.schema.dataset import HubSource, bench_dataset_problem
 from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Bench
-from repro.schema.record import BenchRunInfo, BenchWorkload, ClientLimits, Endpoint, first_error
+from repro.schema.record import (
+    BenchRunInfo,
+    BenchWorkload,
+    ClientLimits,
+    Endpoint,
+    ServerIdentity,
+    first_error,
+)
 from repro.schema.recordedrecipe import RecordedRecipe
 
 if TYPE_CHECKING:
@@ -136,7 +143,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     image = opts.provenance.running_image(url) or {}  # of a deployment repro launched there
     recipe, lock = target.recipe, target.lock
     if recipe is None:  # --url alone: record what answers
-        identity = {"checked_against": None, "found": found_identity(info, image)}
+        identity = ServerIdentity(found=found_identity(info, image))
     else:
         identity = check_identity(url, info, recipe, lock, image)
     simulated = target.declares_simulator or is_simulated(info)

@@ -79,6 +79,20 @@ class AcceptWorkload(BaseModel):
     )
 
 
+class ServerIdentity(BaseModel):
+    """What a run checked the server against before measuring it (repro.bench.identity): the
+    recipe or its lock (None: `--url` alone, nothing to check), the keys compared, and what
+    `/server_info` reported for them (kept as reported: a resumed run compares them again)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    checked_against: Literal["recipe", "lock"] | None = None
+    checked: list[str] = Field(default_factory=list, description="the keys that matched")
+    found: dict[str, Any] = Field(
+        default_factory=dict, description="model_path, revision, speculative_*, *_size, image_id"
+    )
+
+
 class RunInfo(BaseModel):
     """`run.json`: the fields every run kind writes."""
 
@@ -94,10 +108,8 @@ class RunInfo(BaseModel):
     server_url: str | None = None
     endpoint: Endpoint | None = Field(default=None, description="the API the requests went to")
     workload: BenchWorkload | AcceptWorkload
-    server_identity: dict[str, Any] | None = Field(
-        default=None,
-        description="what /server_info said the server runs (`found`), which keys were "
-        "checked and against what (recipe, lock, or None for --url alone)",
+    server_identity: ServerIdentity | None = Field(
+        default=None, description="what the server was checked against before the run"
     )
     error: str | None = Field(default=None, description="why the run failed")
 

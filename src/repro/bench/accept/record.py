@@ -21,7 +21,14 @@ from repro.schema.accept import AcceptResults, AcceptSet
 from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
-from repro.schema.record import AcceptRunInfo, AcceptWorkload, RunStatus, Summary, first_error
+from repro.schema.record import (
+    AcceptRunInfo,
+    AcceptWorkload,
+    RunStatus,
+    ServerIdentity,
+    Summary,
+    first_error,
+)
 
 ACCEPT_FILE = "accept.json"
 
@@ -54,7 +61,7 @@ def open_record(
     url: str,
     info: ServerInfo,
     results: AcceptResults,
-    identity: dict[str, Any] | None = None,
+    identity: ServerIdentity | None = None,
 ) -> AcceptRecord:
     """A new accept run folder (or `opts.output`'s bench run), resumed from `opts.resume`."""
     if opts.resume is not None:

@@ -63,7 +63,7 @@ from repro.schema.accept import (
 )
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
-from repro.schema.record import ClientLimits
+from repro.schema.record import ClientLimits, ServerIdentity
 
 Payload = dict[str, Any]
 
@@ -243,7 +243,7 @@ def _simulated_profile(info: ServerInfo) -> SimulatedProfile | None:
 
 def _checked_server(
     url: str, target: BenchTarget, recipe: Recipe, opts: AcceptOptions
-) -> tuple[ServerInfo, ServerInfo, dict[str, Any]]:
+) -> tuple[ServerInfo, ServerInfo, ServerIdentity]:
     """The server's /server_info (as reported, and as recorded) and identity, refused when it
     is not `recipe`'s."""
     info = asyncio.run(fetch_server_info(url))
