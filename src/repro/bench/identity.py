@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from repro.errors import ReproError
 from repro.schema.lock import Lock
-from repro.schema.machine import ServerInfo
+from repro.schema.machine import RunningImage, ServerInfo
 from repro.schema.recipe import Recipe
 from repro.schema.record import ServerIdentity
 
@@ -109,7 +109,7 @@ def _matches(want: Want, found: Any) -> bool:
     return found in want.accepted
 
 
-def found_identity(info: ServerInfo, image: dict[str, str] | None = None) -> dict[str, Any]:
+def found_identity(info: ServerInfo, image: RunningImage | None = None) -> dict[str, Any]:
     """What the server says it runs, as the record keeps it (`--url` without a recipe)."""
     keys = (
         "model_path", "revision", "speculative_algorithm", "speculative_draft_model_path",
@@ -117,8 +117,8 @@ def found_identity(info: ServerInfo, image: dict[str, str] | None = None) -> dic
         "pp_size",
     )  # fmt: skip
     found = {key: getattr(info, key) for key in keys if info.reported(key)}
-    if image:
-        found["image_id"] = image.get("image_id")
+    if image is not None:
+        found["image_id"] = image.image_id
     return found
 
 
@@ -127,7 +127,7 @@ def check_identity(
     info: ServerInfo,
     recipe: Recipe,
     lock: Lock | None = None,
-    image: dict[str, str] | None = None,
+    image: RunningImage | None = None,
 ) -> ServerIdentity:
     """Raise ReproError when the server at `url` is not what `recipe` (and its `lock`)
     deploys; else return what was compared (the record's `server_identity`)."""
@@ -146,7 +146,7 @@ def check_identity(
             )
         checked.append(want.key)
     locked_image = lock.image.image_id if lock and lock.image else None
-    running = (image or {}).get("image_id")
+    running = image.image_id if image is not None else None
     if locked_image and running:
         if running != locked_image:
             raise ReproError(

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from repro.schema.machine import RunningImage
 
-def _no_image(url: str) -> dict[str, str] | None:
+
+def _no_image(url: str) -> RunningImage | None:
     return None
 
 
@@ -31,7 +33,7 @@ def _no_port(recipe_name: str) -> int | None:
 @dataclass(frozen=True)
 class Provenance:
     machine: Callable[[], BaseModel] | None = None  # machine.json's fingerprint; None: none
-    running_image: Callable[[str], dict[str, str] | None] = _no_image  # of the server at a URL
+    running_image: Callable[[str], RunningImage | None] = _no_image  # of the server at a URL
     server_log: Callable[[str], list[str]] = _no_log  # last lines of a recipe's deployment
     # the host port of the deployment repro launched for a recipe (None: not launched here)
     deployment_port: Callable[[str], int | None] = _no_port

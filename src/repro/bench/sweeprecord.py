@@ -140,7 +140,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     source = _source(bench.dataset)  # a bad dataset fails before the server is asked
     url = (opts.url or target.server_url(opts.provenance.deployment_port)).rstrip("/")
     info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
-    image = opts.provenance.running_image(url) or {}  # of a deployment repro launched there
+    image = opts.provenance.running_image(url)  # of a deployment repro launched there
     recipe, lock = target.recipe, target.lock
     if recipe is None:  # --url alone: record what answers
         identity = ServerIdentity(found=found_identity(info, image))
@@ -153,7 +153,8 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             recipe.model if recipe else None, lock, info, simulated=simulated,
             fallback=opts.chat_template_fallback,
         )  # fmt: skip
-    server_info = server_info_record(info, **image, simulated=simulated)
+    launched = image.model_dump() if image is not None else {}
+    server_info = server_info_record(info, **launched, simulated=simulated)
     run_dir = new_run_dir(target.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,

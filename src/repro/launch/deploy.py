@@ -25,6 +25,7 @@ from repro.interrupts import signals_ignored
 from repro.launch.claim import deployment_claim
 from repro.launch.compose import compose_client, compose_command, write_override
 from repro.launch.spec import SERVICE, LaunchSpec, state_dir
+from repro.schema.machine import RunningImage
 from repro.urls import http_status
 
 POLL_INTERVAL_S = 0.5
@@ -125,7 +126,7 @@ def known_deployments() -> list[str]:
     )
 
 
-def running_image(url: str) -> dict[str, str] | None:
+def running_image(url: str) -> RunningImage | None:
     """The image of the running deployment repro launched at `url` (`deployment`,
     `image_reference` as launched, `image_id` the container runs), or None when repro did not
     launch what answers there: a bench record says which image it measured, whatever started
@@ -140,7 +141,9 @@ def running_image(url: str) -> dict[str, str] | None:
         except DockerException:  # no engine to ask: the image stays unrecorded
             return None
         if container is not None and container.state.running:
-            return {"deployment": name, "image_reference": spec.image, "image_id": container.image}
+            return RunningImage(
+                deployment=name, image_reference=spec.image, image_id=container.image
+            )
     return None
 
 

@@ -4,10 +4,11 @@ filled here, above bench, from the topology and launch stages."""
 from __future__ import annotations
 
 from repro.bench.provenance import Provenance
+from repro.schema.machine import RunningImage
 from repro.topology import collect_fingerprint
 
 
-def _running_image(url: str) -> dict[str, str] | None:
+def _running_image(url: str) -> RunningImage | None:
     from repro.launch.deploy import running_image  # deferred: imports python_on_whales
 
     return running_image(url)

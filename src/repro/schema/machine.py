@@ -132,6 +132,15 @@ def _server_arg(description: str) -> Any:
     return Field(default=None, description=description)
 
 
+class RunningImage(BaseModel):
+    """The image of a deployment repro launched, as a record keeps it beside `/server_info`
+    (repro.launch.deploy.running_image): which image a measurement was taken on."""
+
+    deployment: str = Field(description="the compose project")
+    image_reference: str = Field(description="the image as launched")
+    image_id: str = Field(description="the image the container runs")
+
+
 class ServerInfo(BaseModel):
     """`/server_info` as fetched, and `server_info.json`: what the server reported about itself
     plus what repro recorded beside it (`simulated`, the running image).
