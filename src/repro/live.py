@@ -27,7 +27,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from repro.schema.record import Level
+from repro.schema.level import Level
 
 # What a spinner line needs besides its text: the spinner, a space, and a margin.
 _SPINNER_WIDTH = 4

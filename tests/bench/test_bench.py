@@ -18,7 +18,7 @@ from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.errors import ReproError
-from repro.schema.record import Level
+from repro.schema.level import Level
 from tests.bench.simserver import SimServer, free_port
 
 LEVEL_KEYS = {

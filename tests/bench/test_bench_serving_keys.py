@@ -12,7 +12,7 @@ import pytest
 
 from repro.bench.sweep import BenchOptions, run_bench
 from repro.bench.target import BenchTarget
-from repro.schema.record import Level
+from repro.schema.level import Level
 from tests.bench.chunkserver import SERVER_ACCEPT_LENGTH, chunk_server
 
 FIXTURE = (

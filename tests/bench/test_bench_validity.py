@@ -13,7 +13,7 @@ from repro.bench import BenchOptions, RequestResult, run_bench
 from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.report import build_report, compare_runs, load_run
-from repro.schema.record import Level
+from repro.schema.level import Level
 from tests.bench.simserver import DFLASH, SimServer
 
 

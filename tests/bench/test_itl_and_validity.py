@@ -11,7 +11,7 @@ from repro.bench.client.stream import measure
 from repro.bench.client.wire import chat_body, generate_body
 from repro.bench.metrics import request_row
 from repro.bench.validity import judge
-from repro.schema.record import Level
+from repro.schema.level import Level
 from repro.schema.server import ServerLimits, ServerState
 from tests.bench.chunkserver import chunk_server
 

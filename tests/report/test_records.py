@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from repro.cli import main
 from repro.report import RunRecordError, load_run
 from repro.schema.accept import AcceptResults
+from repro.schema.level import RequestRow, Summary
 from repro.schema.machine import MachineInfo, ServerInfo
-from repro.schema.record import BenchRunInfo, RequestRow, Summary
+from repro.schema.record import BenchRunInfo
 from tests.report.conftest import Runs
 from tests.report.helpers import jsonl_rows, raw_levels
 

@@ -25,7 +25,7 @@ import numpy as np
 from repro.bench.client.stream import RequestResult
 from repro.errors import ReproError
 from repro.schema.base import Interval
-from repro.schema.record import SPREAD_KEYS, ConcurrencySpread, Level, Range, RequestRow
+from repro.schema.level import SPREAD_KEYS, ConcurrencySpread, Level, Range, RequestRow
 
 BOOTSTRAP_RESAMPLES = 1000
 

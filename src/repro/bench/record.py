@@ -23,7 +23,8 @@ from repro.runfolder import (
     write_json,
     write_model,
 )
-from repro.schema.record import BenchRunInfo, Level, RequestRow, RunStatus, Summary
+from repro.schema.level import Level, RequestRow, Summary
+from repro.schema.record import BenchRunInfo, RunStatus
 from repro.schema.server import MetricsSample
 
 

@@ -37,8 +37,9 @@ from repro.bench.target import BenchTarget
 from repro.bench.validity import judge, offered_load
 from repro.errors import ReproError
 from repro.runfolder import write_server_log
+from repro.schema.level import Level
 from repro.schema.recipe import Bench
-from repro.schema.record import ClientLimits, Endpoint, Level
+from repro.schema.record import ClientLimits, Endpoint
 from repro.schema.server import LevelEnergy, ServerState
 
 

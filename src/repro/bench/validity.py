@@ -16,7 +16,7 @@ timings then include its own queueing); or when a simulator fell behind its own 
 
 from __future__ import annotations
 
-from repro.schema.record import Level
+from repro.schema.level import Level
 
 DEFAULT_MAX_FAILED_PCT = 1.0
 RUNNING_SHARE = 0.5

@@ -18,7 +18,7 @@ from repro.live import sweep_bars
 from repro.lock import load_locked
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
-from repro.schema.record import Level
+from repro.schema.level import Level
 from repro.tables import fit
 from repro.urls import server_urls
 

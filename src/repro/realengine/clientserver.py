@@ -25,7 +25,7 @@ from repro.realengine.servermetrics import (
     fetch_snapshot,
     quantile,
 )
-from repro.schema.record import Level, RequestRow
+from repro.schema.level import Level, RequestRow
 
 QUANTILES = (0.5, 0.9, 0.99)
 

@@ -21,16 +21,10 @@ from repro.report.labels import shortened, unique_labels
 from repro.runfolder import RunRecordError, read_json, read_text, validated
 from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
+from repro.schema.level import RequestRow, Summary
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
-from repro.schema.record import (
-    AnyRunInfo,
-    BenchWorkload,
-    RequestRow,
-    RunRecord,
-    Summary,
-    first_error,
-)
+from repro.schema.record import AnyRunInfo, BenchWorkload, RunRecord, first_error
 from repro.schema.recordedrecipe import RecordedRecipe
 
 M = TypeVar("M", bound=BaseModel)

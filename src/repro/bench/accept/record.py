@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from repro.errors import ReproError
 from repro.runfolder import new_run_dir, read_json, utc_now, write_json, write_model
 from repro.schema.accept import AcceptResults, AcceptSet
+from repro.schema.level import Summary
 from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
@@ -26,7 +27,6 @@ from repro.schema.record import (
     AcceptWorkload,
     RunStatus,
     ServerIdentity,
-    Summary,
     first_error,
 )
 
