@@ -149,10 +149,31 @@ def main() -> None:
         f"  outside the download call (start-up, checks, exit): repro fetch "
         f"{outside['repro fetch']:.2f} s, snapshot_download {outside['snapshot_download']:.2f} s"
     )
+    print(f"  {break_even(medians, outside, total)}")
     if tails:
         print(f"  repro fetch's verification after the download ended: median "
               f"{statistics.median(tails):.3f} s (max {max(tails):.3f} s)")  # fmt: skip
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def break_even(
+    medians: dict[str, tuple[float, float]],
+    outside: dict[str, float],
+    total: int,
+    goal: float = 0.97,
+) -> str:
+    """The snapshot size from which repro's per-process ratio reaches `goal`, with this run's
+    download rates and time outside the call: a fixed start-up matters less the larger the
+    download (plain / repro = (o_p + S/r_p) / (o_r + S/r_r) >= goal, solved for S)."""
+    rate = {name: total / inner for name, (_wall, inner) in medians.items()}
+    o_r, o_p = outside["repro fetch"], outside["snapshot_download"]
+    slack = 1 / rate["snapshot_download"] - goal / rate["repro fetch"]
+    if o_p >= goal * o_r:
+        return f"per process at or above {goal}x at any size (start-up included)"
+    if slack <= 0:
+        return f"per process below {goal}x at any size: the download call itself is slower"
+    size = (goal * o_r - o_p) / slack
+    return f"per process at or above {goal}x from about {size / 1e9:.2f} GB (this run's rates)"
 
 
 def machine() -> str:

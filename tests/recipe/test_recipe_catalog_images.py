@@ -216,6 +216,23 @@ def test_remote_diff_must_name_its_head_commit(project: Project) -> None:
         load_image_spec("moving", project.images)
 
 
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://github.com/sgl-project/sglang/pull/1.diff", "expected an https:// URL"),
+        ("https://github.com/a b.diff", "expected an https:// URL without spaces"),
+        ("https://github.com/" + "x" * 2000 + ".diff", "2008"),
+    ],
+)
+def test_remote_diff_url_is_one_https_url(project: Project, url: str, expected: str) -> None:
+    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    start = text.index("url: ") + len("url: ")
+    end = text.index("\n", start)
+    project.write("badurl.yaml", text[:start] + repr(url) + text[end:], folder="images")
+    with pytest.raises(ImageSpecError, match=rf"patch_set.remote\[0\].url: .*{expected}"):
+        load_image_spec("badurl", project.images)
+
+
 def test_local_patch_files_must_exist(project: Project) -> None:
     text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
     project.write(

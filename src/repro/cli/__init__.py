@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
 import sys
+
+# repro uses no pydantic plugin; without this, the first model of every command scans the
+# metadata of every installed distribution for one (pydantic/plugin/_loader.py), tens of ms of
+# each command's start-up. A value the user set is kept.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from typing import Any
 
 import click

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro import __version__
+import repro  # its __version__ is looked up when used (importlib.metadata)
 from repro.errors import ReproError
 from repro.schema.lock import PatchPin
 
@@ -28,7 +28,7 @@ class PatchResolution:
 
 
 def download_diff(url: str, timeout: float = 60) -> bytes:
-    request = urllib.request.Request(url, headers={"User-Agent": f"repro/{__version__}"})
+    request = urllib.request.Request(url, headers={"User-Agent": f"repro/{repro.__version__}"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             data: bytes = response.read(MAX_DIFF_BYTES + 1)

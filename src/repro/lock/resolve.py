@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro import __version__
+import repro  # its __version__ is looked up when used (importlib.metadata)
 from repro.errors import RecipeError, ReproError
 from repro.lock.drift import diff_locks
 from repro.lock.io import LockError, lock_path_for, read_lock, write_lock
@@ -108,7 +108,7 @@ def build_lock(
     )
     block_size = _block_size(drafter, endpoint)
     lock = Lock(
-        repro_version=__version__,
+        repro_version=repro.__version__,
         recipe=recipe.resolved(),
         image_spec=ImageSpec.model_validate(spec_data),
         model=model,

@@ -11,8 +11,8 @@ from here; nothing here imports a stage. Modules:
 - `dataset`: references to prompt sources (bench datasets, Hub datasets);
 - `lock`: the lock with typed sections, and `Locked` (a recipe with its lock);
 - `record`: the run record that bench/accept/run write and report/compare read, with its
-  parts `level` (summary.json's levels, the per-request rows), `server` (limits, `/metrics` and energy during a level), `accept` (accept.json),
-  `machine` (machine.json, server_info.json, the interconnect probe) and `client` (the
-  client's limits on a request);
+  parts `level` (summary.json's levels, the per-request rows), `server` (limits, `/metrics`
+  and energy during a level), `accept` (accept.json), `machine` (machine.json,
+  server_info.json, the interconnect probe) and `client` (the client's limits on a request);
 - `runcontext`: `context.json` of a `repro run` folder.
 """

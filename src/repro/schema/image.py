@@ -36,6 +36,7 @@ from repro.schema.base import (
     COMMIT_PATTERN,
     DIGEST_PATTERN,
     ENV_NAME_PATTERN,
+    HTTPS_URL_PATTERN,
     NAME_PATTERN,
     OPTION_PATTERN,
     PATCH_FILE_PATTERN,
@@ -107,7 +108,9 @@ class RemoteDiff(StrictModel):
     """A diff fetched by repro on the host before the build (e.g. a pull request's diff)."""
 
     name: str = Field(pattern=NAME_PATTERN, description="File name for the fetched diff.")
-    url: str = Field(pattern=r"^https://\S{1,2000}$", description="HTTPS URL of the diff.")
+    url: str = Field(
+        pattern=HTTPS_URL_PATTERN, max_length=2008, description="HTTPS URL of the diff."
+    )
     sha256: str | None = Field(
         None,
         pattern=SHA256_PATTERN,
