@@ -102,8 +102,8 @@ run() {
   fi
   cp "$dir/repo/benchmarks/sglang_import_stubs.py" $w/stub/sitecustomize.py
   # what pip writes for repro's console script
-  printf '#!%s\nimport sys\nfrom repro.cli import main\nif __name__ == "__main__":\n%s\n' \
-    "$py" "    sys.exit(main())" >$w/bin/repro
+  printf '#!%s\nimport sys\nfrom repro.cli import entry\nif __name__ == "__main__":\n%s\n' \
+    "$py" "    sys.exit(entry())" >$w/bin/repro
   printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$w/stub:$w/sgx:$w/site" "$py" >$w/benchpy
   printf '#!/bin/sh\nPYTHONHOME=%s LD_LIBRARY_PATH=%s exec %s "$@"\n' \
     "$w/py311" "$w/py311/lib" "$w/py311/bin/python3.11" >$w/py311/run
