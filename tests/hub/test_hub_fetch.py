@@ -158,6 +158,19 @@ def test_gated_repo_401_403_and_an_authorized_token(
     assert cdn and not any(r.authorization for r in cdn)  # the token never leaves the Hub
 
 
+def test_a_gated_model_fails_on_its_own_first_request_with_the_same_advice(
+    project: Project,
+) -> None:
+    project.model.gated = "manual"  # the first repository: no access check of its own
+    project.lock()
+    with pytest.raises(GatedRepoAccess) as no_token:
+        project.fetch()
+    assert "org/model is gated" in no_token.value.message
+    assert no_token.value.hint and "then set HF_TOKEN" in no_token.value.hint
+    assert not any(r.sent for r in project.hub.downloads())  # not a byte of any file
+    assert not list(project.cache.rglob("*.safetensors"))
+
+
 def test_offline_mode_uses_the_cache_and_names_what_is_missing(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:

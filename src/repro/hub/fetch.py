@@ -5,8 +5,9 @@ Order of work for `fetch_pins`:
    a rerun after an interruption only fetches what is missing),
 2. the space check: bytes still to download + margin vs free space on the cache's filesystem,
    before any byte is written,
-3. an access check (one HEAD) on every repository that needs downloading, so a gated drafter
-   fails before the 600 GB model is pulled,
+3. an access check (one HEAD) on every repository that needs downloading but the first, so a
+   gated drafter fails before the 600 GB model is pulled (the first one's download fails on its
+   own first request, before any byte),
 4. `snapshot_download(repo, revision=sha, allow_patterns=<the locked paths>)` with
    huggingface_hub's progress bars (it retries a dropped connection with a Range request),
 5. verification: every size, and sha256 of what was just downloaded (all with `verify_all`);
@@ -94,9 +95,11 @@ def fetch_pins(
     simulated = [
         RepoFetch(repo=p.repo, sha=None, snapshot=None, simulated=True) for p in pins if p.simulated
     ]
-    for pin in real:  # a dry run too: a pinned commit that does not exist is an error
-        if todo[pin.repo]:
-            _check_access(pin, todo[pin.repo], endpoint)
+    # a dry run checks every repository (a pinned commit that does not exist is an error);
+    # a download skips the first: its own first requests are the same check, before any byte
+    checked = [p for p in real if todo[p.repo]][0 if dry_run else 1 :]
+    for pin in checked:
+        _check_access(pin, todo[pin.repo], endpoint)
     if dry_run:
         report.repos = [_planned(cache, p, todo[p.repo]) for p in real] + simulated
         return report
