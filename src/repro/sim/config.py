@@ -236,16 +236,23 @@ def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
     }
 
 
-def resolve(argv: list[str]) -> SimConfig:
-    """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation."""
+def resolve(
+    argv: list[str], *, profile: Profile | None = None, registry: Registry | None = None
+) -> SimConfig:
+    """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation.
+
+    `profile` and `registry` replace the environment's and the installed SGLang's, for
+    evaluating a profile's timing model outside a server (sim/calibration.py)."""
     catalog = load_catalog()
     builtin = list(catalog.get("builtin_speculative_algorithms") or [])
-    registry = load_registry(builtin, f"SGLang {catalog.get('sglang_version', '?')} catalog")
+    registry = registry or load_registry(
+        builtin, f"SGLang {catalog.get('sglang_version', '?')} catalog"
+    )
     parser = build_parser(catalog, registry.names)
     args = parser.parse_args(argv)
     if not args.model_path:
         parser.error("the following arguments are required: --model-path/--model")
-    profile = load_profile()
+    profile = profile or load_profile()
     cfg = SimConfig(
         args=args,
         argv=list(argv),
