@@ -22,6 +22,7 @@ from repro.errors import ReproError
 from repro.report.labels import distinct_pair, unique_labels
 from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
+from repro.report.timescale import require_one_time_scale
 from repro.schema.machine import MachineInfo, ServerInfo
 from repro.tables import fit, fits
 
@@ -153,6 +154,7 @@ def compare_runs(
     are refused unless
     `force`, then they become warnings; a different model is always a warning.
     """
+    require_one_time_scale([a, b])
     warnings: list[str] = []
     wa, wb = a.workload_identity(), b.workload_identity()
     if wa["prompts"] is None or wb["prompts"] is None:  # a record from before sources
@@ -172,6 +174,11 @@ def compare_runs(
         warnings.append(f"different models: {a.recipe.model_ref} vs {b.recipe.model_ref}")
     if a.simulated != b.simulated:
         warnings.append("one run is SIMULATED and the other is not")
+    elif a.sim_profile != b.sim_profile:
+        warnings.append(
+            f"different simulator profiles: {a.sim_profile} vs {b.sim_profile} (each stands "
+            "for its own machine and layout, calibrated or extrapolated as its label says)"
+        )
     for run in (a, b):
         if run.run.status != "complete":
             warnings.append(f"{run.label}: run status is {run.run.status}")

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from repro.errors import ReproError
 from repro.report.records import METRICS, LoadedRun, MetricInfo
+from repro.report.timescale import require_one_time_scale
 
 SIMULATED = "SIMULATED"
 INVALID_MARK = "!"
@@ -108,6 +109,7 @@ def build_report(
     all_runs = list(runs)
     if baseline is not None and all(r.path.resolve() != baseline.path.resolve() for r in runs):
         all_runs.insert(0, baseline)
+    require_one_time_scale(all_runs)
     concurrencies = sorted({c for r in all_runs for c in r.concurrencies})
     rows: list[ReportRow] = []
     base_points = baseline.points(metric, include_invalid) if baseline is not None else {}
