@@ -56,3 +56,28 @@ def given_options(ctx: click.Context, *names: str) -> list[str]:
 def warn(line: str) -> None:
     """A note on stderr, printed as it is (no markup)."""
     click.echo(line, err=True)
+
+
+def sim_options(command: Any) -> Any:
+    """`--sim [PROFILE]` and `--time-scale X`: the recipe's own server on the CPU simulator
+    (`repro run`, `repro launch`)."""
+    command = click.option(
+        "--time-scale",
+        type=FiniteFloat(min=0),
+        default=1.0,
+        show_default=True,
+        help="With --sim: multiply every simulated duration (0.5: twice as fast). Below what "
+        "this host keeps, the simulator falls behind its clock and bench marks those levels "
+        "invalid; compare at 1.",
+    )(command)
+    return click.option(
+        "--sim",
+        is_flag=False,
+        flag_value="",
+        default=None,
+        metavar="[PROFILE]",
+        help="Run the recipe's own server command on the CPU simulator image, with PROFILE "
+        "(default: the profile matching the recipe, e.g. kimi26-ep4-rtx6000 for "
+        "kimi26-ep4-dflash). Doctor then skips weight and GPU checks. Every number is "
+        "SIMULATED.",
+    )(command)
