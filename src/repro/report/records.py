@@ -23,7 +23,13 @@ from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
 from repro.schema.level import RequestRow, Summary
 from repro.schema.lock import Lock
-from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
+from repro.schema.machine import (
+    MachineInfo,
+    ServerInfo,
+    engine_label,
+    hardware_label,
+    simulator_label,
+)
 from repro.schema.record import AnyRunInfo, BenchWorkload, RunRecord, first_error
 from repro.schema.recordedrecipe import RecordedRecipe
 
@@ -136,9 +142,10 @@ class LoadedRun(RunRecord):
 
     @property
     def machine_class(self) -> str:
-        """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box; for a
-        simulated run the profile and time scale (`sim kimi26-ep4-rtx6000, time-scale 1`)."""
-        return self.simulator or self.hardware_class
+        """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa, SGLang 0.5.23`; `no GPUs, SGLang
+        0.5.23` for SGLang's CPU engine; for a simulated run the profile and time scale (`sim
+        kimi26-ep4-rtx6000, time-scale 1`): every report names what served the numbers."""
+        return self.simulator or f"{self.hardware_class}, {engine_label(self.server_info)}"
 
     @property
     def simulator(self) -> str | None:

@@ -256,3 +256,13 @@ def simulator_label(server: ServerInfo | None) -> str | None:
     kind = (server.sim_provenance or "").split(":", 1)[0]
     shown = f" ({kind})" if kind in ("calibrated", "extrapolated") else ""
     return f"sim {server.sim_profile}{shown}, time-scale {scale}"
+
+
+def engine_label(server: ServerInfo | None) -> str:
+    """What served a run that no simulator served: `SGLang 0.5.23` (its reported version),
+    `SGLang (version not reported)`, or `engine unknown` without a server record."""
+    if server is None:
+        return "engine unknown"
+    if server.simulated:
+        return "repro simulator"
+    return f"SGLang {server.version}" if server.version else "SGLang (version not reported)"
