@@ -6,7 +6,9 @@ One task per node (`srun --ntasks-per-node=1`), each in the container pyxis crea
 expanded by each task, not by the batch shell: the server command is the single-quoted
 argument of `bash -c`, so `$SLURM_NODEID` is read from the task's own environment (0 on the
 first node of the allocation, 1 on the next...), and `$MASTER_ADDR`, the allocation's first
-host, is exported by the batch shell once and inherited by every task.
+host, is exported by the batch shell once and inherited by every task. A locked recipe's
+server runs with the Hub offline, so a first step on every node downloads the pinned files
+into the mounted Hub cache.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
-from repro.schema.lock import Locked
+from repro.schema.lock import HUB_OFFLINE_ENV, Locked
 from repro.shellquote import comment, has_control, word
 
 NODE_RANK = "$SLURM_NODEID"  # set by slurmstepd per task: the node's index in the job
@@ -46,6 +48,7 @@ class SlurmOptions:
     dist_port: int = DEFAULT_DIST_PORT
     # What runs the server argv inside the container; tests put a stand-in here.
     launcher: Sequence[str] = LAUNCH
+    python: str = "python3"  # runs the weights pre-fill inside the container
 
 
 def _sbatch(option: str, value: str | int | None) -> list[str]:
@@ -131,12 +134,20 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
     lines.append("")
     if nodes > 1:
         lines.append("# Single quotes: each task expands $SLURM_NODEID itself (its node's index).")
-    lines += [
+    srun = [
         f"srun --nodes={nodes} --ntasks={nodes} --ntasks-per-node=1 \\",
         '  --container-image="$IMAGE" \\',
         f'  --container-mounts="$HUB_CACHE:{HUB_CACHE_IN_CONTAINER}" \\',
         "  --no-container-mount-home \\",
-        f"  bash -c {word(_inner_command(p, opts))}",
-        "",
     ]
+    prefill = p.prefill_argv(opts.python)
+    if prefill:
+        lines += [
+            "# The server runs with the Hub offline: first each node downloads the pinned files",
+            "# into its Hub cache (files already there are kept).",
+            *srun,
+            f"  env {HUB_OFFLINE_ENV}=0 {' '.join(word(a) for a in prefill)}",
+            "",
+        ]
+    lines += [*srun, f"  bash -c {word(_inner_command(p, opts))}", ""]
     return "\n".join(lines)
