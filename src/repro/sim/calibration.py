@@ -118,7 +118,10 @@ def run_provenance(cfg: SimConfig) -> str:
     profile = cfg.profile
     if not profile.provenance.startswith("calibrated") or not profile.measured:
         return profile.provenance
-    measured = [_config(profile, m.server_args) for m in profile.measured]
+    try:
+        measured = [_config(profile, m.server_args) for m in profile.measured]
+    except (SystemExit, ValueError):  # flags this SGLang's catalog lacks: say what it states
+        return profile.provenance
     covered = {(c.algorithm, c.cuda_graph) for c in measured}
     if (cfg.algorithm, cfg.cuda_graph) in covered:
         return profile.provenance
