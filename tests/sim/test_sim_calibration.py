@@ -76,6 +76,8 @@ def test_runs_outside_the_measurements_are_labelled_extrapolated(
     eager = run_provenance(resolve(["--model-path", "m", "--disable-cuda-graph"]))
     assert eager.startswith("extrapolated: from kimi26-tp8-rtx6000")
     assert "CUDA graphs off (fixed cost x2.5, assumed)" in eager
+    rendered = ["--cuda-graph-backend-decode", "disabled"]  # kimi26-tp8-nograph's flags
+    assert run_provenance(resolve(["--model-path", "m", *rendered])) == eager
     monkeypatch.setenv("REPRO_SIM_PROFILE", "kimi26-ep4-rtx6000")
     drafter = ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "d"]
     dflash = run_provenance(resolve(["--model-path", "m", *drafter]))
