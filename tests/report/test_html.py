@@ -180,7 +180,9 @@ def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
     assert int(found.group(1)) <= 1280
 
 
-def test_the_latency_legend_leaves_the_simulated_mark_visible(runs: Runs, tmp_path: Path) -> None:
+def test_the_latency_legend_fits_and_leaves_the_simulated_mark_visible(
+    runs: Runs, tmp_path: Path
+) -> None:
     wide = _sweep_of_nine(runs.dflash, tmp_path / "kimi26-tp8-dflash-b200-long-context-sweep")
     loaded = load_runs([runs.ar, runs.dflash, wide])
     fig = latency_figure(loaded)
@@ -194,3 +196,5 @@ def test_the_latency_legend_leaves_the_simulated_mark_visible(runs: Runs, tmp_pa
     box = mark.get_window_extent(renderer)
     for artist in drawn:
         assert not box.overlaps(artist.get_window_extent(renderer)), artist
+    legend = fig.legends[0].get_window_extent(renderer)  # whole, not cut at the edges
+    assert fig.bbox.x0 <= legend.x0 and legend.x1 <= fig.bbox.x1

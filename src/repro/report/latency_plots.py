@@ -50,11 +50,13 @@ def latency_figure(swept: list[LoadedRun]) -> Figure | None:
     if not drawn:
         return None
     handles, labels = axes[0].get_legend_handles_labels()
+    longest = max(len(label) for label in labels)
+    ncol = min(len(labels), 3 if longest <= 36 else 2 if longest <= 56 else 1)  # fit 8 inches
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, MARK_HEIGHT),
-               ncol=min(3, len(labels)), fontsize=7)  # fmt: skip
+               ncol=ncol, fontsize=7)  # fmt: skip
     fig.suptitle("Latency percentiles vs concurrency (p50 solid, p90 dashed, p99 dotted)")
-    bottom = MARK_HEIGHT + 0.05 + 0.025 * ((len(labels) - 1) // 3)
-    fig.tight_layout(rect=(0, bottom, 1, 0.96))
+    rows = -(-len(labels) // ncol)
+    fig.tight_layout(rect=(0, MARK_HEIGHT + 0.025 + 0.025 * rows, 1, 0.96))
     return fig
 
 
