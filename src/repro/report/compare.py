@@ -63,6 +63,8 @@ class Comparison(BaseModel):
     b_label: str
     a_simulated: bool
     b_simulated: bool
+    a_forced: str | None = None  # `forced 4` when the run's acceptance was forced
+    b_forced: str | None = None
     matched: list[int]
     only_a: list[int]
     only_b: list[int]
@@ -172,6 +174,12 @@ def compare_runs(
         warnings.append(f"different models: {a.recipe.model_ref} vs {b.recipe.model_ref}")
     if a.simulated != b.simulated:
         warnings.append("one run is SIMULATED and the other is not")
+    kinds = [run.forced.label() if run.forced else "measured" for run in (a, b)]
+    if kinds[0] != kinds[1]:
+        warnings.append(
+            f"acceptance: A {kinds[0]}, B {kinds[1]} (SGLANG_SIMULATE_ACC_LEN): "
+            "acceptance and throughput differ by construction"
+        )
     for run in (a, b):
         if run.run.status != "complete":
             warnings.append(f"{run.label}: run status is {run.run.status}")
@@ -219,6 +227,8 @@ def compare_runs(
         b_label=label_b,
         a_simulated=a.simulated,
         b_simulated=b.simulated,
+        a_forced=a.forced.label() if a.forced else None,
+        b_forced=b.forced.label() if b.forced else None,
         matched=matched,
         only_a=sorted(ca - cb),
         only_b=sorted(cb - ca),
