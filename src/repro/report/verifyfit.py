@@ -14,9 +14,11 @@ solved by least squares on relative error. The first four go into the profile's 
 `speculative` fields; `accept_per_token` (what committing more tokens costs) has no field in
 the simulator and stays in the profile's `fit` section beside the sources and each point's
 held-out error. A closed-loop level's throughput is then predicted as
-`n x L / ((1 + ceil((L - 1) / a)) x step_ms)` for output length L: one prefill step and the
-verify steps of each request. Records of the simulator are read on its unscaled clock
-(durations divided by its time scale), so the code can be checked against a known profile.
+`n x L / (ceil((L - 1) / a) x step_ms + n x prefill_ms)` for output length L: each request's
+verify steps, and the prefill every request brings, which stalls the whole batch;
+`prefill_ms` is fitted the same way from the levels' measured throughput. Records of the
+simulator are read on its unscaled clock (durations divided by its time scale), so the code
+can be checked against a known profile.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class Point:
 @dataclass(frozen=True)
 class Fit:
     coefficients: dict[str, float]  # TERMS (and ACCEPT_TERM when the sweep varied acceptance)
+    prefill_ms: float  # what each request's prefill stalls the batch for
 
     def step_ms(self, point: Point) -> float:
         names = [*TERMS, *([ACCEPT_TERM] if ACCEPT_TERM in self.coefficients else [])]
@@ -71,9 +74,24 @@ class Fit:
         return math.fsum(self.coefficients[k] * x for k, x in zip(names, values, strict=True))
 
     def output_tok_s(self, point: Point) -> float:
-        """A closed-loop level's throughput: one prefill step, then the verify steps."""
-        steps = 1 + math.ceil((point.output_len - 1) / max(1.0, point.committed))
-        return point.concurrency * point.output_len / (steps * self.step_ms(point) / 1000.0)
+        """A closed-loop level's throughput: the verify steps, and the prefills."""
+        cycle = verify_steps(point) * self.step_ms(point) + point.concurrency * self.prefill_ms
+        return point.concurrency * point.output_len / (cycle / 1000.0)
+
+
+def verify_steps(point: Point) -> int:
+    """Steps after the prefill's token: each commits `committed` tokens."""
+    return math.ceil((point.output_len - 1) / max(1.0, point.committed))
+
+
+def _prefill_ms(data: list[Point]) -> float:
+    """Least squares of `n x prefill = n x L / tok/s - steps x step` over the levels."""
+    rows = [
+        (p.concurrency, p.concurrency * p.output_len * 1000.0 / p.output_tok_s
+         - verify_steps(p) * p.step_ms)
+        for p in data
+    ]  # fmt: skip
+    return max(0.0, math.fsum(n * r for n, r in rows) / math.fsum(n * n for n, _ in rows))
 
 
 @dataclass(frozen=True)
@@ -140,7 +158,7 @@ def fit(data: list[Point]) -> Fit:
         x[:, 3] = 0.0  # one block size: the per-token verify cost folds into the others
     beta, *_ = np.linalg.lstsq(x, y, rcond=None)
     names = [*TERMS, *([ACCEPT_TERM] if with_accept else [])]
-    return Fit({k: float(v) for k, v in zip(names, beta, strict=True)})
+    return Fit({k: float(v) for k, v in zip(names, beta, strict=True)}, _prefill_ms(data))
 
 
 def leave_one_out(data: list[Point]) -> list[HeldOut]:
@@ -171,7 +189,9 @@ def calibrated_profile(
         "provenance": f"calibrated: {len(data)} levels of {len(sources)} bench records "
         f"(repro.report.verifyfit), leave-one-out output tok/s error at most {worst:.1%}",
         "assumptions": "Step time is the median stream-chunk gap at each level; levels ran "
-        "as their records say (flags, CUDA graphs), no context-length term. Committing more "
+        "as their records say (flags, CUDA graphs), no context-length term; prefill_fixed_ms "
+        "is what a request's prefill stalls a closed-loop batch for, at the records' prompt "
+        "length (no per-token term). Committing more "
         f"tokens per step costs {c.get(ACCEPT_TERM, 0.0):.4f} ms per request and token, "
         "which the simulator does not model (fit.accept_ms_per_token).",
         "model": {},
@@ -181,6 +201,7 @@ def calibrated_profile(
             "gpu": gpus[0].name if gpus else "unknown",
         },
         "timing": {
+            "prefill_fixed_ms": result.prefill_ms,
             "decode_fixed_ms": c["decode_fixed_ms"],
             "decode_per_req_ms": c["decode_per_req_ms"],
             "no_cuda_graph_fixed_factor": 1.0,
@@ -199,6 +220,7 @@ def calibrated_profile(
         },
         "fit": {
             "coefficients": c,
+            "prefill_ms": result.prefill_ms,
             "sources": sources,
             "points": [asdict(p) for p in data],
             "leave_one_out": [{**asdict(h), "error": h.error} for h in held],
