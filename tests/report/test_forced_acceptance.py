@@ -128,3 +128,12 @@ def test_a_declared_forcing_the_simulator_contradicts_is_refused(
     assert "the forced acceptance disagrees between sources" in " ".join(output.split())
     assert "Traceback" not in output
     assert not records["refused"].exists()  # refused before any folder was made
+
+
+@pytest.mark.parametrize("value", ["0.5", "4:mean", "4:multinomial:real", "nan", "4:a:b:c"])
+def test_a_bad_forced_acceptance_is_one_usage_line(value: str) -> None:
+    result = CliRunner().invoke(
+        main, ["bench", "--url", "http://127.0.0.1:9", "--forced-acceptance", value]
+    )
+    assert result.exit_code == 2
+    assert "--forced-acceptance" in result.output and "Traceback" not in result.output

@@ -13,15 +13,9 @@ from rich.table import Table
 from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.prompts.benchsets import BENCH_SETS
 from repro.bench.target import BenchTarget
+from repro.cli import options
 from repro.cli.bench import recipe_target
-from repro.cli.options import (
-    FiniteFloat,
-    forced_acceptance_option,
-    given_options,
-    json_option,
-    refuse_with,
-    warn,
-)
+from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
@@ -161,7 +155,7 @@ def _baseline(ref: str) -> BenchTarget:
 @click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
               show_default=True,
               help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
-@forced_acceptance_option()
+@options.forced_acceptance_option()
 @json_option("the results")
 def accept(
     recipes: tuple[str, ...],

@@ -51,8 +51,7 @@ class ForcedAcceptanceParam(click.ParamType):
             return ForcedAcceptance.model_validate({"length": number, **fields})
         except (ValueError, ValidationError):
             self.fail(
-                f"{value!r}: expected a LENGTH of at least 1, then optionally :match-expected "
-                "or :multinomial, then :fixed or :real-draft-token",
+                f"{value!r}: want LENGTH>=1[:match-expected|multinomial[:fixed|real-draft-token]]",
                 param,
                 ctx,
             )

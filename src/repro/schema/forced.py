@@ -29,15 +29,16 @@ DEFAULT_TOKEN_MODE: TokenMode = "fixed"
 DEFAULTS = (DEFAULT_METHOD, DEFAULT_TOKEN_MODE)
 
 
+_LENGTH = (
+    "Tokens committed per verify step, the bonus token included (SGLang's acceptance length); "
+    "clamped by SGLang to the draft tokens (DFLASH: the block size)."
+)
+
+
 class ForcedAcceptance(StrictModel):
     """The acceptance length SGLang is told to produce, and how it draws it."""
 
-    length: float = Field(
-        ge=1,
-        le=1024,
-        description="Tokens committed per verify step, the bonus token included (SGLang's "
-        "acceptance length); clamped by SGLang to the draft tokens (DFLASH: the block size).",
-    )
+    length: float = Field(ge=1, le=1024, description=_LENGTH)
     method: Method = Field(
         DEFAULT_METHOD,
         description="match-expected: floor or ceil of length per step, the mean exact; "
