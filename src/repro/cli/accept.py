@@ -13,6 +13,7 @@ from rich.table import Table
 from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.prompts.benchsets import BENCH_SETS
 from repro.bench.target import BenchTarget
+from repro.cli import options
 from repro.cli.bench import recipe_target
 from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
@@ -21,6 +22,7 @@ from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.record import ClientLimits
 from repro.urls import server_urls
 
@@ -50,6 +52,8 @@ def accept_table(r: AcceptResult) -> Table:
     profile = r.results.simulated_profile
     if profile:
         mark += f" profile {profile.name}"
+    if r.results.forced_acceptance is not None:
+        mark += f" ({r.results.forced_acceptance.label()})"
     template = proto.chat_template
     switch = template.thinking_switch if isinstance(template, TemplateUse) else None
     table = Table(
@@ -151,6 +155,7 @@ def _baseline(ref: str) -> BenchTarget:
 @click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
               show_default=True,
               help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
+@options.forced_acceptance_option()
 @json_option("the results")
 def accept(
     recipes: tuple[str, ...],
@@ -167,6 +172,7 @@ def accept(
     resume: Path | None,
     read_timeout: float,
     request_timeout: float,
+    forced: ForcedAcceptance | None,
     as_json: bool,
 ) -> None:
     """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
@@ -193,6 +199,7 @@ def accept(
         max_new_tokens=max_new_tokens,
         thinking=thinking,
         chat_template_fallback=chat_template_fallback,
+        forced=forced,
         concurrency=concurrency,
         baseline=_baseline(baseline) if baseline else None,
         check_lossless=check_lossless,

@@ -12,12 +12,20 @@ from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
 from repro.bench.target import BenchTarget
-from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
+from repro.cli.options import (
+    FiniteFloat,
+    forced_acceptance_option,
+    given_options,
+    json_option,
+    refuse_with,
+    warn,
+)
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.lock import load_locked
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.tables import fit
 from repro.urls import server_urls
@@ -59,10 +67,11 @@ def _verdict(level: Level) -> Text:
     return Text("NO: " + "; ".join(level.reasons), style="bold red")
 
 
-def summary_table(levels: list[Level]) -> Table:
+def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -> Table:
     """One row per level; ITL is per token (bench_serving's), chunk the gap between stream
-    chunks (a verify step on a speculative server), accept the pooled tokens per verify step."""
-    table = Table(title="bench")
+    chunks (a verify step on a speculative server), accept the pooled tokens per verify step
+    (titled `forced` when SGLANG_SIMULATE_ACC_LEN set it)."""
+    table = Table(title="bench" + (f" (acceptance {forced.label()})" if forced else ""))
     for col in ("conc", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
                 "TTFT p50 ms", "ITL p50 ms", "chunk p50 ms", "TPOT p50 ms", "E2E p99 ms",
                 "accept", "steps/s"):  # fmt: skip
@@ -184,6 +193,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option("--chat-template-fallback", is_flag=True,
               help="Render with the built-in ChatML when the model's chat template is not in "
               "the local Hub cache at the pinned commit (the record marks it).")  # fmt: skip
+@forced_acceptance_option()
 @json_option("the summary")
 def bench(
     recipe: str | None,
@@ -204,6 +214,7 @@ def bench(
     metrics_interval: float,
     gpu_hour_usd: float | None,
     chat_template_fallback: bool,
+    forced: ForcedAcceptance | None,
     as_json: bool,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
@@ -258,11 +269,12 @@ def bench(
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
         chat_template_fallback=chat_template_fallback,
+        forced=forced,
         provenance=local_provenance(),
     )
     with sweep_bars(_console) as bars:
         result = run_bench(target, opts, bars)
-    _console.print(fit(summary_table(result.levels)))
+    _console.print(fit(summary_table(result.levels, result.forced)))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]

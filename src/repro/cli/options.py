@@ -11,6 +11,9 @@ import math
 from typing import Any
 
 import click
+from pydantic import ValidationError
+
+from repro.schema.forced import LENGTH_ENV, ForcedAcceptance
 
 
 class FiniteFloat(click.FloatRange):
@@ -29,6 +32,40 @@ def json_option(what: str) -> Any:
     """`--json`, the same flag on every command: `what` goes to stdout as one JSON document
     (progress and messages stay on stderr), for scripts to read."""
     return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON on stdout.")
+
+
+class ForcedAcceptanceParam(click.ParamType):
+    """`LENGTH[:METHOD[:TOKEN_MODE]]`, e.g. `4` or `4:multinomial:real-draft-token`."""
+
+    name = "LENGTH[:METHOD[:TOKEN_MODE]]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, ForcedAcceptance):
+            return value
+        length, *rest = str(value).split(":")
+        number = FINITE.convert(length, param, ctx)
+        try:
+            if len(rest) > 2:
+                raise ValueError
+            fields = dict(zip(("method", "token_mode"), rest, strict=False))
+            return ForcedAcceptance.model_validate({"length": number, **fields})
+        except (ValueError, ValidationError):
+            self.fail(
+                f"{value!r}: want LENGTH>=1[:match-expected|multinomial[:fixed|real-draft-token]]",
+                param,
+                ctx,
+            )
+
+
+def forced_acceptance_option() -> Any:
+    """`--forced-acceptance`: what a server given by URL was launched with, for the record."""
+    return click.option(
+        "--forced-acceptance",
+        "forced",
+        type=ForcedAcceptanceParam(),
+        help=f"The server runs with {LENGTH_ENV} (and its method and token mode): record "
+        "its acceptance as forced [default: the recipe's speculative.forced_acceptance].",
+    )
 
 
 FINITE = FiniteFloat()

@@ -14,6 +14,7 @@ from repro.recipe.images import ImageSpecNotFound
 from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
 from repro.recipe.rulebase import Context, Rule, err, simulated
+from repro.recipe.rules_forced import rule_forced_acceptance
 from repro.recipe.rules_machine import (
     rule_attention_arch,
     rule_bench,
@@ -123,6 +124,7 @@ RULES: list[Rule] = [
     rule_drafter_fits_model,
     rule_dflash,
     rule_ddtree,
+    rule_forced_acceptance,
     rule_ddtree_spine,
     rule_ddtree_page_size,
     rule_drafter_block_size,

@@ -64,6 +64,8 @@ class Comparison(BaseModel):
     b_label: str
     a_simulated: bool
     b_simulated: bool
+    a_forced: str | None = None  # `forced 4` when the run's acceptance was forced
+    b_forced: str | None = None
     matched: list[int]
     only_a: list[int]
     only_b: list[int]
@@ -179,6 +181,12 @@ def compare_runs(
             f"different simulator profiles: {a.sim_profile} vs {b.sim_profile} (each stands "
             "for its own machine and layout, calibrated or extrapolated as its label says)"
         )
+    kinds = [run.forced.label() if run.forced else "measured" for run in (a, b)]
+    if kinds[0] != kinds[1]:
+        warnings.append(
+            f"acceptance: A {kinds[0]}, B {kinds[1]} (SGLANG_SIMULATE_ACC_LEN): "
+            "acceptance and throughput differ by construction"
+        )
     for run in (a, b):
         if run.run.status != "complete":
             warnings.append(f"{run.label}: run status is {run.run.status}")
@@ -226,6 +234,8 @@ def compare_runs(
         b_label=label_b,
         a_simulated=a.simulated,
         b_simulated=b.simulated,
+        a_forced=a.forced.label() if a.forced else None,
+        b_forced=b.forced.label() if b.forced else None,
         matched=matched,
         only_a=sorted(ca - cb),
         only_b=sorted(cb - ca),

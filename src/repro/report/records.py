@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from repro.report.labels import shortened, unique_labels
+from repro.report.labels import run_title, shortened, unique_labels
 from repro.runfolder import RunRecordError, read_json, read_text, validated
 from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
@@ -303,7 +303,7 @@ def load_run(path: str | Path) -> LoadedRun:
     accept = _optional(AcceptResults, folder / "accept.json")
     if accept is None and folder.name == "bench":  # a `repro run` folder's accept/ part
         accept = _optional(AcceptResults, folder.parent / "accept" / "accept.json")
-    return LoadedRun(
+    loaded = LoadedRun(
         path=folder,
         run=run,
         recipe=validated(RecordedRecipe.model_validate, recipe, recipe_path),
@@ -313,8 +313,9 @@ def load_run(path: str | Path) -> LoadedRun:
         server_info=_optional(ServerInfo, folder / "server_info.json"),
         levels=levels,
         accept=accept,
-        label=shortened(run.recipe_name),
     )
+    loaded.label = shortened(run_title(loaded))
+    return loaded
 
 
 def _optional(model: type[M], path: Path) -> M | None:

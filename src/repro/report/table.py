@@ -57,6 +57,7 @@ class ReportRow(BaseModel):
     image_digest: str
     simulated: bool
     status: str
+    forced: str | None = None  # `forced 4`: acceptance forced by SGLANG_SIMULATE_ACC_LEN
     is_baseline: bool = False
     cells: dict[int, Cell]
     peak: float | None = None
@@ -151,6 +152,7 @@ def build_report(
                 image_digest=run.image_digest_short,
                 simulated=run.simulated,
                 status=run.run.status,
+                forced=run.forced.label() if run.forced else None,
                 is_baseline=is_base,
                 cells=cells,
                 peak=cells[peak_c].value if peak_c is not None else None,

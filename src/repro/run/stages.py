@@ -170,7 +170,8 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
             ),
         )
     lengths = ", ".join(f"{s.prompt_set} {s.accept_length:.2f}" for s in result.sets)
-    return f"acceptance length: {lengths}"
+    forced = result.results.forced_acceptance
+    return f"acceptance length{f' ({forced.label()})' if forced else ''}: {lengths}"
 
 
 def stage_bench(ctx: RunContext, console: Console) -> str:

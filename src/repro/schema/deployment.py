@@ -14,6 +14,7 @@ from repro.schema.base import (
     REVISION_PATTERN,
     StrictModel,
 )
+from repro.schema.forced import ForcedAcceptance
 
 
 class ModelFacts(StrictModel):
@@ -135,6 +136,12 @@ class SpeculativeSpec(StrictModel):
     )
     eagle_topk: int | None = Field(
         None, ge=1, le=1024, description="--speculative-eagle-topk (EAGLE-style algorithms)."
+    )
+    forced_acceptance: ForcedAcceptance | None = Field(
+        None,
+        description="Force the acceptance length (SGLANG_SIMULATE_ACC_LEN and its method and "
+        "token mode in the server's environment), to measure the verify step apart from the "
+        "drafter; records and reports label such acceptance forced.",
     )
 
 

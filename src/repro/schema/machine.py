@@ -20,6 +20,8 @@ from pydantic import (
     field_validator,
 )
 
+from repro.schema.forced import ForcedAcceptance
+
 # NVLink SHARP / multicast off: NCCL, torch symmetric memory and NVSHMEM each have a switch.
 PROBE_ENV = {
     "NCCL_NVLS_ENABLE": "0",
@@ -189,6 +191,9 @@ class ServerInfo(BaseModel):
     )
     sim_clock: Annotated[SimClockReading | None, _LENIENT] = None
     sim_drafter: Annotated[SimDrafter | None, _LENIENT] = None
+    sim_forced_acceptance: Annotated[ForcedAcceptance | None, _LENIENT] = Field(
+        default=None, description="the simulator's SGLANG_SIMULATE_ACC_LEN, as it honours it"
+    )
     deployment: LenientStr = Field(default=None, description="repro's: the compose project")
     image_reference: LenientStr = Field(default=None, description="repro's: the image launched")
     image_id: LenientStr = Field(default=None, description="repro's: the image the container runs")

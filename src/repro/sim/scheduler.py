@@ -14,7 +14,8 @@ Each iteration is one forward step, as in SGLang's scheduler (no mixed chunks):
   request. With a speculative algorithm each step is a verify step: it adds `draft_ms +
   n x verify_ms_per_token x (verified tokens - 1)` and emits 1 + k tokens per request, k
   drawn from the profile's acceptance distribution for the prompt's category, capped by the
-  draft tokens.
+  draft tokens; with SGLANG_SIMULATE_ACC_LEN one forced commit length per step for the whole
+  batch instead (sim/forced.py).
 When the KV cache overflows, the newest requests are retracted to the queue (SGLang's
 retraction; meta_info num_retractions counts it). Durations are multiplied by
 REPRO_SIM_TIME_SCALE and kept on an absolute clock, so CPU time spent emitting outputs does not
@@ -31,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -109,6 +111,7 @@ class Scheduler:
         self.gauges = Gauges()
         self.forward_ct = 0
         self.energy: EnergyMeter | None = None  # the profile's power model, when it has one
+        self.forced_rng = random.Random(f"{cfg.seed}:forced:{dp_rank}")
         # cumulative since boot (or /flush_cache): internal_states avg_spec_accept_length
         self.spec_total_accept_tokens = 0
         self.spec_total_forward_ct = 0
@@ -291,9 +294,12 @@ class Scheduler:
         now = time.perf_counter()
         speculative = self.cfg.algorithm is not None
         tokens = 0
+        forced = self.cfg.forced
+        commit = forced.draw(self.forced_rng, self.cfg.accept_cap + 1) if forced else None
+        fixed_token = forced.fixed_token if forced else None
         for req in self.running:
-            n = 1 + req.draw_accepted() if speculative else 1
-            produced = req.advance(n)
+            n = (commit or 1 + req.draw_accepted()) if speculative else 1
+            produced = req.advance(n, fixed_token)
             if speculative:
                 req.record_verify(produced)
                 self._win_correct += produced - 1

@@ -172,6 +172,7 @@ class NativeRoutes:
             sim_provenance=self.provenance,
             sim_speculative_registry=list(cfg.registry.names),
             sim_drafter=self._drafter_summary(),
+            sim_forced_acceptance=cfg.forced.summary() if cfg.forced else None,
         )
         return json_response(info)
 
