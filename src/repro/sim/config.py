@@ -236,8 +236,9 @@ def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
     }
 
 
-def resolve(argv: list[str]) -> SimConfig:
-    """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation."""
+def resolve(argv: list[str], profile: Profile | None = None) -> SimConfig:
+    """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation, on
+    `profile` (else the one REPRO_SIM_PROFILE names)."""
     catalog = load_catalog()
     builtin = list(catalog.get("builtin_speculative_algorithms") or [])
     registry = load_registry(builtin, f"SGLang {catalog.get('sglang_version', '?')} catalog")
@@ -245,7 +246,7 @@ def resolve(argv: list[str]) -> SimConfig:
     args = parser.parse_args(argv)
     if not args.model_path:
         parser.error("the following arguments are required: --model-path/--model")
-    profile = load_profile()
+    profile = profile or load_profile()
     cfg = SimConfig(
         args=args,
         argv=list(argv),
