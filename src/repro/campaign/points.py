@@ -88,8 +88,8 @@ def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
         + (f" ({', '.join(f'{a}={v}' for a, v in point.labels.items())})" if point.labels else ""),
         "extends": str(point.source.resolve()),
     }
-    for path, value in point.overrides.items():
-        _set(data, path.split("."), value)
+    for field_path, value in point.overrides.items():
+        _set(data, field_path.split("."), value)
     if campaign.bench is not None:
         data["bench"] = campaign.bench.model_dump(mode="json")
     if campaign.accept is not None:

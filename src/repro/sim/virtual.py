@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import itertools
 import random
 from dataclasses import dataclass, field
 
@@ -41,6 +42,10 @@ class VirtualReq(Req):
     """A request whose tokens are counted, not generated; it keeps its arrival times."""
 
     __slots__ = ("arrival_tokens", "arrivals", "clock", "n_out")
+    arrival_tokens: list[int]  # tokens each arrival carried
+    arrivals: list[float]  # virtual times a step handed this request tokens
+    clock: VirtualClock
+    n_out: int
 
     def seq_len(self) -> int:
         return len(self.prompt_ids) + self.n_out
@@ -216,8 +221,7 @@ class VirtualServer:
 
 
 def _as_seen(req: VirtualReq, level_start: float) -> VirtualRequest:
-    times = req.arrivals
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(req.arrivals)]
     return VirtualRequest(
         start_s=req.created - level_start,
         ttft_s=req.first_token_at - req.created,
