@@ -14,9 +14,9 @@ axes, minus `exclude`.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from repro.schema.base import NAME_PATTERN, Description, StrictModel
 from repro.schema.level import Level
@@ -46,7 +46,7 @@ class CampaignPoint(StrictModel):
 
     recipe: str = Field(max_length=500, description="A recipe name or a recipe file path.")
     name: str | None = Field(
-        None, pattern=NAME_PATTERN, description="The point's name (default: the recipe's)."
+        default=None, pattern=NAME_PATTERN, description="The point's name (default: the recipe's)."
     )
     set: dict[str, Any] = Field(
         default_factory=dict,
@@ -61,26 +61,6 @@ class CampaignPoint(StrictModel):
         return value
 
 
-class Slo(StrictModel):
-    """A service-level objective: upper bounds on a level's latency statistics."""
-
-    limits: dict[str, float] = Field(
-        min_length=1,
-        description=f"Level key -> upper bound in ms, e.g. p90_ttft_ms: 2000. Keys: "
-        f"{', '.join(SLO_KEYS)}.",
-    )
-
-    @field_validator("limits")
-    @classmethod
-    def _keys(cls, value: dict[str, float]) -> dict[str, float]:
-        for key, limit in value.items():
-            if key not in SLO_KEYS:
-                raise ValueError(f"{key!r} is not a latency key; one of: {', '.join(SLO_KEYS)}")
-            if not limit > 0:
-                raise ValueError(f"{key}: the bound must be above 0 ms")
-        return value
-
-
 class Campaign(StrictModel):
     """Recipes measured with one plan, ending in a decision."""
 
@@ -92,13 +72,13 @@ class Campaign(StrictModel):
         "reports that put campaigns of several machines side by side.",
     )
     gpu_hour_usd: float | None = Field(
-        None, gt=0, le=10_000, description="Price of one GPU-hour, for the cost estimate."
+        default=None, gt=0, le=10_000, description="Price of one GPU-hour, for the cost estimate."
     )
     points: list[CampaignPoint] = Field(
         default_factory=list, max_length=1000, description="Explicit points."
     )
     base: str | None = Field(
-        None, max_length=500, description="The recipe the matrix overrides (name or file)."
+        default=None, max_length=500, description="The recipe the matrix overrides (name or file)."
     )
     matrix: dict[str, list[Any] | dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
@@ -110,14 +90,35 @@ class Campaign(StrictModel):
         description="Matrix combinations to skip: axis -> value (or variant name).",
     )
     bench: Bench | None = Field(
-        None, description="The bench plan every point runs (default: each recipe's own)."
+        default=None, description="The bench plan every point runs (default: each recipe's own)."
     )
     accept: Accept | None = Field(
-        None, description="The acceptance plan of every drafter point (default: each recipe's)."
+        default=None,
+        description="The acceptance plan of every drafter point (default: each recipe's).",
     )
-    slos: dict[str, Slo] = Field(
-        default_factory=dict, description="Named SLOs the decision is made under."
+    slos: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Named SLOs the decision is made under, each a mapping of level key -> "
+        f"upper bound in ms (e.g. interactive: {{p90_ttft_ms: 2000, p90_tpot_ms: 50}}). Keys: "
+        f"{', '.join(SLO_KEYS)}.",
     )
+
+    @field_validator("slos")
+    @classmethod
+    def _slo_keys(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for name, limits in value.items():
+            if not re.match(NAME_PATTERN, name):
+                raise ValueError(f"SLO name {name!r} is not a name")
+            if not limits:
+                raise ValueError(f"SLO {name} bounds nothing")
+            for key, limit in limits.items():
+                if key not in SLO_KEYS:
+                    raise ValueError(
+                        f"SLO {name}: {key!r} is not a latency key; one of: {', '.join(SLO_KEYS)}"
+                    )
+                if not limit > 0:
+                    raise ValueError(f"SLO {name}: {key}: the bound must be above 0 ms")
+        return value
 
     @field_validator("matrix")
     @classmethod
@@ -150,3 +151,62 @@ class Campaign(StrictModel):
             if unknown:
                 raise ValueError(f"exclude names {sorted(unknown)}, which are not matrix axes")
         return self
+
+
+# ---- the campaign folder's files (written and read by repro.campaign.folder) ----------------
+PointStatus = Literal["pending", "running", "done", "failed"]
+
+
+class PlannedPoint(BaseModel):
+    """One point of a plan: what it runs, what it shares, and its predicted sweep."""
+
+    name: str
+    recipe: str = Field(description="the point's recipe file, relative to the campaign folder")
+    labels: dict[str, str] = Field(default_factory=dict, description="matrix axis -> value")
+    image: str
+    model: str
+    drafter: str | None = None
+    gpus: int
+    same_server_as: str | None = Field(
+        default=None,
+        description="an earlier point with the same image, argv and env: measured once",
+    )
+    baseline: str | None = Field(default=None, description="the same layout without the drafter")
+    profile: str | None = Field(default=None, description="the simulator profile of the prediction")
+    provenance: str | None = Field(default=None, description="the profile's provenance")
+    predicted: list[Level] = Field(default_factory=list, description="predicted levels")
+    prediction_error: str | None = None
+    estimate_s: float | None = Field(default=None, description="predicted wall time: load + levels")
+
+
+class CampaignPlan(BaseModel):
+    """`plan.json`: the campaign as given, its points in run order, and the estimate."""
+
+    campaign: Campaign
+    source: str = Field(description="the campaign file")
+    points: list[PlannedPoint]
+    estimate_s: float | None = None
+    gpu_hours: float | None = None
+    usd: float | None = None
+
+
+class PointState(BaseModel):
+    """One line of `index.json`: where a point is, and why it failed."""
+
+    name: str
+    status: PointStatus = "pending"
+    run_dir: str | None = Field(
+        default=None, description="its run folder, relative to the campaign's"
+    )
+    reason: str | None = None
+    seconds: float | None = None
+
+
+class CampaignIndex(BaseModel):
+    """`index.json`: every point's state, written after each change."""
+
+    campaign: str
+    machine: str
+    simulated: bool = False
+    time_scale: float | None = None
+    points: list[PointState]
