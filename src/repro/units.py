@@ -1,5 +1,5 @@
-"""Byte sizes and durations as people read and write them (no stage, no heavy import: every stage prints
-sizes, and the CLI parses them)."""
+"""Byte sizes and durations as people read and write them (no stage, no heavy import:
+every stage prints sizes, and the CLI parses them)."""
 
 from __future__ import annotations
 

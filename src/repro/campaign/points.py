@@ -88,8 +88,11 @@ def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
         + (f" ({', '.join(f'{a}={v}' for a, v in point.labels.items())})" if point.labels else ""),
         "extends": str(point.source.resolve()),
     }
+    removed = [path for path, value in point.overrides.items() if value is None]
     for field_path, value in point.overrides.items():
-        _set(data, field_path.split("."), value)
+        # a section one axis removes stays removed: another axis's field in it is moot
+        if not any(field_path.startswith(f"{gone}.") for gone in removed):
+            _set(data, field_path.split("."), value)
     if campaign.bench is not None:
         data["bench"] = campaign.bench.model_dump(mode="json")
     if campaign.accept is not None:

@@ -39,8 +39,10 @@ class Prediction:
 def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     """The sweep of the recipe in `recipe_file`, predicted; its simulated twin is written under
     `work_dir` (a scratch folder the caller owns)."""
-    twin = simulated_recipe(str(recipe_file), work_dir, None, 1.0)
-    locked = load_locked(twin)
+    if load_recipe(recipe_file).simulator is not None:  # a simulator recipe is its own twin
+        locked = load_locked(recipe_file)
+    else:
+        locked = load_locked(simulated_recipe(str(recipe_file), work_dir, None, 1.0))
     recipe = locked.recipe
     if locked.catalog is None or recipe.simulator is None:
         raise ReproError(f"{recipe_file}: cannot render its simulated twin")
