@@ -34,13 +34,18 @@ class CampaignRunOptions:
     sim: bool = False  # every point on the simulator (the profile of its layout)
     time_scale: float = 1.0  # the simulator's, with sim
     campaigns_dir: Path = CAMPAIGNS_DIR
+    retry_failed: bool = False  # with resume: run failed points again
 
 
 def run_campaign(options: CampaignRunOptions, console: Console) -> CampaignFolder:
-    """Run every pending point; returns the campaign folder (see the module docstring)."""
+    """Run every pending point; returns the campaign folder (see the module docstring).
+    Raises CampaignFailed, after the last point, when a point failed."""
     if options.resume is not None:
         folder = CampaignFolder.open(options.resume)
         plan, index = folder.read_plan(), folder.read_index()
+        for state in index.points:
+            if options.retry_failed and state.status == "failed":
+                state.status = "pending"
     else:
         if options.source is None:
             raise ReproError("give a campaign file, or --resume a campaign folder")
@@ -107,9 +112,17 @@ def _run_points(
         folder.write_index(index)
     failed = [s.name for s in index.points if s.status == "failed"]
     summary = f"{len(index.points) - len(failed)} of {len(index.points)} points done"
-    if failed:
-        summary += f"; failed: {', '.join(failed)}"
     console.print(f"[bold]campaign[/] {escape(summary)}")
+    if failed:
+        raise CampaignFailed(
+            f"{len(failed)} point(s) failed: {', '.join(failed)} (reasons in {folder.index_file})",
+            hint=f"the others are kept: `repro campaign report {folder.path}`; after a fix, "
+            f"`repro campaign run --resume {folder.path} --retry-failed`",
+        )
+
+
+class CampaignFailed(ReproError):
+    """Every point ran, and some failed: the campaign folder holds the rest."""
 
 
 def _run_point(

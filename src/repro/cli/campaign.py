@@ -77,6 +77,7 @@ def plan(file: Path, no_predict: bool, as_json: bool) -> None:
 @campaign.command("run")
 @click.argument("file", type=FILE, required=False)
 @click.option("--resume", type=FOLDER, help="Continue this campaign folder (done points kept).")
+@click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again.")
 @click.option("--sim", is_flag=True, help="Run every point on the CPU simulator.")
 @click.option(
     "--time-scale",
@@ -93,12 +94,20 @@ def plan(file: Path, no_predict: bool, as_json: bool) -> None:
     help="Where the campaign folder is made.",
 )
 def run(
-    file: Path | None, resume: Path | None, sim: bool, time_scale: float, campaigns_dir: Path
+    file: Path | None,
+    resume: Path | None,
+    retry_failed: bool,
+    sim: bool,
+    time_scale: float,
+    campaigns_dir: Path,
 ) -> None:
     """Run every point of FILE unattended: launch, accept, sweep, stop, one after another.
 
-    A point that fails is recorded with its reason and the campaign goes on. Ctrl-C or a
-    kill keeps every finished point and level: continue with --resume FOLDER.
+    A point that fails is recorded with its reason and the campaign goes on (the exit code
+    is then 1, once every point has run). Ctrl-C or a kill keeps every finished point and
+    level: continue with --resume FOLDER. Every point's run folder is an ordinary one
+    (`repro report` reads it); the campaign folder holds the plan, the points' recipes and
+    index.json.
     """
     from repro.campaign.execute import CampaignRunOptions, run_campaign
     from repro.errors import ReproError
@@ -112,6 +121,7 @@ def run(
             sim=sim,
             time_scale=time_scale,
             campaigns_dir=campaigns_dir,
+            retry_failed=retry_failed,
         ),
         _err,
     )
