@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -19,7 +19,9 @@ from repro.campaign.folder import CampaignFolder
 from repro.errors import ReproError
 from repro.report.records import load_run
 from repro.schema.campaign import CampaignPlan, PointState
-from repro.tables import fit
+from repro.tables import stacked
+
+NAME_WIDTH = 16  # the point column; longer names fold onto a second line
 
 
 def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
@@ -97,7 +99,7 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
 
 # ---- the terminal ----------------------------------------------------------------------------
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
-    parts: list[RenderableType] = [fit(summary_table(decision, points))]
+    parts: list[RenderableType] = [_TableOrStacked(summary_table(decision, points))]
     for point in points:
         parts.append(Text(f"  {point.name}: {point.source if point.levels else point.status}"))
     for winner in decision.slo_winners:
@@ -136,15 +138,16 @@ def summary_table(decision: Decision, points: Sequence[PointLevels]) -> Table:
     """Points as rows, concurrency as columns (output tok/s): * best in its column, ^ the
     point's peak."""
     table = Table(
-        title="output tok/s (* best at that concurrency, ^ peak)",
+        title="output tok/s by concurrency (* best there, ^ the point's peak)",
         title_justify="left",
-        box=box.SIMPLE,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
         pad_edge=False,
-        padding=(0, 1),
+        padding=(0, 0, 0, 1),
     )
-    table.add_column("point", overflow="fold", max_width=24)
+    table.add_column("point", overflow="fold", max_width=NAME_WIDTH)
     for c in decision.concurrencies:
-        table.add_column(f"c={c}", justify="right")
+        table.add_column(str(c), justify="right", no_wrap=True)
     for point in points:
         row = decision.table.get(point.name, {})
         cells = []
@@ -159,6 +162,26 @@ def summary_table(decision: Decision, points: Sequence[PointLevels]) -> Table:
             cells.append(f"{value:.0f}{mark}")
         table.add_row(point.name, *cells)
     return table
+
+
+class _TableOrStacked:
+    """The summary table when every number fits whole beside a folded point name, else one
+    block per point (repro.tables.stacked): never a number cut to fit."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        numbers = [
+            max([len(str(col.header)), *(len(str(cell)) for cell in col._cells)]) + 1
+            for col in self.table.columns[1:]
+        ]
+        if NAME_WIDTH + sum(numbers) <= options.max_width:
+            for col, width in zip(self.table.columns[1:], numbers, strict=True):
+                col.min_width = width - 1
+            yield self.table
+        else:
+            yield stacked(self.table, console)
 
 
 # ---- the HTML page -----------------------------------------------------------------------------
