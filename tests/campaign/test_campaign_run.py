@@ -14,48 +14,9 @@ import pytest
 from tests.support.cli import REPRO, isolated_env, repro
 from tests.support.deployments import deployment_containers
 
+from .demo import BROKEN, demo_campaign, index_of, only_folder
+
 pytestmark = pytest.mark.docker
-
-CAMPAIGN = """
-name: demo-caps
-machine: this-box
-base: {base}
-matrix:
-  cap:
-    small: {{server.max_running_requests: 2}}
-    big: {{server.max_running_requests: 16}}
-{extra}
-bench:
-  concurrencies: [1, 4]
-  input_len: 64
-  output_len: 16
-  dataset: chat
-  prompts_per_level: 8
-  warmup: 1
-accept:
-  prompt_sets: [chat]
-  prompts: 2
-  max_new_tokens: 16
-slos:
-  snappy: {{p90_ttft_ms: 60000}}
-"""
-BROKEN = '    broken: {env.REPRO_SIM_FAIL_AT_START: "CUDA out of memory"}'
-
-
-def _campaign(tmp_path: Path, repo_root: Path, extra: str = "") -> Path:
-    path = tmp_path / "demo-caps.yaml"
-    path.write_text(CAMPAIGN.format(base=repo_root / "recipes" / "demo.yaml", extra=extra))
-    return path
-
-
-def _index(folder: Path) -> dict[str, dict[str, object]]:
-    data = json.loads((folder / "index.json").read_text())
-    return {p["name"]: p for p in data["points"]}
-
-
-def _only_folder(root: Path) -> Path:
-    [folder] = [p for p in root.iterdir() if p.is_dir()]
-    return folder
 
 
 def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
@@ -66,7 +27,7 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     result = repro(
         "campaign",
         "run",
-        str(_campaign(tmp_path, repo_root, BROKEN)),
+        str(demo_campaign(tmp_path, repo_root, BROKEN)),
         "--campaigns-dir",
         str(campaigns),
         cwd=repo_root,
@@ -74,8 +35,8 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     )
     assert result.returncode == 1, result.stderr[-3000:]
     assert "1 point(s) failed: demo.cap-broken" in result.stderr
-    folder = _only_folder(campaigns)
-    index = _index(folder)
+    folder = only_folder(campaigns)
+    index = index_of(folder)
     assert index["demo.cap-small"]["status"] == "done"
     assert index["demo.cap-big"]["status"] == "done"
     assert index["demo.cap-broken"]["status"] == "failed"
@@ -103,7 +64,7 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
 def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     campaigns = tmp_path / "campaigns"
-    command = [REPRO, "campaign", "run", str(_campaign(tmp_path, repo_root))]
+    command = [REPRO, "campaign", "run", str(demo_campaign(tmp_path, repo_root))]
     process = subprocess.Popen(
         [*command, "--campaigns-dir", str(campaigns)],
         cwd=repo_root,
@@ -117,9 +78,9 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
     try:
         while time.monotonic() < deadline:  # until the first point is done
             if campaigns.is_dir() and any(campaigns.iterdir()):
-                folder = _only_folder(campaigns)
+                folder = only_folder(campaigns)
                 if (folder / "index.json").is_file():
-                    states = [p["status"] for p in _index(folder).values()]
+                    states = [p["status"] for p in index_of(folder).values()]
                     if states[0] == "done":
                         break
             assert process.poll() is None, "the campaign ended before it could be killed"
@@ -130,13 +91,13 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
     assert folder is not None
-    first = next(iter(_index(folder).values()))
+    first = next(iter(index_of(folder).values()))
     first_summary = folder / str(first["run_dir"]) / "bench" / "summary.json"
     before = first_summary.stat().st_mtime_ns
 
     result = repro("campaign", "run", "--resume", str(folder), cwd=repo_root, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
-    index = _index(folder)
+    index = index_of(folder)
     assert [p["status"] for p in index.values()] == ["done", "done"]
     assert first_summary.stat().st_mtime_ns == before  # the finished point was not redone
     assert f"point 1/2: {first['name']}" not in result.stderr

@@ -49,27 +49,40 @@ def run_campaign(options: CampaignRunOptions, console: Console) -> CampaignFolde
     else:
         if options.source is None:
             raise ReproError("give a campaign file, or --resume a campaign folder")
-        campaign = load_campaign(options.source)
         if options.time_scale < 0:
             raise ReproError(f"--time-scale {options.time_scale}: must be 0 or more")
-        folder = CampaignFolder.create(campaign.name, options.source, options.campaigns_dir)
-        console.print(f"[bold]campaign[/] {escape(campaign.name)} -> {escape(str(folder.path))}")
-        plan = plan_campaign(
-            options.source,
-            folder.recipes_dir,
-            progress=lambda line: console.print(f"  {escape(line)}"),
+        folder, plan, index = start_campaign(
+            options.source, options.campaigns_dir, console, options.sim, options.time_scale
         )
-        folder.write_plan(plan)
-        index = CampaignIndex(
-            campaign=campaign.name,
-            machine=campaign.machine,
-            simulated=options.sim,
-            time_scale=options.time_scale if options.sim else None,
-            points=[PointState(name=p.name) for p in plan.points],
-        )
-        folder.write_index(index)
     _run_points(folder, plan, index, console)
     return folder
+
+
+def start_campaign(
+    source: Path,
+    campaigns_dir: Path,
+    console: Console,
+    sim: bool = False,
+    time_scale: float = 1.0,
+) -> tuple[CampaignFolder, CampaignPlan, CampaignIndex]:
+    """A new campaign folder for the campaign file `source`: its plan and an index of
+    pending points (what `run` and the exports start from)."""
+    campaign = load_campaign(source)
+    folder = CampaignFolder.create(campaign.name, source, campaigns_dir)
+    console.print(f"[bold]campaign[/] {escape(campaign.name)} -> {escape(str(folder.path))}")
+    plan = plan_campaign(
+        source, folder.recipes_dir, progress=lambda line: console.print(f"  {escape(line)}")
+    )
+    folder.write_plan(plan)
+    index = CampaignIndex(
+        campaign=campaign.name,
+        machine=campaign.machine,
+        simulated=sim,
+        time_scale=time_scale if sim else None,
+        points=[PointState(name=p.name) for p in plan.points],
+    )
+    folder.write_index(index)
+    return folder, plan, index
 
 
 def _run_points(
@@ -99,14 +112,14 @@ def _run_points(
             _run_point(folder, point, index, state, console)
             state.status, state.reason = "done", None
         except ReproError as err:
-            state.run_dir = _run_dir(folder, point.name)
+            state.run_dir = folder.run_dir_for(point.name)
             if err.exit_code >= ExitCode.SIGNAL:  # Ctrl-C, SIGTERM: the point stays to do
                 state.status, state.reason = "pending", err.message
                 folder.write_index(index)
                 raise
             state.status, state.reason = "failed", err.message.splitlines()[0]
             console.print(f"[red]point {escape(point.name)} failed[/]: {escape(state.reason)}")
-        state.run_dir = _run_dir(folder, point.name)
+        state.run_dir = folder.run_dir_for(point.name)
         state.seconds = (state.seconds or 0.0) + time.monotonic() - started
         left_s = max(0.0, left_s - (point.estimate_s or 0.0))
         folder.write_index(index)
@@ -132,7 +145,7 @@ def _run_point(
     state: PointState,
     console: Console,
 ) -> None:
-    resume = _run_dir(folder, point.name)
+    resume = folder.run_dir_for(point.name)
     options = RunOptions(
         ref=str(folder.path / point.recipe),
         runs_dir=folder.point_dir(point.name),
@@ -142,10 +155,3 @@ def _run_point(
     )
     state.run_dir = None
     run_pipeline(options, console)
-
-
-def _run_dir(folder: CampaignFolder, name: str) -> str | None:
-    """The point's run folder (relative to the campaign's), once `repro run` made it."""
-    where = folder.point_dir(name)
-    found = sorted(p for p in where.iterdir() if p.is_dir()) if where.is_dir() else []
-    return str(found[-1].relative_to(folder.path)) if found else None

@@ -73,6 +73,12 @@ class CampaignFolder:
     def run_dir_of(self, state: PointState) -> Path | None:
         return self.path / state.run_dir if state.run_dir else None
 
+    def run_dir_for(self, name: str) -> str | None:
+        """The point's run folder (relative to the campaign's), once `repro run` made it."""
+        where = self.point_dir(name)
+        found = sorted(p for p in where.iterdir() if p.is_dir()) if where.is_dir() else []
+        return str(found[-1].relative_to(self.path)) if found else None
+
     # ---- files --------------------------------------------------------------------------
     def read_plan(self) -> CampaignPlan:
         return read_model(self.plan_file, CampaignPlan, NOT_A_CAMPAIGN)

@@ -160,6 +160,94 @@ def report(folders: tuple[Path, ...], html: bool, as_json: bool) -> None:
             _console.print(f"report: {escape(str(page))}")
 
 
+@campaign.group("export")
+def export() -> None:
+    """Fan a campaign out on a cluster's scheduler (collect it back with `collect`)."""
+
+
+@export.command("slurm")
+@click.argument("file", type=FILE)
+@click.option(
+    "--repro",
+    "repro_command",
+    default="repro",
+    show_default=True,
+    help="The repro command as the nodes find it (an absolute path works).",
+)
+@click.option("--partition", help="#SBATCH --partition.")
+@click.option("--account", help="#SBATCH --account.")
+@click.option("--time", "time_limit", help="#SBATCH --time of each point, e.g. 04:00:00.")
+@click.option("--max-parallel", type=click.IntRange(min=1), help="Points running at once.")
+@click.option("--sim", is_flag=True, help="Each point on the CPU simulator.")
+@click.option(
+    "--time-scale",
+    type=FiniteFloat(min=0),
+    default=1.0,
+    show_default=True,
+    help="With --sim: the simulator's time scale.",
+)
+@click.option(
+    "--campaigns-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs") / "campaigns",
+    show_default=True,
+    help="Where the campaign folder is made: a filesystem the nodes share.",
+)
+def export_slurm_command(
+    file: Path,
+    repro_command: str,
+    partition: str | None,
+    account: str | None,
+    time_limit: str | None,
+    max_parallel: int | None,
+    sim: bool,
+    time_scale: float,
+    campaigns_dir: Path,
+) -> None:
+    """Make FILE's campaign folder and a Slurm job array in it, one task per point.
+
+    Each task runs `repro run` on its point into the campaign folder (so it must be on a
+    filesystem the nodes share; each node needs repro and Docker). Submit it with
+    `sbatch FOLDER/campaign.sbatch`, then `repro campaign collect FOLDER` and
+    `repro campaign report FOLDER`.
+    """
+    from repro.campaign.export import SBATCH_FILE, CampaignSlurmOptions, export_slurm
+
+    folder = export_slurm(
+        file,
+        CampaignSlurmOptions(
+            campaigns_dir=campaigns_dir,
+            repro=repro_command,
+            partition=partition,
+            account=account,
+            time=time_limit,
+            max_parallel=max_parallel,
+            sim=sim,
+            time_scale=time_scale,
+        ),
+        _err,
+    )
+    _console.print(f"campaign folder: {escape(str(folder.path))}")
+    _console.print(f"submit: sbatch {escape(str(folder.path / SBATCH_FILE))}")
+
+
+@campaign.command("collect")
+@click.argument("folder", type=FOLDER)
+@json_option("the index (each point's status)")
+def collect_command(folder: Path, as_json: bool) -> None:
+    """Read the run folders of FOLDER's points (run by a cluster) back into its index."""
+    from repro.campaign.export import collect
+    from repro.campaign.folder import CampaignFolder
+
+    index = collect(CampaignFolder.open(folder))
+    if as_json:
+        click.echo(index.model_dump_json(indent=2))
+        return
+    for state in index.points:
+        reason = f" ({state.reason})" if state.reason else ""
+        _console.print(f"  {escape(state.name)}: {state.status}{escape(reason)}")
+
+
 @campaign.command("schema")
 def schema() -> None:
     """Print the JSON Schema of a campaign file (for editors)."""
