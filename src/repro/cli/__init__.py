@@ -97,6 +97,7 @@ _MODULES: list[str] = [
     "accept",
     "sim",
     "export",
+    "campaign",
 ]
 _SEVERAL: dict[str, list[str]] = {
     "launch": ["launch", "status", "logs", "stop"],

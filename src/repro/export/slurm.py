@@ -51,7 +51,8 @@ class SlurmOptions:
     python: str = "python3"  # runs the weights pre-fill inside the container
 
 
-def _sbatch(option: str, value: str | int | None) -> list[str]:
+def sbatch_line(option: str, value: str | int | None) -> list[str]:
+    """`#SBATCH --option=value` (none for None); a value with other characters is refused."""
     if value is None:
         return []
     text = str(value)
@@ -110,14 +111,14 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
         image_note,
         f"# {HF_TOKEN}, when the model needs one, comes from the environment sbatch runs in",
         "# (exported to the job, passed on by srun and pyxis); it is never written here.",
-        *_sbatch("job-name", opts.job_name or locked.name),
-        *_sbatch("nodes", nodes),
-        *_sbatch("ntasks-per-node", 1),
-        *_sbatch("gpus-per-node", p.gpus or None),
+        *sbatch_line("job-name", opts.job_name or locked.name),
+        *sbatch_line("nodes", nodes),
+        *sbatch_line("ntasks-per-node", 1),
+        *sbatch_line("gpus-per-node", p.gpus or None),
         "#SBATCH --exclusive",
-        *_sbatch("partition", opts.partition),
-        *_sbatch("account", opts.account),
-        *_sbatch("time", opts.time),
+        *sbatch_line("partition", opts.partition),
+        *sbatch_line("account", opts.account),
+        *sbatch_line("time", opts.time),
         "set -euo pipefail",
         "",
     ]

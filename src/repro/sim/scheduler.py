@@ -35,6 +35,7 @@ import logging
 import random
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from repro.sim.clock import StepClock
@@ -108,6 +109,8 @@ class Scheduler:
         self.cache = PrefixCache(not cfg.args.disable_radix_cache, cfg.kv_tokens // BLOCK)
         self._wake = asyncio.Event()
         self.clock = StepClock(cfg.time_scale)
+        # what every timestamp reads: the wall clock here, a virtual one in sim/virtual.py
+        self.now: Callable[[], float] = time.perf_counter
         self.gauges = Gauges()
         self.forward_ct = 0
         self.energy: EnergyMeter | None = None  # the profile's power model, when it has one
@@ -242,7 +245,7 @@ class Scheduler:
             extend = req.seq_len() - cached
             if req.num_retractions == 0:
                 req.cached_tokens = cached
-            req.admitted_at = time.perf_counter()
+            req.admitted_at = self.now()
             if req.log_metrics:
                 self.metrics.queue.observe(req.admitted_at - req.created)
             batch.append(req)
@@ -254,7 +257,7 @@ class Scheduler:
 
     def _prefill_done(self, batch: list[Req], new_tokens: int) -> None:
         self.forward_ct += 1
-        now = time.perf_counter()
+        now = self.now()
         for req in batch:
             if req.aborted:
                 continue
@@ -291,7 +294,7 @@ class Scheduler:
 
     def _decode_done(self) -> None:
         self.forward_ct += 1
-        now = time.perf_counter()
+        now = self.now()
         speculative = self.cfg.algorithm is not None
         tokens = 0
         forced = self.cfg.forced
