@@ -29,6 +29,7 @@ from repro.schema.recipe import Recipe
 
 ENV_RECIPES_DIR = "REPRO_RECIPES_DIR"
 RECIPE_SUFFIXES = (".yaml", ".yml")
+YAML_LOCK_SUFFIXES = (".lock.yaml", ".lock.yml")  # a lock written as YAML, not a recipe
 NOT_INHERITED = frozenset({"name", "description", "extends"})
 MAX_EXTENDS_DEPTH = 32
 
@@ -162,12 +163,30 @@ def _validate(data: dict[str, Any], docs: list[Document], prefix: tuple[str, ...
         raise RecipeError(f"{display_path(docs[0].path)}: nested too deeply") from None
 
 
+def _check_own_name(doc: Document, recipes_dir: Path) -> None:
+    """Refuse a `name:` that is another recipe file's name: the two would share a lock,
+    run folders and results, the last one locked silently replacing the other's."""
+    name = doc.data.get("name")
+    if not isinstance(name, str) or name == doc.path.stem:
+        return
+    for folder in dict.fromkeys([doc.path.parent, recipes_dir]):
+        for suffix in RECIPE_SUFFIXES:
+            other = folder / f"{name}{suffix}"
+            if other.is_file() and not other.samefile(doc.path):
+                raise RecipeError(
+                    f"{display_path(doc.path)}: name: '{name}' is the name of "
+                    f"{display_path(other)}",
+                    hint="a recipe's name is its own: remove `name:` (it defaults to the "
+                    "file name) or choose one no other recipe has",
+                )
+
+
 def is_lock_document(doc: Document) -> bool:
     """JSON files, `*.lock.yaml` files and documents with a `lock_version` are locks."""
     name = doc.path.name
     return (
         doc.path.suffix == ".json"
-        or name.endswith((".lock.yaml", ".lock.yml"))
+        or name.endswith(YAML_LOCK_SUFFIXES)
         or "lock_version" in doc.data
     )
 
@@ -209,6 +228,7 @@ def load_recipe_document(
         recipe._recipes_dir = root
         return recipe, first.data
     data, docs = _load_chain(path, root, [], first)
+    _check_own_name(first, root)
     data.setdefault("name", path.stem)
     recipe = _validate(data, docs, ())
     recipe._source_path = path
