@@ -19,6 +19,7 @@ from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
+from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
 from repro.schema.record import ClientLimits
@@ -202,13 +203,13 @@ def accept(
         provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
-        opts.progress = lambda line: status.update(escape(line))
+        opts.progress = lambda line: status.update(escape(clean(line)))
         results = run_accept(targets, opts)
     for r in results:
         _console.print(accept_table(r))
         for s in r.sets:
             for reason in s.reasons:
-                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(reason)}")
+                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(clean(reason))}")
         check = r.results.lossless
         if check is not None:
             for level in check.levels:

@@ -18,6 +18,7 @@ from repro.live import sweep_bars
 from repro.lock import load_locked
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
+from repro.safetext import clean
 from repro.schema.level import Level
 from repro.tables import fit
 from repro.urls import server_urls
@@ -56,7 +57,7 @@ def bench_number(value: Any, digits: int = 1) -> str:
 def _verdict(level: Level) -> Text:
     if level.valid:
         return Text("yes", style="green")
-    return Text("NO: " + "; ".join(level.reasons), style="bold red")
+    return Text("NO: " + clean("; ".join(level.reasons)), style="bold red")
 
 
 def summary_table(levels: list[Level]) -> Table:

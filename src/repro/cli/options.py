@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from repro.safetext import clean_lines
+
 
 class FiniteFloat(click.FloatRange):
     """A float in a range, refusing NaN and infinities."""
@@ -54,5 +56,5 @@ def given_options(ctx: click.Context, *names: str) -> list[str]:
 
 
 def warn(line: str) -> None:
-    """A note on stderr, printed as it is (no markup)."""
-    click.echo(line, err=True)
+    """A note on stderr, printed without markup (cleaned: it may quote a server)."""
+    click.echo(clean_lines(line), err=True)

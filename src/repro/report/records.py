@@ -17,8 +17,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from repro import runfolder
 from repro.report.labels import shortened, unique_labels
-from repro.runfolder import RunRecordError, read_json, read_text, validated
+from repro.runfolder import RunRecordError, read_text, validated
+from repro.safetext import clean_strings
 from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
 from repro.schema.level import RequestRow, Summary
@@ -277,6 +279,12 @@ def record_folder(path: str | Path) -> Path:
             if (folder / part / "run.json").is_file():
                 return folder / part
     return folder
+
+
+def read_json(path: Path, *, required: bool = True) -> Any:
+    """A record file's JSON with its strings cleaned (`repro.safetext`): what a report shows
+    of a server's or an editor's text never carries escape sequences or megabytes."""
+    return clean_strings(runfolder.read_json(path, required=required))
 
 
 def load_run(path: str | Path) -> LoadedRun:
