@@ -13,7 +13,7 @@ import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from email.message import Message
+from http.client import HTTPMessage
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -40,7 +40,7 @@ def _local(host: str | None) -> bool:
     if not host:
         return True
     try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
     except OSError:
         return False  # unresolvable: the request itself fails, with its own error
     for address in addresses:
@@ -61,7 +61,7 @@ class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
         fp: IO[bytes],
         code: int,
         msg: str,
-        headers: Message,
+        headers: HTTPMessage,
         newurl: str,
     ) -> urllib.request.Request | None:
         old, new = urlsplit(req.full_url), urlsplit(newurl)
