@@ -14,7 +14,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from repro.errors import ReproError
 
@@ -41,26 +41,44 @@ def _too_large(shown: str, max_bytes: int) -> UnreadableFile:
     )
 
 
-def read_bytes(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
-    """The bytes of the regular file `path`, at most `max_bytes`; a FIFO, device or socket
-    is refused before any read (opening it non-blocking never waits for a writer)."""
-    shown = where or str(path)
+def _open_regular(path: Path, shown: str, max_bytes: int | None) -> BinaryIO:
+    """`path` opened for reading, refused unless a regular file of at most `max_bytes`: a
+    FIFO, device or socket is refused before any read (opened non-blocking, it never waits
+    for a writer), and the size is known before the first byte is read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
         raise
     except OSError as err:
         raise UnreadableFile(f"{shown}: cannot read: {err.strerror or err}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO, device or socket"
-            raise UnreadableFile(
-                f"{shown}: {kind}, not a regular file",
-                hint="remove it; repro reads only plain files here",
-            )
-        if info.st_size > max_bytes:
-            raise _too_large(shown, max_bytes)
+    handle = os.fdopen(fd, "rb")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        handle.close()
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO, device or socket"
+        raise UnreadableFile(
+            f"{shown}: {kind}, not a regular file",
+            hint="remove it; repro reads only plain files here",
+        )
+    if max_bytes is not None and info.st_size > max_bytes:
+        handle.close()
+        raise _too_large(shown, max_bytes)
+    return handle
+
+
+def regular_file(path: Path, where: str | None = None) -> None:
+    """Refuse `path` unless it is a regular file, for a reader that opens it itself."""
+    shown = where or str(path)
+    try:
+        _open_regular(path, shown, None).close()
+    except FileNotFoundError:
+        raise UnreadableFile(f"{shown}: no such file") from None
+
+
+def read_bytes(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of the regular file `path`, at most `max_bytes` (see `_open_regular`)."""
+    shown = where or str(path)
+    with _open_regular(path, shown, max_bytes) as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while being read
         raise _too_large(shown, max_bytes)
