@@ -14,7 +14,14 @@ from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_fail
 from repro.bench.prompts.benchsets import BENCH_SETS
 from repro.bench.target import BenchTarget
 from repro.cli.bench import recipe_target
-from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
+from repro.cli.options import (
+    FiniteFloat,
+    field_range,
+    given_options,
+    json_option,
+    refuse_with,
+    warn,
+)
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
@@ -22,6 +29,7 @@ from repro.runfolder import strict_json
 from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
+from repro.schema.recipe import MAX_CONCURRENCY, Accept
 from repro.schema.record import ClientLimits
 from repro.urls import server_urls
 
@@ -110,10 +118,10 @@ def _baseline(ref: str) -> BenchTarget:
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
     "e.g. --prompts gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )
-@click.option("-n", "--num-prompts", type=click.IntRange(min=1), help="Prompts per set.")
+@click.option("-n", "--num-prompts", type=field_range(Accept, "prompts"), help="Prompts per set.")
 @click.option(
     "--max-new-tokens",
-    type=click.IntRange(min=1),
+    type=field_range(Accept, "max_new_tokens"),
     help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
 )
 @click.option(
@@ -128,7 +136,9 @@ def _baseline(ref: str) -> BenchTarget:
     help="Render with the built-in ChatML when the model's chat template is not in the local "
     "Hub cache at the pinned commit (the record marks it).",
 )
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=1, show_default=True
+)
 @click.option(
     "--baseline",
     help="The same model without the drafter (a recipe or URL): speedup, lossless check.",

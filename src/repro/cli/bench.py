@@ -12,7 +12,14 @@ from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
 from repro.bench.target import BenchTarget
-from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
+from repro.cli.options import (
+    FiniteFloat,
+    field_range,
+    given_options,
+    json_option,
+    refuse_with,
+    warn,
+)
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.lock import load_locked
@@ -20,6 +27,7 @@ from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
 from repro.safetext import clean
 from repro.schema.level import Level
+from repro.schema.recipe import MAX_CONCURRENCY, Bench
 from repro.tables import fit
 from repro.urls import server_urls
 
@@ -36,8 +44,11 @@ def _levels(value: str | None) -> list[int] | None:
             f"--concurrency {value!r} is not a comma-separated list of integers",
             hint="e.g. --concurrency 1,2,4,8",
         ) from None
-    if not levels or min(levels) < 1:
-        raise ReproError("--concurrency needs levels >= 1", hint="e.g. --concurrency 1,4,16")
+    if not levels or min(levels) < 1 or max(levels) > MAX_CONCURRENCY:
+        raise ReproError(
+            f"--concurrency {value!r}: each level is between 1 and {MAX_CONCURRENCY}",
+            hint="e.g. --concurrency 1,4,16",
+        )
     return list(dict.fromkeys(levels))
 
 
@@ -129,12 +140,12 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option("--concurrency", "concurrency", help="Comma-separated levels, e.g. 1,2,4,8.")
 @click.option(
     "--input-len",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "input_len"),
     help="Prompt length (tokens) of the random and chat datasets.",
 )
 @click.option(
     "--output-len",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "output_len"),
     help="Output length (tokens) of every request, whatever the dataset.",
 )
 @click.option(
@@ -150,7 +161,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "--prompts-per-level",
     "--prompts",
     "prompts",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "prompts_per_level"),
     help="Measured requests per level (a count, the recipe's bench.prompts_per_level; "
     "`accept --prompts` is per prompt set).",
 )

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 import click
+from pydantic import BaseModel
 
 from repro.safetext import clean_lines
 
@@ -31,6 +32,16 @@ def json_option(what: str) -> Any:
     """`--json`, the same flag on every command: `what` goes to stdout as one JSON document
     (progress and messages stay on stderr), for scripts to read."""
     return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON on stdout.")
+
+
+def field_range(model: type[BaseModel], name: str) -> click.IntRange:
+    """The bounds of the integer field `name` of a recipe section, as an option type: a CLI
+    override (`--output-len`) is refused where the recipe's own field would be, never run
+    and then refused by `--resume`."""
+    rules = model.model_fields[name].metadata
+    low = next((rule.ge for rule in rules if getattr(rule, "ge", None) is not None), None)
+    high = next((rule.le for rule in rules if getattr(rule, "le", None) is not None), None)
+    return click.IntRange(min=low, max=high)
 
 
 FINITE = FiniteFloat()
