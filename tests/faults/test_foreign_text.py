@@ -60,6 +60,9 @@ def test_a_record_with_hostile_text_is_reported_clean(tmp_path: Path) -> None:
     info = json.loads((record / "server_info.json").read_text())
     info["model_path"] = RETITLE_AND_CLEAR + "x" * 100_000
     (record / "server_info.json").write_text(json.dumps(info))
+    machine = json.loads((record / "machine.json").read_text())
+    machine["gpus"][0]["name"] = RETITLE_AND_CLEAR + "H200"
+    (record / "machine.json").write_text(json.dumps(machine))
     summary = json.loads((record / "summary.json").read_text())
     summary["levels"][0].update(valid=False, reasons=[RETITLE_AND_CLEAR + "slow"])
     (record / "summary.json").write_text(json.dumps(summary))
@@ -70,3 +73,6 @@ def test_a_record_with_hostile_text_is_reported_clean(tmp_path: Path) -> None:
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         _shown_clean(result.stdout + result.stderr)
+    listing = repro("runs", "--runs-dir", str(tmp_path), cwd=tmp_path, env=isolated_env(tmp_path))
+    assert listing.returncode == 0 and "bench-chat" in listing.stdout, listing.stderr
+    _shown_clean(listing.stdout + listing.stderr)
