@@ -133,7 +133,7 @@ def inside(path: Path, roots: tuple[Path, ...], what: str = "recipe") -> Path:
     raise RecipeError(
         f"{display_path(path)}: this {what} file leads outside the project",
         hint="repro reads recipes from the project, or a file you name on the command line; "
-        "copy the file into recipes/ instead of linking to it",
+        "copy the file into the project instead of linking to it",
     )
 
 
@@ -250,7 +250,7 @@ def load_recipe_document(
     """The recipe `ref` names and, when `ref` is a lock file, the whole lock document."""
     root = recipes_dir or default_recipes_dir()
     path = resolve_recipe_path(ref, root)
-    named = path if isinstance(ref, str) and _looks_like_path(ref) else None
+    named = path if isinstance(ref, Path) or _looks_like_path(ref) else None
     roots = readable_roots(root, named)
     first = read_mapping(inside(path, roots), "recipe")
     if is_lock_document(first):
