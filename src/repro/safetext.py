@@ -16,8 +16,9 @@ MAX_CHARS = 2000  # one shown value or line; a longer one is cut and says by how
 
 # ESC sequences (CSI `ESC [ ... final`, OSC/DCS/APC/PM/SOS strings up to BEL or ST, and
 # two-byte ones), then any other C0/C1 control character except tab and newline, and the
-# Unicode bidirectional overrides that reorder what a reader sees.
-_ESCAPES = re.compile(
+# Unicode bidirectional overrides that reorder what a reader sees. Patterns, not compiled
+# objects: `re` compiles them on the first `clean`, not on every command's start-up.
+_ESCAPES = (
     r"\x1b\[[0-?]*[ -/]*[@-~]?"
     r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
     r"|[\x9b][0-?]*[ -/]*[@-~]?"
@@ -26,7 +27,7 @@ _ESCAPES = re.compile(
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
 # `scheme://user:password@` or `user:password@host`: the password part is masked.
-_USERINFO = re.compile(r"(?P<head>(?:[A-Za-z][\w+.-]{0,30}://)?[^\s:/@]{1,256}):[^\s/@]{0,256}@")
+_USERINFO = r"(?P<head>(?:[A-Za-z][\w+.-]{0,30}://)?[^\s:/@]{1,256}):[^\s/@]{0,256}@"
 
 
 def clean(text: object, limit: int = MAX_CHARS) -> str:
@@ -34,8 +35,8 @@ def clean(text: object, limit: int = MAX_CHARS) -> str:
     passwords masked, at most `limit` characters (plus a note of how many were cut)."""
     raw = str(text)
     cut = max(0, len(raw) - 2 * limit)  # the rest is never shown: never scanned either
-    shown = _ESCAPES.sub("", raw[: 2 * limit])
-    shown = _USERINFO.sub(r"\g<head>:***@", shown)
+    shown = re.sub(_ESCAPES, "", raw[: 2 * limit])
+    shown = re.sub(_USERINFO, r"\g<head>:***@", shown)
     cut += max(0, len(shown) - limit)
     return f"{shown[:limit]}... ({cut} more characters)" if cut else shown
 
