@@ -50,10 +50,26 @@ def _local(host: str | None) -> bool:
     return False
 
 
+def check_redirect(url: str, target: str) -> None:
+    """Refuse a diff URL's redirect to `target` that lowers https to http, or that leads
+    from a public host to this machine or a private network."""
+    old, new = urlsplit(url), urlsplit(target)
+    if old.scheme == "https" and new.scheme != "https":
+        raise RefusedRedirect(
+            f"the patch {url} redirects to plain {new.scheme}: refused",
+            hint="give the diff's final https URL in the image spec",
+        )
+    if _local(new.hostname) and not _local(old.hostname):
+        raise RefusedRedirect(
+            f"the patch {url} redirects to this machine or a private network "
+            f"({new.hostname}): refused",
+            hint="give the diff's final URL in the image spec",
+        )
+
+
 class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only from https to https, and onto this machine or a private
-    network only from there: a diff pinned into a lock must not come over plain HTTP or from
-    a local service the first server pointed at."""
+    """Follows only the redirects `check_redirect` allows: a diff pinned into a lock must not
+    come over plain HTTP or from a local service the first server pointed at."""
 
     def redirect_request(
         self,
@@ -64,18 +80,7 @@ class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
         headers: HTTPMessage,
         newurl: str,
     ) -> urllib.request.Request | None:
-        old, new = urlsplit(req.full_url), urlsplit(newurl)
-        if old.scheme == "https" and new.scheme != "https":
-            raise RefusedRedirect(
-                f"the patch {req.full_url} redirects to plain {new.scheme}: refused",
-                hint="give the diff's final https URL in the image spec",
-            )
-        if _local(new.hostname) and not _local(old.hostname):
-            raise RefusedRedirect(
-                f"the patch {req.full_url} redirects to this machine or a private network "
-                f"({new.hostname}): refused",
-                hint="give the diff's final URL in the image spec",
-            )
+        check_redirect(req.full_url, newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
