@@ -13,15 +13,9 @@ from rich.table import Table
 from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.prompts.benchsets import BENCH_SETS
 from repro.bench.target import BenchTarget
+from repro.cli import options
 from repro.cli.bench import recipe_target
-from repro.cli.options import (
-    FiniteFloat,
-    field_range,
-    given_options,
-    json_option,
-    refuse_with,
-    warn,
-)
+from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
@@ -118,10 +112,12 @@ def _baseline(ref: str) -> BenchTarget:
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
     "e.g. --prompts gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )
-@click.option("-n", "--num-prompts", type=field_range(Accept, "prompts"), help="Prompts per set.")
+@click.option(
+    "-n", "--num-prompts", type=options.field_range(Accept, "prompts"), help="Prompts per set."
+)
 @click.option(
     "--max-new-tokens",
-    type=field_range(Accept, "max_new_tokens"),
+    type=options.field_range(Accept, "max_new_tokens"),
     help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
 )
 @click.option(
