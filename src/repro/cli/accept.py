@@ -20,9 +20,11 @@ from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
+from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
 from repro.schema.forced import ForcedAcceptance
+from repro.schema.recipe import MAX_CONCURRENCY, Accept
 from repro.schema.record import ClientLimits
 from repro.urls import server_urls
 
@@ -113,10 +115,12 @@ def _baseline(ref: str) -> BenchTarget:
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
     "e.g. --prompts gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )
-@click.option("-n", "--num-prompts", type=click.IntRange(min=1), help="Prompts per set.")
+@click.option(
+    "-n", "--num-prompts", type=options.field_range(Accept, "prompts"), help="Prompts per set."
+)
 @click.option(
     "--max-new-tokens",
-    type=click.IntRange(min=1),
+    type=options.field_range(Accept, "max_new_tokens"),
     help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
 )
 @click.option(
@@ -131,7 +135,9 @@ def _baseline(ref: str) -> BenchTarget:
     help="Render with the built-in ChatML when the model's chat template is not in the local "
     "Hub cache at the pinned commit (the record marks it).",
 )
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=1, show_default=True
+)
 @click.option(
     "--baseline",
     help="The same model without the drafter (a recipe or URL): speedup, lossless check.",
@@ -209,13 +215,13 @@ def accept(
         provenance=local_provenance(),
     )
     with _console.status("measuring acceptance") as status:
-        opts.progress = lambda line: status.update(escape(line))
+        opts.progress = lambda line: status.update(escape(clean(line)))
         results = run_accept(targets, opts)
     for r in results:
         _console.print(accept_table(r))
         for s in r.sets:
             for reason in s.reasons:
-                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(reason)}")
+                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(clean(reason))}")
         check = r.results.lossless
         if check is not None:
             for level in check.levels:

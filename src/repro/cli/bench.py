@@ -14,6 +14,7 @@ from repro.bench import BenchOptions, parse_slos, run_bench
 from repro.bench.target import BenchTarget
 from repro.cli.options import (
     FiniteFloat,
+    field_range,
     forced_acceptance_option,
     given_options,
     json_option,
@@ -25,8 +26,10 @@ from repro.live import sweep_bars
 from repro.lock import load_locked
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
+from repro.safetext import clean
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
+from repro.schema.recipe import MAX_CONCURRENCY, Bench
 from repro.tables import fit
 from repro.urls import server_urls
 
@@ -43,8 +46,11 @@ def _levels(value: str | None) -> list[int] | None:
             f"--concurrency {value!r} is not a comma-separated list of integers",
             hint="e.g. --concurrency 1,2,4,8",
         ) from None
-    if not levels or min(levels) < 1:
-        raise ReproError("--concurrency needs levels >= 1", hint="e.g. --concurrency 1,4,16")
+    if not levels or min(levels) < 1 or max(levels) > MAX_CONCURRENCY:
+        raise ReproError(
+            f"--concurrency {value!r}: each level is between 1 and {MAX_CONCURRENCY}",
+            hint="e.g. --concurrency 1,4,16",
+        )
     return list(dict.fromkeys(levels))
 
 
@@ -64,7 +70,7 @@ def bench_number(value: Any, digits: int = 1) -> str:
 def _verdict(level: Level) -> Text:
     if level.valid:
         return Text("yes", style="green")
-    return Text("NO: " + "; ".join(level.reasons), style="bold red")
+    return Text("NO: " + clean("; ".join(level.reasons)), style="bold red")
 
 
 def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -> Table:
@@ -137,12 +143,12 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option("--concurrency", "concurrency", help="Comma-separated levels, e.g. 1,2,4,8.")
 @click.option(
     "--input-len",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "input_len"),
     help="Prompt length (tokens) of the random and chat datasets.",
 )
 @click.option(
     "--output-len",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "output_len"),
     help="Output length (tokens) of every request, whatever the dataset.",
 )
 @click.option(
@@ -158,7 +164,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "--prompts-per-level",
     "--prompts",
     "prompts",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "prompts_per_level"),
     help="Measured requests per level (a count, the recipe's bench.prompts_per_level; "
     "`accept --prompts` is per prompt set).",
 )

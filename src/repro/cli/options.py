@@ -11,8 +11,9 @@ import math
 from typing import Any
 
 import click
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from repro.safetext import clean_lines
 from repro.schema.forced import LENGTH_ENV, ForcedAcceptance
 
 
@@ -68,6 +69,16 @@ def forced_acceptance_option() -> Any:
     )
 
 
+def field_range(model: type[BaseModel], name: str) -> click.IntRange:
+    """The bounds of the integer field `name` of a recipe section, as an option type: a CLI
+    override (`--output-len`) is refused where the recipe's own field would be, never run
+    and then refused by `--resume`."""
+    rules = model.model_fields[name].metadata
+    low = next((rule.ge for rule in rules if getattr(rule, "ge", None) is not None), None)
+    high = next((rule.le for rule in rules if getattr(rule, "le", None) is not None), None)
+    return click.IntRange(min=low, max=high)
+
+
 FINITE = FiniteFloat()
 PORT = click.IntRange(1, 65535)
 
@@ -91,8 +102,8 @@ def given_options(ctx: click.Context, *names: str) -> list[str]:
 
 
 def warn(line: str) -> None:
-    """A note on stderr, printed as it is (no markup)."""
-    click.echo(line, err=True)
+    """A note on stderr, printed without markup (cleaned: it may quote a server)."""
+    click.echo(clean_lines(line), err=True)
 
 
 def sim_options(command: Any) -> Any:

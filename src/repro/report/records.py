@@ -11,14 +11,17 @@ A missing or corrupt file raises `RunRecordError` naming the file and what was w
 
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from repro import runfolder
 from repro.report.labels import run_title, shortened, unique_labels
-from repro.runfolder import RunRecordError, read_json, read_text, validated
+from repro.runfolder import RunRecordError, read_text, validated
+from repro.safetext import clean_strings
 from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
 from repro.schema.level import RequestRow, Summary
@@ -286,6 +289,12 @@ def record_folder(path: str | Path) -> Path:
     return folder
 
 
+def read_json(path: Path, *, required: bool = True) -> Any:
+    """A record file's JSON with its strings cleaned (`repro.safetext`): what a report shows
+    of a server's or an editor's text never carries escape sequences or megabytes."""
+    return clean_strings(runfolder.read_json(path, required=required))
+
+
 def load_run(path: str | Path) -> LoadedRun:
     """Load and validate one run record folder (or its `run.json`), or a `repro run` folder:
     its bench/ part with the acceptance results of its accept/ part."""
@@ -295,6 +304,7 @@ def load_run(path: str | Path) -> LoadedRun:
     summary = read_json(summary_path)
     if not isinstance(summary, dict) or not isinstance(summary.get("levels"), list):
         raise RunRecordError(f'{summary_path}: expected {{"levels": [...]}}')
+    _check_measurable(summary, summary_path)
     levels = validated(Summary.model_validate, summary, summary_path).levels
     recipe_path = folder / "recipe.json"
     recipe = read_json(recipe_path)
@@ -316,6 +326,34 @@ def load_run(path: str | Path) -> LoadedRun:
     )
     loaded.label = shortened(run_title(loaded))
     return loaded
+
+
+MAX_MEASUREMENT = 1e15  # above any rate, latency, count or energy a run can measure
+
+
+def _check_measurable(data: Any, path: Path) -> None:
+    """Refuse a number no run measures (infinite, or beyond ±MAX_MEASUREMENT, as 1e308
+    written by hand): a plot's axis or a sum would overflow on it."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack += [(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        elif _impossible(value):
+            raise RunRecordError(
+                f"{path}: {where}: {value:g} is not a measurement (expected a finite "
+                f"number within ±{MAX_MEASUREMENT:g})",
+                hint="the file was edited or corrupted; restore it or re-run the level "
+                "with `repro bench --resume`",
+            )
+
+
+def _impossible(value: Any) -> bool:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return not math.isfinite(value) or abs(value) > MAX_MEASUREMENT
 
 
 def _optional(model: type[M], path: Path) -> M | None:
