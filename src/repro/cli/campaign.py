@@ -27,10 +27,10 @@ def campaign() -> None:
     the Pareto frontier and where a drafter stops paying.
 
     \b
-      repro campaign plan campaigns/kimi26-layouts.yaml        check, order, predict
-      repro campaign run campaigns/kimi26-layouts.yaml --sim   run it on the simulator
-      repro campaign run --resume runs/campaigns/<folder>      continue after a stop
-      repro campaign report runs/campaigns/<folder> [...]      the decision (and HTML)
+      repro campaign plan campaigns/kimi26-layouts.yaml     check, predict
+      repro campaign run campaigns/kimi26-layouts.yaml --sim
+      repro campaign run --resume runs/campaigns/FOLDER     after a stop
+      repro campaign report runs/campaigns/FOLDER [...]     the decision
     """
 
 
