@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -54,8 +56,7 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     assert set(decision["table"]) == {"demo.cap-small", "demo.cap-big", "demo.cap-broken"}
     assert decision["table"]["demo.cap-broken"] == {}
     assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
-    assert (folder / "report" / "campaign.html").is_file()
-    assert (folder / "report" / "frontier.png").is_file()
+    _page_fits_1280_px_with_its_plots(folder / "report" / "campaign.html", tmp_path)
     # an ordinary run folder: `repro report` reads a point as any run
     single = repro("report", str(small), cwd=repo_root, env=env)
     assert single.returncode == 0, single.stderr[-2000:]
@@ -103,3 +104,39 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
     assert f"point 1/2: {first['name']}" not in result.stderr
     for name in index:
         assert deployment_containers(name, tmp_path / "state") == []
+
+
+def _page_fits_1280_px_with_its_plots(page: Path, tmp_path: Path) -> None:
+    """The page in headless Chromium at 1280 px: no horizontal scroll, every plot loaded, and
+    its sections there (a screenshot is kept beside the test's files)."""
+    html = page.read_text()
+    for section in ("Output tok/s by concurrency", "Winners under the SLOs", "Pareto frontier"):
+        assert section in html
+    probe = page.with_name("probe.html")
+    probe.write_text(
+        html.replace(
+            "</body>",
+            "<script>window.onload = () => document.body.insertAdjacentHTML('beforeend', "
+            "'<p id=\"probe\">' + document.documentElement.scrollWidth + ' ' + "
+            "[...document.images].filter(i => i.naturalWidth > 0).length + '</p>');</script>"
+            "</body>",
+        )
+    )
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    common = [
+        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1000",
+        "--virtual-time-budget=5000",
+    ]  # fmt: skip
+    shot = tmp_path / "campaign.png"
+    subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
+                   capture_output=True)  # fmt: skip
+    assert shot.stat().st_size > 10_000
+    dom = subprocess.run([*common, "--dump-dom", probe.as_uri()], timeout=90, check=True,
+                         capture_output=True, text=True).stdout  # fmt: skip
+    found = re.search(r'<p id="probe">(\d+) (\d+)</p>', dom)
+    assert found is not None, dom[-500:]
+    width, plots = int(found.group(1)), int(found.group(2))
+    assert width <= 1280
+    assert plots == len(list(page.parent.glob("*.png"))) >= 1

@@ -30,7 +30,12 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
     for p in plan.points:
         if p.same_server_as is not None:
             continue
-        source = f"predicted ({p.profile})" if p.profile else "no prediction"
+        if p.profile:
+            source = f"predicted ({p.profile})"
+        else:
+            source = (
+                f"no prediction: {p.prediction_error}" if p.prediction_error else "not predicted"
+            )
         points.append(
             PointLevels(
                 name=p.name,
@@ -39,7 +44,7 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
                 source=source,
                 drafter=p.drafter,
                 baseline=p.baseline,
-                status="planned" if p.profile else (p.prediction_error or "no profile"),
+                status="planned",
                 levels=p.predicted,
             )
         )
@@ -56,7 +61,10 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
         if p.same_server_as is not None:
             continue
         state = states.get(p.name) or PointState(name=p.name)
-        levels, source = [], "not run"
+        levels, source = (
+            [],
+            state.status if state.reason is None else f"{state.status}: {state.reason}",
+        )
         run_dir = folder.run_dir_of(state)
         if run_dir is not None and (run_dir / "bench").is_dir():
             run = load_run(run_dir)
@@ -70,7 +78,7 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
                 source=source,
                 drafter=p.drafter,
                 baseline=p.baseline,
-                status=state.status if state.reason is None else f"{state.status}: {state.reason}",
+                status=state.status,
                 levels=levels,
             )
         )
@@ -101,7 +109,7 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
     parts: list[RenderableType] = [_TableOrStacked(summary_table(decision, points))]
     for point in points:
-        parts.append(Text(f"  {point.name}: {point.source if point.levels else point.status}"))
+        parts.append(Text(f"  {point.name}: {point.source}"))
     for winner in decision.slo_winners:
         limits = ", ".join(f"{k} <= {v:g}" for k, v in winner.limits.items())
         if winner.point is None:
@@ -228,7 +236,7 @@ img{{max-width:610px}}</style></head><body>
 {"".join(rows)}</table>
 <h2>Winners under the SLOs</h2><ul>{slo_items or "<li>no SLO declared</li>"}</ul>
 <h2>Speculation crossover</h2><ul>{cross_items or "<li>no drafter point</li>"}</ul>
-<h2>Frontier and crossover</h2>{images}
+<h2>Pareto frontier and speculation crossover</h2>{images}
 </body></html>
 """
     return folder.write_report("campaign.html", page)
