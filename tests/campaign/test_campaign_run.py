@@ -57,6 +57,14 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     assert decision["table"]["demo.cap-broken"] == {}
     assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
     _page_fits_1280_px_with_its_plots(folder / "report" / "campaign.html", tmp_path)
+    # a new plan of the same campaign shows what was measured instead of predicting it
+    replanned = repro(
+        "campaign", "plan", str(tmp_path / "demo-caps.yaml"), "--measured", str(folder),
+        cwd=repo_root, env=env,
+    )  # fmt: skip
+    assert replanned.returncode == 0, replanned.stderr[-2000:]
+    assert "demo.cap-small: simulated (demo)" in replanned.stdout
+    assert "demo.cap-broken: predicted (demo)" in replanned.stdout
     # an ordinary run folder: `repro report` reads a point as any run
     single = repro("report", str(small), cwd=repo_root, env=env)
     assert single.returncode == 0, single.stderr[-2000:]

@@ -37,8 +37,13 @@ def campaign() -> None:
 @campaign.command("plan")
 @click.argument("file", type=FILE)
 @click.option("--no-predict", is_flag=True, help="Check and order only; no predicted table.")
+@click.option(
+    "--measured",
+    type=FOLDER,
+    help="A campaign folder of earlier runs: its measured points replace their predictions.",
+)
 @json_option("the plan (points, predictions, estimate)")
-def plan(file: Path, no_predict: bool, as_json: bool) -> None:
+def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> None:
     """Check every point of FILE, order and price them, and predict their results.
 
     Each point is rendered and checked as `repro recipe check` would (one invalid point
@@ -57,6 +62,12 @@ def plan(file: Path, no_predict: bool, as_json: bool) -> None:
         click.echo(result.model_dump_json(indent=2))
         return
     points = predicted_points(result)
+    if measured is not None:
+        from repro.campaign.folder import CampaignFolder
+        from repro.campaign.report import measured_points
+
+        done = {p.name: p for p in measured_points(CampaignFolder.open(measured)) if p.levels}
+        points = [done.get(p.name, p) for p in points]
     for point in result.points:
         note = f" = {point.same_server_as} (same server)" if point.same_server_as else ""
         base = f", baseline {point.baseline}" if point.baseline else ""
