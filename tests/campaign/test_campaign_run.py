@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.browser import chromium
 from tests.support.cli import REPRO, isolated_env, repro
 from tests.support.deployments import deployment_containers
 
@@ -130,13 +130,7 @@ def _page_fits_1280_px_with_its_plots(page: Path, tmp_path: Path) -> None:
             "</body>",
         )
     )
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    common = [
-        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1000",
-        "--virtual-time-budget=5000",
-    ]  # fmt: skip
+    common = [*chromium(tmp_path / "profile"), "--virtual-time-budget=5000"]
     shot = tmp_path / "campaign.png"
     subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
                    capture_output=True)  # fmt: skip
