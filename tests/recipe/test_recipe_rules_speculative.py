@@ -129,19 +129,28 @@ def test_draft_attention_backend_outside_dflash_choices_falls_back(project: Proj
 
 
 DP_ATTENTION = "parallelism: {dp: 2, dp_attention: true}\n"
+RELEASE = "image: sglang-0.5.23-cu13\n"
 
 
-def test_dflash_with_dp_attention_follows_0_5_23(project: Project) -> None:
-    bare = load(project, DFLASH, DP_ATTENTION)
+def test_dflash_with_dp_attention_follows_the_images_era(project: Project) -> None:
+    nightly = load(project, DFLASH, DP_ATTENTION)
+    [f] = by_rule(check_recipe(resolved(nightly)), "dflash")
+    assert f.severity == "error" and "does not combine with DP attention in SGLang 0.5.17" in (
+        f.message
+    )
+    assert "stand-in for image 'sglang-nightly-cu13'" in f.message
+    bare = load(project, DFLASH, DP_ATTENTION, RELEASE)
     [f] = by_rule(check_recipe(resolved(bare)), "dflash")
     assert f.severity == "error" and "--enable-dp-lm-head" in f.message
-    assert "stand-in for image 'sglang-nightly-cu13'" in f.message
-    ok = load(project, DFLASH, DP_ATTENTION, "server: {extra_args: [--enable-dp-lm-head]}\n")
+    ok = load(
+        project, DFLASH, DP_ATTENTION, RELEASE, "server: {extra_args: [--enable-dp-lm-head]}\n"
+    )
     assert by_rule(check_recipe(resolved(ok)), "dflash") == []
     cp = load(
         project,
         DFLASH,
         DP_ATTENTION,
+        RELEASE,
         "server: {extra_args: [--enable-dp-lm-head, --attn-cp-size, '2']}\n",
     )
     [f] = by_rule(check_recipe(resolved(cp)), "dflash")
@@ -150,6 +159,7 @@ def test_dflash_with_dp_attention_follows_0_5_23(project: Project) -> None:
         project,
         DFLASH,
         DP_ATTENTION,
+        RELEASE,
         "server: {extra_args: [--enable-dp-lm-head]}\n"
         "env: {SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION: '1'}\n",
     )
@@ -209,7 +219,7 @@ def test_qwen_recipes_carry_the_drafter_card(project: Project, name: str) -> Non
 
     assert "--trust-remote-code" in argv
     assert value("--mem-fraction-static") == "0.75"
-    assert value("--mamba-scheduler-strategy") == "extra_buffer"
+    assert value("--mamba-radix-cache-strategy") == "extra_buffer"
     assert value("--speculative-num-draft-tokens") == "16"
     assert value("--max-running-requests") == "32"
     assert render_env(recipe)["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"] == "1"

@@ -1,4 +1,5 @@
-"""`repro image build|push|pull|verify|export|arch-check|tiny-model`: pinned SGLang images."""
+"""`repro image build|push|pull|verify|export|arch-check|tiny-model|catalog`: pinned SGLang
+images and the option catalogs of SGLang releases."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from repro.image import locked_image
 from repro.image.build import build_image
 from repro.image.buildplan import plan_for_spec
 from repro.image.registry import export_archive, export_enroot
+from repro.image.release_catalog import extract_release_catalog
 from repro.lock import load_locked
+from repro.realengine.engine import DEFAULT_VENV
 from repro.recipe.images import list_image_specs, load_image_spec
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
@@ -203,3 +206,37 @@ def arch_check(ref: str, caps: tuple[str, ...]) -> None:
     click.echo(
         f"ok: {', '.join(caps) or 'no GPUs'} covered by {', '.join(carried) or '-'} ({source})"
     )
+
+
+@image.command("catalog")
+@click.argument("version")
+@click.option(
+    "--into",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder to write sglang-VERSION.json to (the shipped ones: src/repro/catalogs).",
+)
+@click.option(
+    "--python",
+    "sglang_python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="REPRO_SGLANG_PYTHON",
+    default=DEFAULT_VENV / "bin" / "python",
+    show_default=True,
+    help="The CPU engine's Python (scripts/ensure-sglang) that imports SGLang's parser.",
+)
+def catalog(version: str, into: Path, sglang_python: Path) -> None:
+    """Extract the option catalog of SGLang release VERSION from its wheel, on the CPU.
+
+    Downloads the wheel (pip download --no-deps sglang==VERSION), reads every option of
+    ServerArgs.add_cli_args (spellings, aliases, types, choices, defaults, the flag that
+    replaces a deprecated one), the speculative algorithms and the day the release was
+    built, and writes sglang-VERSION.json: what `repro recipe check` reads before a lock
+    and what picks the stand-in of a nightly (the newest release built before it).
+
+    \b
+      repro image catalog 0.5.18 --into src/repro/catalogs
+    """
+    target = extract_release_catalog(version, sglang_python, into, _say)
+    click.echo(str(target))

@@ -15,9 +15,10 @@ Which SGLang an image holds, and which catalog checks recipes before it exists:
   nightly is `0.0.0.devN+g<sha>`, a commit no release names);
 - `sglang_version` is the (public) version of the image's SGLang; its shipped catalog checks
   recipes before `repro lock`, unless
-- `stand_in_catalog` names another shipped catalog that stands in for the image's own (repro
-  ships catalogs of releases only), adjusted by the options of the image's era that the
-  stand-in lacks or has in excess, declared as a patch set declares what it adds.
+- `stand_in_catalog` makes a shipped release catalog stand in for the image's own (repro ships
+  catalogs of releases only): the newest release built on or before `base.sglang_commit_date`
+  (the version it names must be that one), adjusted by what the image's era has that no
+  release holds (`adds`) or lacks (`lacks`), declared as a patch set declares what it adds.
 Once an image is built, the catalog extracted from it (kept in the lock) is the truth.
 
 Loading lives in `repro.recipe.images`; building, pushing and verifying in `repro.image`.
@@ -26,6 +27,7 @@ Loading lives in `repro.recipe.images`; building, pushing and verifying in `repr
 from __future__ import annotations
 
 import re
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +36,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from repro.schema.base import (
     ALGORITHM_PATTERN,
     COMMIT_PATTERN,
+    DATE_PATTERN,
     DIGEST_PATTERN,
     ENV_NAME_PATTERN,
     HTTPS_URL_PATTERN,
@@ -84,6 +87,17 @@ class BaseImage(StrictModel):
         description="What the base's `sglang.__version__` reports, e.g. 0.0.0.dev1+gd91c3682b "
         "for a nightly.",
     )
+    sglang_commit_date: str | None = Field(
+        None,
+        pattern=DATE_PATTERN,
+        description="The day of the SGLang commit a nightly holds (its tag says it, e.g. "
+        "nightly-dev-cu13-20260817-...): picks the release catalog that stands in for it.",
+    )
+
+    @field_validator("sglang_commit_date", mode="before")
+    @classmethod
+    def _date_text(cls, value: Any) -> Any:
+        return value.isoformat() if isinstance(value, date) else value
 
     @model_validator(mode="after")
     def _pinned(self) -> BaseImage:
@@ -245,17 +259,19 @@ class PatchSet(StrictModel):
 
 
 class StandInCatalog(StrictModel):
-    """A shipped catalog standing in for the image's own until `repro lock` extracts it."""
+    """A shipped release catalog standing in for the image's own until `repro lock` extracts
+    it: the newest release built on or before the base's SGLang commit date."""
 
-    version: str = Field(
+    version: str | None = Field(
+        None,
         pattern=VERSION_PATTERN,
-        description="SGLang version of the shipped catalog (repro/catalogs/sglang-<version>.json).",
+        description="The release whose shipped catalog stands in (repro/catalogs/"
+        "sglang-<version>.json); when given, it must be the one base.sglang_commit_date picks.",
     )
     adds: list[ProvidedOption] = Field(
         default_factory=list,
-        description="Options of the image's era that the stand-in lacks (e.g. a nightly's "
-        "--mamba-scheduler-strategy), so that recipes using them validate before the image "
-        "exists.",
+        description="Options of the image's era that no release holds, so that recipes using "
+        "them validate before the image exists.",
     )
     lacks: list[str] = Field(
         default_factory=list,
@@ -359,6 +375,15 @@ class ImageSpec(StrictModel):
         return self
 
     @model_validator(mode="after")
+    def _dated_stand_in(self) -> ImageSpec:
+        if self.stand_in_catalog is not None and self.base.sglang_commit_date is None:
+            raise ValueError(
+                "@base.sglang_commit_date: a stand-in catalog is chosen by the day of the "
+                "base's SGLang commit; state it (YYYY-MM-DD)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _same_sglang_as_base(self) -> ImageSpec:
         reported = self.base.sglang_version
         public = reported.split("+")[0] if reported else None
@@ -372,11 +397,6 @@ class ImageSpec(StrictModel):
     @property
     def source_path(self) -> Path | None:
         return self._source_path
-
-    @property
-    def catalog_version(self) -> str:
-        """The version of the shipped catalog that checks recipes before the image exists."""
-        return self.stand_in_catalog.version if self.stand_in_catalog else self.sglang_version
 
     @property
     def provides(self) -> Provides:

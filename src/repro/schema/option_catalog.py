@@ -157,6 +157,7 @@ class Catalog:
     speculative_algorithms: list[str]
     source: str = ""
     env: list[str] = field(default_factory=list)
+    released: str | None = None  # YYYY-MM-DD a release was built; None for an image's own
     _by_name: dict[str, CatalogOption] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -217,17 +218,21 @@ class Catalog:
             speculative_algorithms=algos,
             source=self.source,
             env=envs,
+            released=self.released,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The catalog in its JSON form (what a lock stores)."""
-        return {
+        out: dict[str, Any] = {
             "sglang_version": self.sglang_version,
             "source": self.source,
             "flags": [opt.to_dict() for opt in self.options],
             "builtin_speculative_algorithms": list(self.speculative_algorithms),
             "env": list(self.env),
         }
+        if self.released is not None:
+            out["released"] = self.released
+        return out
 
     @classmethod
     def __get_pydantic_core_schema__(cls, _source: Any, _handler: Any) -> CoreSchema:
@@ -263,6 +268,7 @@ class Catalog:
                 speculative_algorithms=algos,
                 source=str(data.get("source") or origin),
                 env=[str(e) for e in data.get("env") or []],
+                released=str(data["released"]) if data.get("released") else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise RecipeError(
