@@ -98,10 +98,10 @@ def test_not_a_catalog() -> None:
 # --- image specs ----------------------------------------------------------------------------
 def test_shipped_image_specs_load(project: Project) -> None:
     assert list_image_specs(project.images) == [
+        "sglang-0.5.15-cu13-ddtree",
         "sglang-0.5.23-cpu",
         "sglang-0.5.23-cu13",
         "sglang-nightly-cu13",
-        "sglang-nightly-cu13-ddtree",
         "sim",
     ]
     nightly = load_image_spec("sglang-nightly-cu13", project.images)
@@ -132,7 +132,7 @@ def test_shipped_image_specs_load(project: Project) -> None:
 
 
 def test_ddtree_spec_provides_the_algorithm_and_option(project: Project) -> None:
-    spec = load_image_spec("sglang-nightly-cu13-ddtree", project.images)
+    spec = load_image_spec("sglang-0.5.15-cu13-ddtree", project.images)
     assert spec.patch_set is not None and spec.patch_set.local == []
     [diff] = spec.patch_set.remote
     assert diff.pull_request == 29907 and diff.head_commit and diff.head_commit in diff.url
@@ -210,7 +210,7 @@ def test_numbers_in_yaml_become_versions(project: Project) -> None:
 
 
 def test_remote_diff_must_name_its_head_commit(project: Project) -> None:
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     project.write(
         "moving.yaml", text.replace("main...93e9850e", "main...pull-head-"), folder="images"
     )
@@ -227,7 +227,7 @@ def test_remote_diff_must_name_its_head_commit(project: Project) -> None:
     ],
 )
 def test_remote_diff_url_is_one_https_url(project: Project, url: str, expected: str) -> None:
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     start = text.index("url: ") + len("url: ")
     end = text.index("\n", start)
     project.write("badurl.yaml", text[:start] + repr(url) + text[end:], folder="images")
@@ -236,7 +236,7 @@ def test_remote_diff_url_is_one_https_url(project: Project, url: str, expected: 
 
 
 def test_local_patch_files_must_exist(project: Project) -> None:
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     project.write(
         "local.yaml", text.replace("  local: []", "  local: [0001-fix.patch]"), folder="images"
     )
@@ -252,7 +252,7 @@ def test_local_patch_files_must_exist(project: Project) -> None:
 
 
 def test_provided_option_clashing_with_sglang(project: Project) -> None:
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     project.write(
         "clash.yaml",
         text.replace("--speculative-ddtree-budget", "--speculative-num-steps"),

@@ -21,6 +21,7 @@ from repro.recipe.rulebase import (
     sglang_release,
     warn,
 )
+from repro.schema.image import OptionConstraint
 
 DDTREE_PR = "sgl-project/sglang#29907"
 
@@ -300,30 +301,74 @@ def _agrees(given: str | bool, wanted: int | float | str | bool) -> bool:
     return given == wanted
 
 
+def _full_tree(ctx: Context) -> bool | None:
+    """DDTREE's full-tree mode: a budget above block_size - 1 (DDTREE_PR, `_handle_ddtree`);
+    None when the budget or the block size is not known before a lock."""
+    spec, block = ctx.recipe.speculative, _draft_tokens(ctx)
+    if spec is None or spec.ddtree_budget is None or block is None:
+        return None
+    return spec.ddtree_budget > block - 1
+
+
+def _constraint_issue(ctx: Context, algo: str, rule: OptionConstraint) -> Issue | None:
+    """What one declared constraint says of the recipe, if anything."""
+    opt = ctx.catalog.find(rule.option) if ctx.catalog else None
+    given = ctx.options.get(opt.dest) if opt else None
+    if given is None and rule.fallback and ctx.catalog:
+        fallback = ctx.catalog.find(rule.fallback)
+        given = ctx.options.get(fallback.dest) if fallback else None
+    mode = f"{algo} full-tree mode" if rule.when == "full_tree" else algo
+    wanted = str(rule.value).lower() if isinstance(rule.value, bool) else rule.value
+    if given is None:
+        if not rule.explicit:
+            return None
+        spelling = rule.fallback or rule.option
+        return err(
+            ("server", "extra_args"),
+            f"{mode} requires {rule.option} {wanted}, and checks the value before SGLang "
+            f"applies its default: set {spelling} {wanted} in server.extra_args "
+            f"({rule.source})",
+            "patch-constraint",
+        )
+    if rule.effect == "refuses":
+        return err(given.loc, f"{mode} rejects {rule.option} ({rule.source})", "patch-constraint")
+    assert rule.value is not None
+    if rule.effect == "minimum":
+        number = _number(given.value)
+        if number is not None and number < float(rule.value):
+            message = f"{mode} requires {rule.option} >= {wanted}, got {given.value}"
+            return err(given.loc, f"{message} ({rule.source})", "patch-constraint")
+        return None
+    if _agrees(given.value, rule.value):
+        return None
+    if rule.effect == "requires":
+        message = f"{mode} requires {rule.option} {wanted}, got {given.value}"
+        return err(given.loc, f"{message} ({rule.source})", "patch-constraint")
+    message = f"{mode} forces {rule.option} {wanted}; {given.value} is overridden"
+    return warn(given.loc, f"{message} ({rule.source})", "patch-constraint")
+
+
+def _number(value: str | bool) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def rule_patch_constraints(ctx: Context) -> list[Issue]:
     """What a patch set's algorithm requires, refuses or forces of other options, as its
     image spec declares (`patch_set.provides.constraints`, e.g. DDTREE's page size 1)."""
     algo = algorithm(ctx)
     if algo is None or ctx.image is None:
         return []
+    full_tree = _full_tree(ctx)
     out = []
     for rule in ctx.image.provides.constraints:
-        opt = ctx.catalog.find(rule.option) if ctx.catalog else None
-        given = ctx.options.get(opt.dest) if opt else None
-        if rule.algorithm != algo or given is None:
+        if rule.algorithm != algo or (rule.when == "full_tree" and not full_tree):
             continue
-        if rule.effect == "refuses":
-            out.append(
-                err(given.loc, f"{algo} rejects {rule.option} ({rule.source})", "patch-constraint")
-            )
-        elif rule.value is not None and not _agrees(given.value, rule.value):
-            wanted = str(rule.value).lower() if isinstance(rule.value, bool) else rule.value
-            if rule.effect == "requires":
-                message = f"{algo} requires {rule.option} {wanted}, got {given.value}"
-                out.append(err(given.loc, f"{message} ({rule.source})", "patch-constraint"))
-            else:
-                message = f"{algo} forces {rule.option} {wanted}; {given.value} is overridden"
-                out.append(warn(given.loc, f"{message} ({rule.source})", "patch-constraint"))
+        issue = _constraint_issue(ctx, algo, rule)
+        if issue is not None:
+            out.append(issue)
     return out
 
 

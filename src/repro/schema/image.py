@@ -180,16 +180,37 @@ class ProvidedOption(StrictModel):
 class OptionConstraint(StrictModel):
     """What a patched algorithm's server-args validation does to another option.
 
-    `requires`: SGLang raises unless the option is unset or `value`; `refuses`: SGLang raises
-    when the option is set; `forces`: SGLang overrides the option to `value` (a recipe setting
-    another value is overridden). `repro recipe check` reads these (rules_speculative).
+    `requires`: SGLang raises unless the option is `value` (unset is accepted unless
+    `explicit`); `refuses`: SGLang raises when the option is set; `forces`: SGLang overrides
+    the option to `value` (a recipe setting another value is overridden); `minimum`: SGLang
+    raises for a value below `value`. `when: full_tree` limits it to DDTREE's full-tree mode
+    (a budget above the drafter's block size - 1). `repro recipe check` reads these
+    (rules_speculative).
     """
 
     algorithm: str = Field(pattern=ALGORITHM_PATTERN, description="The algorithm, e.g. DDTREE.")
     option: str = Field(pattern=OPTION_PATTERN, description="The option, e.g. --page-size.")
-    effect: Literal["requires", "refuses", "forces"] = Field(description="What SGLang does.")
+    effect: Literal["requires", "refuses", "forces", "minimum"] = Field(
+        description="What SGLang does."
+    )
     value: int | float | str | bool | None = Field(
-        None, description="The required or forced value (true for a flag)."
+        None, description="The required, forced or smallest value (true for a flag)."
+    )
+    when: Literal["full_tree"] | None = Field(
+        None,
+        description="full_tree: only when the DDTREE budget exceeds the drafter's block "
+        "size - 1 (a tree, not a chain).",
+    )
+    fallback: str | None = Field(
+        None,
+        pattern=OPTION_PATTERN,
+        description="The option that sets this one when it is unset (e.g. --attention-backend "
+        "for --prefill-attention-backend).",
+    )
+    explicit: bool = Field(
+        False,
+        description="The check reads the raw value before SGLang applies its default (e.g. "
+        "page_size is None until then): the recipe must set it.",
     )
     source: str = Field(
         max_length=500,
@@ -200,7 +221,9 @@ class OptionConstraint(StrictModel):
     @model_validator(mode="after")
     def _value_given(self) -> OptionConstraint:
         if (self.effect == "refuses") != (self.value is None):
-            raise ValueError("@value: requires and forces name a value; refuses names none")
+            raise ValueError("@value: requires, forces and minimum name a value; refuses none")
+        if self.explicit and self.effect != "requires":
+            raise ValueError("@explicit: only a required value must be set explicitly")
         return self
 
 
@@ -216,6 +239,11 @@ class Provides(StrictModel):
         default_factory=list,
         description="What its algorithms' validation requires, refuses or forces of other "
         "options; `repro recipe check` enforces them.",
+    )
+    rejects_requests: list[Literal["grammar", "logprobs"]] = Field(
+        default_factory=list,
+        description="Request features its algorithms reject at run time (a request with a "
+        "grammar constraint or asking for logprobs fails).",
     )
 
     @field_validator("speculative_algorithms")
