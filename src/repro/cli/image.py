@@ -105,6 +105,9 @@ def build(ref: str, as_json: bool, relock_image: bool, rebuild: bool) -> None:
     click.echo(f"image id     {built.image_id}")
     click.echo(f"fingerprint  {built.fingerprint}")
     click.echo(f"sglang       {manifest.get('sglang_version')} ({kind})")
+    for name, version in built.locked_image().components.items():
+        if name != "sglang":
+            click.echo(f"{name:<13}{version or '-'}")
     click.echo(f"patches      {len(manifest.get('patches') or [])}")
 
 

@@ -122,6 +122,17 @@ class PatchPin(BaseModel):
     sha256: str = Field(pattern=SHA256_PATTERN, description="sha256 of the patch bytes.")
 
 
+# Label -> manifest key of the versions a lock and its drift show (sglang-kernel is the
+# distribution of the `sgl_kernel` package since SGLang 0.5.17).
+IMAGE_COMPONENTS = {
+    "sglang": "sglang_version",
+    "sglang-kernel": "sgl_kernel",
+    "flashinfer": "flashinfer",
+    "torch": "torch",
+    "cuda": "cuda",
+}
+
+
 class LockedImage(BaseModel):
     """The lock's `image` section: the contract between the machine that built the image and
     the clusters that pull it.
@@ -165,6 +176,13 @@ class LockedImage(BaseModel):
     def run_reference(self) -> str:
         """What to run: the pinned digest when pushed, else the local tag."""
         return self.pinned or self.reference
+
+    @property
+    def components(self) -> dict[str, str | None]:
+        """The versions of what runs the model, from the manifest (write-manifest.py):
+        a kernel change between two images shows here even when SGLang's version does not."""
+        manifest = self.manifest or {}
+        return {name: manifest.get(key) for name, key in IMAGE_COMPONENTS.items()}
 
     def pushed(self, digest: str, pinned: str) -> LockedImage:
         """This image as recorded after a push to a registry."""
