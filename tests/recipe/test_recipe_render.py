@@ -281,7 +281,8 @@ def test_shell_render_of_the_dflash_baseline(project: Project) -> None:
     recipe = load_recipe("kimi26-ep4-dflash")
     text = render_shell(recipe, catalog_for_recipe(recipe))
     assert text.startswith(
-        "python3 -m sglang.launch_server \\\n  --model-path moonshotai/Kimi-K2.6 \\\n"
+        "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1 python3 -m sglang.launch_server \\\n"
+        "  --model-path moonshotai/Kimi-K2.6 \\\n"
     )
     assert "  --speculative-draft-model-path z-lab/Kimi-K2.6-DFlash" in text
 

@@ -100,6 +100,7 @@ def catalog_of_wheel(wheel: Path, python: Path) -> dict[str, Any]:
         "source": f"sglang {version} wheel ({wheel.name}), ServerArgs.add_cli_args",
         "flags": data["flags"],
         "builtin_speculative_algorithms": data["builtin_speculative_algorithms"],
+        "env": data.get("env") or [],
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from importlib import metadata
@@ -90,6 +91,24 @@ def speculative_algorithms() -> list[str]:
     return [member.name for member in enum] if enum is not None else []
 
 
+def declared_env() -> list[str]:
+    """The SGLANG_* environment variables SGLang reads: those sglang/srt/environ.py declares
+    (class Envs) and every quoted SGLANG_* name in its source (raw os.getenv calls)."""
+    import sglang
+
+    names: set[str] = set()
+    try:
+        from sglang.srt import environ
+
+        names.update(name for name in vars(type(environ.envs)) if name.isupper() and name[0] != "_")
+    except (ImportError, AttributeError):
+        pass
+    quoted = re.compile(r"[\"'](SGLANG_[A-Z0-9_]+)[\"']")
+    for source in Path(sglang.__file__).parent.rglob("*.py"):
+        names.update(quoted.findall(source.read_text(encoding="utf-8", errors="replace")))
+    return sorted(names)
+
+
 def torch_facts() -> dict[str, object]:
     try:
         import torch
@@ -142,6 +161,7 @@ def write_catalog_only(output: Path) -> None:
         "sglang_version": getattr(sglang, "__version__", None) or package_version("sglang"),
         "flags": option_catalog(),
         "builtin_speculative_algorithms": speculative_algorithms(),
+        "env": declared_env(),
     }
     output.write_text(json.dumps(catalog, indent=1) + "\n")
 
@@ -178,6 +198,7 @@ def main() -> None:
         "compiled_archs": facts["compiled_archs"],
         "patches": patches(args.patches),
         "speculative_algorithms": speculative_algorithms(),
+        "environment": declared_env(),
         "catalog": option_catalog(),
     }
     wheels = installed_wheels()
