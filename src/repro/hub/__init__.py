@@ -4,6 +4,8 @@ Public API:
 
     resolve_repo(repo, revision, endpoint=None) -> RepoPin     # commit SHA + selected files
     drafter_block_size(pin, endpoint=None) -> int | None       # config.json's block_size
+    drafter_config(pin, endpoint=None) -> dict | None         # config.json at the commit
+    block_size_in(config, label), architectures_in(config)     # what the lock reads of it
     fetch_pins(pins, cache_dir=None, margin=SpaceMargin(), verify_all=False, ...) -> FetchReport
     verify_pin(cache, pin, hash_paths=None, streamed=None) -> Verified(problems, hashed, ...)
     select_files(paths) -> list[str]                          # SELECT_PATTERNS, one list
@@ -17,7 +19,13 @@ from repro.hub.cache import SpaceMargin, cache_root, check_space
 from repro.hub.errors import GatedRepoAccess, HubError, InsufficientSpace, VerificationFailed
 from repro.hub.fetch import fetch_pins, is_offline
 from repro.hub.models import FetchReport, RepoFetch
-from repro.hub.resolve import drafter_block_size, resolve_repo
+from repro.hub.resolve import (
+    architectures_in,
+    block_size_in,
+    drafter_block_size,
+    drafter_config,
+    resolve_repo,
+)
 from repro.hub.select import SELECT_PATTERNS, select_files
 from repro.hub.verify import verify_pin
 
@@ -30,9 +38,12 @@ __all__ = [
     "RepoFetch",
     "SpaceMargin",
     "VerificationFailed",
+    "architectures_in",
+    "block_size_in",
     "cache_root",
     "check_space",
     "drafter_block_size",
+    "drafter_config",
     "fetch_pins",
     "is_offline",
     "resolve_repo",

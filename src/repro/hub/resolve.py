@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from huggingface_hub import HfApi, get_session, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
@@ -80,16 +81,9 @@ def _pin_with_weights(repo: str, revision: str, sha: str, files: list[FileEntry]
     return RepoPin.make(repo, revision, sha, files)
 
 
-def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | None:
-    """The drafter's block size from its config.json at the pinned commit: the draft tokens per
-    step it was trained with (None without a config.json or without the key).
-
-    Read in SGLang's order (srt/speculative/dflash_utils.py, `parse_dflash_draft_config`):
-    `dflash_config.block_size` when the nested section has the key, else the top-level
-    `block_size` that current z-lab checkpoints carry (the `-b16` in Qwen3-4B-DFlash-b16;
-    their cards launch SGLang with --speculative-num-draft-tokens equal to it). The file is
-    read, not cached: `repro fetch` downloads it (offline, it is read from the cache).
-    """
+def drafter_config(pin: RepoPin, *, endpoint: str | None = None) -> dict[str, Any] | None:
+    """The drafter's config.json at the pinned commit (None without one). The file is read,
+    not cached: `repro fetch` downloads it (offline, it is read from the cache)."""
     if pin.sha is None or not any(f.path == "config.json" for f in pin.files):
         return None
     if is_offline():
@@ -104,7 +98,19 @@ def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | No
         config = json.loads(content)
     except ValueError as bad:
         raise HubError(f"{pin.label}: config.json is not JSON ({bad})") from None
-    config = config if isinstance(config, dict) else {}
+    return config if isinstance(config, dict) else {}
+
+
+def block_size_in(config: dict[str, Any] | None, label: str) -> int | None:
+    """The drafter's block size in its config: the draft tokens per step it was trained with
+    (None without the key).
+
+    Read in SGLang's order (srt/speculative/dflash_utils.py, `parse_dflash_draft_config`):
+    `dflash_config.block_size` when the nested section has the key, else the top-level
+    `block_size` that current z-lab checkpoints carry (the `-b16` in Qwen3-4B-DFlash-b16;
+    their cards launch SGLang with --speculative-num-draft-tokens equal to it).
+    """
+    config = config or {}
     nested = config.get("dflash_config")
     nested = nested if isinstance(nested, dict) else {}
     value = nested["block_size"] if "block_size" in nested else config.get("block_size")
@@ -112,7 +118,18 @@ def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | No
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise HubError(
-            f"{pin.label}: config.json block_size is {value!r}, not a positive integer",
+            f"{label}: config.json block_size is {value!r}, not a positive integer",
             hint="check the drafter repository and revision",
         )
     return value
+
+
+def architectures_in(config: dict[str, Any] | None) -> list[str]:
+    """The model classes a config names (`architectures`: what SGLang's registry loads)."""
+    names = (config or {}).get("architectures")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
+def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | None:
+    """The drafter's block size from its config.json at the pinned commit (`block_size_in`)."""
+    return block_size_in(drafter_config(pin, endpoint=endpoint), pin.label)

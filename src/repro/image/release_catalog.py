@@ -101,6 +101,7 @@ def catalog_of_wheel(wheel: Path, python: Path) -> dict[str, Any]:
         "flags": data["flags"],
         "builtin_speculative_algorithms": data["builtin_speculative_algorithms"],
         "env": data.get("env") or [],
+        "model_architectures": data.get("model_architectures") or [],
     }
 
 

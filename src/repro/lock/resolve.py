@@ -50,18 +50,24 @@ def _pin(repo: str, revision: str, simulated: bool, endpoint: str | None) -> Rep
     return resolve_repo(repo, revision, endpoint=endpoint)
 
 
-def _block_size(drafter: RepoPin | None, endpoint: str | None) -> int | None:
-    """The drafter's block size from its config.json (none for a simulated pin, and none for
-    a gated drafter without a token that may read it: locking a gated repo needs no token)."""
+def _drafter_facts(
+    drafter: RepoPin | None, endpoint: str | None
+) -> tuple[int | None, list[str] | None]:
+    """The drafter's block size and architectures from its config.json (none for a simulated
+    pin, and none for a gated drafter without a token that may read it: locking a gated repo
+    needs no token)."""
     if drafter is None or drafter.simulated:
-        return None
+        return None, None
     # Deferred like `_pin`: huggingface_hub is slow to import.
-    from repro.hub import GatedRepoAccess, drafter_block_size
+    from repro.hub import GatedRepoAccess, architectures_in, block_size_in, drafter_config
 
     try:
-        return drafter_block_size(drafter, endpoint=endpoint)
+        config = drafter_config(drafter, endpoint=endpoint)
     except GatedRepoAccess:
-        return None
+        return None, None
+    if config is None:
+        return None, None
+    return block_size_in(config, drafter.label), architectures_in(config) or None
 
 
 def build_lock(
@@ -106,7 +112,7 @@ def build_lock(
         if recipe.drafter is not None
         else None
     )
-    block_size = _block_size(drafter, endpoint)
+    block_size, architectures = _drafter_facts(drafter, endpoint)
     lock = Lock(
         repro_version=repro.__version__,
         recipe=recipe.resolved(),
@@ -114,19 +120,20 @@ def build_lock(
         model=model,
         drafter=drafter,
         drafter_block_size=block_size,
+        drafter_architectures=architectures,
         patches=patches.pins,
         **carried,
     )
     mismatch = [
         f
         for f in check_recipe(Locked(recipe, lock, None, spec, catalog))
-        if f.rule == "drafter-block-size"
+        if f.rule in ("drafter-block-size", "drafter-architecture")
     ]
     if mismatch:
         raise RecipeError.from_problems(
             [str(f) for f in mismatch],
-            hint="set speculative.num_draft_tokens to the drafter's block size, or pin the "
-            "drafter the recipe was written for",
+            hint="set speculative.num_draft_tokens to the drafter's block size, pin the "
+            "drafter the recipe was written for, or use an image whose SGLang loads it",
         )
     return lock, patches.changed
 

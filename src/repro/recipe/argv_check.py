@@ -39,6 +39,14 @@ def available_catalog_versions() -> list[str]:
     )
 
 
+def first_release_with_architecture(name: str) -> str | None:
+    """The oldest shipped release whose SGLang registers the model class `name`."""
+    return next(
+        (v for v in available_catalog_versions() if name in load_catalog(v).model_architectures),
+        None,
+    )
+
+
 def release_before(day: date) -> str | None:
     """The newest shipped release built on or before `day` (what a nightly of that day is
     closest to: everything it has, the release has or is about to have), or None."""

@@ -132,6 +132,7 @@ def _stand_in(spec: ImageSpec, base: Catalog, stand_in: StandInCatalog) -> Catal
         source=f"{base.source}, standing in for image spec {spec.name}",
         env=base.env,
         released=base.released,
+        model_architectures=base.model_architectures,
     ).extended(options=[o.to_catalog_option(spec.name) for o in stand_in.adds])
 
 

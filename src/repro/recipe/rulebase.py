@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -65,6 +65,7 @@ class Context:
     catalog: Catalog | None = None
     image_catalog: bool = False
     drafter_block_size: int | None = None
+    drafter_architectures: list[str] = field(default_factory=list)
 
     @cached_property
     def options(self) -> dict[str, SetOption]:

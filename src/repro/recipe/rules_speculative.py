@@ -9,6 +9,7 @@ stand-in before `repro lock`, the image's own after.
 from __future__ import annotations
 
 from repro.errors import RecipeError, suggestion
+from repro.recipe.argv_check import first_release_with_architecture
 from repro.recipe.hardware import DEEPSEEK_FAMILY, QWEN35_FAMILY, GpuModel, arch_major, gpu_model
 from repro.recipe.images import images_dir_for, list_image_specs, load_image_spec
 from repro.recipe.rulebase import (
@@ -116,6 +117,33 @@ def rule_drafter_block_size(ctx: Context) -> list[Issue]:
                 )
             )
     return out
+
+
+def rule_drafter_architecture(ctx: Context) -> list[Issue]:
+    """The locked drafter's model class (config.json `architectures`) is one the image's SGLang
+    registers (an EntryClass of sglang/srt/models): z-lab's newer DFlash2DraftModel drafters
+    load only from 0.5.20 (srt/models/dflash.py), so an older image fails at load time."""
+    archs, catalog = ctx.drafter_architectures, ctx.catalog
+    if not archs or catalog is None or not catalog.model_architectures:
+        return []
+    missing = [a for a in archs if a not in catalog.model_architectures]
+    if not missing:
+        return []
+    first = first_release_with_architecture(missing[0])
+    since = (
+        f"; SGLang registers it from {first}: use an image of that release or later"
+        if first
+        else "; no SGLang release repro ships registers it"
+    )
+    drafter = ctx.recipe.drafter.repo if ctx.recipe.drafter else "the drafter"
+    return [
+        err(
+            ("drafter",),
+            f"the locked drafter {drafter} is a {', '.join(missing)}, which {ctx.catalog_words} "
+            f"cannot load (no srt/models EntryClass of that name){since}",
+            "drafter-architecture",
+        )
+    ]
 
 
 def _draft_backend(ctx: Context, algo: str) -> list[Issue]:

@@ -9,6 +9,8 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
 - `model`, `drafter`: `RepoPin`s (repo, revision asked for, commit sha, files, total_bytes)
 - `drafter_block_size`: the drafter config.json's `block_size` at the pinned commit (absent
   when simulated, without a drafter, or when its config has none)
+- `drafter_architectures`: the drafter config.json's `architectures` (e.g. DFlash2DraftModel;
+  absent like `drafter_block_size`), checked against the model classes the image's SGLang has
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
 - `catalog`: the SGLang option catalog (JSON form of `repro.schema.option_catalog.Catalog`): the
@@ -205,6 +207,10 @@ class Lock(BaseModel):
         ge=1,
         description="The drafter's block size from its config.json (draft tokens per step).",
     )
+    drafter_architectures: list[str] | None = Field(
+        default=None,
+        description="The drafter's config.json `architectures` (the model class SGLang loads).",
+    )
     image: LockedImage | None = None
     catalog: Catalog | None = None
     patches: list[PatchPin] = Field(default_factory=list)
@@ -222,8 +228,9 @@ class Lock(BaseModel):
     def _block_size_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """Locks without a drafter block size keep their bytes (no `null` key added)."""
         data: dict[str, Any] = handler(self)
-        if data.get("drafter_block_size") is None:
-            data.pop("drafter_block_size", None)
+        for key in ("drafter_block_size", "drafter_architectures"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
     @property

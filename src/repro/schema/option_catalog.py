@@ -158,6 +158,8 @@ class Catalog:
     source: str = ""
     env: list[str] = field(default_factory=list)
     released: str | None = None  # YYYY-MM-DD a release was built; None for an image's own
+    # the model classes SGLang registers (srt/models EntryClass), e.g. DFlash2DraftModel
+    model_architectures: list[str] = field(default_factory=list)
     _by_name: dict[str, CatalogOption] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -219,6 +221,7 @@ class Catalog:
             source=self.source,
             env=envs,
             released=self.released,
+            model_architectures=self.model_architectures,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -232,6 +235,8 @@ class Catalog:
         }
         if self.released is not None:
             out["released"] = self.released
+        if self.model_architectures:
+            out["model_architectures"] = list(self.model_architectures)
         return out
 
     @classmethod
@@ -269,6 +274,7 @@ class Catalog:
                 source=str(data.get("source") or origin),
                 env=[str(e) for e in data.get("env") or []],
                 released=str(data["released"]) if data.get("released") else None,
+                model_architectures=[str(a) for a in data.get("model_architectures") or []],
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise RecipeError(

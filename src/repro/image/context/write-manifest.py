@@ -109,6 +109,20 @@ def declared_env() -> list[str]:
     return sorted(names)
 
 
+def model_architectures() -> list[str]:
+    """The architectures SGLang can load: every class an `EntryClass` of sglang/srt/models
+    names (what its ModelRegistry imports, sglang/srt/models/registry.py), read as text so
+    that no model module is imported."""
+    import sglang
+
+    entry = re.compile(r"^EntryClass\s*=\s*(\[[^\]]*\]|[A-Za-z_]\w*)", re.MULTILINE)
+    names: set[str] = set()
+    for source in (Path(sglang.__file__).parent / "srt" / "models").rglob("*.py"):
+        for found in entry.findall(source.read_text(encoding="utf-8", errors="replace")):
+            names.update(re.findall(r"[A-Za-z_]\w*", found))
+    return sorted(names)
+
+
 def torch_facts() -> dict[str, object]:
     try:
         import torch
@@ -162,6 +176,7 @@ def write_catalog_only(output: Path) -> None:
         "flags": option_catalog(),
         "builtin_speculative_algorithms": speculative_algorithms(),
         "env": declared_env(),
+        "model_architectures": model_architectures(),
     }
     output.write_text(json.dumps(catalog, indent=1) + "\n")
 
@@ -199,6 +214,7 @@ def main() -> None:
         "patches": patches(args.patches),
         "speculative_algorithms": speculative_algorithms(),
         "environment": declared_env(),
+        "model_architectures": model_architectures(),
         "catalog": option_catalog(),
     }
     wheels = installed_wheels()
