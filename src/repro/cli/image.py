@@ -1,8 +1,9 @@
-"""`repro image build|push|pull|verify|export|arch-check|tiny-model|catalog`: pinned SGLang
-images and the option catalogs of SGLang releases."""
+"""`repro image build|push|pull|verify|export|arch-check|tiny-model|catalog|bump`: pinned
+SGLang images, the option catalogs of SGLang releases, and moving a spec to a newer tag."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from repro.errors import ReproError
 from repro.image import locked_image
 from repro.image.build import build_image
 from repro.image.buildplan import plan_for_spec
+from repro.image.bump import Bump, bump_image
 from repro.image.registry import export_archive, export_enroot
 from repro.image.release_catalog import extract_release_catalog
 from repro.lock import load_locked
@@ -243,3 +245,44 @@ def catalog(version: str, into: Path, sglang_python: Path) -> None:
     """
     target = extract_release_catalog(version, sglang_python, into, _say)
     click.echo(str(target))
+
+
+@image.command("bump")
+@click.argument("spec")
+@click.option("--tag", required=True, help="The newer tag of the spec's base repository.")
+@click.option("--dry-run", is_flag=True, help="Print the drift; leave the spec as it is.")
+@json_option("the re-pin and every recipe's drift")
+def bump(spec: str, tag: str, dry_run: bool, as_json: bool) -> None:
+    """Re-pin image spec SPEC to a newer TAG, printing first what it changes.
+
+    Pulls the tag (its digest is the registry's), reads the new image's own option
+    catalog, and for every recipe using SPEC prints the options it uses that were added,
+    removed or changed, and what `repro recipe check` would now refuse. Then re-pins
+    images/SPEC.yaml; nothing is rebuilt until the recipes are locked again.
+
+    \b
+      repro image bump NIGHTLY --tag nightly-dev-cu13-20261120-0a1b2c3d
+    """
+    result = bump_image(spec, tag, write=not dry_run, progress=_say)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(result), default=str, indent=2))
+        return
+    for line in bump_lines(result):
+        click.echo(line)
+
+
+def bump_lines(result: Bump) -> list[str]:
+    lines = [f"{result.spec}: {result.old}", f"  -> {result.new}"]
+    lines.append(f"catalog: {result.old_catalog} -> {result.new_catalog}")
+    for drift in result.recipes:
+        if not drift.changes and not drift.new_errors:
+            lines.append(f"{drift.recipe}: no change to the {drift.options} options it uses")
+            continue
+        lines.append(f"{drift.recipe}:")
+        lines += [f"  {change}" for change in drift.changes]
+        lines += [f"  no longer checks: {error}" for error in drift.new_errors]
+    if not result.recipes:
+        lines.append("no recipe uses it")
+    if result.written:
+        lines.append(f"re-pinned {result.written}; `repro lock NAME` builds on it")
+    return lines

@@ -142,6 +142,11 @@ def effective_catalog(spec: ImageSpec) -> Catalog:
     base = load_catalog(catalog_version(spec))
     if spec.stand_in_catalog is not None:
         base = _stand_in(spec, base, spec.stand_in_catalog)
+    return with_patch_set(spec, base)
+
+
+def with_patch_set(spec: ImageSpec, base: Catalog) -> Catalog:
+    """`base` plus what the spec's patch set declares (options, algorithms, env)."""
     provides = spec.provides
     if not (provides.options or provides.speculative_algorithms or provides.env):
         return base
