@@ -72,3 +72,24 @@ def test_b300_recipes_follow_the_cookbook() -> None:
     dpa = load_recipe("kimi26-dpa8-b300")
     argv = render_server_argv(dpa, catalog_for_recipe(dpa))
     assert argv[argv.index("--attn-dp-size") + 1] == "8"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kimi26-ep4-dflash",
+        "kimi26-ep4-dflash-long",
+        "kimi26-tp8-dflash-b200",
+        "kimi26-tp8-dflash-b300",
+        "kimi26-tp8-eagle3-b300",
+    ],
+)
+def test_kimi_acceptance_follows_z_labs_protocol_with_thinking_on(name: str) -> None:
+    accept = load_recipe(name).accept
+    assert accept is not None and accept.thinking is True
+
+
+def test_kimi_instant_mode_is_a_named_variant() -> None:
+    instant = load_recipe("kimi26-ep4-dflash-instant")
+    assert instant.accept is not None and instant.accept.thinking is False
+    assert instant.drafter == load_recipe("kimi26-ep4-dflash").drafter

@@ -22,6 +22,7 @@ SHIPPED = {
     "kimi26-ep4": "kimi26-ep4-rtx6000",
     "kimi26-ep4-dflash": "kimi26-ep4-rtx6000",
     "kimi26-ep4-dflash-long": "kimi26-ep4-rtx6000",
+    "kimi26-ep4-dflash-instant": "kimi26-ep4-rtx6000",
     "kimi26-tp8-nightly": "kimi26-tp8-rtx6000",
     "kimi26-ep4-nightly": "kimi26-ep4-rtx6000",
     "kimi26-tp8-dflash-b200": "kimi26-tp8-b200",
