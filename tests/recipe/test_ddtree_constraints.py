@@ -134,3 +134,14 @@ def test_an_unset_page_size_and_a_zero_budget_are_refused(project: Project) -> N
         )
         for e in errors
     ), errors
+
+
+def test_a_tree_turns_piecewise_prefill_graphs_off_and_only_those(project: Project) -> None:
+    tree = "extends: qwen36-27b-tp1-dflash-ddtree-tree64\nserver:\n  extra_args: [{}]\n"
+    kept = "--attention-backend, triton, --page-size, '1', --cuda-graph-backend-prefill, "
+    project.recipe("piecewise", tree.format(kept + "tc_piecewise"))
+    [f] = by_rule(check_recipe(resolved(load_recipe("piecewise"))), "patch-constraint")
+    assert f.severity == "warning"
+    assert "DDTREE full-tree mode forces --cuda-graph-backend-prefill disabled" in f.message
+    project.recipe("full", tree.format(kept + "full"))
+    assert by_rule(check_recipe(resolved(load_recipe("full"))), "patch-constraint") == []

@@ -367,7 +367,7 @@ def _constraint_issue(ctx: Context, algo: str, rule: OptionConstraint) -> Issue 
             message = f"{mode} requires {rule.option} >= {wanted}, got {given.value}"
             return err(given.loc, f"{message} ({rule.source})", "patch-constraint")
         return None
-    if _agrees(given.value, rule.value):
+    if _agrees(given.value, rule.value) or (rule.replaces and given.value != rule.replaces):
         return None
     if rule.effect == "requires":
         message = f"{mode} requires {rule.option} {wanted}, got {given.value}"

@@ -68,7 +68,7 @@ class BaseImage(StrictModel):
     digest_unverified: bool = Field(
         False,
         description="True while the digest was not read from the registry by repro; "
-        "`repro lock` / `repro image pull` re-pin it.",
+        "`repro image bump SPEC --tag TAG` re-pins it.",
     )
     local: bool = Field(
         False,
@@ -207,6 +207,11 @@ class OptionConstraint(StrictModel):
         description="The option that sets this one when it is unset (e.g. --attention-backend "
         "for --prefill-attention-backend).",
     )
+    replaces: str | None = Field(
+        None,
+        max_length=200,
+        description="forces only this value of the option (e.g. tc_piecewise); others stay.",
+    )
     explicit: bool = Field(
         False,
         description="The check reads the raw value before SGLang applies its default (e.g. "
@@ -222,6 +227,8 @@ class OptionConstraint(StrictModel):
     def _value_given(self) -> OptionConstraint:
         if (self.effect == "refuses") != (self.value is None):
             raise ValueError("@value: requires, forces and minimum name a value; refuses none")
+        if self.replaces is not None and self.effect != "forces":
+            raise ValueError("@replaces: only a forced value replaces another")
         if self.explicit and self.effect != "requires":
             raise ValueError("@explicit: only a required value must be set explicitly")
         return self
