@@ -37,6 +37,7 @@ from repro.bench.target import BenchTarget
 from repro.bench.validity import judge, offered_load
 from repro.errors import ReproError
 from repro.runfolder import write_server_log
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import Bench
 from repro.schema.record import ClientLimits, Endpoint
@@ -78,6 +79,7 @@ class BenchOptions:
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
+    forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
     collect_machine: bool = True
     server_log: Callable[[], list[str]] | None = None  # default: provenance.server_log
     provenance: Provenance = field(default_factory=Provenance)
@@ -89,6 +91,7 @@ class BenchResult:
     status: str
     levels: list[Level] = field(default_factory=list)
     error: str | None = None
+    forced: ForcedAcceptance | None = None  # the acceptance is SGLANG_SIMULATE_ACC_LEN's
 
 
 def _bodies(
@@ -144,7 +147,8 @@ def run_bench(
         record.finish("failed", error)
     else:
         record.finish("complete")
-    return BenchResult(record.dir, record.run.status, record.levels, error)
+    forced = record.run.forced_acceptance
+    return BenchResult(record.dir, record.run.status, record.levels, error, forced)
 
 
 async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | None) -> str | None:

@@ -4,8 +4,9 @@ Public API:
 
     resolve_repo(repo, revision, endpoint=None) -> RepoPin     # commit SHA + selected files
     drafter_block_size(pin, endpoint=None) -> int | None       # config.json's block_size
-    drafter_config(pin, endpoint=None) -> dict | None         # config.json at the commit
-    block_size_in(config, label), architectures_in(config)     # what the lock reads of it
+    read_config(pin, endpoint=None) -> dict | None             # config.json at the commit
+    model_facts(config), drafter_facts(config), block_size_of(pin, config)
+    architectures_in(config) -> list[str]                      # the classes it names
     fetch_pins(pins, cache_dir=None, margin=SpaceMargin(), verify_all=False, ...) -> FetchReport
     verify_pin(cache, pin, hash_paths=None, streamed=None) -> Verified(problems, hashed, ...)
     select_files(paths) -> list[str]                          # SELECT_PATTERNS, one list
@@ -21,9 +22,11 @@ from repro.hub.fetch import fetch_pins, is_offline
 from repro.hub.models import FetchReport, RepoFetch
 from repro.hub.resolve import (
     architectures_in,
-    block_size_in,
+    block_size_of,
     drafter_block_size,
-    drafter_config,
+    drafter_facts,
+    model_facts,
+    read_config,
     resolve_repo,
 )
 from repro.hub.select import SELECT_PATTERNS, select_files
@@ -39,13 +42,15 @@ __all__ = [
     "SpaceMargin",
     "VerificationFailed",
     "architectures_in",
-    "block_size_in",
+    "block_size_of",
     "cache_root",
     "check_space",
     "drafter_block_size",
-    "drafter_config",
+    "drafter_facts",
     "fetch_pins",
     "is_offline",
+    "model_facts",
+    "read_config",
     "resolve_repo",
     "select_files",
     "verify_pin",

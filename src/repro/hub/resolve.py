@@ -13,6 +13,7 @@ from repro.hub.cache import cache_root, snapshot_dir, storage_dir
 from repro.hub.errors import HubError, hub_errors
 from repro.hub.fetch import is_offline
 from repro.hub.select import SELECT_PATTERNS, is_weight_file, select_files
+from repro.schema.deployment import DrafterFacts, ModelFacts
 from repro.schema.lock import FileEntry, RepoPin
 
 
@@ -81,8 +82,8 @@ def _pin_with_weights(repo: str, revision: str, sha: str, files: list[FileEntry]
     return RepoPin.make(repo, revision, sha, files)
 
 
-def drafter_config(pin: RepoPin, *, endpoint: str | None = None) -> dict[str, Any] | None:
-    """The drafter's config.json at the pinned commit (None without one). The file is read,
+def read_config(pin: RepoPin, *, endpoint: str | None = None) -> dict[str, Any] | None:
+    """A repository's config.json at the pinned commit (None without one). The file is read,
     not cached: `repro fetch` downloads it (offline, it is read from the cache)."""
     if pin.sha is None or not any(f.path == "config.json" for f in pin.files):
         return None
@@ -101,27 +102,34 @@ def drafter_config(pin: RepoPin, *, endpoint: str | None = None) -> dict[str, An
     return config if isinstance(config, dict) else {}
 
 
-def block_size_in(config: dict[str, Any] | None, label: str) -> int | None:
-    """The drafter's block size in its config: the draft tokens per step it was trained with
-    (None without the key).
+def _positive(config: dict[str, Any], key: str) -> int | None:
+    value = config.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
-    Read in SGLang's order (srt/speculative/dflash_utils.py, `parse_dflash_draft_config`):
-    `dflash_config.block_size` when the nested section has the key, else the top-level
-    `block_size` that current z-lab checkpoints carry (the `-b16` in Qwen3-4B-DFlash-b16;
-    their cards launch SGLang with --speculative-num-draft-tokens equal to it).
-    """
-    config = config or {}
-    nested = config.get("dflash_config")
-    nested = nested if isinstance(nested, dict) else {}
-    value = nested["block_size"] if "block_size" in nested else config.get("block_size")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise HubError(
-            f"{label}: config.json block_size is {value!r}, not a positive integer",
-            hint="check the drafter repository and revision",
-        )
-    return value
+
+def model_facts(config: dict[str, Any]) -> ModelFacts:
+    """What a drafter and the parallel sizes must fit, from a model's config.json (a
+    multimodal config's `text_config` where the top level lacks a key)."""
+    text = config.get("text_config")
+    merged = {**(text if isinstance(text, dict) else {}), **config}
+    architectures = merged.get("architectures")
+    first = architectures[0] if isinstance(architectures, list) and architectures else None
+    return ModelFacts(
+        architecture=first if isinstance(first, str) else None,
+        vocab_size=_positive(merged, "vocab_size"),
+        hidden_size=_positive(merged, "hidden_size"),
+        num_attention_heads=_positive(merged, "num_attention_heads"),
+    )
+
+
+def drafter_facts(config: dict[str, Any]) -> DrafterFacts:
+    """The vocabulary and hidden size a drafter shares with its target, from its config.json
+    (its own `architectures` name the drafter's class, not the target's)."""
+    return DrafterFacts(
+        target_architecture=None,
+        vocab_size=_positive(config, "vocab_size"),
+        hidden_size=_positive(config, "hidden_size"),
+    )
 
 
 def architectures_in(config: dict[str, Any] | None) -> list[str]:
@@ -131,5 +139,30 @@ def architectures_in(config: dict[str, Any] | None) -> list[str]:
 
 
 def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | None:
-    """The drafter's block size from its config.json at the pinned commit (`block_size_in`)."""
-    return block_size_in(drafter_config(pin, endpoint=endpoint), pin.label)
+    """The drafter's block size from its config.json at the pinned commit (see
+    `block_size_of`)."""
+    return block_size_of(pin, read_config(pin, endpoint=endpoint))
+
+
+def block_size_of(pin: RepoPin, config: dict[str, Any] | None) -> int | None:
+    """The draft tokens per step the drafter was trained with (None without a config.json or
+    without the key).
+
+    Read in SGLang's order (srt/speculative/dflash_utils.py, `parse_dflash_draft_config`):
+    `dflash_config.block_size` when the nested section has the key, else the top-level
+    `block_size` that current z-lab checkpoints carry (the `-b16` in Qwen3-4B-DFlash-b16;
+    their cards launch SGLang with --speculative-num-draft-tokens equal to it).
+    """
+    if config is None:
+        return None
+    nested = config.get("dflash_config")
+    nested = nested if isinstance(nested, dict) else {}
+    value = nested["block_size"] if "block_size" in nested else config.get("block_size")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HubError(
+            f"{pin.label}: config.json block_size is {value!r}, not a positive integer",
+            hint="check the drafter repository and revision",
+        )
+    return value

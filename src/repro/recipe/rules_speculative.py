@@ -86,7 +86,7 @@ def _dp_attention(ctx: Context, algo: str) -> list[Issue]:
     return []
 
 
-def _draft_tokens(ctx: Context) -> int | None:
+def draft_tokens(ctx: Context) -> int | None:
     """Draft tokens per step: what the recipe sets, else the drafter's block size the lock read
     from its config.json (SGLang then takes the drafter's own)."""
     spec = ctx.recipe.speculative
@@ -257,7 +257,7 @@ def rule_dflash(ctx: Context) -> list[Issue]:
                 "dflash",
             )
         )
-    tokens, window = _draft_tokens(ctx), spec.draft_window_size
+    tokens, window = draft_tokens(ctx), spec.draft_window_size
     if window is not None and tokens is not None and window < tokens:
         out.append(
             err(
@@ -300,7 +300,7 @@ def rule_ddtree_spine(ctx: Context) -> list[Issue]:
     """A DDTREE budget <= block_size - 1 is "spine mode": one linear chain, no tree
     (DDTREE_PR, python/sglang/srt/speculative/ddtree_worker.py)."""
     spec = ctx.recipe.speculative
-    block = _draft_tokens(ctx)
+    block = draft_tokens(ctx)
     if spec is None or spec.algorithm != "DDTREE" or spec.ddtree_budget is None or block is None:
         return []
     budget = spec.ddtree_budget
@@ -332,7 +332,7 @@ def _agrees(given: str | bool, wanted: int | float | str | bool) -> bool:
 def _full_tree(ctx: Context) -> bool | None:
     """DDTREE's full-tree mode: a budget above block_size - 1 (DDTREE_PR, `_handle_ddtree`);
     None when the budget or the block size is not known before a lock."""
-    spec, block = ctx.recipe.speculative, _draft_tokens(ctx)
+    spec, block = ctx.recipe.speculative, draft_tokens(ctx)
     if spec is None or spec.ddtree_budget is None or block is None:
         return None
     return spec.ddtree_budget > block - 1

@@ -9,6 +9,9 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
 - `model`, `drafter`: `RepoPin`s (repo, revision asked for, commit sha, files, total_bytes)
 - `drafter_block_size`: the drafter config.json's `block_size` at the pinned commit (absent
   when simulated, without a drafter, or when its config has none)
+- `model_facts`, `drafter_facts`: what config.json says at the pinned commits that the drafter
+  and the parallel sizes must fit (architecture, vocab_size, hidden_size, attention heads;
+  absent when simulated or not readable)
 - `drafter_architectures`: the drafter config.json's `architectures` (e.g. DFlash2DraftModel;
   absent like `drafter_block_size`), checked against the model classes the image's SGLang has
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
@@ -45,6 +48,7 @@ from repro.schema.base import (
     REVISION_PATTERN,
     SHA256_PATTERN,
 )
+from repro.schema.deployment import DrafterFacts, ModelFacts
 from repro.schema.image import ImageSpec
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import Recipe
@@ -207,6 +211,12 @@ class Lock(BaseModel):
         ge=1,
         description="The drafter's block size from its config.json (draft tokens per step).",
     )
+    model_facts: ModelFacts | None = Field(
+        default=None, description="The model's config.json facts at the pinned commit."
+    )
+    drafter_facts: DrafterFacts | None = Field(
+        default=None, description="The drafter's config.json facts at the pinned commit."
+    )
     drafter_architectures: list[str] | None = Field(
         default=None,
         description="The drafter's config.json `architectures` (the model class SGLang loads).",
@@ -226,9 +236,10 @@ class Lock(BaseModel):
 
     @model_serializer(mode="wrap")
     def _block_size_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Locks without a drafter block size keep their bytes (no `null` key added)."""
+        """Locks without a drafter block size or config facts keep their bytes (no `null`
+        key added)."""
         data: dict[str, Any] = handler(self)
-        for key in ("drafter_block_size", "drafter_architectures"):
+        for key in ("drafter_block_size", "model_facts", "drafter_facts", "drafter_architectures"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data
