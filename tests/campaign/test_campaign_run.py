@@ -142,3 +142,30 @@ def _page_fits_1280_px_with_its_plots(page: Path, tmp_path: Path) -> None:
     width, plots = int(found.group(1)), int(found.group(2))
     assert width <= 1280
     assert plots == len(list(page.parent.glob("*.png"))) >= 1
+
+
+def test_gpu_recipes_run_on_the_simulator_from_a_folder_outside_the_project(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    env = isolated_env(tmp_path)
+    campaign = tmp_path / "layouts.yaml"
+    campaign.write_text(
+        "machine: rtx-pro-6000x8\n"
+        "points: [{recipe: kimi26-tp8}, {recipe: kimi26-ep4}]\n"
+        "bench: {concurrencies: [1, 4], input_len: 64, output_len: 8, dataset: chat,\n"
+        "        prompts_per_level: 4, warmup: 1}\n"
+    )
+    campaigns = tmp_path / "elsewhere"
+    result = repro(
+        "campaign", "run", str(campaign), "--sim", "--time-scale", "0.05",
+        "--campaigns-dir", str(campaigns), cwd=repo_root, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    folder = only_folder(campaigns)
+    for name, point in index_of(folder).items():
+        assert point["status"] == "done"
+        info = json.loads(
+            (folder / str(point["run_dir"]) / "bench" / "server_info.json").read_text()
+        )
+        assert info["simulated"] is True and info["sim_profile"].startswith(name)
+        assert deployment_containers(f"{name}-sim", tmp_path / "state") == []
