@@ -12,6 +12,7 @@ import pytest
 
 from repro.bench.sweep import BenchOptions, run_bench
 from repro.bench.target import BenchTarget
+from repro.runfolder import RunFolder
 from repro.schema.level import Level
 from tests.bench.chunkserver import SERVER_ACCEPT_LENGTH, chunk_server
 
@@ -57,7 +58,7 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict
             runs_dir=tmp_path_factory.mktemp("runs"), collect_machine=False,
         )  # fmt: skip
         result = run_bench(BenchTarget.from_url(url), opts)
-    (level,) = json.loads((result.run_dir / "summary.json").read_text())["levels"]
+    (level,) = json.loads(RunFolder(result.run_dir).summary_file.read_text())["levels"]
     return recorded, level
 
 

@@ -13,6 +13,7 @@ from repro.bench import BenchOptions, RequestResult, run_bench
 from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.report import build_report, compare_runs, load_run
+from repro.runfolder import RunFolder
 from repro.schema.level import Level
 from tests.bench.simserver import DFLASH, SimServer
 
@@ -60,7 +61,7 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
             assert level.server.limits.speculative_algorithm == "DFLASH"
             assert level.server.metrics_available and level.server.samples >= 1
             assert level.client_cpu_s is not None and level.client_cpu_s > 0
-        series = (result.run_dir / "levels" / "c64-r0.metrics.jsonl").read_text().splitlines()
+        series = RunFolder(result.run_dir).metrics_file(64, 0).read_text().splitlines()
         assert len(series) == high.server.samples  # type: ignore[union-attr]
         assert "num_running_reqs" in json.loads(series[0])
 
@@ -104,7 +105,7 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
     (killed,) = result.levels
     assert killed.concurrency == 2 and killed.failed > 0 and not killed.valid
     assert any("requests failed" in r for r in killed.reasons)
-    summary = json.loads((result.run_dir / "summary.json").read_text())
+    summary = json.loads(RunFolder(result.run_dir).summary_file.read_text())
     assert summary["levels"][0]["valid"] is False
 
     second = SimServer(tmp_path / "second.log", REPRO_SIM_TIME_SCALE="0.3")

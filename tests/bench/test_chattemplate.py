@@ -15,6 +15,7 @@ from repro.bench.prompts.sets import bench_source
 from repro.bench.sweep import BenchOptions, _bodies, run_bench
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
+from repro.runfolder import RunFolder
 from repro.schema.accept import TemplateUse
 from repro.schema.recipe import Bench
 from tests.bench.simserver import DFLASH
@@ -141,7 +142,7 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
                 endpoint=endpoint, runs_dir=tmp_path / "runs", collect_machine=False,
             )  # fmt: skip
             result = run_bench(BenchTarget.from_recipe(recipe), opts)
-            run = json.loads((result.run_dir / "run.json").read_text())
+            run = json.loads(RunFolder(result.run_dir).run_file.read_text())
             recorded = run["workload"]["chat_template"]
             assert recorded["thinking_switch"] == switch and recorded["thinking"] is False
             assert recorded["chat_template_kwargs"] == {switch: False}

@@ -18,6 +18,7 @@ from matplotlib.image import imread
 
 from repro.cli import main
 from repro.report import load_runs, plot_acceptance, write_plots
+from repro.runfolder import RunFolder
 from tests.report.conftest import Runs
 from tests.report.helpers import raw_means
 
@@ -60,7 +61,7 @@ class _Images(HTMLParser):
 
 
 def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path: Path) -> None:
-    page = tmp_path / "report.html"
+    page = tmp_path / "page.html"
     result = CliRunner().invoke(
         main,
         [
@@ -120,23 +121,23 @@ def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path:
 def _sweep_of_nine(record: Path, dest: Path) -> Path:
     """A copy of `record` measured at nine concurrencies, 1 to 256 (a real recipe's sweep)."""
     shutil.copytree(record, dest)
-    summary = json.loads((dest / "summary.json").read_text())
+    summary = json.loads(RunFolder(dest).summary_file.read_text())
     first = summary["levels"][0]
     summary["levels"] = [
         {**first, "concurrency": 2**i, "repeat": 0, "output_throughput": 1234.567 * (i + 1)}
         for i in range(9)
     ]
-    (dest / "summary.json").write_text(json.dumps(summary))
-    run = json.loads((dest / "run.json").read_text())
+    RunFolder(dest).summary_file.write_text(json.dumps(summary))
+    run = json.loads(RunFolder(dest).run_file.read_text())
     run["recipe_name"] = dest.name
-    (dest / "run.json").write_text(json.dumps(run))
+    RunFolder(dest).run_file.write_text(json.dumps(run))
     return dest
 
 
 def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
     runs: Runs, tmp_path: Path
 ) -> None:
-    page = tmp_path / "report.html"
+    page = tmp_path / "page.html"
     wide = _sweep_of_nine(runs.dflash, tmp_path / "kimi26-tp8-dflash-b200-long-context-sweep")
     paths = [str(runs.ar), str(runs.dflash), str(wide)]
     result = CliRunner().invoke(
@@ -145,7 +146,7 @@ def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
     assert result.exit_code == 0, result.output
     html = page.read_text()
     assert "{&#39;" not in html and "None" not in html  # no Python dict or None shown
-    workload = json.loads((runs.ar / "run.json").read_text())["workload"]
+    workload = json.loads(RunFolder(runs.ar).run_file.read_text())["workload"]
     assert f"input_len {workload['input_len']}, output_len {workload['output_len']}" in html
     assert "SIMULATED: all runs" in html
     # measure the page as laid out in a 1280 px window: its scroll width, in the dumped DOM

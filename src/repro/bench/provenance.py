@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
-from repro.schema.machine import RunningImage
+from repro.schema.machine import MachineInfo, RunningImage
 
 
 def _no_image(url: str) -> RunningImage | None:
@@ -32,7 +30,7 @@ def _no_port(recipe_name: str) -> int | None:
 
 @dataclass(frozen=True)
 class Provenance:
-    machine: Callable[[], BaseModel] | None = None  # machine.json's fingerprint; None: none
+    machine: Callable[[], MachineInfo] | None = None  # machine.json's fingerprint; None: none
     running_image: Callable[[str], RunningImage | None] = _no_image  # of the server at a URL
     server_log: Callable[[str], list[str]] = _no_log  # last lines of a recipe's deployment
     # the host port of the deployment repro launched for a recipe (None: not launched here)

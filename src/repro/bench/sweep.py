@@ -36,7 +36,6 @@ from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan, resume_run, start
 from repro.bench.target import BenchTarget
 from repro.bench.validity import judge, offered_load
 from repro.errors import ReproError
-from repro.runfolder import write_server_log
 from repro.schema.level import Level
 from repro.schema.recipe import Bench
 from repro.schema.record import ClientLimits, Endpoint
@@ -280,4 +279,4 @@ def _save_server_log(record: RunWriter, opts: BenchOptions) -> None:
             lines = opts.provenance.server_log(record.run.recipe_name)
     except Exception:  # the log is a courtesy: never mask the run's own error
         lines = []
-    write_server_log(record.dir, lines)
+    record.folder.write_server_log(lines)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 from repro.errors import ReproError
 from repro.schema.lock import Lock, Locked
 from repro.schema.recipe import Bench, Recipe
+from repro.schema.recordedrecipe import RecordedRecipe
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,9 @@ class BenchTarget:
         port = deployment_port(recipe.name) or recipe.server.port
         return f"http://127.0.0.1:{port}"
 
-    def recorded(self, bench: Bench) -> dict[str, Any]:
+    def recorded(self, bench: Bench) -> RecordedRecipe:
         """The run's recipe.json with `bench` (the plan after CLI overrides): the resolved
         recipe, or for a bare URL the plan and the server, nothing a recipe would pin."""
-        plan = bench.model_dump(mode="json")
         if self.recipe is None:
-            return {"name": self.name, "url": self.url, "bench": plan}
-        return {**self.recipe.model_dump(mode="json"), "bench": plan}
+            return RecordedRecipe.of_url(self.name, self.url, bench)
+        return RecordedRecipe.of(self.recipe, bench)

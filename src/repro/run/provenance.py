@@ -31,7 +31,7 @@ def local_provenance() -> Provenance:
     """Machine fingerprint, running image, server log and deployment port, as `repro bench`
     records them."""
     return Provenance(
-        machine=collect_fingerprint,
+        machine=lambda: collect_fingerprint().recorded(),
         running_image=_running_image,
         server_log=_server_log,
         deployment_port=_deployment_port,

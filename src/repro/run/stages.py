@@ -17,7 +17,6 @@ from repro.fsutil import write_atomic
 from repro.live import status_line, sweep_bars
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
-from repro.runfolder import write_json
 from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
 from repro.units import human_bytes
 
@@ -79,7 +78,7 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
     repos = [requirements.model_repo] if requirements.model_repo else []
     report = diagnose(collect_fingerprint(repos=repos), requirements)
     failed = [f for f in report.findings if f.status == "fail"]
-    write_json(ctx.run_dir / "machine.json", report.fingerprint.model_dump(mode="json"))
+    ctx.folder.write_machine(report.fingerprint.recorded())
     if failed:
         lines = "; ".join(f"{f.check}: {f.message}" for f in failed)
         raise ReproError(
@@ -160,7 +159,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
             [_target(ctx)],
             AcceptOptions(
                 urls=[_url(ctx)],
-                output=ctx.run_dir / "accept",
+                output=ctx.folder.accept.path,
                 collect_machine=False,
                 provenance=local_provenance(),
                 progress=lambda line: status.update(escape(line)),
@@ -174,12 +173,13 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
     from repro.bench.sweep import BenchOptions, run_bench  # deferred: aiohttp, numpy
     from repro.run.provenance import local_provenance
 
-    record = ctx.run_dir / "bench"
-    started = (record / "run.json").is_file()  # an interrupted sweep: keep its finished levels
+    record = ctx.folder.bench
+    started = record.has_run()  # an interrupted sweep: keep its finished levels
     options = BenchOptions(
         url=_url(ctx),
-        output=None if started else record,
-        resume=record if started else None,
+        output=None if started else record.path,
+        resume=record.path if started else None,
+        collect_machine=False,  # the doctor stage wrote the run's machine.json
         provenance=local_provenance(),
     )
     with sweep_bars(console) as bars:
@@ -206,12 +206,12 @@ def stage_report(ctx: RunContext, console: Console) -> str:
     from repro.tables import fit
 
     runs = load_runs([ctx.run_dir])  # its bench/ part, with accept/'s results
-    out = ctx.run_dir / "report"
+    out = ctx.folder.report_dir
     out.mkdir(exist_ok=True)
     table = build_report(runs, "output_throughput", None)
     console.print(fit(render_rich(table)))
-    write_atomic(out / "report.md", render_markdown(table))
-    html = out / "report.html"
+    write_atomic(ctx.folder.report_markdown_file, render_markdown(table))
+    html = ctx.folder.report_html_file
     write_atomic(html, render_html(runs, None, ("output_throughput", "ttft")))
     console.print(f"  report: {escape(str(html))}")
     for png in write_plots(runs, out):
@@ -236,9 +236,8 @@ def stage_stop(ctx: RunContext, console: Console) -> str:
         return "nothing to stop"
     # deferred: repro.bench loads aiohttp, repro.launch python_on_whales
     from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
-    from repro.runfolder import write_server_log
 
     name = ctx.deployment
-    write_server_log(ctx.run_dir, log_tail(name, RECORDED_LOG_TAIL))
+    ctx.folder.write_server_log(log_tail(name, RECORDED_LOG_TAIL))
     ctx.stop_server()
     return f"stopped {name}"

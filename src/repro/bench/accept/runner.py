@@ -52,7 +52,7 @@ from repro.bench.server import (
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.progress import Progress, quiet
-from repro.runfolder import write_model
+from repro.runfolder import RunFolder
 from repro.schema.accept import (
     AcceptDiff,
     AcceptProtocol,
@@ -363,5 +363,5 @@ def run_accept(targets: list[BenchTarget], opts: AcceptOptions) -> list[AcceptRe
         diffs = compare_drafters(out)
         for r in out:
             r.results.comparison = diffs
-            write_model(r.run_dir / "accept.json", r.results)
+            RunFolder(r.run_dir).write_accept(r.results)
     return out
