@@ -30,7 +30,7 @@ def test_accept_per_prompt_set(sim_spec: SimServer, demo: Any, runs: Path) -> No
     shown: list[str] = []
     opts = AcceptOptions(
         urls=[sim_spec.url], prompt_sets=["math", "code"], prompts=6, max_new_tokens=24,
-        runs_dir=runs, collect_machine=False, progress=shown.append,
+        runs_dir=runs, progress=shown.append,
     )  # fmt: skip
     (result,) = run_accept([BenchTarget.from_recipe(demo)], opts)
     # The spinner says which set of how many, and how many of its prompts are done.

@@ -40,7 +40,6 @@ ROW_KEYS = {
 def _opts(url: str, runs: Path, **kw: Any) -> BenchOptions:
     base: dict[str, Any] = dict(
         url=url, concurrencies=[1, 4], input_len=32, output_len=16, prompts=8, runs_dir=runs,
-        collect_machine=False,
     )  # fmt: skip
     base.update(kw)
     return BenchOptions(**base)
@@ -125,7 +124,7 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
         def level_done(self, summary: Level) -> None:
             pass
 
-    resumed = run_bench(None, BenchOptions(resume=run_dir, collect_machine=False), Seen())
+    resumed = run_bench(None, BenchOptions(resume=run_dir), Seen())
     assert seen == [4]
     assert resumed.status == "complete"
     assert [lv.concurrency for lv in resumed.levels] == [1, 2, 4]
@@ -135,7 +134,7 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
     recipe["bench"]["concurrencies"] = "1,2"
     RunFolder(run_dir).recipe_file.write_text(json.dumps(recipe))
     with pytest.raises(ReproError, match=r"recipe\.json: bench\.concurrencies: ") as err:
-        run_bench(None, BenchOptions(resume=run_dir, collect_machine=False))
+        run_bench(None, BenchOptions(resume=run_dir))
     assert err.value.hint == "is this a bench run?"
 
 
@@ -157,7 +156,6 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
 
         opts = _opts(
             server.url, runs, concurrencies=[1, 2], read_timeout=5,
-            server_log=lambda: ["last words of the server"],
         )  # fmt: skip
         result = run_bench(BenchTarget.from_recipe(demo_plain), opts, KillAfterFirst())
     finally:
@@ -168,7 +166,6 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
     assert [lv.concurrency for lv in result.levels] == [1]
     assert RunFolder(result.run_dir).requests_file(1, 0).exists()
     assert not RunFolder(result.run_dir).requests_file(2, 0).exists()
-    assert "last words" in RunFolder(result.run_dir).server_log_file.read_text()
 
 
 def test_unreachable_server_is_a_clear_error(demo: Any, runs: Path) -> None:

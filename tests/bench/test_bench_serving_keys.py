@@ -55,7 +55,7 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict
             url=url, concurrencies=[recorded["max_concurrency"]], dataset="random",
             input_len=recorded["random_input_len"], output_len=recorded["random_output_len"],
             prompts=recorded["completed"], slos={"ttft": 60000.0, "tpot": 60000.0},
-            runs_dir=tmp_path_factory.mktemp("runs"), collect_machine=False,
+            runs_dir=tmp_path_factory.mktemp("runs"),
         )  # fmt: skip
         result = run_bench(BenchTarget.from_url(url), opts)
     (level,) = json.loads(RunFolder(result.run_dir).summary_file.read_text())["levels"]

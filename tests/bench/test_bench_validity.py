@@ -46,7 +46,7 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
     try:
         opts = BenchOptions(
             url=server.url, concurrencies=[4, 64], input_len=16, output_len=8, prompts=64,
-            runs_dir=runs, collect_machine=False, metrics_interval=0.05, endpoint="chat",
+            runs_dir=runs, metrics_interval=0.05, endpoint="chat",
         )  # fmt: skip
         result = run_bench(BenchTarget.from_recipe(demo), opts)
         low, high = result.levels
@@ -79,7 +79,7 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
         assert res.exit_code == 0 and "invalid" in res.output, res.output
 
         seen = Levels()
-        resumed = run_bench(None, BenchOptions(resume=result.run_dir, collect_machine=False), seen)
+        resumed = run_bench(None, BenchOptions(resume=result.run_dir), seen)
         assert seen.started == [lv.concurrency for lv in (low, high) if not lv.valid]
         assert resumed.status == "complete" and len(resumed.levels) == 2
     finally:
@@ -93,8 +93,7 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
     try:
         opts = BenchOptions(
             url=first.url, concurrencies=[2, 4], input_len=16, output_len=16, prompts=8,
-            runs_dir=runs, collect_machine=False, read_timeout=5,
-            server_log=lambda: ["killed"],
+            runs_dir=runs, read_timeout=5,
         )  # fmt: skip
         result = run_bench(
             BenchTarget.from_recipe(demo_plain), opts, Levels(after=3, action=first.kill)
@@ -113,7 +112,7 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
         seen = Levels()
         resumed = run_bench(
             None,
-            BenchOptions(resume=result.run_dir, url=second.url, collect_machine=False),
+            BenchOptions(resume=result.run_dir, url=second.url),
             seen,
         )
     finally:

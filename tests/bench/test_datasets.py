@@ -172,7 +172,7 @@ def test_bench_from_a_local_file(sim_spec: SimServer, demo: Any, tmp_path: Path)
     data.write_text("question\nWhat is a B-tree?\nWhy is the sky blue?\n")
     opts = BenchOptions(
         url=sim_spec.url, concurrencies=[1, 2], output_len=8, prompts=3, dataset=str(data),
-        runs_dir=tmp_path / "runs", collect_machine=False,
+        runs_dir=tmp_path / "runs",
     )  # fmt: skip
     result = run_bench(BenchTarget.from_recipe(demo), opts)
     run = json.loads(RunFolder(result.run_dir).run_file.read_text())
@@ -185,7 +185,7 @@ def test_bench_from_a_local_file(sim_spec: SimServer, demo: Any, tmp_path: Path)
     with pytest.raises(ReproError, match="changed since"):
         run_bench(
             BenchTarget.from_recipe(demo),
-            BenchOptions(resume=result.run_dir, collect_machine=False),
+            BenchOptions(resume=result.run_dir),
         )
 
 

@@ -27,7 +27,6 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu" / "h200_energ
 def _opts(url: str, runs: Path, **kw: Any) -> BenchOptions:
     base: dict[str, Any] = dict(
         url=url, concurrencies=[1, 8], input_len=32, output_len=32, prompts=16, runs_dir=runs,
-        collect_machine=False,
     )  # fmt: skip
     return BenchOptions(**{**base, **kw})
 

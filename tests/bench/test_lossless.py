@@ -34,7 +34,6 @@ def _opts(url: str, baseline: str, runs: Path) -> AcceptOptions:
     return AcceptOptions(
         urls=[url], prompt_sets=["math", "chat"], prompts=3, max_new_tokens=24,
         baseline=BenchTarget.from_url(baseline), check_lossless=True, runs_dir=runs,
-        collect_machine=False,
     )  # fmt: skip
 
 

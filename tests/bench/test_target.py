@@ -25,7 +25,7 @@ def test_a_url_target_is_named_after_the_server_and_records_only_its_plan() -> N
     assert set(recorded.model_dump(mode="json", exclude_unset=True)) == {"name", "url", "bench"}
     assert recorded.bench is not None and recorded.bench["concurrencies"] == [2]
     assert recorded.gpus == 0
-    assert target.server_url(lambda name: 1234) == "http://10.0.0.5:30000"
+    assert target.server_url(1234) == "http://10.0.0.5:30000"
     with pytest.raises(ReproError, match=r"needs a recipe, not the bare server 10\.0\.0\.5:30000"):
         target.need_recipe("acceptance length")
 
@@ -43,5 +43,5 @@ def test_a_recipe_target_records_the_recipe_with_the_plan_it_ran() -> None:
     )
     assert demo.bench.prompts_per_level != 3  # the recipe's own plan is untouched
     # the deployment repro launched for it, else the recipe's own port
-    assert target.server_url(lambda name: 4321) == "http://127.0.0.1:4321"
-    assert target.server_url(lambda name: None) == f"http://127.0.0.1:{demo.server.port}"
+    assert target.server_url(4321) == "http://127.0.0.1:4321"
+    assert target.server_url() == f"http://127.0.0.1:{demo.server.port}"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.report import load_run
 from repro.runfolder import RunFolder
 from tests.support.cli import repro
 from tests.support.deployments import deployment_containers
@@ -66,6 +67,11 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
     html = RunFolder(run_dir).report_html_file.read_text()
     assert "SIMULATED" in html and "data:image/png;base64," in html
     assert "SIMULATED" in RunFolder(run_dir).report_markdown_file.read_text()
+    # the machine collected once, by doctor, and the report finds it from bench/
+    folder = RunFolder(run_dir)
+    assert folder.read_machine() is not None and folder.bench.read_machine() is None
+    assert load_run(run_dir).machine == folder.read_machine()
+    assert "ready to roll" in folder.server_log_file.read_text()  # kept when the run stopped it
     assert not deployment_containers("demo")
 
 

@@ -136,9 +136,9 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             hint="give --prompts >= 1 and at least one --concurrency level",
         )
     source = _source(bench.dataset)  # a bad dataset fails before the server is asked
-    url = (opts.url or target.server_url(opts.provenance.deployment_port)).rstrip("/")
+    url = (opts.url or target.server_url()).rstrip("/")
     info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
-    image = opts.provenance.running_image(url)  # of a deployment repro launched there
+    image = opts.provenance.image(url)  # of a deployment repro launched there
     recipe, lock = target.recipe, target.lock
     if recipe is None:  # --url alone: record what answers
         identity = ServerIdentity(found=found_identity(info, image))
@@ -178,8 +178,8 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     if lock is not None:
         record.folder.write_lock(lock)
     record.folder.write_server_info(server_info)
-    if opts.collect_machine and opts.provenance.machine is not None:
-        record.folder.write_machine(opts.provenance.machine())
+    if opts.provenance.machine is not None:
+        record.folder.write_machine(opts.provenance.machine)
     return SweepPlan(record, bench, served_model(info), source, template, target.gpus)
 
 

@@ -8,7 +8,6 @@ server, and its recipe.json keeps only the name, the URL and the plan, as it alw
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -72,15 +71,14 @@ class BenchTarget:
             )
         return self.recipe
 
-    def server_url(self, deployment_port: Callable[[str], int | None]) -> str:
-        """Where the server answers: the URL given, else the host port of the deployment repro
-        launched for the recipe (`repro launch --port`, Provenance.deployment_port), else the
-        recipe's server.port."""
+    def server_url(self, deployment_port: int | None = None) -> str:
+        """Where the server answers: the URL given, else `deployment_port` (the host port of
+        the deployment repro launched for the recipe, `repro.run.provenance.target_url`), else
+        the recipe's server.port."""
         if self.url is not None:
             return self.url
         recipe = self.need_recipe("a server without --url")
-        port = deployment_port(recipe.name) or recipe.server.port
-        return f"http://127.0.0.1:{port}"
+        return f"http://127.0.0.1:{deployment_port or recipe.server.port}"
 
     def recorded(self, bench: Bench) -> RecordedRecipe:
         """The run's recipe.json with `bench` (the plan after CLI overrides): the resolved

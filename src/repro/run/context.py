@@ -120,10 +120,13 @@ class RunContext:
             return False
 
     def stop_server(self) -> None:
-        """Stop the deployment this run started (no-op when it started none)."""
+        """Stop the deployment this run started, its last log lines kept as the run's
+        server.log (no-op when it started none)."""
         if self.deployment is not None and not self.keep:
             from repro.launch import stop  # deferred: python_on_whales
+            from repro.run.provenance import keep_server_log
 
+            keep_server_log(self.folder, self.deployment)
             stop(self.deployment, self.container_id)
             self.deployment, self.container_id = None, None
             self.save()

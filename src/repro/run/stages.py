@@ -154,14 +154,14 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
     from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: aiohttp, numpy
     from repro.run.provenance import local_provenance
 
+    url = _url(ctx)
     with console.status("measuring acceptance") as status:
         [result] = run_accept(
             [_target(ctx)],
             AcceptOptions(
-                urls=[_url(ctx)],
+                urls=[url],
                 output=ctx.folder.accept.path,
-                collect_machine=False,
-                provenance=local_provenance(),
+                provenance=local_provenance([url], machine=False),  # doctor wrote machine.json
                 progress=lambda line: status.update(escape(line)),
             ),
         )
@@ -175,12 +175,12 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
 
     record = ctx.folder.bench
     started = record.has_run()  # an interrupted sweep: keep its finished levels
+    url = _url(ctx)
     options = BenchOptions(
-        url=_url(ctx),
+        url=url,
         output=None if started else record.path,
         resume=record.path if started else None,
-        collect_machine=False,  # the doctor stage wrote the run's machine.json
-        provenance=local_provenance(),
+        provenance=local_provenance([url], machine=False),  # doctor wrote machine.json
     )
     with sweep_bars(console) as bars:
         result = run_bench(_target(ctx), options, bars)
@@ -234,10 +234,6 @@ def _url(ctx: RunContext) -> str:
 def stage_stop(ctx: RunContext, console: Console) -> str:
     if ctx.deployment is None:
         return "nothing to stop"
-    # deferred: repro.bench loads aiohttp, repro.launch python_on_whales
-    from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
-
     name = ctx.deployment
-    ctx.folder.write_server_log(log_tail(name, RECORDED_LOG_TAIL))
-    ctx.stop_server()
+    ctx.stop_server()  # keeps the server's log first
     return f"stopped {name}"

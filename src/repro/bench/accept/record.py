@@ -94,8 +94,8 @@ def open_record(
         folder.write_lock(lock)
     folder.write_server_info(info)
     folder.write_summary(Summary(levels=[]), exclude_unset=True)  # no spread
-    if opts.collect_machine and opts.provenance.machine is not None:
-        folder.write_machine(opts.provenance.machine())
+    if opts.provenance.machine is not None:
+        folder.write_machine(opts.provenance.machine)
     record.save()
     return record
 

@@ -84,8 +84,7 @@ class AcceptOptions:
     resume: Path | None = None  # an accept run to continue: only its missing sets are measured
     runs_dir: Path = Path("runs")
     client: ClientLimits = field(default_factory=lambda: ClientLimits(read_timeout_s=3600.0))
-    collect_machine: bool = True
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance = field(default_factory=Provenance)  # machine.json, images
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
 
@@ -250,7 +249,7 @@ def _checked_server(
     simulated = target.declares_simulator or is_simulated(info)
     server_info = server_info_record(info, simulated=simulated)
     _check_speculative(url, info)
-    image = opts.provenance.running_image(url)
+    image = opts.provenance.image(url)
     return info, server_info, check_identity(url, info, recipe, target.lock, image)
 
 
@@ -259,7 +258,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
     recipe = target.need_recipe("acceptance length")
     prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
     baseline = opts.baseline
-    base_url = baseline.server_url(opts.provenance.deployment_port) if baseline else None
+    base_url = baseline.server_url() if baseline else None
     if opts.check_lossless and base_url is None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
@@ -357,7 +356,7 @@ def run_accept(targets: list[BenchTarget], opts: AcceptOptions) -> list[AcceptRe
         raise ReproError("--output takes one recipe", hint="omit --output with several recipes")
     out = []
     for i, target in enumerate(targets):
-        url = opts.urls[i] if opts.urls else target.server_url(opts.provenance.deployment_port)
+        url = opts.urls[i] if opts.urls else target.server_url()
         out.append(accept_one(target, url.rstrip("/"), opts))
     if len(out) > 1:
         diffs = compare_drafters(out)
