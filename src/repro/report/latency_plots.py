@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from matplotlib.axes import Axes
 
-from repro.report.plots import concurrency_axis, figure, png, run_name
+from repro.report.figures import concurrency_axis, figure, png, run_name
 from repro.report.records import LoadedRun
 
 LATENCIES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"), ("e2e_latency", "E2E latency"))
