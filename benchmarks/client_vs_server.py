@@ -99,7 +99,6 @@ def main() -> None:
                 prompts=args.prompts,
                 endpoint=args.endpoint,
                 runs_dir=work / "runs",
-                collect_machine=False,
             )
             _, levels = bench_with_server_view(url, opts)
             print(f"server: {url}; {args.prompts} prompts x {args.output_len} tokens a level")

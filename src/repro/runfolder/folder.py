@@ -241,16 +241,9 @@ class RunFolder:
 
     def read_stages(self) -> StagesFile | None:
         """stages.json; None before the run's first stage ended."""
-        path = self.stages_file
-        data = read_json(path, hint="is this a `repro run` folder?", required=False)
-        if data is None:
-            return None
-        try:
-            return StagesFile.model_validate(data)
-        except ValidationError as err:
-            raise RunRecordError(
-                f"{path}: {first_error(err)}", hint="is this a `repro run` folder?"
-            ) from None
+        path, hint = self.stages_file, "is this a `repro run` folder?"
+        data = read_json(path, hint=hint, required=False)
+        return None if data is None else validated(StagesFile.model_validate, data, path, hint)
 
     def read_context(self) -> RunContextFile:
         """context.json, checked: a folder that is no run, or a file that was truncated or

@@ -97,11 +97,14 @@ def read_model(path: Path, model: type[M], hint: str = NOT_A_RUN) -> M:
     return validated(model.model_validate, read_json(path, hint), path)
 
 
-def validated(validate: Callable[[Any], T], data: Any, path: Path) -> T:
+def validated(
+    validate: Callable[[Any], T],
+    data: Any,
+    path: Path,
+    hint: str = "see docs/run-record.md for the expected fields",
+) -> T:
     """`validate(data)`, its error naming the file and the field."""
     try:
         return validate(data)
     except ValidationError as err:
-        raise RunRecordError(
-            f"{path}: {first_error(err)}", hint="see docs/run-record.md for the expected fields"
-        ) from None
+        raise RunRecordError(f"{path}: {first_error(err)}", hint=hint) from None
