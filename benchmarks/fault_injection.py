@@ -262,16 +262,19 @@ def corrupt_state(env: dict[str, str], work: Path) -> None:
     RunFolder(bench).run_file.write_text('{"kind": "bench"}')
     for label, folder in (("an empty folder", empty), ("a bench folder", bench)):
         result = repro(env, "run", "--resume", str(folder))
-        record(f"run --resume on {label}", refused(result, "context.json"), result.stderr)
-    for name in ("context.json", "stages.json"):
+        context = RunFolder(folder).context_file.name
+        record(f"run --resume on {label}", refused(result, context), result.stderr)
+    for name in ("context_file", "stages_file"):
         for content in ("", '{"ref": "de', "{}", "[1, 2]"):
-            folder = work / f"state-{uuid.uuid4().hex[:6]}"
-            folder.mkdir()
-            (folder / "context.json").write_text(json.dumps({"ref": "demo"}))
-            (folder / "stages.json").write_text('{"updated_at": "x", "stages": []}')
-            (folder / name).write_text(content)
-            result = repro(env, "run", "--resume", str(folder), "--dry-run")
-            record(f"{name} holding {content!r}", refused(result, name), result.stderr)
+            folder = RunFolder(work / f"state-{uuid.uuid4().hex[:6]}")
+            folder.path.mkdir()
+            folder.context_file.write_text(json.dumps({"ref": "demo"}))
+            folder.stages_file.write_text('{"updated_at": "x", "stages": []}')
+            damaged: Path = getattr(folder, name)
+            damaged.write_text(content)
+            result = repro(env, "run", "--resume", str(folder.path), "--dry-run")
+            record(f"{damaged.name} holding {content!r}", refused(result, damaged.name),
+                   result.stderr)  # fmt: skip
 
 
 def bad_options(env: dict[str, str], work: Path) -> None:
