@@ -72,6 +72,8 @@ def test_sigterm_during_launch_and_bench_leaves_nothing_and_resumes(
     assert _stages(run_dir)["launch"]["status"] == "done"
     bench_run = json.loads(RunFolder(run_dir).bench.run_file.read_text())
     assert bench_run["status"] == "failed" and "SIGTERM" in bench_run["error"]
+    # the server it stopped leaves its log, for why the numbers end there
+    assert "ready to roll" in RunFolder(run_dir).server_log_file.read_text()
 
     finished = repro("run", "--resume", str(run_dir), cwd=repo_root, env=env)
     assert finished.returncode == 0, finished.stderr[-3000:]
