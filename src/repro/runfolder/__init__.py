@@ -12,35 +12,16 @@ runs` read them back. A file that is missing, unreadable or not what it should b
 `RunRecordError` line naming the file, what is wrong and what to do.
 """
 
-from repro.runfolder.folder import PARTS, RunFolder, level_name, record_folder
-from repro.runfolder.jsonio import (
-    NOT_A_RUN,
-    RunRecordError,
-    read_json,
-    read_model,
-    read_text,
-    strict_json,
-    validated,
-    write_json,
-    write_model,
-)
+from repro.runfolder.folder import RunFolder, record_folder
+from repro.runfolder.jsonio import RunRecordError, strict_json
 from repro.runfolder.naming import fresh_run_dir, new_run_dir, utc_now
 
 __all__ = [
-    "NOT_A_RUN",
-    "PARTS",
     "RunFolder",
     "RunRecordError",
     "fresh_run_dir",
-    "level_name",
     "new_run_dir",
-    "read_json",
-    "read_model",
-    "read_text",
     "record_folder",
     "strict_json",
     "utc_now",
-    "validated",
-    "write_json",
-    "write_model",
 ]

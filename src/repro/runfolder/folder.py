@@ -69,7 +69,7 @@ PARTS = (BENCH_PART, ACCEPT_PART)  # the record folders inside a `repro run` fol
 _RUN_INFO: TypeAdapter[AnyRunInfo] = TypeAdapter(AnyRunInfo)
 
 
-def level_name(concurrency: int, repeat: int) -> str:
+def _level_name(concurrency: int, repeat: int) -> str:
     """`c<concurrency>-r<repeat>`: how a level's files are named."""
     return f"c{concurrency}-r{repeat}"
 
@@ -128,11 +128,11 @@ class RunFolder:
 
     def requests_file(self, concurrency: int, repeat: int) -> Path:
         """`levels/c<c>-r<r>.jsonl`: one `RequestRow` per line."""
-        return self.levels_dir / f"{level_name(concurrency, repeat)}.jsonl"
+        return self.levels_dir / f"{_level_name(concurrency, repeat)}.jsonl"
 
     def metrics_file(self, concurrency: int, repeat: int) -> Path:
         """`levels/c<c>-r<r>.metrics.jsonl`: the level's `/metrics` scrapes."""
-        return self.levels_dir / f"{level_name(concurrency, repeat)}.metrics.jsonl"
+        return self.levels_dir / f"{_level_name(concurrency, repeat)}.metrics.jsonl"
 
     @property
     def stages_file(self) -> Path:
