@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from repro import fileread
 from repro.bench.metrics import spread
 from repro.runfolder import RunFolder, RunRecordError, utc_now
 from repro.schema.level import Level, RequestRow, Summary
@@ -39,6 +40,13 @@ class RunWriter:
             raise RunRecordError(
                 f"{run_dir} is not a run directory", hint="pass a folder under runs/"
             )
+        for entry in [folder.levels_dir, *run_dir.iterdir()]:
+            if not fileread.within(entry, run_dir):
+                raise RunRecordError(
+                    f"{entry} leads outside the run folder ({entry.resolve()})",
+                    hint="a resumed run writes only inside its folder: replace the link by "
+                    "the folder or file itself",
+                )
         run = folder.read_run()
         if not isinstance(run, BenchRunInfo):
             raise RunRecordError(f"{folder.run_file} is not a bench run record")

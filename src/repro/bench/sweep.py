@@ -34,6 +34,7 @@ from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan, resume_run, start
 from repro.bench.target import BenchTarget
 from repro.bench.validity import judge, offered_load
 from repro.errors import ReproError
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import Bench
 from repro.schema.record import ClientLimits, Endpoint
@@ -75,6 +76,7 @@ class BenchOptions:
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
+    forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
     provenance: Provenance = field(default_factory=Provenance)  # machine.json, image
 
 
@@ -84,6 +86,7 @@ class BenchResult:
     status: str
     levels: list[Level] = field(default_factory=list)
     error: str | None = None
+    forced: ForcedAcceptance | None = None  # the acceptance is SGLANG_SIMULATE_ACC_LEN's
 
 
 def _bodies(
@@ -138,7 +141,8 @@ def run_bench(
         record.finish("failed", error)
     else:
         record.finish("complete")
-    return BenchResult(record.dir, record.run.status, record.levels, error)
+    forced = record.run.forced_acceptance
+    return BenchResult(record.dir, record.run.status, record.levels, error, forced)
 
 
 async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | None) -> str | None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from repro.bench.forced import run_forced_acceptance
 from repro.bench.identity import check_identity, check_same_server, found_identity
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
@@ -145,6 +146,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     else:
         identity = check_identity(url, info, recipe, lock, image)
     simulated = target.declares_simulator or is_simulated(info)
+    forced = run_forced_acceptance(recipe, opts.forced, info)
     template = None
     if _needs_template(opts.endpoint, source):
         template = recipe_template(
@@ -172,6 +174,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             ),
             gpu_hour_usd=target.gpu_hour_usd if opts.gpu_hour_usd is None else opts.gpu_hour_usd,
             client_limits=_limits(opts, None),
+            forced_acceptance=forced,
         ),
     )
     record.folder.write_recipe(target.recorded(bench))

@@ -14,14 +14,18 @@ from rich.table import Table
 from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_failure, run_accept
 from repro.bench.prompts.benchsets import BENCH_SETS
 from repro.bench.target import BenchTarget
+from repro.cli import options
 from repro.cli.bench import recipe_target
 from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance, target_url
 from repro.runfolder import strict_json
+from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
+from repro.schema.forced import ForcedAcceptance
+from repro.schema.recipe import MAX_CONCURRENCY, Accept
 from repro.schema.record import ClientLimits
 from repro.urls import server_urls
 
@@ -51,6 +55,8 @@ def accept_table(r: AcceptResult) -> Table:
     profile = r.results.simulated_profile
     if profile:
         mark += f" profile {profile.name}"
+    if r.results.forced_acceptance is not None:
+        mark += f" ({r.results.forced_acceptance.label()})"
     template = proto.chat_template
     switch = template.thinking_switch if isinstance(template, TemplateUse) else None
     table = Table(
@@ -112,10 +118,12 @@ def _baseline(ref: str) -> BenchTarget:
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
     "e.g. --prompts gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )
-@click.option("-n", "--num-prompts", type=click.IntRange(min=1), help="Prompts per set.")
+@click.option(
+    "-n", "--num-prompts", type=options.field_range(Accept, "prompts"), help="Prompts per set."
+)
 @click.option(
     "--max-new-tokens",
-    type=click.IntRange(min=1),
+    type=options.field_range(Accept, "max_new_tokens"),
     help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
 )
 @click.option(
@@ -130,7 +138,9 @@ def _baseline(ref: str) -> BenchTarget:
     help="Render with the built-in ChatML when the model's chat template is not in the local "
     "Hub cache at the pinned commit (the record marks it).",
 )
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=1, show_default=True
+)
 @click.option(
     "--baseline",
     help="The same model without the drafter (a recipe or URL): speedup, lossless check.",
@@ -154,6 +164,7 @@ def _baseline(ref: str) -> BenchTarget:
 @click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
               show_default=True,
               help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
+@options.forced_acceptance_option()
 @json_option("the results")
 def accept(
     recipes: tuple[str, ...],
@@ -170,6 +181,7 @@ def accept(
     resume: Path | None,
     read_timeout: float,
     request_timeout: float,
+    forced: ForcedAcceptance | None,
     as_json: bool,
 ) -> None:
     """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
@@ -199,6 +211,7 @@ def accept(
         max_new_tokens=max_new_tokens,
         thinking=thinking,
         chat_template_fallback=chat_template_fallback,
+        forced=forced,
         concurrency=concurrency,
         baseline=base,
         check_lossless=check_lossless,
@@ -208,13 +221,13 @@ def accept(
         provenance=local_provenance(measured, machine=resume is None),
     )
     with _console.status("measuring acceptance") as status:
-        opts.progress = lambda line: status.update(escape(line))
+        opts.progress = lambda line: status.update(escape(clean(line)))
         results = run_accept(targets, opts)
     for r in results:
         _console.print(accept_table(r))
         for s in r.sets:
             for reason in s.reasons:
-                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(reason)}")
+                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(clean(reason))}")
         check = r.results.lossless
         if check is not None:
             for level in check.levels:

@@ -39,6 +39,10 @@ def concurrency_axis(ax: Axes, runs: list[LoadedRun]) -> None:
         ax.minorticks_off()
 
 
+# The SIMULATED mark's corner: bottom right, below MARK_HEIGHT (a figure legend sits above).
+MARK_HEIGHT = 0.04
+
+
 def png(fig: Figure, runs: list[LoadedRun], layout: bool = True) -> bytes:
     if any(r.simulated for r in runs):
         fig.text(

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from repro.schema.forced import ForcedAcceptance
+
 
 class _Started(Protocol):
     @property
@@ -35,6 +37,9 @@ class Labelled(Protocol):
     @property
     def run_name(self) -> str: ...
 
+    @property
+    def forced(self) -> ForcedAcceptance | None: ...
+
 
 LABEL_MAX = 60  # characters of a label in a table, a legend or a page
 
@@ -48,6 +53,13 @@ def shortened(text: str, limit: int = LABEL_MAX) -> str:
         return flat
     keep = limit - 1
     return flat[: keep - keep // 3] + "…" + flat[len(flat) - keep // 3 :]
+
+
+def run_title(run: Labelled) -> str:
+    """The recipe name, with `(forced 4)` when the run's acceptance was forced, so that no
+    table, plot or page shows forced acceptance unlabelled beside a measured one."""
+    forced = run.forced
+    return run.recipe_name + (f" ({forced.label()})" if forced is not None else "")
 
 
 def short_time(started_at: str | None) -> str:
@@ -76,7 +88,7 @@ _DISAMBIGUATORS: tuple[Callable[[Labelled], str], ...] = (_by_time, _by_machine,
 def unique_labels(runs: Sequence[Labelled]) -> list[str]:
     """One label per run, different for different folders (a folder given twice, e.g. as a
     run and as the baseline, keeps one label); a part is added only where labels clash."""
-    labels = [shortened(run.recipe_name) for run in runs]
+    labels = [shortened(run_title(run)) for run in runs]
     folders = [run.path.resolve() for run in runs]
     for part in (*_DISAMBIGUATORS, None):
         owners: dict[str, set[Path]] = {}

@@ -18,6 +18,7 @@ from repro.report.figures import concurrency_axis, figure, png, run_name
 from repro.report.labels import shortened
 from repro.report.latency_plots import plot_latency, plot_speedup
 from repro.report.records import LoadedRun
+from repro.report.timescale import require_one_time_scale
 
 
 def plot_throughput(runs: list[LoadedRun]) -> bytes:
@@ -169,7 +170,7 @@ def plot_acceptance(runs: list[LoadedRun]) -> bytes | None:
 
 def all_plots(runs: list[LoadedRun], baseline: LoadedRun | None = None) -> dict[str, bytes]:
     """name -> PNG bytes for every plot that has data (the speedup plot with a baseline)."""
-
+    require_one_time_scale([r for r in runs if r.levels])
     plots = {"throughput": plot_throughput(runs), "pareto": plot_pareto(runs)}
     for name, extra in (("latency", plot_latency(runs)), ("speedup", plot_speedup(runs, baseline))):
         if extra is not None:
@@ -186,10 +187,11 @@ def all_plots(runs: list[LoadedRun], baseline: LoadedRun | None = None) -> dict[
 def write_plots(
     runs: list[LoadedRun], out_dir: str | Path, baseline: LoadedRun | None = None
 ) -> list[Path]:
+    plots = all_plots(runs, baseline)  # before the folder: a refusal leaves nothing
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, data in all_plots(runs, baseline).items():
+    for name, data in plots.items():
         path = out / f"{name}.png"
         write_atomic(path, data)
         paths.append(path)

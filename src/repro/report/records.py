@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from repro.report.labels import shortened, unique_labels
+from repro.report.labels import run_title, shortened, unique_labels
 from repro.runfolder import RunFolder, record_folder
 from repro.schema.base import Interval
 from repro.schema.level import RequestRow
-from repro.schema.machine import hardware_label, simulator_label
+from repro.schema.machine import engine_label, hardware_label, simulator_label
 from repro.schema.record import BenchWorkload, RunRecord
 
 
@@ -130,9 +130,10 @@ class LoadedRun(RunRecord):
 
     @property
     def machine_class(self) -> str:
-        """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box; for a
-        simulated run the profile and time scale (`sim kimi26-ep4-rtx6000, time-scale 1`)."""
-        return self.simulator or self.hardware_class
+        """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa, SGLang 0.5.23`; `no GPUs, SGLang
+        0.5.23` for SGLang's CPU engine; for a simulated run the profile and time scale (`sim
+        kimi26-ep4-rtx6000, time-scale 1`): every report names what served the numbers."""
+        return self.simulator or f"{self.hardware_class}, {engine_label(self.server_info)}"
 
     @property
     def simulator(self) -> str | None:
@@ -240,7 +241,7 @@ class LoadedRun(RunRecord):
 def load_run(path: str | Path) -> LoadedRun:
     """Load and validate one run record folder (or its `run.json`), or a `repro run` folder:
     its bench/ part with the acceptance results of its accept/ part and its machine.json."""
-    folder = record_folder(path)
+    folder = record_folder(path, shown=True)  # what a report shows is cleaned text
     run = folder.read_run()
     owner = folder.owner()
     accept = folder.read_accept()
@@ -249,7 +250,7 @@ def load_run(path: str | Path) -> LoadedRun:
     machine = folder.read_machine()
     if machine is None and owner is not None:  # collected once, by the doctor stage
         machine = owner.read_machine()
-    return LoadedRun(
+    loaded = LoadedRun(
         path=folder.path,
         run=run,
         recipe=folder.read_recipe(),
@@ -258,8 +259,9 @@ def load_run(path: str | Path) -> LoadedRun:
         server_info=folder.read_server_info(),
         levels=folder.read_summary().levels,
         accept=accept,
-        label=shortened(run.recipe_name),
     )
+    loaded.label = shortened(run_title(loaded))
+    return loaded
 
 
 def load_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[LoadedRun]:

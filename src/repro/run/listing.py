@@ -78,7 +78,7 @@ def list_runs(runs_dir: Path) -> list[RunListing]:
         return []
     out: list[RunListing] = []
     for path in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
-        folder = RunFolder(path)
+        folder = RunFolder(path, shown=True)  # shown on a terminal: strings cleaned
         part = folder.record_part()
         if part is None and not folder.is_pipeline():
             continue

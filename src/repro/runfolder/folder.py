@@ -6,14 +6,17 @@ summary.json and the rest; a `repro run` folder holds stages.json, context.json 
 machine.json with the records as its bench/ and accept/ parts and the report under report/.
 `RunFolder(path)` is either: its `*_file` properties name the files, `read_*` return the
 file's model (None for an optional file the run did not write), `write_*` take that model and
-write it atomically as strict JSON.
+write it atomically as strict JSON. `RunFolder(path, shown=True)` reads for showing (reports,
+`repro runs`): every string cleaned by `repro.safetext`, so a server's or an editor's text
+never carries escape sequences or megabytes to a terminal or a page.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -27,6 +30,7 @@ from repro.runfolder.jsonio import (
     validated,
     write_model,
 )
+from repro.safetext import clean_lines, clean_strings
 from repro.schema.accept import AcceptResults
 from repro.schema.level import RequestRow, Summary
 from repro.schema.lock import Lock
@@ -77,8 +81,9 @@ def _level_name(concurrency: int, repeat: int) -> str:
 class RunFolder:
     """One run folder on disk: a record folder, or a `repro run` folder with record parts."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, shown: bool = False):
         self.path = Path(path)
+        self.shown = shown
 
     def __repr__(self) -> str:
         return f"RunFolder({str(self.path)!r})"
@@ -176,11 +181,11 @@ class RunFolder:
     # ---- parts of a `repro run` folder ----------------------------------------------------
     @property
     def bench(self) -> RunFolder:
-        return RunFolder(self.path / BENCH_PART)
+        return RunFolder(self.path / BENCH_PART, shown=self.shown)
 
     @property
     def accept(self) -> RunFolder:
-        return RunFolder(self.path / ACCEPT_PART)
+        return RunFolder(self.path / ACCEPT_PART, shown=self.shown)
 
     def has_run(self) -> bool:
         """Whether this is a record folder (it has run.json)."""
@@ -201,7 +206,7 @@ class RunFolder:
     def owner(self) -> RunFolder | None:
         """The folder this record is a part of, by its name (bench/ or accept/); None for a
         record on its own."""
-        return RunFolder(self.path.parent) if self.name in PARTS else None
+        return RunFolder(self.path.parent, shown=self.shown) if self.name in PARTS else None
 
     def pipeline(self) -> RunFolder | None:
         """The `repro run` folder this record is a part of (it has stages.json)."""
@@ -211,38 +216,39 @@ class RunFolder:
     # ---- reading --------------------------------------------------------------------------
     def read_run(self) -> BenchRunInfo | AcceptRunInfo:
         """run.json, as the kind it names (bench when it names none)."""
-        return validated(_RUN_INFO.validate_python, read_json(self.run_file), self.run_file)
+        return validated(_RUN_INFO.validate_python, self._json(self.run_file), self.run_file)
 
     def read_summary(self) -> Summary:
         path = self.summary_file
-        data = read_json(path)
+        data = self._json(path)
         if not isinstance(data, dict) or not isinstance(data.get("levels"), list):
             raise RunRecordError(f'{path}: expected {{"levels": [...]}}')
+        _check_measurable(data, path)
         return validated(Summary.model_validate, data, path)
 
     def read_recipe(self) -> RecordedRecipe:
         path = self.recipe_file
-        data = read_json(path)
+        data = self._json(path)
         if not isinstance(data, dict):
             raise RunRecordError(f"{path}: expected a JSON object (the recipe)")
         return validated(RecordedRecipe.model_validate, data, path)
 
     def read_lock(self) -> Lock | None:
-        return _optional(Lock, self.lock_file)
+        return self._optional(Lock, self.lock_file)
 
     def read_machine(self) -> MachineInfo | None:
-        return _optional(MachineInfo, self.machine_file)
+        return self._optional(MachineInfo, self.machine_file)
 
     def read_server_info(self) -> ServerInfo | None:
-        return _optional(ServerInfo, self.server_info_file)
+        return self._optional(ServerInfo, self.server_info_file)
 
     def read_accept(self) -> AcceptResults | None:
-        return _optional(AcceptResults, self.accept_file)
+        return self._optional(AcceptResults, self.accept_file)
 
     def read_stages(self) -> StagesFile | None:
         """stages.json; None before the run's first stage ended."""
         path, hint = self.stages_file, "is this a `repro run` folder?"
-        data = read_json(path, hint=hint, required=False)
+        data = self._json(path, hint, required=False)
         return None if data is None else validated(StagesFile.model_validate, data, path, hint)
 
     def read_context(self) -> RunContextFile:
@@ -255,7 +261,7 @@ class RunFolder:
                 f"{self.path} is not a `repro run` folder: it has no {CONTEXT}", hint=hint
             )
         try:
-            return RunContextFile.model_validate(read_json(path, hint))
+            return RunContextFile.model_validate(self._json(path, hint))
         except ValidationError as err:
             raise RunRecordError(f"{path} {context_error(err)}", hint=hint) from None
 
@@ -274,6 +280,16 @@ class RunFolder:
                     hint="the file is corrupt; re-run the level with `repro bench --resume`",
                 ) from None
         return rows
+
+    def _json(self, path: Path, hint: str = NOT_A_RUN, *, required: bool = True) -> Any:
+        """A file's JSON (None for a missing file that is not `required`), cleaned when shown."""
+        data = read_json(path, hint, required=required)
+        return clean_strings(data) if self.shown else data
+
+    def _optional(self, model: type[M], path: Path) -> M | None:
+        """An optional file of the record, validated; None when the run did not write it."""
+        data = self._json(path, required=False)
+        return None if data is None else validated(model.model_validate, data, path)
 
     # ---- writing --------------------------------------------------------------------------
     def write_run(self, run: RunInfo) -> None:
@@ -322,21 +338,43 @@ class RunFolder:
     def write_server_log(self, lines: Sequence[str]) -> None:
         """A server's last log lines as server.log (nothing when empty)."""
         if lines:
-            write_atomic(self.server_log_file, "\n".join(lines) + "\n")
+            write_atomic(self.server_log_file, clean_lines("\n".join(lines)) + "\n")
 
 
-def record_folder(path: str | Path) -> RunFolder:
+def record_folder(path: str | Path, *, shown: bool = False) -> RunFolder:
     """The record that `path` names: a record folder (or its run.json), or a `repro run`
     folder's bench/ part (accept/ when the run has no bench yet)."""
-    folder = RunFolder(path)
+    folder = RunFolder(path, shown=shown)
     if folder.name == RUN:
-        folder = RunFolder(folder.path.parent)
+        folder = RunFolder(folder.path.parent, shown=shown)
     if not folder.path.is_dir():
         raise RunRecordError(f"{folder.path}: no such run record folder", hint=NOT_A_RUN)
     return folder.record_part() or folder
 
 
-def _optional(model: type[M], path: Path) -> M | None:
-    """An optional file of the record, validated; None when the run did not write it."""
-    data = read_json(path, required=False)
-    return None if data is None else validated(model.model_validate, data, path)
+MAX_MEASUREMENT = 1e15  # above any rate, latency, count or energy a run can measure
+
+
+def _check_measurable(data: Any, path: Path) -> None:
+    """Refuse a number no run measures (infinite, or beyond ±MAX_MEASUREMENT, as 1e308
+    written by hand): a plot's axis or a sum would overflow on it."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack += [(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        elif _impossible(value):
+            raise RunRecordError(
+                f"{path}: {where}: {value:g} is not a measurement (expected a finite "
+                f"number within ±{MAX_MEASUREMENT:g})",
+                hint="the file was edited or corrupted; restore it or re-run the level "
+                "with `repro bench --resume`",
+            )
+
+
+def _impossible(value: Any) -> bool:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return not math.isfinite(value) or abs(value) > MAX_MEASUREMENT

@@ -19,6 +19,7 @@ from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.schema.record import first_error
 
+M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 NOT_A_RUN = "pass a folder printed by `repro run`, or one written by `repro bench`"
@@ -89,6 +90,11 @@ def read_json(path: Path, hint: str = NOT_A_RUN, *, required: bool = True) -> An
         return fileread.parse_json(read_text(path, hint), str(path))
     except fileread.UnreadableFile as err:
         raise RunRecordError(err.message, hint=err.hint) from None
+
+
+def read_model(path: Path, model: type[M], hint: str = NOT_A_RUN) -> M:
+    """A JSON file as its model, a wrong field named with the file."""
+    return validated(model.model_validate, read_json(path, hint), path)
 
 
 def validated(

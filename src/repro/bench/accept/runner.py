@@ -31,6 +31,7 @@ from typing import Any
 from repro.bench.accept.client import Batch, Completion, body, run_batch
 from repro.bench.accept.record import open_record
 from repro.bench.accept.stats import lossless_level, paired_difference, set_result
+from repro.bench.forced import run_forced_acceptance
 from repro.bench.identity import check_identity
 from repro.bench.prompts.benchsets import (
     BENCH_SETS,
@@ -61,6 +62,7 @@ from repro.schema.accept import (
     LosslessCheck,
     SimulatedProfile,
 )
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
 from repro.schema.record import ClientLimits, ServerIdentity
@@ -76,6 +78,7 @@ class AcceptOptions:
     max_new_tokens: int | None = None  # default: 2048 for BENCH_SETS, else the recipe's plan
     thinking: bool | None = None
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
+    forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
     concurrency: int = 1
     temperature: float = 0.0
     baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
@@ -274,6 +277,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
         base_info = asyncio.run(fetch_server_info(base_url))
         check_identity(base_url, base_info, baseline.recipe, baseline.lock)
     simulated = target.declares_simulator or is_simulated(info)
+    forced = run_forced_acceptance(recipe, opts.forced, info)
     template = recipe_template(
         recipe.model, target.lock, info, simulated=simulated,
         fallback=opts.chat_template_fallback,
@@ -297,6 +301,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
         recipe_name=recipe.name,
         protocol=protocol,
         simulated_profile=_simulated_profile(info),
+        forced_acceptance=forced,
     )
     record = open_record(recipe, target.lock, opts, url, server_info, results, identity)
     done = {s.prompt_set for s in results.sets}
