@@ -42,7 +42,7 @@ def _server(url: str | None, work: Path) -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     model = make_tiny_model(work / "qwen3-tiny")
-    with running_engine(model, port, work / "server.log") as engine:
+    with running_engine(model, port, work / "engine.log") as engine:
         yield engine.url
 
 

@@ -136,14 +136,14 @@ def test_loads_a_record_without_newer_keys(runs: Runs, tmp_path: Path) -> None:
 def _as_real_engine(run: Path, dest: Path) -> Path:
     """The record as SGLang's own engine writes it: not simulated, its version reported."""
     copy = shutil.copytree(run, dest)
-    info = json.loads((copy / "server_info.json").read_text())
+    info = json.loads(RunFolder(copy).server_info_file.read_text())
     info = {k: v for k, v in info.items() if not k.startswith("sim_")}
     info.update(simulated=False, version="0.5.23")
-    (copy / "server_info.json").write_text(json.dumps(info))
-    record = json.loads((copy / "run.json").read_text())
+    RunFolder(copy).server_info_file.write_text(json.dumps(info))
+    record = json.loads(RunFolder(copy).run_file.read_text())
     record["simulated"] = False
-    (copy / "run.json").write_text(json.dumps(record))
-    shutil.rmtree(copy / "accept", ignore_errors=True)
+    RunFolder(copy).run_file.write_text(json.dumps(record))
+    shutil.rmtree(RunFolder(copy).accept.path, ignore_errors=True)
     return copy
 
 

@@ -18,6 +18,7 @@ from repro.campaign.decision import Decision, PointLevels, decide
 from repro.campaign.folder import CampaignFolder
 from repro.errors import ReproError
 from repro.report.records import load_run
+from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignPlan, PointState
 from repro.tables import stacked
 
@@ -58,7 +59,7 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
         state = states.get(p.name) or PointState(name=p.name)
         levels, source = [], "not run"
         run_dir = folder.run_dir_of(state)
-        if run_dir is not None and (run_dir / "bench").is_dir():
+        if run_dir is not None and RunFolder(run_dir).bench.has_run():
             run = load_run(run_dir)
             levels = run.levels
             source = f"simulated ({run.sim_profile})" if run.simulated else "measured"
