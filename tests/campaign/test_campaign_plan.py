@@ -193,7 +193,7 @@ def test_predicted_points_say_what_they_are(
     monkeypatch.chdir(repo_root)
     plan = plan_campaign(repo_root / "campaigns" / "kimi26-layouts.yaml", predict=False)
     points: list[PointLevels] = predicted_points(plan)
-    assert {p.source for p in points} == {"no prediction"}
+    assert {p.source for p in points} == {"not predicted"}
 
 
 @pytest.mark.parametrize(

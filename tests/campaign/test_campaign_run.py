@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -13,6 +14,7 @@ import pytest
 
 from repro.campaign.folder import CampaignFolder
 from repro.runfolder import RunFolder
+from tests.support.browser import chromium
 from tests.support.cli import REPRO, isolated_env, repro
 from tests.support.deployments import deployment_containers
 
@@ -56,8 +58,15 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     assert set(decision["table"]) == {"demo.cap-small", "demo.cap-big", "demo.cap-broken"}
     assert decision["table"]["demo.cap-broken"] == {}
     assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
-    pages = CampaignFolder(folder).report_dir
-    assert (pages / "campaign.html").is_file() and (pages / "frontier.png").is_file()
+    _page_fits_1280_px_with_its_plots(CampaignFolder(folder).report_dir / "campaign.html", tmp_path)
+    # a new plan of the same campaign shows what was measured instead of predicting it
+    replanned = repro(
+        "campaign", "plan", str(tmp_path / "demo-caps.yaml"), "--measured", str(folder),
+        cwd=repo_root, env=env,
+    )  # fmt: skip
+    assert replanned.returncode == 0, replanned.stderr[-2000:]
+    assert "demo.cap-small: simulated (demo)" in replanned.stdout
+    assert "demo.cap-broken: predicted (demo)" in replanned.stdout
     # an ordinary run folder: `repro report` reads a point as any run
     single = repro("report", str(small), cwd=repo_root, env=env)
     assert single.returncode == 0, single.stderr[-2000:]
@@ -105,3 +114,33 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
     assert f"point 1/2: {first['name']}" not in result.stderr
     for name in index:
         assert deployment_containers(name, tmp_path / "state") == []
+
+
+def _page_fits_1280_px_with_its_plots(page: Path, tmp_path: Path) -> None:
+    """The page in headless Chromium at 1280 px: no horizontal scroll, every plot loaded, and
+    its sections there (a screenshot is kept beside the test's files)."""
+    html = page.read_text()
+    for section in ("Output tok/s by concurrency", "Winners under the SLOs", "Pareto frontier"):
+        assert section in html
+    probe = page.with_name("probe.html")
+    probe.write_text(
+        html.replace(
+            "</body>",
+            "<script>window.onload = () => document.body.insertAdjacentHTML('beforeend', "
+            "'<p id=\"probe\">' + document.documentElement.scrollWidth + ' ' + "
+            "[...document.images].filter(i => i.naturalWidth > 0).length + '</p>');</script>"
+            "</body>",
+        )
+    )
+    common = [*chromium(tmp_path / "profile"), "--virtual-time-budget=5000"]
+    shot = tmp_path / "campaign.png"
+    subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
+                   capture_output=True)  # fmt: skip
+    assert shot.stat().st_size > 10_000
+    dom = subprocess.run([*common, "--dump-dom", probe.as_uri()], timeout=90, check=True,
+                         capture_output=True, text=True).stdout  # fmt: skip
+    found = re.search(r'<p id="probe">(\d+) (\d+)</p>', dom)
+    assert found is not None, dom[-500:]
+    width, plots = int(found.group(1)), int(found.group(2))
+    assert width <= 1280
+    assert plots == len(list(page.parent.glob("*.png"))) >= 1

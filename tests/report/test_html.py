@@ -12,7 +12,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 from matplotlib.image import imread
 
@@ -23,6 +22,7 @@ from repro.report.latency_plots import latency_figure
 from repro.runfolder import RunFolder
 from tests.report.conftest import Runs
 from tests.report.helpers import raw_means
+from tests.support.browser import chromium
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -88,26 +88,9 @@ def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path:
         assert src.startswith(prefix)
         assert _not_blank(_pixels(base64.b64decode(src[len(prefix) :], validate=True)))
 
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(chromium).exists():
-        pytest.fail("chromium is missing: run scripts/ensure-test-tools (Debian package chromium)")
     shot = tmp_path / "shot.png"
     subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            "--window-size=1200,1600",
-            page.as_uri(),
-        ],
+        [*chromium(tmp_path / "profile", 1200, 1600), f"--screenshot={shot}", page.as_uri()],
         capture_output=True,
         timeout=90,
         check=True,
@@ -164,12 +147,7 @@ def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
             "document.documentElement.scrollWidth + '</p>');</script></body>",
         )
     )
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    common = [
-        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1000",
-    ]  # fmt: skip
+    common = chromium(tmp_path / "profile")
     shot = tmp_path / "shot.png"
     subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
                    capture_output=True)  # fmt: skip

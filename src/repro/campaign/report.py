@@ -19,7 +19,8 @@ from repro.campaign.folder import CampaignFolder
 from repro.errors import ReproError
 from repro.report.records import load_run
 from repro.runfolder import RunFolder
-from repro.schema.campaign import CampaignPlan, PointState
+from repro.schema.campaign import CampaignPlan, PlannedPoint, PointState
+from repro.schema.level import Level
 from repro.tables import stacked
 
 NAME_WIDTH = 16  # the point column; longer names fold onto a second line
@@ -31,19 +32,13 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
     for p in plan.points:
         if p.same_server_as is not None:
             continue
-        source = f"predicted ({p.profile})" if p.profile else "no prediction"
-        points.append(
-            PointLevels(
-                name=p.name,
-                machine=plan.campaign.machine,
-                gpus=p.gpus,
-                source=source,
-                drafter=p.drafter,
-                baseline=p.baseline,
-                status="planned" if p.profile else (p.prediction_error or "no profile"),
-                levels=p.predicted,
+        if p.profile:
+            source = f"predicted ({p.profile})"
+        else:
+            source = (
+                f"no prediction: {p.prediction_error}" if p.prediction_error else "not predicted"
             )
-        )
+        points.append(_point(plan, p, source, "planned", p.predicted))
     return points
 
 
@@ -57,25 +52,30 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
         if p.same_server_as is not None:
             continue
         state = states.get(p.name) or PointState(name=p.name)
-        levels, source = [], "not run"
+        levels: list[Level] = []
+        source = state.status if state.reason is None else f"{state.status}: {state.reason}"
         run_dir = folder.run_dir_of(state)
         if run_dir is not None and RunFolder(run_dir).bench.has_run():
             run = load_run(run_dir)
             levels = run.levels
             source = f"simulated ({run.sim_profile})" if run.simulated else "measured"
-        points.append(
-            PointLevels(
-                name=p.name,
-                machine=plan.campaign.machine,
-                gpus=p.gpus,
-                source=source,
-                drafter=p.drafter,
-                baseline=p.baseline,
-                status=state.status if state.reason is None else f"{state.status}: {state.reason}",
-                levels=levels,
-            )
-        )
+        points.append(_point(plan, p, source, state.status, levels))
     return points
+
+
+def _point(
+    plan: CampaignPlan, p: PlannedPoint, source: str, status: str, levels: list[Level]
+) -> PointLevels:
+    return PointLevels(
+        name=p.name,
+        machine=plan.campaign.machine,
+        gpus=p.gpus,
+        source=source,
+        drafter=p.drafter,
+        baseline=p.baseline,
+        status=status,
+        levels=levels,
+    )
 
 
 def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLevels]]:
@@ -102,7 +102,7 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
     parts: list[RenderableType] = [_TableOrStacked(summary_table(decision, points))]
     for point in points:
-        parts.append(Text(f"  {point.name}: {point.source if point.levels else point.status}"))
+        parts.append(Text(f"  {point.name}: {point.source}"))
     for winner in decision.slo_winners:
         limits = ", ".join(f"{k} <= {v:g}" for k, v in winner.limits.items())
         if winner.point is None:
@@ -229,7 +229,7 @@ img{{max-width:610px}}</style></head><body>
 {"".join(rows)}</table>
 <h2>Winners under the SLOs</h2><ul>{slo_items or "<li>no SLO declared</li>"}</ul>
 <h2>Speculation crossover</h2><ul>{cross_items or "<li>no drafter point</li>"}</ul>
-<h2>Frontier and crossover</h2>{images}
+<h2>Pareto frontier and speculation crossover</h2>{images}
 </body></html>
 """
     return folder.write_report("campaign.html", page)
