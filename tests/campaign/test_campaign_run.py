@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from repro.campaign.folder import CampaignFolder
+from repro.runfolder import RunFolder
 from tests.support.browser import chromium
 from tests.support.cli import REPRO, isolated_env, repro
 from tests.support.deployments import deployment_containers
@@ -46,9 +48,9 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     for name in index:  # every point's server is gone, the failed one's too
         assert deployment_containers(name, tmp_path / "state") == []
     small = folder / str(index["demo.cap-small"]["run_dir"])
-    summary = json.loads((small / "bench" / "summary.json").read_text())
+    summary = json.loads(RunFolder(small).bench.summary_file.read_text())
     assert [lv["max_concurrency"] for lv in summary["levels"]] == [1, 4]
-    assert (small / "accept").is_dir()  # the demo has a drafter: acceptance was measured
+    assert RunFolder(small).accept.has_run()  # the demo has a drafter: acceptance was measured
 
     report = repro("campaign", "report", str(folder), "--json", cwd=repo_root, env=env)
     assert report.returncode == 0, report.stderr[-2000:]
@@ -56,7 +58,7 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     assert set(decision["table"]) == {"demo.cap-small", "demo.cap-big", "demo.cap-broken"}
     assert decision["table"]["demo.cap-broken"] == {}
     assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
-    _page_fits_1280_px_with_its_plots(folder / "report" / "campaign.html", tmp_path)
+    _page_fits_1280_px_with_its_plots(CampaignFolder(folder).report_dir / "campaign.html", tmp_path)
     # a new plan of the same campaign shows what was measured instead of predicting it
     replanned = repro(
         "campaign", "plan", str(tmp_path / "demo-caps.yaml"), "--measured", str(folder),
@@ -101,7 +103,7 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
         process.wait(timeout=30)
     assert folder is not None
     first = next(iter(index_of(folder).values()))
-    first_summary = folder / str(first["run_dir"]) / "bench" / "summary.json"
+    first_summary = folder / RunFolder(str(first["run_dir"])).bench.summary_file
     before = first_summary.stat().st_mtime_ns
 
     result = repro("campaign", "run", "--resume", str(folder), cwd=repo_root, env=env)

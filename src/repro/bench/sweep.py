@@ -13,7 +13,6 @@ measures invalid ones again. A level in which no request succeeded ends the run 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -26,7 +25,6 @@ from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_prompts
 from repro.bench.provenance import Provenance
-from repro.bench.record import RunWriter
 from repro.bench.server import (
     fetch_server_accept_length,
 )
@@ -36,7 +34,6 @@ from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan, resume_run, start
 from repro.bench.target import BenchTarget
 from repro.bench.validity import judge, offered_load
 from repro.errors import ReproError
-from repro.runfolder import write_server_log
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import Bench
@@ -80,9 +77,7 @@ class BenchOptions:
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
-    collect_machine: bool = True
-    server_log: Callable[[], list[str]] | None = None  # default: provenance.server_log
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance = field(default_factory=Provenance)  # machine.json, image
 
 
 @dataclass
@@ -143,7 +138,6 @@ def run_bench(
         record.finish("failed", f"{type(exc).__name__}: {exc}")
         raise
     if error:
-        _save_server_log(record, opts)
         record.finish("failed", error)
     else:
         record.finish("complete")
@@ -274,14 +268,3 @@ def _with_energy(level: Level, energy: LevelEnergy, gpus: int, gpu_hour_usd: flo
             ),
         }
     )
-
-
-def _save_server_log(record: RunWriter, opts: BenchOptions) -> None:
-    try:
-        if opts.server_log is not None:
-            lines = opts.server_log()
-        else:
-            lines = opts.provenance.server_log(record.run.recipe_name)
-    except Exception:  # the log is a courtesy: never mask the run's own error
-        lines = []
-    write_server_log(record.dir, lines)

@@ -18,6 +18,7 @@ from repro.campaign.decision import Decision, PointLevels, decide
 from repro.campaign.folder import CampaignFolder
 from repro.errors import ReproError
 from repro.report.records import load_run
+from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignPlan, PlannedPoint, PointState
 from repro.schema.level import Level
 from repro.tables import stacked
@@ -54,7 +55,7 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
         levels: list[Level] = []
         source = state.status if state.reason is None else f"{state.status}: {state.reason}"
         run_dir = folder.run_dir_of(state)
-        if run_dir is not None and (run_dir / "bench").is_dir():
+        if run_dir is not None and RunFolder(run_dir).bench.has_run():
             run = load_run(run_dir)
             levels = run.levels
             source = f"simulated ({run.sim_profile})" if run.simulated else "measured"

@@ -3,6 +3,7 @@ intervals), speedup over a baseline, and the lossless check."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -18,7 +19,7 @@ from repro.cli.bench import recipe_target
 from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
-from repro.run.provenance import local_provenance
+from repro.run.provenance import local_provenance, target_url
 from repro.runfolder import strict_json
 from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
@@ -95,10 +96,12 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
 
 
 def _baseline(ref: str) -> BenchTarget:
-    """`--baseline`: a server URL, or a recipe (its server is checked to be that recipe's)."""
+    """`--baseline`: a server URL, or a recipe (its server is checked to be that recipe's),
+    answering where its deployment does."""
     if ref.startswith(("http://", "https://")):
         return BenchTarget.from_url(ref)
-    return recipe_target(ref)
+    target = recipe_target(ref)
+    return replace(target, url=target_url(target))
 
 
 @click.command("accept")
@@ -194,8 +197,11 @@ def accept(
             given_options(ctx, "output", "check_lossless") + list(recipes[1:]),
             "cannot be combined with --resume: it continues one recipe's run in its folder",
         )
-    checked_urls = server_urls(urls, warn)
+    checked_urls = server_urls(urls, warn)  # a bad URL fails before any recipe is read
     targets = [recipe_target(ref) for ref in recipes]
+    checked_urls = checked_urls or [target_url(t) for t in targets]
+    base = _baseline(baseline) if baseline else None
+    measured = [*checked_urls, *([base.server_url()] if base else [])]
     opts = AcceptOptions(
         urls=checked_urls,
         prompt_sets=[s.strip() for s in prompt_sets.split(",") if s.strip()]
@@ -207,12 +213,12 @@ def accept(
         chat_template_fallback=chat_template_fallback,
         forced=forced,
         concurrency=concurrency,
-        baseline=_baseline(baseline) if baseline else None,
+        baseline=base,
         check_lossless=check_lossless,
         output=output,
         resume=resume,
         client=ClientLimits(read_timeout_s=read_timeout, request_timeout_s=request_timeout),
-        provenance=local_provenance(),
+        provenance=local_provenance(measured, machine=resume is None),
     )
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(clean(line)))

@@ -53,7 +53,7 @@ from repro.bench.server import (
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.progress import Progress, quiet
-from repro.runfolder import write_model
+from repro.runfolder import RunFolder
 from repro.schema.accept import (
     AcceptDiff,
     AcceptProtocol,
@@ -87,8 +87,7 @@ class AcceptOptions:
     resume: Path | None = None  # an accept run to continue: only its missing sets are measured
     runs_dir: Path = Path("runs")
     client: ClientLimits = field(default_factory=lambda: ClientLimits(read_timeout_s=3600.0))
-    collect_machine: bool = True
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance = field(default_factory=Provenance)  # machine.json, images
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
 
@@ -253,7 +252,7 @@ def _checked_server(
     simulated = target.declares_simulator or is_simulated(info)
     server_info = server_info_record(info, simulated=simulated)
     _check_speculative(url, info)
-    image = opts.provenance.running_image(url)
+    image = opts.provenance.image(url)
     return info, server_info, check_identity(url, info, recipe, target.lock, image)
 
 
@@ -262,7 +261,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
     recipe = target.need_recipe("acceptance length")
     prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
     baseline = opts.baseline
-    base_url = baseline.server_url(opts.provenance.deployment_port) if baseline else None
+    base_url = baseline.server_url() if baseline else None
     if opts.check_lossless and base_url is None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
@@ -362,11 +361,11 @@ def run_accept(targets: list[BenchTarget], opts: AcceptOptions) -> list[AcceptRe
         raise ReproError("--output takes one recipe", hint="omit --output with several recipes")
     out = []
     for i, target in enumerate(targets):
-        url = opts.urls[i] if opts.urls else target.server_url(opts.provenance.deployment_port)
+        url = opts.urls[i] if opts.urls else target.server_url()
         out.append(accept_one(target, url.rstrip("/"), opts))
     if len(out) > 1:
         diffs = compare_drafters(out)
         for r in out:
             r.results.comparison = diffs
-            write_model(r.run_dir / "accept.json", r.results)
+            RunFolder(r.run_dir).write_accept(r.results)
     return out
