@@ -62,7 +62,7 @@ def _server_info(run_dir: str) -> dict[str, object]:
 
 def test_accept_a_b_measures_each_recipes_own_server(workdir: Path) -> None:
     res = CliRunner().invoke(
-        main, ["accept", "drafter-a", "drafter-b", "--prompts", "math", "-n", "2",
+        main, ["accept", "drafter-a", "drafter-b", "--prompt-sets", "math", "-n", "2",
                "--max-new-tokens", "8"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output

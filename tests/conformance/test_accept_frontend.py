@@ -41,7 +41,7 @@ def test_accept_record_matches_sglang_per_request(
     recipe.write_text(RECIPE)
     res = CliRunner().invoke(
         main,
-        ["accept", str(recipe), "--url", pair.sglang.url, "--prompts", "math",
+        ["accept", str(recipe), "--url", pair.sglang.url, "--prompt-sets", "math",
          "-n", str(PROMPTS), "--max-new-tokens", "24", "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output

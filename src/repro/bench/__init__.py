@@ -14,18 +14,21 @@ Public API:
 
 from repro.bench.client.stream import LevelRun, RequestResult, StreamClient
 from repro.bench.metrics import accept_length, parse_slos, spread, summarize_level
+from repro.bench.options import AcceptOptions, BenchOptions, MeasureOptions
 from repro.bench.prompts.chattemplate import ChatTemplate, chat_template_for
 from repro.bench.prompts.sets import PromptSet, load_prompt_set
 from repro.bench.record import RunWriter
-from repro.bench.sweep import BenchOptions, BenchResult, run_bench
+from repro.bench.sweep import BenchResult, run_bench
 from repro.bench.target import BenchTarget
 
 __all__ = [
+    "AcceptOptions",
     "BenchOptions",
     "BenchResult",
     "BenchTarget",
     "ChatTemplate",
     "LevelRun",
+    "MeasureOptions",
     "PromptSet",
     "RequestResult",
     "RunWriter",

@@ -7,19 +7,20 @@ the server it started with and the same prompts.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from repro.bench.identity import check_identity, check_same_server, found_identity
+from repro.bench.options import BenchOptions
+from repro.bench.plausible import max_accept_length
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_source
 from repro.bench.record import RunWriter
-from repro.bench.server import fetch_server_info, is_simulated, served_model, server_info_record
+from repro.bench.server import is_simulated, served_model, server_info_record
+from repro.bench.session import ServerSession
 from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
@@ -31,15 +32,11 @@ from repro.schema.recipe import Bench
 from repro.schema.record import (
     BenchRunInfo,
     BenchWorkload,
-    ClientLimits,
     Endpoint,
     ServerIdentity,
     first_error,
 )
 from repro.schema.recordedrecipe import RecordedRecipe
-
-if TYPE_CHECKING:
-    from repro.bench.sweep import BenchOptions
 
 # `repro bench` measures without thinking, on both endpoints (the record says which switch)
 BENCH_THINKING = False
@@ -49,7 +46,9 @@ BENCH_THINKING = False
 class SweepPlan:
     """What a sweep sends and where it writes: the run record, the bench plan, the served
     model's name (as requests name it), the prompts and template, the GPUs the recipe declares
-    (0: none, for per-GPU numbers), and the (concurrency, repeat) levels still to measure."""
+    (0: none, for per-GPU numbers), the run's server session (its identity pinned), the most
+    tokens a verify step can commit on that server, and the (concurrency, repeat) levels
+    still to measure."""
 
     record: RunWriter
     bench: Bench
@@ -57,6 +56,8 @@ class SweepPlan:
     source: PromptSet | None
     template: ChatTemplate | None
     gpus: int
+    session: ServerSession
+    max_accept: int
     todo: list[tuple[int, int]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -90,18 +91,6 @@ def _workload(
         request_rate=bench.request_rate,
         dataset_source=source.source if source else None,
         chat_template=template.describe(BENCH_THINKING) if template else None,
-    )
-
-
-def _limits(opts: BenchOptions, recorded: ClientLimits | None) -> ClientLimits:
-    """The client's limits: the options given, else the run's own, else the defaults."""
-    given = {
-        "read_timeout_s": opts.read_timeout,
-        "request_timeout_s": opts.request_timeout,
-        "max_event_bytes": opts.max_event_bytes,
-    }
-    return (recorded or ClientLimits()).model_copy(
-        update={k: v for k, v in given.items() if v is not None}
     )
 
 
@@ -139,7 +128,8 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
         )
     source = _source(bench.dataset)  # a bad dataset fails before the server is asked
     url = (opts.url or target.server_url(opts.provenance.deployment_port)).rstrip("/")
-    info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
+    session = ServerSession(url)
+    info = session.call(session.server_info())  # fails before any folder is made
     image = opts.provenance.running_image(url)  # of a deployment repro launched there
     recipe, lock = target.recipe, target.lock
     if recipe is None:  # --url alone: record what answers
@@ -173,7 +163,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
                 DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
             ),
             gpu_hour_usd=target.gpu_hour_usd if opts.gpu_hour_usd is None else opts.gpu_hour_usd,
-            client_limits=_limits(opts, None),
+            client_limits=opts.client_limits(),
         ),
     )
     record.write("recipe.json", target.recorded(bench))
@@ -182,7 +172,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
     if opts.collect_machine and opts.provenance.machine is not None:
         record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))
-    return SweepPlan(record, bench, served_model(info), source, template, target.gpus)
+    return _plan(record, bench, info, source, template, target.gpus, session)
 
 
 def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
@@ -246,16 +236,31 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
             f"{opts.resume} has levels measured with the SLOs {recorded}, not {opts.slos}",
             hint="resume without --slo (the run's own SLOs apply), or start a new run",
         )
-    opts.slos = opts.slos or recorded
-    record.run.slos = opts.slos
+    record.run.slos = opts.slos or recorded
     if opts.max_failed_pct is not None:
         record.run.max_failed_pct = opts.max_failed_pct
     if opts.gpu_hour_usd is not None:
         record.run.gpu_hour_usd = opts.gpu_hour_usd
-    record.run.client_limits = _limits(opts, record.run.client_limits)
-    info = asyncio.run(fetch_server_info(record.run.server_url or ""))
-    check_same_server(record.run.server_url or "", info, record.run.server_identity)
+    record.run.client_limits = opts.client_limits(record.run.client_limits)
+    session = ServerSession(record.run.server_url or "")
+    info = session.call(session.server_info())
+    check_same_server(session.url, info, record.run.server_identity)
     template = _resumed_template(record, resolved, info, source)
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
-    return SweepPlan(record, bench, served_model(info), source, template, resolved.gpus)
+    return _plan(record, bench, info, source, template, resolved.gpus, session)
+
+
+def _plan(
+    record: RunWriter,
+    bench: Bench,
+    info: ServerInfo,
+    source: PromptSet | None,
+    template: ChatTemplate | None,
+    gpus: int,
+    session: ServerSession,
+) -> SweepPlan:
+    """The plan, the session pinned to the server `info` describes."""
+    session.pin(info)
+    max_accept = max_accept_length(info.speculative_num_draft_tokens)
+    return SweepPlan(record, bench, served_model(info), source, template, gpus, session, max_accept)

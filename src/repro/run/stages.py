@@ -131,12 +131,10 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
 
 def clock_warning(url: str) -> str:
     """What the simulator measured at start: a time-scale below what this host keeps."""
-    import asyncio
-
-    from repro.bench.server import fetch_server_info  # deferred: aiohttp
+    from repro.bench.session import read_server_info  # deferred: the bench client
 
     try:
-        info = asyncio.run(fetch_server_info(url))
+        info = read_server_info(url)
     except ReproError:
         return ""
     scale, clock = info.sim_time_scale, info.sim_clock
@@ -152,7 +150,7 @@ def clock_warning(url: str) -> str:
 def stage_accept(ctx: RunContext, console: Console) -> str:
     if ctx.recipe.drafter is None or ctx.recipe.accept is None:
         return "skipped: no drafter"
-    from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: aiohttp, numpy
+    from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: numpy
     from repro.run.provenance import local_provenance
 
     with console.status("measuring acceptance") as status:
@@ -171,7 +169,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
 
 
 def stage_bench(ctx: RunContext, console: Console) -> str:
-    from repro.bench.sweep import BenchOptions, run_bench  # deferred: aiohttp, numpy
+    from repro.bench.sweep import BenchOptions, run_bench  # deferred: numpy
     from repro.run.provenance import local_provenance
 
     record = ctx.run_dir / "bench"
@@ -234,7 +232,7 @@ def _url(ctx: RunContext) -> str:
 def stage_stop(ctx: RunContext, console: Console) -> str:
     if ctx.deployment is None:
         return "nothing to stop"
-    # deferred: repro.bench loads aiohttp, repro.launch python_on_whales
+    # deferred: repro.bench loads numpy, repro.launch python_on_whales
     from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
     from repro.runfolder import write_server_log
 

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
+from repro.bench.options import MeasureOptions
+from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.runfolder import new_run_dir, read_json, utc_now, write_json, write_model
 from repro.schema.accept import AcceptResults, AcceptSet
 from repro.schema.level import Summary
-from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
-from repro.schema.recipe import Recipe
 from repro.schema.record import (
     AcceptRunInfo,
     AcceptWorkload,
@@ -55,9 +54,8 @@ class AcceptRecord:
 
 
 def open_record(
-    recipe: Recipe,
-    lock: Lock | None,
-    opts: Any,
+    target: BenchTarget,
+    opts: MeasureOptions,
     url: str,
     info: ServerInfo,
     results: AcceptResults,
@@ -69,11 +67,12 @@ def open_record(
     out = opts.output
     if out is not None and (out / "run.json").is_file():
         return AcceptRecord(out, None, results)  # add accept.json to an existing run
-    run_dir = new_run_dir(f"{recipe.name}-accept", out, opts.runs_dir)
+    recipe, lock = target.recipe, target.lock
+    run_dir = new_run_dir(f"{target.name}-accept", out, opts.runs_dir)
     protocol = results.protocol
     run = AcceptRunInfo(
         run_id=run_dir.name,
-        recipe_name=recipe.name,
+        recipe_name=target.name,
         status="running",
         simulated=results.simulated,
         started_at=utc_now(),
@@ -81,14 +80,14 @@ def open_record(
         endpoint="generate",
         server_identity=identity,
         workload=AcceptWorkload(
-            accept=recipe.accept.model_dump(mode="json") if recipe.accept else None,
+            accept=recipe.accept.model_dump(mode="json") if recipe and recipe.accept else None,
             chat_template=protocol.chat_template if protocol else None,
             protocol=protocol,
         ),
     )
     record = AcceptRecord(run_dir, run, results)
     write_model(run_dir / "run.json", run)
-    write_json(run_dir / "recipe.json", recipe.model_dump(mode="json"))
+    write_json(run_dir / "recipe.json", target.recorded(target.bench))
     if lock is not None:
         write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
     write_model(run_dir / "server_info.json", info, exclude_unset=True)
