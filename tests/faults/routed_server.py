@@ -12,12 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tests.bench.hostileserver import json_response, meta_event, stream
+from tests.bench.hostileserver import json_response, meta_event, stream, threaded_server
 
 Answer = Callable[[str, int], bytes | None]
 
@@ -127,22 +126,5 @@ def routed_server(answer: Answer) -> Iterator[str]:
         finally:
             writer.close()
 
-    loop = asyncio.new_event_loop()
-    listener = loop.run_until_complete(asyncio.start_server(serve, "127.0.0.1", 0))
-    port = listener.sockets[0].getsockname()[1]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-
-        async def stop() -> None:
-            listener.close()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
-
-        asyncio.run_coroutine_threadsafe(stop(), loop).result(5)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
-        loop.close()
+    with threaded_server(serve, lambda listener: listener.close()) as (url, _listener):
+        yield url

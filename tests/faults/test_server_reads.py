@@ -37,6 +37,12 @@ HOSTILE_INFOS: dict[str, tuple[Callable[[], bytes], str]] = {
 }
 
 
+def _accept(url: str, prompts: int) -> list[str]:
+    """accept a bare URL: one set of `prompts`, the built-in template (nothing fetched)."""
+    return ["accept", "--url", url, "--prompt-sets", "math", "-n", str(prompts),
+            "--chat-template-fallback"]  # fmt: skip
+
+
 def _one_line(result: Result, words: str) -> None:
     assert result.exit_code == 1, result.output
     assert isinstance(result.exception, SystemExit), result.exception
@@ -53,16 +59,7 @@ def test_a_hostile_server_info_is_one_line_and_no_run(
     with routed_server(sglang(routes={"/server_info": reply()})) as url:
         for command in (
             ["bench", "--url", url, "--prompts", "1", "--concurrency", "1"],
-            [
-                "accept",
-                "--url",
-                url,
-                "--prompt-sets",
-                "math",
-                "-n",
-                "1",
-                "--chat-template-fallback",
-            ],
+            _accept(url, 1),
         ):
             _one_line(CliRunner().invoke(main, command), words)
     assert not (tmp_path / "runs").exists()
@@ -76,19 +73,7 @@ def test_accept_follows_no_redirect_of_its_requests(
     with routed_server(sglang()) as other, routed_server(
         sglang(routes={"/generate": redirect(other + "/generate")})
     ) as url:  # fmt: skip
-        result = CliRunner().invoke(
-            main,
-            [
-                "accept",
-                "--url",
-                url,
-                "--prompt-sets",
-                "math",
-                "-n",
-                "2",
-                "--chat-template-fallback",
-            ],
-        )
+        result = CliRunner().invoke(main, _accept(url, 2))
     _one_line(result, "every request of prompt set 'math' failed")
     assert f"a redirect (HTTP 302 to {other}/generate), not followed" in result.output
     [run_dir] = (tmp_path / "runs").iterdir()

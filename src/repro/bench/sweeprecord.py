@@ -12,14 +12,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from repro.bench.identity import check_identity, check_same_server, found_identity
+from repro.bench.identity import check_same_server
+from repro.bench.opening import open_server
 from repro.bench.options import BenchOptions
 from repro.bench.plausible import max_accept_length
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_source
 from repro.bench.record import RunWriter
-from repro.bench.server import is_simulated, served_model, server_info_record
+from repro.bench.server import served_model
 from repro.bench.session import ServerSession
 from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
@@ -33,7 +34,6 @@ from repro.schema.record import (
     BenchRunInfo,
     BenchWorkload,
     Endpoint,
-    ServerIdentity,
     first_error,
 )
 from repro.schema.recordedrecipe import RecordedRecipe
@@ -128,23 +128,10 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
         )
     source = _source(bench.dataset)  # a bad dataset fails before the server is asked
     url = (opts.url or target.server_url(opts.provenance.deployment_port)).rstrip("/")
-    session = ServerSession(url)
-    info = session.call(session.server_info())  # fails before any folder is made
-    image = opts.provenance.running_image(url)  # of a deployment repro launched there
-    recipe, lock = target.recipe, target.lock
-    if recipe is None:  # --url alone: record what answers
-        identity = ServerIdentity(found=found_identity(info, image))
-    else:
-        identity = check_identity(url, info, recipe, lock, image)
-    simulated = target.declares_simulator or is_simulated(info)
+    server = open_server(target, url, opts.provenance)  # fails before any folder is made
     template = None
     if _needs_template(opts.endpoint, source):
-        template = recipe_template(
-            recipe.model if recipe else None, lock, info, simulated=simulated,
-            fallback=opts.chat_template_fallback,
-        )  # fmt: skip
-    launched = image.model_dump() if image is not None else {}
-    server_info = server_info_record(info, **launched, simulated=simulated)
+        template = server.template(opts.chat_template_fallback)
     run_dir = new_run_dir(target.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -152,12 +139,12 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             run_id=run_dir.name,
             recipe_name=target.name,
             status="running",
-            simulated=simulated,
+            simulated=server.simulated,
             started_at=utc_now(),
             server_url=url,
             endpoint=opts.endpoint,
             workload=_workload(bench, source, template),
-            server_identity=identity,
+            server_identity=server.identity,
             slos=opts.slos,
             max_failed_pct=(
                 DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
@@ -167,12 +154,15 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
         ),
     )
     record.write("recipe.json", target.recorded(bench))
-    if lock is not None:
-        record.write("lock.json", lock.model_dump(mode="json"))
-    write_model(run_dir / "server_info.json", server_info, exclude_unset=True)
+    if target.lock is not None:
+        record.write("lock.json", target.lock.model_dump(mode="json"))
+    write_model(run_dir / "server_info.json", server.recorded_info(), exclude_unset=True)
     if opts.collect_machine and opts.provenance.machine is not None:
         record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))
-    return _plan(record, bench, info, source, template, target.gpus, session)
+    return SweepPlan(
+        record, bench, served_model(server.info), source, template, target.gpus,
+        server.session, server.max_accept,
+    )  # fmt: skip
 
 
 def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
@@ -245,22 +235,11 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
     session = ServerSession(record.run.server_url or "")
     info = session.call(session.server_info())
     check_same_server(session.url, info, record.run.server_identity)
+    session.pin(info)
     template = _resumed_template(record, resolved, info, source)
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
-    return _plan(record, bench, info, source, template, resolved.gpus, session)
-
-
-def _plan(
-    record: RunWriter,
-    bench: Bench,
-    info: ServerInfo,
-    source: PromptSet | None,
-    template: ChatTemplate | None,
-    gpus: int,
-    session: ServerSession,
-) -> SweepPlan:
-    """The plan, the session pinned to the server `info` describes."""
-    session.pin(info)
     max_accept = max_accept_length(info.speculative_num_draft_tokens)
-    return SweepPlan(record, bench, served_model(info), source, template, gpus, session, max_accept)
+    return SweepPlan(
+        record, bench, served_model(info), source, template, resolved.gpus, session, max_accept
+    )

@@ -35,20 +35,18 @@ from repro.bench.accept.completion import Batch, Completion, Sender, body, respo
 from repro.bench.accept.record import open_record
 from repro.bench.accept.stats import lossless_level, paired_difference, set_result
 from repro.bench.client.bounded import Bound
-from repro.bench.identity import check_identity, found_identity
+from repro.bench.opening import open_server
 from repro.bench.options import AcceptOptions
-from repro.bench.plausible import max_accept_length
 from repro.bench.prompts.benchsets import (
     BENCH_SETS,
     PROTOCOL,
     PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_SAMPLING,
 )
-from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
+from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import load_prompt_set
-from repro.bench.server import is_simulated, server_info_record, speculative_algorithm
-from repro.bench.session import ServerSession
+from repro.bench.server import speculative_algorithm
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.runfolder import write_model
@@ -62,7 +60,6 @@ from repro.schema.accept import (
 )
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
-from repro.schema.record import ServerIdentity
 
 __all__ = ["AcceptOptions", "AcceptResult", "lossless_failure", "run_accept"]
 
@@ -223,34 +220,13 @@ def _simulated_profile(info: ServerInfo) -> SimulatedProfile | None:
     return SimulatedProfile(name=info.sim_profile, drafter=info.sim_drafter)
 
 
-def _checked_server(
-    session: ServerSession, target: BenchTarget, opts: AcceptOptions
-) -> tuple[ServerInfo, ServerIdentity]:
-    """The server's /server_info and identity (refused when it is not the recipe's; as found
-    for a bare URL), the session pinned to it."""
-    url = session.url
-    info = session.call(session.server_info())
-    _check_speculative(url, info)
-    image = opts.provenance.running_image(url)
-    if target.recipe is None:
-        identity = ServerIdentity(found=found_identity(info, image))
-    else:
-        identity = check_identity(url, info, target.recipe, target.lock, image)
-    session.pin(info)
-    return info, identity
-
-
 def _baseline_sender(opts: AcceptOptions, bound: Bound) -> Sender | None:
     """The baseline's server, checked to be its recipe's when it names one."""
     baseline = opts.baseline
     if baseline is None:
         return None
-    session = ServerSession(baseline.server_url(opts.provenance.deployment_port))
-    base_info = session.call(session.server_info())
-    if baseline.recipe is not None:
-        check_identity(session.url, base_info, baseline.recipe, baseline.lock)
-    session.pin(base_info)
-    return Sender(session, bound)
+    url = baseline.server_url(opts.provenance.deployment_port)
+    return Sender(open_server(baseline, url, opts.provenance).session, bound)
 
 
 def _refuse_options(opts: AcceptOptions) -> None:
@@ -290,16 +266,13 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
     recipe = target.recipe
     prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
     _refuse_options(opts)
-    session = ServerSession(url)
-    info, identity = _checked_server(session, target, opts)
-    simulated = target.declares_simulator or is_simulated(info)
+    server = open_server(target, url, opts.provenance)
+    info, session, simulated = server.info, server.session, server.simulated
+    _check_speculative(url, info)
     bound = response_bound(opts.client)
-    sender = Sender(session, bound, max_accept_length(info.speculative_num_draft_tokens))
+    sender = Sender(session, bound, server.max_accept)
     base_sender = _baseline_sender(opts, bound)
-    template = recipe_template(
-        recipe.model if recipe else None, target.lock, info, simulated=simulated,
-        fallback=opts.chat_template_fallback,
-    )  # fmt: skip
+    template = server.template(opts.chat_template_fallback)
     plans, thinking = _plan(recipe, opts, prompt_sets, template)
     results = AcceptResults(
         simulated=simulated,
@@ -307,8 +280,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
         protocol=_protocol(opts, template, thinking, plans),
         simulated_profile=_simulated_profile(info),
     )
-    server_info = server_info_record(info, simulated=simulated)
-    record = open_record(target, opts, url, server_info, results, identity)
+    record = open_record(target, opts, url, server.recorded_info(), results, server.identity)
     done = {s.prompt_set for s in results.sets}
     try:
         session.call(session.flush_cache())
