@@ -2,12 +2,14 @@
 
 `run_bench` measures a `BenchTarget` (repro.bench.target) or resumes a run, either way as
 the `SweepPlan` sweeprecord.py opens. Each (concurrency, repeat) level runs its warmup
-requests (not recorded), then `prompts_per_level` measured requests while the server's
-`/metrics` is scraped; its per-request JSONL, its metrics series and the updated summary.json
-are written as soon as it finishes, with the server's limits, the client's CPU time and the
-validity verdict (validity.py). `resume` skips the levels a run already finished validly and
-measures invalid ones again. A level in which no request succeeded ends the run as failed
-(with the server's last log lines when repro launched it), keeping the finished levels.
+requests (not recorded), then `prompts_per_level` measured requests while the level observer
+(observer.py) watches the server through the run's one session; the level's record is built
+once from what it saw, and its per-request JSONL, its metrics series and the updated
+summary.json are written as soon as it finishes, with the server's limits, the client's CPU
+time and the validity verdict. `resume` skips the levels a run already finished validly and
+measures invalid ones again. A level in which no request succeeded, or a server that reports
+another deployment than the one the run checked, ends the run as failed (with the server's
+last log lines when repro launched it), keeping the finished levels.
 """
 
 from __future__ import annotations
