@@ -4,6 +4,7 @@ decompression, nesting depth), and the measuring client follows no redirect: eac
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -11,9 +12,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from repro.bench.client.bounded import Bound, fetch
+from repro.bench.client.http1 import Pool
 from repro.cli import main
-from tests.bench.hostileserver import json_response
-from tests.faults.routed_server import INFO, gzipped_json, redirect, routed_server, sglang
+from tests.bench.hostileserver import json_response, threaded_server
+from tests.faults.routed_server import (
+    INFO,
+    generated,
+    gzipped_json,
+    redirect,
+    routed_server,
+    sglang,
+)
 
 INFLATED = 64 * 1024 * 1024  # what a few kB of gzip become
 
@@ -103,3 +113,47 @@ def test_a_model_that_changes_mid_run_ends_the_bench_run(
     run = json.loads((run_dir / "run.json").read_text())
     assert run["status"] == "failed" and "changed during the run" in run["error"]
     assert not list(run_dir.glob("levels/*.jsonl"))
+
+
+def test_accept_notices_a_model_that_changes_after_a_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server reports another model once the set is measured: the set is not kept as
+    the checked server's, the run fails naming the change."""
+    monkeypatch.chdir(tmp_path)
+
+    def info(visit: int) -> bytes:
+        return json_response(INFO if visit == 1 else {**INFO, "model_path": "org/other"})
+
+    with routed_server(sglang(routes={"/server_info": info, "/generate": generated(4, 2)})) as url:
+        result = CliRunner().invoke(main, _accept(url, 2))
+    _one_line(result, "changed during the run")
+    [run_dir] = (tmp_path / "runs").iterdir()
+    assert json.loads((run_dir / "accept.json").read_text())["sets"] == []
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+
+
+def test_a_response_that_never_ends_is_cut_at_its_time_bound() -> None:
+    """The time bound holds however steadily the bytes trickle (here: a header per 50 ms)."""
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\n")
+        while True:
+            writer.write(b"x-pad: 1\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+
+    async def fetch_info(url: str) -> None:
+        port = int(url.rsplit(":", 1)[1])
+        pool = Pool("127.0.0.1", port, 5.0)
+        try:
+            await fetch(pool, b"GET /server_info HTTP/1.1\r\nHost: x\r\n\r\n", Bound(1024, 0.5))
+        finally:
+            pool.close()
+
+    with (
+        threaded_server(trickle, lambda listener: listener.close()) as (url, _listener),
+        pytest.raises(TimeoutError),
+    ):
+        asyncio.run(fetch_info(url))
