@@ -2,15 +2,19 @@
 
 Run records, lock files, run state, prompt files and datasets can be truncated, edited, or
 hostile. Every read here ends in the file's content or one `UnreadableFile` line naming the
-file and what is wrong with it (too large, not UTF-8 and where, nested too deep, not JSON),
-never a `UnicodeDecodeError`, `RecursionError` or `MemoryError` traceback.
+file and what is wrong with it (not a regular file, too large, not UTF-8 and where, nested
+too deep, not JSON, a key given twice), never a `UnicodeDecodeError`, `RecursionError` or
+`MemoryError` traceback, and never a hang: a FIFO or device is refused without reading it,
+and the size is checked before the first byte is read (a sparse 3 GB file costs nothing).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from repro.errors import ReproError
 
@@ -24,21 +28,67 @@ class UnreadableFile(ReproError):
     """A file that cannot be read as what it should be."""
 
 
-def read_text(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> str:
-    """`path` as UTF-8 text, at most `max_bytes` long."""
-    shown = where or str(path)
+def within(path: Path, root: Path) -> bool:
+    """Whether `path`, its symlinks followed, stays inside the folder `root`: a link (or
+    `..`) that leads out is how a hostile file reads or writes elsewhere."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
+def _too_large(shown: str, max_bytes: int) -> UnreadableFile:
+    return UnreadableFile(
+        f"{shown}: larger than the {max_bytes // MiB} MiB repro reads from such a file",
+        hint="is this the right file?",
+    )
+
+
+def _open_regular(path: Path, shown: str, max_bytes: int | None) -> BinaryIO:
+    """`path` opened for reading, refused unless a regular file of at most `max_bytes`: a
+    FIFO, device or socket is refused before any read (opened non-blocking, it never waits
+    for a writer), and the size is known before the first byte is read."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
         raise
     except OSError as err:
         raise UnreadableFile(f"{shown}: cannot read: {err.strerror or err}") from None
-    if len(data) > max_bytes:
+    handle = os.fdopen(fd, "rb")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        handle.close()
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO, device or socket"
         raise UnreadableFile(
-            f"{shown}: larger than the {max_bytes // MiB} MiB repro reads from such a file",
-            hint="is this the right file?",
+            f"{shown}: {kind}, not a regular file",
+            hint="remove it; repro reads only plain files here",
         )
+    if max_bytes is not None and info.st_size > max_bytes:
+        handle.close()
+        raise _too_large(shown, max_bytes)
+    return handle
+
+
+def regular_file(path: Path, where: str | None = None) -> None:
+    """Refuse `path` unless it is a regular file, for a reader that opens it itself."""
+    shown = where or str(path)
+    try:
+        _open_regular(path, shown, None).close()
+    except FileNotFoundError:
+        raise UnreadableFile(f"{shown}: no such file") from None
+
+
+def read_bytes(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of the regular file `path`, at most `max_bytes` (see `_open_regular`)."""
+    shown = where or str(path)
+    with _open_regular(path, shown, max_bytes) as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:  # grew while being read
+        raise _too_large(shown, max_bytes)
+    return data
+
+
+def read_text(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """`path` as UTF-8 text, at most `max_bytes` long."""
+    shown = where or str(path)
+    data = read_bytes(path, shown, max_bytes)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -48,10 +98,35 @@ def read_text(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BY
         ) from None
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice: `json` would silently keep the last value."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, refusing a key given twice (`object_pairs_hook`)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def twice(where: str, err: DuplicateKey) -> UnreadableFile:
+    """The one line for a key given twice in `where`."""
+    return UnreadableFile(
+        f"{where}: the key {json.dumps(str(err))[:80]} appears twice in one object",
+        hint="keep one of them: repro does not guess which value was meant",
+    )
+
+
 def parse_json(text: str, where: str, max_depth: int = MAX_DEPTH) -> Any:
-    """`text` as JSON, refusing documents nested deeper than `max_depth`."""
+    """`text` as JSON, refusing documents nested deeper than `max_depth` and objects that
+    name a key twice (which value counts would be a guess)."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKey as err:
+        raise twice(where, err) from None
     except json.JSONDecodeError as err:
         raise UnreadableFile(
             f"{where}: corrupt JSON at line {err.lineno} column {err.colno}: {err.msg}",

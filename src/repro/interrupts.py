@@ -1,20 +1,33 @@
-"""SIGTERM and SIGHUP handled as Ctrl-C: a `kill`, a closed terminal or a batch scheduler's
-time limit stop what any repro command started and keep its results, as Ctrl-C does."""
+"""SIGTERM, SIGHUP and SIGPIPE handled as Ctrl-C: a `kill`, a closed terminal, a batch
+scheduler's time limit or a reader that went away (`repro run R 2>&1 | tee log`, then Ctrl-C,
+which stops `tee` too) stop what any repro command started and keep its results, as Ctrl-C
+does on a terminal.
+
+A closed pipe would otherwise raise BrokenPipeError from whichever print came next, often the
+one that says the run is being stopped, and cut the clean-up short. So the standard streams
+are guarded while a command runs: a write to a closed reader goes to /dev/null from then on,
+and the SIGPIPE the kernel sends with it interrupts the command once, unless an interrupt or
+an error is already being handled (its clean-up then finishes, silently).
+"""
 
 from __future__ import annotations
 
+import os
+import select
 import signal
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
-HANDLED = (signal.SIGTERM, signal.SIGHUP)
+HANDLED = (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
+_pipe_interrupted = False  # a closed pipe interrupts a command once
+_stream_closed = False  # a guarded standard stream found its reader gone
 
 
 class Interrupted(KeyboardInterrupt):
@@ -38,10 +51,44 @@ def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
     """Raise where the run is; inside an event loop (bench), between two callbacks rather
     than in the middle of one, as asyncio.run does with Ctrl-C: no coroutine is cut
     half-way through a step, and the loop's clean-up cancels the rest."""
+    global _pipe_interrupted
+    if signum == signal.SIGPIPE:
+        if _pipe_interrupted or _stopping() or not _reader_gone():
+            return  # already stopping: the output just goes nowhere now
+        _pipe_interrupted = True
     loop = _running_loop()
     if loop is None:
         raise Interrupted(signum)
     loop.call_soon_threadsafe(_raise_now, signum)
+
+
+def _reader_gone() -> bool:
+    """Whether the SIGPIPE is the standard streams': one found closed by its guard, or a pipe
+    whose reader went away (poll reports POLLERR on its write end). The kernel sends SIGPIPE
+    for a socket written after its peer closed too (bench's connections, a server that
+    hangs up); that write fails with EPIPE where it was made, and the command goes on."""
+    if _stream_closed:
+        return True
+    poller = select.poll()
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is None:
+            continue
+        try:
+            poller.register(stream.fileno(), 0)  # POLLERR and POLLHUP come unasked
+        except (OSError, ValueError):  # not a file
+            continue
+    return any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poller.poll(0))
+
+
+def _stopping() -> bool:
+    """Whether an exception other than the closed pipe's own is being handled: an interrupt
+    or an error whose clean-up is under way."""
+    exc = sys.exc_info()[1]
+    while exc is not None:
+        if not isinstance(exc, BrokenPipeError):
+            return True
+        exc = exc.__context__
+    return False
 
 
 def _running_loop() -> AbstractEventLoop | None:
@@ -61,16 +108,68 @@ def _raise_now(signum: int) -> None:
     raise Interrupted(signum)
 
 
+class _PipeGuard:
+    """A standard stream whose reader may go away: from the first write that finds it
+    closed, the stream's descriptor points at /dev/null, so later writes (the clean-up's
+    messages, a progress bar's thread) succeed and go nowhere."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _closed(self) -> None:
+        global _stream_closed
+        _stream_closed = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+            self._stream.flush()  # what was buffered, to /dev/null
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _guarded_streams() -> Iterator[None]:
+    saved = sys.stdout, sys.stderr
+    for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)):
+        if stream is not None and not isinstance(stream, _PipeGuard):
+            try:
+                stream.fileno()
+            except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+                continue
+            setattr(sys, name, _PipeGuard(stream))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
 @contextmanager
 def signals_as_interrupts() -> Iterator[None]:
-    """While inside: SIGTERM and SIGHUP raise `Interrupted` (main thread only: Python
-    delivers signals there)."""
+    """While inside: SIGTERM, SIGHUP and SIGPIPE raise `Interrupted` (main thread only:
+    Python delivers signals there), and a closed stdout or stderr cannot raise."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in HANDLED}
     try:
-        yield
+        with _guarded_streams():
+            yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -27,6 +27,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from repro.safetext import clean
 from repro.schema.level import Level
 
 # What a spinner line needs besides its text: the spinner, a space, and a margin.
@@ -119,7 +120,7 @@ def status_line(console: Console, prefix: str, detail: str) -> str:
     a server's log line is cut to the width left, never wrapped or re-printed
     each frame, and its brackets are escaped so they are not read as markup."""
     room = console.width - len(prefix) - _SPINNER_WIDTH - 1
-    flat = " ".join(detail.split())
+    flat = " ".join(clean(detail).split())
     if room < 8 or not flat:
         return escape(prefix)
     if len(flat) > room:

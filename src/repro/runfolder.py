@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
+from repro.safetext import clean_lines
 from repro.schema.record import first_error
 
 M = TypeVar("M", bound=BaseModel)
@@ -104,7 +105,7 @@ def write_server_log(run_dir: Path, lines: Sequence[str]) -> None:
     """Keep a server's last log lines in a run folder as `server.log` (nothing when empty):
     the one writer for the bench record on a failed sweep and `repro run`'s folder at stop."""
     if lines:
-        write_atomic(run_dir / SERVER_LOG, "\n".join(lines) + "\n")
+        write_atomic(run_dir / SERVER_LOG, clean_lines("\n".join(lines)) + "\n")
 
 
 # ---- reading ---------------------------------------------------------------------------------

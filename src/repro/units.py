@@ -1,5 +1,5 @@
-"""Byte sizes as people read and write them (no stage, no heavy import: every stage prints
-sizes, and the CLI parses them)."""
+"""Byte sizes and durations as people read and write them (no stage, no heavy import:
+every stage prints sizes, and the CLI parses them)."""
 
 from __future__ import annotations
 
@@ -31,3 +31,13 @@ def parse_bytes(text: str) -> int:
     if unit not in units or not number:
         raise ValueError(f"not a size: {text!r} (e.g. 1GiB, 500MB, 0)")
     return int(float(number) * units[unit])
+
+
+def human_seconds(seconds: float) -> str:
+    """4583 -> '1h16m', 754 -> '12m34s', 42.4 -> '42s'."""
+    total = max(0, round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

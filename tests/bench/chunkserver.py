@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -61,10 +61,16 @@ async def _stream(request: web.Request) -> web.StreamResponse:
     return resp
 
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
 @contextmanager
-def chunk_server() -> Iterator[str]:
-    """The server's URL while the block runs (its own event loop, in a thread)."""
+def chunk_server(gets: dict[str, Handler] | None = None) -> Iterator[str]:
+    """The server's URL while the block runs (its own event loop, in a thread); `gets` adds
+    GET routes (a test's own `/metrics`, say)."""
     app = web.Application()
+    for path, handler in (gets or {}).items():
+        app.router.add_get(path, handler)
     app.router.add_get("/server_info", _server_info)
     app.router.add_get("/v1/models", _models)
     app.router.add_post("/generate", _stream)

@@ -52,8 +52,9 @@ def _level(**kw: Any) -> Level:
 
 def _server(cap: int | None = 256, **kw: Any) -> ServerState:
     return ServerState(
-        limits=ServerLimits(max_running_requests=cap), metrics_available=True, samples=20, **kw
-    )
+        limits=ServerLimits(max_running_requests=cap), metrics_available=True, samples=20,
+        decode_refreshes=10, **kw,
+    )  # fmt: skip
 
 
 def test_a_sound_level_is_valid() -> None:

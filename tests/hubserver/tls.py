@@ -20,6 +20,7 @@ from hubserver.server import _listen
 class HttpsFiles:
     def __init__(self, workdir: Path) -> None:
         self.files: dict[str, bytes] = {}
+        self.redirects: dict[str, str] = {}  # path -> the URL a 302 sends the client to
         self.cert_file = workdir / "cert.pem"
         self._key = workdir / "key.pem"
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -43,6 +44,9 @@ class HttpsFiles:
         ready = threading.Event()
 
         async def serve(request: web.Request) -> web.Response:
+            target = self.redirects.get(request.path.lstrip("/"))
+            if target is not None:
+                raise web.HTTPFound(target)
             data = self.files.get(request.path.lstrip("/"))
             if data is None:
                 raise web.HTTPNotFound()

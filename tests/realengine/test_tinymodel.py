@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from repro.realengine.engine import make_tiny_model
+from repro.realengine.engine import engine_python, make_tiny_model
 
 pytestmark = pytest.mark.real_sglang
 
@@ -36,3 +37,27 @@ def test_the_drafter_names_the_target_layers_and_the_mask_token(tmp_path: Path) 
     assert draft["dflash_config"]["mask_token_id"] == mask_id
     assert max(draft["dflash_config"]["target_layer_ids"]) < config["num_hidden_layers"]
     assert draft["hidden_size"] == config["hidden_size"]
+
+
+def test_drafters_of_block_8_and_16_as_sglang_reads_them(tmp_path: Path) -> None:
+    """The H200 sweep's drafters: one seed, block sizes 8 and 16, read by SGLang 0.5.23's own
+    parse_dflash_draft_config (srt/speculative/dflash_utils.py) in the engine's venv."""
+    target = tmp_path / "m"
+    for block in (8, 16):
+        make_tiny_model(target, drafter=tmp_path / f"d{block}", block_size=block)
+    d8, d16 = _files(tmp_path / "d8"), _files(tmp_path / "d16")
+    assert d8["model.safetensors"] == d16["model.safetensors"]  # only the config differs
+    read = (
+        "import json, sys\n"
+        "from sglang.srt.speculative.dflash_utils import parse_dflash_draft_config\n"
+        "for path in sys.argv[1:]:\n"
+        "    config = json.load(open(path + '/config.json'))\n"
+        "    parsed = parse_dflash_draft_config(draft_hf_config=config)\n"
+        "    print(parsed.resolve_block_size(default=0))\n"
+    )
+    done = subprocess.run(
+        [str(engine_python()), "-c", read, str(tmp_path / "d8"), str(tmp_path / "d16")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["8", "16"]

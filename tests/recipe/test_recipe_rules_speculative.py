@@ -294,3 +294,34 @@ def test_ddtree_qwen35_family_on_b200_gets_page_size_64_from_sglang(project: Pro
     )
     rtx = "model: {repo: Qwen/Qwen3.6-27B}\n"  # sm_120: no such override
     assert by_rule(check_recipe(resolved(load(project, rtx, DDTREE))), "ddtree-page-size") == []
+
+
+# --- forced acceptance (SGLANG_SIMULATE_ACC_LEN) ---------------------------------------------
+def test_forced_acceptance_renders_sglangs_environment(project: Project) -> None:
+    forced = "speculative: {forced_acceptance: {length: 4, token_mode: real-draft-token}}\n"
+    recipe = load(project, DFLASH, forced)
+    env = render_env(recipe)
+    assert env["SGLANG_SIMULATE_ACC_LEN"] == "4.0"
+    assert env["SGLANG_SIMULATE_ACC_METHOD"] == "match-expected"
+    assert env["SGLANG_SIMULATE_ACC_TOKEN_MODE"] == "real-draft-token"
+    assert by_rule(check_recipe(resolved(recipe)), "forced-acceptance") == []
+
+
+def test_forced_acceptance_set_through_env_is_refused(project: Project) -> None:
+    recipe = load(project, DFLASH, "env: {SGLANG_SIMULATE_ACC_LEN: '4'}\n")
+    [f] = by_rule(check_recipe(resolved(recipe)), "forced-acceptance")
+    assert f.severity == "error" and f.path == "env.SGLANG_SIMULATE_ACC_LEN"
+    assert "speculative.forced_acceptance" in f.message
+
+
+def test_forced_acceptance_above_the_draft_tokens_warns(project: Project) -> None:
+    recipe = load(
+        project, DFLASH, "speculative: {num_draft_tokens: 8, forced_acceptance: {length: 12}}\n"
+    )
+    [f] = by_rule(check_recipe(resolved(recipe)), "forced-acceptance")
+    assert f.severity == "warning" and "at most 8" in f.message
+
+
+def test_forced_acceptance_method_outside_sglangs_is_refused(project: Project) -> None:
+    with pytest.raises(RecipeError, match=r"forced_acceptance\.method"):
+        load(project, DFLASH, "speculative: {forced_acceptance: {length: 2, method: mean}}\n")

@@ -17,7 +17,9 @@ from click.testing import CliRunner
 from matplotlib.image import imread
 
 from repro.cli import main
-from repro.report import load_runs, plot_acceptance, write_plots
+from repro.report import SIMULATED, load_runs, plot_acceptance, write_plots
+from repro.report.latency_plots import latency_figure
+from repro.report.plots import png
 from tests.report.conftest import Runs
 from tests.report.helpers import raw_means
 
@@ -138,6 +140,10 @@ def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
 ) -> None:
     page = tmp_path / "report.html"
     wide = _sweep_of_nine(runs.dflash, tmp_path / "kimi26-tp8-dflash-b200-long-context-sweep")
+    run = json.loads((wide / "run.json").read_text())  # prompts from a file: its sha256
+    run["workload"]["dataset"] = "prompts.jsonl"
+    run["workload"]["dataset_source"] = {"kind": "file", "path": "p.jsonl", "sha256": "ab" * 32}
+    (wide / "run.json").write_text(json.dumps(run))
     paths = [str(runs.ar), str(runs.dflash), str(wide)]
     result = CliRunner().invoke(
         main, ["report", *paths, "--baseline", str(runs.ar), "--format", "html", "-o", str(page)]
@@ -172,3 +178,23 @@ def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
     found = re.search(r'<p id="width">(\d+)</p>', dom)
     assert found is not None, dom[-500:]
     assert int(found.group(1)) <= 1280
+
+
+def test_the_latency_legend_fits_and_leaves_the_simulated_mark_visible(
+    runs: Runs, tmp_path: Path
+) -> None:
+    wide = _sweep_of_nine(runs.dflash, tmp_path / "kimi26-tp8-dflash-b200-long-context-sweep")
+    loaded = load_runs([runs.ar, runs.dflash, wide])
+    fig = latency_figure(loaded)
+    assert fig is not None
+    png(fig, loaded, layout=False)  # what plot_latency draws
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    [mark] = [t for t in fig.texts if t.get_text() == SIMULATED]
+    drawn = [fig.legends[0], *(ax for ax in fig.axes)]
+    if fig._suptitle is not None:
+        drawn.append(fig._suptitle)
+    box = mark.get_window_extent(renderer)
+    for artist in drawn:
+        assert not box.overlaps(artist.get_window_extent(renderer)), artist
+    legend = fig.legends[0].get_window_extent(renderer)  # whole, not cut at the edges
+    assert fig.bbox.x0 <= legend.x0 and legend.x1 <= fig.bbox.x1

@@ -129,3 +129,28 @@ def test_loads_a_record_without_newer_keys(runs: Runs, tmp_path: Path) -> None:
     (run_dir / "summary.json").write_text(json.dumps({"levels": summary["levels"]}))
     run = load_run(run_dir)
     assert run.run.kind == "bench" and run.concurrencies == [1, 4]
+
+
+def _as_real_engine(run: Path, dest: Path) -> Path:
+    """The record as SGLang's own engine writes it: not simulated, its version reported."""
+    copy = shutil.copytree(run, dest)
+    info = json.loads((copy / "server_info.json").read_text())
+    info = {k: v for k, v in info.items() if not k.startswith("sim_")}
+    info.update(simulated=False, version="0.5.23")
+    (copy / "server_info.json").write_text(json.dumps(info))
+    record = json.loads((copy / "run.json").read_text())
+    record["simulated"] = False
+    (copy / "run.json").write_text(json.dumps(record))
+    shutil.rmtree(copy / "accept", ignore_errors=True)
+    return copy
+
+
+def test_every_report_names_the_engine(runs: Runs, tmp_path: Path) -> None:
+    real = _as_real_engine(runs.ar, tmp_path / "demo-real")
+    run = load_run(real)
+    assert not run.simulated and run.machine_class == "no GPUs, SGLang 0.5.23"
+    for fmt in ("table", "markdown", "html"):
+        out = tmp_path / f"report.{fmt}"
+        shown = CliRunner().invoke(main, ["report", str(real), "--format", fmt, "-o", str(out)])
+        assert shown.exit_code == 0, shown.output
+        assert "SGLang 0.5.23" in out.read_text(), fmt

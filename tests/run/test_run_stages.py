@@ -11,6 +11,8 @@ from click.testing import CliRunner
 from repro.cli import main
 from repro.errors import ReproError
 from repro.run.pipeline import STAGE_NAMES, StageFailed
+from repro.run.stages import bench_summary
+from repro.schema.level import Level
 
 ORDER = ["doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
 
@@ -66,3 +68,27 @@ def test_a_simulated_dry_run_plans_on_the_layouts_profile_and_keeps_no_folder(
     assert result.exit_code == 0, result.output
     assert f"REPRO_SIM_PROFILE={profile}" in result.output.replace("'", "")
     assert not runs.exists() or not any(runs.iterdir())  # the plan's twin recipe is gone
+
+
+def _level(c: int, tok_s: float, valid: bool = True) -> Level:
+    return Level(
+        max_concurrency=c,
+        completed=c,
+        duration=1.0,
+        request_throughput=1.0,
+        output_throughput=tok_s,
+        total_output_tokens=int(tok_s),
+        valid=valid,
+        reasons=[] if valid else ["the simulator fell behind its clock by 40%"],
+    )
+
+
+def test_the_bench_summary_peaks_over_valid_levels_and_notes_a_single_wave() -> None:
+    levels = [_level(1, 97.9), _level(32, 5818.0), _level(64, 6191.5, valid=False)]
+    summary = bench_summary(levels, 256)
+    assert "peak 5818.0 output tok/s @c=32" in summary and "6191.5" not in summary
+    assert "1 invalid (c=64: the simulator fell behind" in summary
+    assert "one wave" not in summary
+    wave = bench_summary([_level(1, 53.0), _level(256, 821.5)], 256)
+    assert "peak 821.5 output tok/s @c=256 (one wave: its 256 prompts start" in wave
+    assert "no valid level" in bench_summary([_level(8, 10.0, valid=False)], 64)

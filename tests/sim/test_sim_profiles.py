@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import subprocess
@@ -14,31 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
-from repro.sim.config import resolve
+from repro.sim.calibration import mean_accepted, steady_decode_tok_s
 from repro.sim.profile import accept_cdf, list_profiles, load_profile
-from repro.sim.registry import Registry
-from repro.sim.scheduler import Scheduler
 
 from .simproc import SRC, free_port, get_json
-
-
-def _mean_accepted(cdf: list[float]) -> float:
-    probs = [cdf[0], *(b - a for a, b in itertools.pairwise(cdf))]
-    return sum(k * p for k, p in enumerate(probs))
-
-
-def _tokens_per_second(
-    monkeypatch: pytest.MonkeyPatch, profile: str, argv: list[str], n: int, ctx: int = 0
-) -> float:
-    """Steady-state decode throughput the timing model gives for n running requests."""
-    monkeypatch.setenv("REPRO_SIM_PROFILE", profile)
-    cfg = resolve(["--model-path", "m", *argv])
-    scheduler = Scheduler.__new__(Scheduler)
-    scheduler.cfg, scheduler.kv_used = cfg, ctx
-    per_step = 1.0
-    if cfg.algorithm:
-        per_step += _mean_accepted(cfg.accept_cdfs["chat"])
-    return n * per_step / (Scheduler.decode_ms(scheduler, n) / 1000.0)
 
 
 def test_every_profile_loads_with_assumptions() -> None:
@@ -54,33 +32,10 @@ def test_acceptance_model_hits_the_stated_mean() -> None:
     spec = load_profile("demo").spec("DFLASH")
     for category, mean in spec.accept_length.items():
         cdf = accept_cdf(spec, category, 15, 16)
-        assert abs(1 + _mean_accepted(cdf) - mean) < 1e-6
+        assert abs(1 + mean_accepted(cdf) - mean) < 1e-6
     # fewer draft tokens, same per-draft acceptance: a lower mean, capped by the drafts
     short = accept_cdf(spec, "math", 3, 4)
-    assert len(short) == 4 and 1 + _mean_accepted(short) < spec.accept_length["math"]
-
-
-def test_profiles_reproduce_the_measurements_they_cite(monkeypatch: pytest.MonkeyPatch) -> None:
-    ddtree = ["--speculative-algorithm", "DDTREE", "--speculative-draft-model-path", "d"]
-    patched = Registry(("DFLASH", "DDTREE", "NONE"), "a registry with DDTREE")
-    monkeypatch.setattr("repro.sim.config.load_registry", lambda builtin, name: patched)
-    qwen = "qwen36-27b-tp1-rtx6000"
-    budget15 = _tokens_per_second(
-        monkeypatch, qwen, [*ddtree, "--speculative-ddtree-budget", "15"], 1
-    )
-    budget64 = _tokens_per_second(
-        monkeypatch, qwen, [*ddtree, "--speculative-ddtree-budget", "64"], 1
-    )
-    plain = _tokens_per_second(monkeypatch, qwen, [], 1)
-    assert budget15 == pytest.approx(173.4, rel=0.02)
-    assert budget64 == pytest.approx(64.3, rel=0.03)
-    assert budget15 / plain == pytest.approx(6.5, rel=0.03)
-    ep4 = _tokens_per_second(monkeypatch, "kimi26-ep4-rtx6000", [], 256, ctx=256 * 2000)
-    assert ep4 == pytest.approx(1530, rel=0.05)
-    tp8 = _tokens_per_second(monkeypatch, "kimi26-tp8-rtx6000", [], 1)
-    assert tp8 == pytest.approx(97.9, rel=0.01)
-    no_graph = _tokens_per_second(monkeypatch, "kimi26-tp8-rtx6000", ["--disable-cuda-graph"], 1)
-    assert no_graph < tp8 / 2
+    assert len(short) == 4 and 1 + mean_accepted(short) < spec.accept_length["math"]
 
 
 def test_cli_profiles_and_serve(tmp_path: Path) -> None:
@@ -116,20 +71,20 @@ def test_cli_profiles_and_serve(tmp_path: Path) -> None:
         log.close()
 
 
-def test_layout_profiles_model_their_own_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_layout_profiles_model_their_own_timing() -> None:
     """PP pays every stage for one request (the bubble) and fills the pipeline with more;
-    EP pays its all-to-all, so EP8 over PCIe trades single-stream speed for the peak."""
-    ctx = 256 * 2000
-    tp8 = {n: _tokens_per_second(monkeypatch, "kimi26-tp8-rtx6000", [], n, ctx) for n in (1, 256)}
-    pp8 = {n: _tokens_per_second(monkeypatch, "kimi26-pp8-rtx6000", [], n, ctx) for n in (1, 256)}
-    ep4 = {n: _tokens_per_second(monkeypatch, "kimi26-ep4-rtx6000", [], n, ctx) for n in (1, 256)}
-    ep8 = {n: _tokens_per_second(monkeypatch, "kimi26-ep8-rtx6000", [], n, ctx) for n in (1, 256)}
+    EP pays its all-to-all, so EP8 over PCIe is slower than EP4 for one stream."""
+
+    def rate(name: str, n: int) -> float:
+        return steady_decode_tok_s(load_profile(name), n, 2000)
+
+    tp8 = {n: rate("kimi26-tp8-rtx6000", n) for n in (1, 256)}
+    pp8 = {n: rate("kimi26-pp8-rtx6000", n) for n in (1, 256)}
     assert pp8[1] < tp8[1] / 3  # one request crosses eight stages in turn
     assert pp8[256] > tp8[256]  # a full pipeline, no all-reduce
-    assert ep8[1] < ep4[1] and ep8[256] > ep4[256]
-    b300 = _tokens_per_second(monkeypatch, "kimi26-tp8-b300", [], 1)
-    b200 = _tokens_per_second(monkeypatch, "kimi26-tp8-b200", [], 1)
-    assert b300 == pytest.approx(b200)  # same HBM bandwidth: decode unchanged
+    assert rate("kimi26-ep8-rtx6000", 1) < rate("kimi26-ep4-rtx6000", 1)
+    b300 = rate("kimi26-tp8-b300", 1)
+    assert b300 == pytest.approx(rate("kimi26-tp8-b200", 1))  # same HBM bandwidth
 
 
 def test_profile_sections_are_checked(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """What `repro bench` and `repro accept` are asked, as one base and a subclass each: the same
 option has one name and one meaning in both (`prompts` counts prompts: per level in bench,
-per prompt set in accept; `prompt_sets` names accept's sets).
+per prompt set in accept; `prompt_sets` names accept's sets; `forced` is the forced
+acceptance a server was launched with, repro.bench.forced).
 
 The options are read, never written back: what a resumed run records (its SLOs, its limits)
 goes to its record, not to these.
@@ -15,6 +16,7 @@ from pathlib import Path
 from repro.bench.provenance import Provenance
 from repro.bench.target import BenchTarget
 from repro.progress import Progress, quiet
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.record import ClientLimits, Endpoint
 
 ACCEPT_LIMITS = ClientLimits(read_timeout_s=3600.0)
@@ -33,6 +35,7 @@ class MeasureOptions:
     request_timeout: float | None = None
     max_event_bytes: int | None = None
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
+    forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
     collect_machine: bool = True
     provenance: Provenance = field(default_factory=Provenance)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from repro import fileread
 from repro.bench.metrics import spread
 from repro.fsutil import write_atomic
 from repro.runfolder import (
@@ -54,6 +55,13 @@ class RunWriter:
             raise RunRecordError(
                 f"{run_dir} is not a run directory", hint="pass a folder under runs/"
             )
+        for entry in [run_dir / "levels", *run_dir.iterdir()]:
+            if not fileread.within(entry, run_dir):
+                raise RunRecordError(
+                    f"{entry} leads outside the run folder ({entry.resolve()})",
+                    hint="a resumed run writes only inside its folder: replace the link by "
+                    "the folder or file itself",
+                )
         data = read_json(run_dir / "run.json")
         if not isinstance(data, dict) or data.get("kind") != "bench":
             raise RunRecordError(f"{run_dir}/run.json is not a bench run record")

@@ -33,6 +33,7 @@ from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan, resume_run, start
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.runfolder import write_server_log
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import Bench
 from repro.schema.record import ClientLimits
@@ -61,6 +62,7 @@ class BenchResult:
     status: str
     levels: list[Level] = field(default_factory=list)
     error: str | None = None
+    forced: ForcedAcceptance | None = None  # the acceptance is SGLANG_SIMULATE_ACC_LEN's
 
 
 def _bodies(
@@ -116,7 +118,8 @@ def run_bench(
         record.finish("failed", error)
     else:
         record.finish("complete")
-    return BenchResult(record.dir, record.run.status, record.levels, error)
+    forced = record.run.forced_acceptance
+    return BenchResult(record.dir, record.run.status, record.levels, error, forced)
 
 
 async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | None) -> str | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from repro.bench.forced import run_forced_acceptance
 from repro.bench.identity import check_same_server
 from repro.bench.opening import open_server
 from repro.bench.options import BenchOptions
@@ -129,6 +130,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     source = _source(bench.dataset)  # a bad dataset fails before the server is asked
     url = (opts.url or target.server_url(opts.provenance.deployment_port)).rstrip("/")
     server = open_server(target, url, opts.provenance)  # fails before any folder is made
+    forced = run_forced_acceptance(target.recipe, opts.forced, server.info)
     template = None
     if _needs_template(opts.endpoint, source):
         template = server.template(opts.chat_template_fallback)
@@ -151,6 +153,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             ),
             gpu_hour_usd=target.gpu_hour_usd if opts.gpu_hour_usd is None else opts.gpu_hour_usd,
             client_limits=opts.client_limits(),
+            forced_acceptance=forced,
         ),
     )
     record.write("recipe.json", target.recorded(bench))

@@ -6,12 +6,14 @@ above the server's running-request cap (the level then measures a queue: a specu
 server started without `--max-running-requests` runs at most 48,
 sglang/srt/arg_groups/speculative_hook.py); when the server's own `/metrics` never showed
 the offered load running (judged only when the level was long enough for SGLang to refresh
-that gauge a few times: it does so on prefill batches and every `decode_log_interval` decode
-iterations, srt/managers/scheduler_components/metrics_reporter.py, so a short level reads a
-stale gauge and its peak is unknown, not low); when the client's acceptance disagrees with
-the server's `sglang:spec_accept_length`; when the client itself was near saturation (its
-timings then include its own queueing); or when a simulator fell behind its own clock
-(sim/clock.py: the numbers then measure the host, not the profile).
+that gauge a few times, and the scrapes saw it refreshed: SGLang sets it on prefill batches
+and every `decode_log_interval` decode iterations,
+srt/managers/scheduler_components/metrics_reporter.py, so a short level, or scrapes a loaded
+host delays past the refreshes, read a stale gauge: its peak is unknown, never low); when
+the client's acceptance disagrees with the server's `sglang:spec_accept_length`; when the
+client itself was near saturation (its timings then include its own queueing); or when a
+simulator fell behind its own clock (sim/clock.py: the numbers then measure the host, not
+the profile).
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ SIM_BEHIND_PCT = 5.0
 DEFAULT_DECODE_LOG_INTERVAL = 40
 """SGLang's default `--decode-log-interval` (srt/arg_groups/fields/observability.py)."""
 MIN_GAUGE_REFRESHES = 3
-"""Decode-time refreshes of the running gauge a level must have had for its peak to count."""
+"""Decode-time refreshes of the running gauge a level must have had for its peak to count..."""
+MIN_SEEN_REFRESHES = 2
+"""...and how many of them the scrapes must have seen (a gauge never seen refreshed is stale:
+on a busy host the scrapes can all land before, between the same two, or after them)."""
 
 
 def offered_load(level: Level, prompts: int, closed_loop: bool) -> int | None:
@@ -82,6 +87,7 @@ def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[s
         and server is not None
         and server.samples >= MIN_SAMPLES
         and gauge_refreshes(level, offered) >= MIN_GAUGE_REFRESHES
+        and (server.decode_refreshes or 0) >= MIN_SEEN_REFRESHES
     ):
         expected = min(offered, cap) if cap else offered
         if peak < RUNNING_SHARE * expected:

@@ -23,6 +23,7 @@ import click
 
 from repro.errors import ReproError
 from repro.interrupts import Interrupted, signal_name, signals_as_interrupts
+from repro.safetext import clean, clean_lines
 
 # A full disk or a read-only or forbidden folder: the machine's state, said in one line.
 _MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
@@ -53,15 +54,15 @@ class ReproGroup(click.Group):
         except Interrupted as interrupt:
             click.secho(f"error: interrupted by {signal_name(interrupt)}", fg="red", err=True)
             sys.exit(128 + interrupt.signum)
-        except ReproError as err:
-            click.secho(f"error: {err.message}", fg="red", err=True)
+        except ReproError as err:  # its text may quote a server or a file: cleaned
+            click.secho(f"error: {clean_lines(err.message)}", fg="red", err=True)
             if err.hint:
-                click.echo(f"  hint: {err.hint}", err=True)
+                click.echo(f"  hint: {clean_lines(err.hint)}", err=True)
             sys.exit(err.exit_code)
         except OSError as err:
             if err.errno not in _MACHINE_ERRNOS:
                 raise  # anything else is a bug: keep its traceback
-            where = f" ({err.filename})" if err.filename else ""
+            where = f" ({clean(err.filename)})" if err.filename else ""
             click.secho(f"error: {err.strerror}{where}", fg="red", err=True)
             click.echo("  hint: free disk space or fix the permission, then run it again", err=True)
             sys.exit(1)
@@ -97,6 +98,7 @@ _MODULES: list[str] = [
     "accept",
     "sim",
     "export",
+    "campaign",
 ]
 _SEVERAL: dict[str, list[str]] = {
     "launch": ["launch", "status", "logs", "stop"],

@@ -14,14 +14,18 @@ from repro.bench.accept.runner import AcceptResult, lossless_failure, run_accept
 from repro.bench.options import AcceptOptions
 from repro.bench.prompts.benchsets import BENCH_SETS
 from repro.bench.target import BenchTarget
+from repro.cli import options
 from repro.cli.bench import recipe_target
 from repro.cli.options import given_options, json_option, measure_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
+from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
+from repro.schema.forced import ForcedAcceptance
+from repro.schema.recipe import MAX_CONCURRENCY, Accept
 from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
@@ -50,6 +54,8 @@ def accept_table(r: AcceptResult) -> Table:
     profile = r.results.simulated_profile
     if profile:
         mark += f" profile {profile.name}"
+    if r.results.forced_acceptance is not None:
+        mark += f" ({r.results.forced_acceptance.label()})"
     template = proto.chat_template
     switch = template.thinking_switch if isinstance(template, TemplateUse) else None
     table = Table(
@@ -136,10 +142,12 @@ def _targets(recipes: tuple[str, ...], urls: list[str]) -> list[BenchTarget]:
     "e.g. --prompt-sets gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )
 @click.option("--prompts", "deprecated_sets", hidden=True)  # the old --prompt-sets
-@click.option("-n", "--num-prompts", type=click.IntRange(min=1), help="Prompts per set.")
+@click.option(
+    "-n", "--num-prompts", type=options.field_range(Accept, "prompts"), help="Prompts per set."
+)
 @click.option(
     "--max-new-tokens",
-    type=click.IntRange(min=1),
+    type=options.field_range(Accept, "max_new_tokens"),
     help="Tokens per prompt (default: 2048 for the benchmark sets, else the recipe's).",
 )
 @click.option(
@@ -148,7 +156,9 @@ def _targets(recipes: tuple[str, ...], urls: list[str]) -> list[BenchTarget]:
     help="Thinking on or off, through the switch the model's chat template reads (thinking, "
     "enable_thinking) [default: the recipe's accept.thinking].",
 )
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=1, show_default=True
+)
 @click.option(
     "--baseline",
     help="The same model without the drafter (a recipe or URL): speedup, lossless check.",
@@ -160,6 +170,7 @@ def _targets(recipes: tuple[str, ...], urls: list[str]) -> list[BenchTarget]:
     "--concurrency and at the recipe's top bench concurrency; exit 1 when any differ.",
 )
 @measure_options
+@options.forced_acceptance_option()
 @json_option("the results")
 def accept(
     recipes: tuple[str, ...],
@@ -172,6 +183,7 @@ def accept(
     concurrency: int,
     baseline: str | None,
     check_lossless: bool,
+    forced: ForcedAcceptance | None,
     as_json: bool,
     **shared: Any,
 ) -> None:
@@ -198,6 +210,7 @@ def accept(
         prompts=num_prompts,
         max_new_tokens=max_new_tokens,
         thinking=thinking,
+        forced=forced,
         concurrency=concurrency,
         baseline=_baseline(baseline) if baseline else None,
         check_lossless=check_lossless,
@@ -206,13 +219,13 @@ def accept(
     )
     targets = _targets(recipes, checked_urls)
     with _console.status("measuring acceptance") as status:
-        opts.progress = lambda line: status.update(escape(line))
+        opts.progress = lambda line: status.update(escape(clean(line)))
         results = run_accept(targets, opts)
     for r in results:
         _console.print(accept_table(r))
         for s in r.sets:
             for reason in s.reasons:
-                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(reason)}")
+                _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(clean(reason))}")
         check = r.results.lossless
         if check is not None:
             for level in check.levels:

@@ -13,6 +13,8 @@ from repro.bench import BenchOptions, parse_slos, run_bench
 from repro.bench.target import BenchTarget
 from repro.cli.options import (
     FiniteFloat,
+    field_range,
+    forced_acceptance_option,
     given_options,
     json_option,
     measure_options,
@@ -24,7 +26,10 @@ from repro.live import sweep_bars
 from repro.lock import load_locked
 from repro.run.provenance import local_provenance
 from repro.runfolder import strict_json
+from repro.safetext import clean
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
+from repro.schema.recipe import MAX_CONCURRENCY, Bench
 from repro.tables import fit
 from repro.urls import server_urls
 
@@ -41,8 +46,11 @@ def _levels(value: str | None) -> list[int] | None:
             f"--concurrency {value!r} is not a comma-separated list of integers",
             hint="e.g. --concurrency 1,2,4,8",
         ) from None
-    if not levels or min(levels) < 1:
-        raise ReproError("--concurrency needs levels >= 1", hint="e.g. --concurrency 1,4,16")
+    if not levels or min(levels) < 1 or max(levels) > MAX_CONCURRENCY:
+        raise ReproError(
+            f"--concurrency {value!r}: each level is between 1 and {MAX_CONCURRENCY}",
+            hint="e.g. --concurrency 1,4,16",
+        )
     return list(dict.fromkeys(levels))
 
 
@@ -62,13 +70,14 @@ def bench_number(value: Any, digits: int = 1) -> str:
 def _verdict(level: Level) -> Text:
     if level.valid:
         return Text("yes", style="green")
-    return Text("NO: " + "; ".join(level.reasons), style="bold red")
+    return Text("NO: " + clean("; ".join(level.reasons)), style="bold red")
 
 
-def summary_table(levels: list[Level]) -> Table:
+def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -> Table:
     """One row per level; ITL is per token (bench_serving's), chunk the gap between stream
-    chunks (a verify step on a speculative server), accept the pooled tokens per verify step."""
-    table = Table(title="bench")
+    chunks (a verify step on a speculative server), accept the pooled tokens per verify step
+    (titled `forced` when SGLANG_SIMULATE_ACC_LEN set it)."""
+    table = Table(title="bench" + (f" (acceptance {forced.label()})" if forced else ""))
     for col in ("conc", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
                 "TTFT p50 ms", "ITL p50 ms", "chunk p50 ms", "TPOT p50 ms", "E2E p99 ms",
                 "accept", "steps/s"):  # fmt: skip
@@ -134,12 +143,12 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option("--concurrency", "concurrency", help="Comma-separated levels, e.g. 1,2,4,8.")
 @click.option(
     "--input-len",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "input_len"),
     help="Prompt length (tokens) of the random and chat datasets.",
 )
 @click.option(
     "--output-len",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "output_len"),
     help="Output length (tokens) of every request, whatever the dataset.",
 )
 @click.option(
@@ -155,7 +164,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "--prompts-per-level",
     "--prompts",
     "prompts",
-    type=click.IntRange(min=1),
+    type=field_range(Bench, "prompts_per_level"),
     help="Measured requests per level (a count, the recipe's bench.prompts_per_level; "
     "`accept --prompts` is per prompt set).",
 )
@@ -177,6 +186,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
               help="Price of one GPU-hour in USD, for $/Mtok per level [default: the "
               "recipe's cost.gpu_hour_usd].")  # fmt: skip
 @measure_options
+@forced_acceptance_option()
 @json_option("the summary")
 def bench(
     recipe: str | None,
@@ -191,6 +201,7 @@ def bench(
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
+    forced: ForcedAcceptance | None,
     as_json: bool,
     **shared: Any,
 ) -> None:
@@ -241,12 +252,13 @@ def bench(
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
+        forced=forced,
         provenance=local_provenance(),
         **shared,
     )
     with sweep_bars(_console) as bars:
         result = run_bench(target, opts, bars)
-    _console.print(fit(summary_table(result.levels)))
+    _console.print(fit(summary_table(result.levels, result.forced)))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from repro.cli.options import PORT, json_option
+from repro.cli.options import PORT, given_options, json_option, refuse_with, sim_options
 from repro.errors import ReproError
 from repro.image.locked_image import check_local_image
 from repro.interrupts import Interrupted, signal_number
@@ -20,8 +20,10 @@ from repro.launch import stop as stop_deployment
 from repro.launch.compose import compose_client, compose_command
 from repro.launch.deploy import HealthPoll, deployment_dir, known_deployments
 from repro.launch.from_recipe import image_to_run, launch_spec_for
+from repro.launch.spec import state_dir
 from repro.live import status_line
 from repro.lock import load_locked
+from repro.run.simulate import simulated_recipe
 
 _console = Console(stderr=True, highlight=False)
 
@@ -34,7 +36,10 @@ _console = Console(stderr=True, highlight=False)
     help="Host port on 127.0.0.1 (default: the server port).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the compose override and command only.")
-def launch(recipe: str, port: int | None, dry_run: bool) -> None:
+@sim_options
+def launch(
+    recipe: str, port: int | None, dry_run: bool, sim: str | None, time_scale: float
+) -> None:
     """Start RECIPE's server with Docker Compose and wait until /health_generate is 200.
 
     Fails fast when the container exits during start-up, printing its last log lines and exit
@@ -42,7 +47,17 @@ def launch(recipe: str, port: int | None, dry_run: bool) -> None:
     The compose override is written to .repro/deployments/<name>/ so the same deployment can
     be run by hand. A locked recipe runs what its lock pins (locks/<name>.lock.json): the
     locked commits, the Hub offline.
+
+    With --sim the deployment is `<recipe>-sim`: the recipe's own server command on the
+    simulator (e.g. two drafters side by side on two ports, for `repro bench --url`).
     """
+    ctx = click.get_current_context()
+    if sim is None:
+        refuse_with(
+            ctx, given_options(ctx, "time_scale"), "acts only with --sim (it scales the simulator)"
+        )
+    else:
+        recipe = str(simulated_recipe(recipe, state_dir() / "sim", sim or None, time_scale))
     locked = load_locked(recipe, lock="attach")
     if locked.image is not None and not dry_run:
         check_local_image(locked, locked.image)  # a lock runs only the image it records

@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import BaseModel, ValidationError
+
+from repro.safetext import clean_lines
+from repro.schema.forced import LENGTH_ENV, ForcedAcceptance
 
 
 class FiniteFloat(click.FloatRange):
@@ -30,6 +34,50 @@ def json_option(what: str) -> Any:
     """`--json`, the same flag on every command: `what` goes to stdout as one JSON document
     (progress and messages stay on stderr), for scripts to read."""
     return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON on stdout.")
+
+
+class ForcedAcceptanceParam(click.ParamType):
+    """`LENGTH[:METHOD[:TOKEN_MODE]]`, e.g. `4` or `4:multinomial:real-draft-token`."""
+
+    name = "LENGTH[:METHOD[:TOKEN_MODE]]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, ForcedAcceptance):
+            return value
+        length, *rest = str(value).split(":")
+        number = FINITE.convert(length, param, ctx)
+        try:
+            if len(rest) > 2:
+                raise ValueError
+            fields = dict(zip(("method", "token_mode"), rest, strict=False))
+            return ForcedAcceptance.model_validate({"length": number, **fields})
+        except (ValueError, ValidationError):
+            self.fail(
+                f"{value!r}: want LENGTH>=1[:match-expected|multinomial[:fixed|real-draft-token]]",
+                param,
+                ctx,
+            )
+
+
+def forced_acceptance_option() -> Any:
+    """`--forced-acceptance`: what a server given by URL was launched with, for the record."""
+    return click.option(
+        "--forced-acceptance",
+        "forced",
+        type=ForcedAcceptanceParam(),
+        help=f"The server runs with {LENGTH_ENV} (and its method and token mode): record "
+        "its acceptance as forced [default: the recipe's speculative.forced_acceptance].",
+    )
+
+
+def field_range(model: type[BaseModel], name: str) -> click.IntRange:
+    """The bounds of the integer field `name` of a recipe section, as an option type: a CLI
+    override (`--output-len`) is refused where the recipe's own field would be, never run
+    and then refused by `--resume`."""
+    rules = model.model_fields[name].metadata
+    low = next((rule.ge for rule in rules if getattr(rule, "ge", None) is not None), None)
+    high = next((rule.le for rule in rules if getattr(rule, "le", None) is not None), None)
+    return click.IntRange(min=low, max=high)
 
 
 FINITE = FiniteFloat()
@@ -55,8 +103,33 @@ def given_options(ctx: click.Context, *names: str) -> list[str]:
 
 
 def warn(line: str) -> None:
-    """A note on stderr, printed as it is (no markup)."""
-    click.echo(line, err=True)
+    """A note on stderr, printed without markup (cleaned: it may quote a server)."""
+    click.echo(clean_lines(line), err=True)
+
+
+def sim_options(command: Any) -> Any:
+    """`--sim [PROFILE]` and `--time-scale X`: the recipe's own server on the CPU simulator
+    (`repro run`, `repro launch`)."""
+    command = click.option(
+        "--time-scale",
+        type=FiniteFloat(min=0),
+        default=1.0,
+        show_default=True,
+        help="With --sim: multiply every simulated duration (0.5: twice as fast). Below what "
+        "this host keeps, the simulator falls behind its clock and bench marks those levels "
+        "invalid; compare at 1.",
+    )(command)
+    return click.option(
+        "--sim",
+        is_flag=False,
+        flag_value="",
+        default=None,
+        metavar="[PROFILE]",
+        help="Run the recipe's own server command on the CPU simulator image, with PROFILE "
+        "(default: the profile matching the recipe, e.g. kimi26-ep4-rtx6000 for "
+        "kimi26-ep4-dflash). Doctor then skips weight and GPU checks. Every number is "
+        "SIMULATED.",
+    )(command)
 
 
 _MEASURE_OPTIONS = (

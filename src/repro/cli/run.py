@@ -10,7 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from repro.cli.options import PORT, FiniteFloat, given_options, json_option, refuse_with
+from repro.cli.options import PORT, given_options, json_option, refuse_with, sim_options
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
 from repro.run.listing import list_runs
 from repro.tables import fit
@@ -48,25 +48,7 @@ result; `--resume RUN_DIR` continues.
     show_default=True,
     help="Where run directories are created.",
 )
-@click.option(
-    "--sim",
-    is_flag=False,
-    flag_value="",
-    default=None,
-    metavar="[PROFILE]",
-    help="Run the recipe's own server command on the CPU simulator image, with PROFILE (default:"
-    " the profile matching the recipe, e.g. kimi26-ep4-rtx6000 for kimi26-ep4-dflash). Doctor "
-    "then skips weight and GPU checks. Every number is SIMULATED.",
-)
-@click.option(
-    "--time-scale",
-    type=FiniteFloat(min=0),
-    default=1.0,
-    show_default=True,
-    help="With --sim: multiply every simulated duration (0.5: twice as fast). Below what this "
-    "host keeps, the simulator falls behind its clock and bench marks those levels invalid; "
-    "compare at 1.",
-)
+@sim_options
 @json_option("the run folder and stages")
 def run(
     recipe: str | None,

@@ -16,6 +16,7 @@ from repro.cli.options import PORT, FiniteFloat, json_option
 from repro.errors import ReproError
 from repro.realengine.engine import DEFAULT_VENV
 from repro.sim import main as sim_main
+from repro.sim.calibration import check
 from repro.sim.profile import Profile, ProfileError, list_profiles, load_profile
 from repro.sim.select import layout
 
@@ -138,7 +139,8 @@ def _serve_sglang_frontend(python: Path, argv: list[str], has_model: bool) -> No
 def profiles(name: str | None, as_json: bool) -> None:
     """List the simulator's profiles: machine, layout and where the numbers come from.
 
-    With NAME, show that profile's provenance and assumptions in full.
+    With NAME, show that profile's provenance and assumptions in full, and each measured
+    number beside what its timing model gives on the measurement's workload.
     """
     if name:
         _profile_or_error(name)
@@ -152,6 +154,11 @@ def profiles(name: str | None, as_json: bool) -> None:
             ("profile", f"{p.name}: {p.description}"),
             ("machine", f"{_machine(p)}, {_layout(p)}"),
             ("provenance", p.provenance or "(not stated)"),
+            *(
+                ("measured", f"{c.measurement.label()}; the model gives {c.predicted:.1f}")
+                for c in check(p)
+            ),
+            *(("assumed", line) for line in p.assumed),
             ("assumptions", p.assumptions),
         ):
             _console.print(f"[bold]{label}[/bold]: {text}")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from repro import __version__
@@ -11,7 +12,7 @@ from repro.export.image import ExportError, PinnedImage, image_for_export
 from repro.fsutil import write_atomic
 from repro.recipe import check_recipe, render_env
 from repro.recipe.render import render_node_argv, render_server_argv
-from repro.schema.lock import Locked
+from repro.schema.lock import HUB_OFFLINE_ENV, Locked
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import SECRET_ENV_NAMES, Recipe
 
@@ -22,6 +23,15 @@ HUB_CACHE_IN_CONTAINER = "/root/.cache/huggingface"
 # example (docs/examples/sglang/lws.yaml) uses the same.
 DEFAULT_DIST_PORT = 20000
 HF_TOKEN = "HF_TOKEN"
+# The weights pre-fill: a locked recipe's server runs with the Hub offline, so before it
+# starts, each node downloads the pinned files (the lock's selection, as `repro fetch` does)
+# into its Hub cache with the image's own huggingface_hub; files already there are kept.
+PREFILL_CODE = (
+    "import json, sys\n"
+    "from huggingface_hub import snapshot_download\n"
+    "for repo, sha, files in json.loads(sys.argv[1]):\n"
+    "    print(snapshot_download(repo_id=repo, revision=sha, allow_patterns=files), flush=True)\n"
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,14 @@ class Prepared:
     catalog: Catalog
     image: PinnedImage | None  # None only for a Slurm squashfs without a pushed digest
     env: dict[str, str]
+    # [repo, commit, [files]] the server reads offline; empty when it may download
+    prefill: list[list[object]] = field(default_factory=list)
+
+    def prefill_argv(self, python: str = "python3") -> list[str]:
+        """The pre-fill step's command; [] when the server is not offline."""
+        if not self.prefill:
+            return []
+        return [python, "-c", PREFILL_CODE, json.dumps(self.prefill, separators=(",", ":"))]
 
     @property
     def nodes(self) -> int:
@@ -106,7 +124,15 @@ def prepare(
         if image_required:
             raise
         pinned = None
-    return Prepared(recipe, catalog, pinned, env)
+    return Prepared(recipe, catalog, pinned, env, _prefill(locked, env))
+
+
+def _prefill(locked: Locked, env: dict[str, str]) -> list[list[object]]:
+    """What the pre-fill downloads: the locked commits' files, when the Hub is offline."""
+    lock = locked.lock
+    if lock is None or env.get(HUB_OFFLINE_ENV) != "1":
+        return []
+    return [[pin.repo, pin.sha, [f.path for f in pin.files]] for pin in lock.pins() if pin.sha]
 
 
 def unpinned_warning(locked: Locked) -> str | None:

@@ -5,7 +5,9 @@ the leader (worker index 0) and the workers and injects LWS_LEADER_ADDRESS, LWS_
 LWS_WORKER_INDEX into every container; Kubernetes expands `$(VAR)` in `args`, so the rendered
 command reads its node rank and the rendezvous address from them (as LWS's own SGLang example,
 docs/examples/sglang/lws.yaml). A single-node recipe becomes a plain Deployment. HF_TOKEN
-comes from a Secret (`secretKeyRef`), never inline.
+comes from a Secret (`secretKeyRef`), never inline. A locked recipe's server runs with the Hub
+offline, so every pod first runs the init container `prefill-weights`, which downloads the
+pinned files into the node's Hub cache.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
-from repro.schema.lock import Locked
+from repro.schema.lock import HUB_OFFLINE_ENV, Locked
 from repro.schema.recipe import Recipe
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
@@ -34,6 +36,7 @@ LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # set by LWS on every pod o
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # "0" is the leader
 HEALTH_PATH = "/health_generate"  # SGLang: runs one generation step (http_server.py)
 CONTAINER = "sglang"
+PREFILL_CONTAINER = "prefill-weights"
 SHM_VOLUME, HUB_VOLUME = "dshm", "hf-cache"
 DEFAULT_HOST_PATH = "/var/cache/huggingface"
 MAX_NAME = 45  # LWS names pods <name>-<group>-<index> and the headless Service <name>
@@ -111,12 +114,35 @@ def _container(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> 
     return container
 
 
-def _pod(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> dict[str, Any]:
+def _prefill(p: Prepared, opts: K8sOptions) -> dict[str, Any]:
+    """The init container that puts the pinned weights in this node's Hub cache (the server
+    runs with the Hub offline). Kubernetes expands `$(VAR)` in args: `$` is written `$$`."""
+    command, *args = p.prefill_argv()
+    secret = {"name": opts.hf_token_secret, "key": opts.hf_token_key, "optional": True}
     return {
-        "containers": [_container(p, opts, args, leader)],
-        "volumes": _volumes(opts),
-        "terminationGracePeriodSeconds": 30,
+        "name": PREFILL_CONTAINER,
+        "image": p.pinned.reference,
+        "imagePullPolicy": "IfNotPresent",
+        "command": [command],
+        "args": [a.replace("$", "$$") for a in args],
+        "env": [
+            {"name": HUB_OFFLINE_ENV, "value": "0"},
+            {"name": HF_TOKEN, "valueFrom": {"secretKeyRef": secret}},
+        ],
+        "volumeMounts": [{"name": HUB_VOLUME, "mountPath": HUB_CACHE_IN_CONTAINER}],
     }
+
+
+def _pod(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> dict[str, Any]:
+    pod: dict[str, Any] = {}
+    if p.prefill:
+        pod["initContainers"] = [_prefill(p, opts)]
+    pod.update(
+        containers=[_container(p, opts, args, leader)],
+        volumes=_volumes(opts),
+        terminationGracePeriodSeconds=30,
+    )
+    return pod
 
 
 def _labels(name: str) -> dict[str, str]:

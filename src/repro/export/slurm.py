@@ -6,7 +6,9 @@ One task per node (`srun --ntasks-per-node=1`), each in the container pyxis crea
 expanded by each task, not by the batch shell: the server command is the single-quoted
 argument of `bash -c`, so `$SLURM_NODEID` is read from the task's own environment (0 on the
 first node of the allocation, 1 on the next...), and `$MASTER_ADDR`, the allocation's first
-host, is exported by the batch shell once and inherited by every task.
+host, is exported by the batch shell once and inherited by every task. A locked recipe's
+server runs with the Hub offline, so a first step on every node downloads the pinned files
+into the mounted Hub cache.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from repro.export.common import (
 )
 from repro.export.image import ExportError
 from repro.recipe import LAUNCH
-from repro.schema.lock import Locked
+from repro.schema.lock import HUB_OFFLINE_ENV, Locked
 from repro.shellquote import comment, has_control, word
 
 NODE_RANK = "$SLURM_NODEID"  # set by slurmstepd per task: the node's index in the job
@@ -46,9 +48,11 @@ class SlurmOptions:
     dist_port: int = DEFAULT_DIST_PORT
     # What runs the server argv inside the container; tests put a stand-in here.
     launcher: Sequence[str] = LAUNCH
+    python: str = "python3"  # runs the weights pre-fill inside the container
 
 
-def _sbatch(option: str, value: str | int | None) -> list[str]:
+def sbatch_line(option: str, value: str | int | None) -> list[str]:
+    """`#SBATCH --option=value` (none for None); a value with other characters is refused."""
     if value is None:
         return []
     text = str(value)
@@ -107,14 +111,14 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
         image_note,
         f"# {HF_TOKEN}, when the model needs one, comes from the environment sbatch runs in",
         "# (exported to the job, passed on by srun and pyxis); it is never written here.",
-        *_sbatch("job-name", opts.job_name or locked.name),
-        *_sbatch("nodes", nodes),
-        *_sbatch("ntasks-per-node", 1),
-        *_sbatch("gpus-per-node", p.gpus or None),
+        *sbatch_line("job-name", opts.job_name or locked.name),
+        *sbatch_line("nodes", nodes),
+        *sbatch_line("ntasks-per-node", 1),
+        *sbatch_line("gpus-per-node", p.gpus or None),
         "#SBATCH --exclusive",
-        *_sbatch("partition", opts.partition),
-        *_sbatch("account", opts.account),
-        *_sbatch("time", opts.time),
+        *sbatch_line("partition", opts.partition),
+        *sbatch_line("account", opts.account),
+        *sbatch_line("time", opts.time),
         "set -euo pipefail",
         "",
     ]
@@ -131,12 +135,20 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
     lines.append("")
     if nodes > 1:
         lines.append("# Single quotes: each task expands $SLURM_NODEID itself (its node's index).")
-    lines += [
+    srun = [
         f"srun --nodes={nodes} --ntasks={nodes} --ntasks-per-node=1 \\",
         '  --container-image="$IMAGE" \\',
         f'  --container-mounts="$HUB_CACHE:{HUB_CACHE_IN_CONTAINER}" \\',
         "  --no-container-mount-home \\",
-        f"  bash -c {word(_inner_command(p, opts))}",
-        "",
     ]
+    prefill = p.prefill_argv(opts.python)
+    if prefill:
+        lines += [
+            "# The server runs with the Hub offline: first each node downloads the pinned files",
+            "# into its Hub cache (files already there are kept).",
+            *srun,
+            f"  env {HUB_OFFLINE_ENV}=0 {' '.join(word(a) for a in prefill)}",
+            "",
+        ]
+    lines += [*srun, f"  bash -c {word(_inner_command(p, opts))}", ""]
     return "\n".join(lines)

@@ -4,6 +4,8 @@ Public API:
 
     resolve_repo(repo, revision, endpoint=None) -> RepoPin     # commit SHA + selected files
     drafter_block_size(pin, endpoint=None) -> int | None       # config.json's block_size
+    read_config(pin, endpoint=None) -> dict | None             # config.json at the commit
+    model_facts(config), drafter_facts(config), block_size_of(pin, config)
     fetch_pins(pins, cache_dir=None, margin=SpaceMargin(), verify_all=False, ...) -> FetchReport
     verify_pin(cache, pin, hash_paths=None, streamed=None) -> Verified(problems, hashed, ...)
     select_files(paths) -> list[str]                          # SELECT_PATTERNS, one list
@@ -17,7 +19,14 @@ from repro.hub.cache import SpaceMargin, cache_root, check_space
 from repro.hub.errors import GatedRepoAccess, HubError, InsufficientSpace, VerificationFailed
 from repro.hub.fetch import fetch_pins, is_offline
 from repro.hub.models import FetchReport, RepoFetch
-from repro.hub.resolve import drafter_block_size, resolve_repo
+from repro.hub.resolve import (
+    block_size_of,
+    drafter_block_size,
+    drafter_facts,
+    model_facts,
+    read_config,
+    resolve_repo,
+)
 from repro.hub.select import SELECT_PATTERNS, select_files
 from repro.hub.verify import verify_pin
 
@@ -30,11 +39,15 @@ __all__ = [
     "RepoFetch",
     "SpaceMargin",
     "VerificationFailed",
+    "block_size_of",
     "cache_root",
     "check_space",
     "drafter_block_size",
+    "drafter_facts",
     "fetch_pins",
     "is_offline",
+    "model_facts",
+    "read_config",
     "resolve_repo",
     "select_files",
     "verify_pin",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from huggingface_hub import HfApi, get_session, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
@@ -12,6 +13,7 @@ from repro.hub.cache import cache_root, snapshot_dir, storage_dir
 from repro.hub.errors import HubError, hub_errors
 from repro.hub.fetch import is_offline
 from repro.hub.select import SELECT_PATTERNS, is_weight_file, select_files
+from repro.schema.deployment import DrafterFacts, ModelFacts
 from repro.schema.lock import FileEntry, RepoPin
 
 
@@ -80,16 +82,9 @@ def _pin_with_weights(repo: str, revision: str, sha: str, files: list[FileEntry]
     return RepoPin.make(repo, revision, sha, files)
 
 
-def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | None:
-    """The drafter's block size from its config.json at the pinned commit: the draft tokens per
-    step it was trained with (None without a config.json or without the key).
-
-    Read in SGLang's order (srt/speculative/dflash_utils.py, `parse_dflash_draft_config`):
-    `dflash_config.block_size` when the nested section has the key, else the top-level
-    `block_size` that current z-lab checkpoints carry (the `-b16` in Qwen3-4B-DFlash-b16;
-    their cards launch SGLang with --speculative-num-draft-tokens equal to it). The file is
-    read, not cached: `repro fetch` downloads it (offline, it is read from the cache).
-    """
+def read_config(pin: RepoPin, *, endpoint: str | None = None) -> dict[str, Any] | None:
+    """A repository's config.json at the pinned commit (None without one). The file is read,
+    not cached: `repro fetch` downloads it (offline, it is read from the cache)."""
     if pin.sha is None or not any(f.path == "config.json" for f in pin.files):
         return None
     if is_offline():
@@ -104,7 +99,56 @@ def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | No
         config = json.loads(content)
     except ValueError as bad:
         raise HubError(f"{pin.label}: config.json is not JSON ({bad})") from None
-    config = config if isinstance(config, dict) else {}
+    return config if isinstance(config, dict) else {}
+
+
+def _positive(config: dict[str, Any], key: str) -> int | None:
+    value = config.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def model_facts(config: dict[str, Any]) -> ModelFacts:
+    """What a drafter and the parallel sizes must fit, from a model's config.json (a
+    multimodal config's `text_config` where the top level lacks a key)."""
+    text = config.get("text_config")
+    merged = {**(text if isinstance(text, dict) else {}), **config}
+    architectures = merged.get("architectures")
+    first = architectures[0] if isinstance(architectures, list) and architectures else None
+    return ModelFacts(
+        architecture=first if isinstance(first, str) else None,
+        vocab_size=_positive(merged, "vocab_size"),
+        hidden_size=_positive(merged, "hidden_size"),
+        num_attention_heads=_positive(merged, "num_attention_heads"),
+    )
+
+
+def drafter_facts(config: dict[str, Any]) -> DrafterFacts:
+    """The vocabulary and hidden size a drafter shares with its target, from its config.json
+    (its own `architectures` name the drafter's class, not the target's)."""
+    return DrafterFacts(
+        target_architecture=None,
+        vocab_size=_positive(config, "vocab_size"),
+        hidden_size=_positive(config, "hidden_size"),
+    )
+
+
+def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | None:
+    """The drafter's block size from its config.json at the pinned commit (see
+    `block_size_of`)."""
+    return block_size_of(pin, read_config(pin, endpoint=endpoint))
+
+
+def block_size_of(pin: RepoPin, config: dict[str, Any] | None) -> int | None:
+    """The draft tokens per step the drafter was trained with (None without a config.json or
+    without the key).
+
+    Read in SGLang's order (srt/speculative/dflash_utils.py, `parse_dflash_draft_config`):
+    `dflash_config.block_size` when the nested section has the key, else the top-level
+    `block_size` that current z-lab checkpoints carry (the `-b16` in Qwen3-4B-DFlash-b16;
+    their cards launch SGLang with --speculative-num-draft-tokens equal to it).
+    """
+    if config is None:
+        return None
     nested = config.get("dflash_config")
     nested = nested if isinstance(nested, dict) else {}
     value = nested["block_size"] if "block_size" in nested else config.get("block_size")

@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 import tempfile
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_differences, content_document, content_fingerprint
+from repro.image.leftovers import remove_stale, scratch_tag, workdir_prefix
 from repro.progress import Progress, quiet
 from repro.schema.lock import LockedImage
 from repro.schema.option_catalog import Catalog
@@ -134,6 +134,8 @@ def build_image(
     while changing a file (`docker commit`), so with `verify` (the image a lock is about to
     record) a found tag must also be what the build produces: see `verify_tag`. `rebuild`
     builds over the tag whatever it holds."""
+    for leftover in remove_stale():
+        on_log(f"removed {leftover} (left by a build that was killed)")
     if rebuild or not image_exists(plan.tag) or not _built_from(plan, plan.tag):
         _run_build(plan, on_log)
     elif verify:
@@ -153,7 +155,7 @@ def verify_tag(plan: BuildPlan, on_log: Progress = quiet) -> None:
 
     The check builds the plan again under a temporary tag, which the build cache makes a
     matter of seconds for an untouched image, and removes that tag whatever the outcome."""
-    scratch = f"repro/{plan.name}:verify-{uuid.uuid4().hex[:12]}"
+    scratch = scratch_tag(plan.name)
     try:
         _run_build(plan, on_log, tag=scratch)
         differences = content_differences(
@@ -205,7 +207,7 @@ def _labels(plan: BuildPlan) -> dict[str, str]:
 
 
 def _run_build(plan: BuildPlan, on_log: Progress, tag: str | None = None) -> None:
-    with tempfile.TemporaryDirectory(prefix="repro-build-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=workdir_prefix()) as workdir:
         context = Path(workdir)
         _assemble_context(plan, context)
         lines: list[str] = []

@@ -12,7 +12,7 @@ from repro.image.build import BuiltImage, UnbuiltImage, build_image, read_manife
 from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
-from repro.image.registry import PushedImage, pull, push, verify
+from repro.image.registry import PushedImage, checked_registry, pull, push, verify
 from repro.lock import catalog_drift, recipe_options, relocked, update_lock_image
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
@@ -160,6 +160,7 @@ def push_for(
 ) -> tuple[PushedImage, Locked]:
     """Push the image the recipe's lock records; write the registry digest into the lock and
     return `locked` carrying that lock (as `build_for` does)."""
+    checked_registry(registry)
     image = _built_image(locked)
     pushed = push(image.reference, registry, progress)
     assert locked.lock_path is not None

@@ -34,6 +34,18 @@ class PushedImage(BaseModel):
     pinned: str  # host/ns/name@sha256:..., what other clusters pull
 
 
+def checked_registry(registry: str) -> str:
+    """`registry` (host[:port]/namespace), refused, without echoing it, when it carries a
+    `user:password@`: repro takes credentials from the Docker credential store only."""
+    if "@" in registry:
+        raise RegistryError(
+            "--registry: a user and password before the host are not accepted there",
+            hint="log in with `docker login HOST` first, then give --registry "
+            "HOST[:PORT]/NAMESPACE",
+        )
+    return registry
+
+
 def remote_reference(local_tag: str, registry: str) -> str:
     """`repro/sim:0.5.23-abc` pushed to `127.0.0.1:5000/team` -> `127.0.0.1:5000/team/sim:...`."""
     repository, version = local_tag.rsplit(":", 1)

@@ -23,8 +23,9 @@ def state_id(state_dir: Path) -> str:
 
 
 def project_name(name: str, state_dir: Path) -> str:
-    """The Compose project of deployment `name` kept in `state_dir`."""
-    return f"repro-{name}-{state_id(state_dir)}"
+    """The Compose project of deployment `name` kept in `state_dir`: a recipe name may hold
+    '.', which Compose refuses in a project name, so it becomes '_'."""
+    return f"repro-{name.replace('.', '_')}-{state_id(state_dir)}"
 
 
 class LaunchSpec(BaseModel):

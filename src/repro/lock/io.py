@@ -15,6 +15,7 @@ from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.recipe.findings import format_loc
+from repro.recipe.loader import RECIPE_SUFFIXES, YAML_LOCK_SUFFIXES
 from repro.recipe.yamlio import expected_text
 from repro.schema.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
 from repro.schema.option_catalog import Catalog
@@ -40,7 +41,16 @@ def default_locks_dir(recipe_file: Path | None = None) -> Path:
 
 
 def lock_path_for(name: str, recipe_file: Path | None = None) -> Path:
-    return default_locks_dir(recipe_file) / f"{name}{LOCK_SUFFIX}"
+    """`locks/<recipe file>.lock.json`: keyed by the recipe's file, never by a `name:` it
+    declares, so no two recipe files share a lock; by `name` when there is no recipe file."""
+    key = name
+    if (
+        recipe_file is not None
+        and recipe_file.suffix in RECIPE_SUFFIXES
+        and not recipe_file.name.endswith(YAML_LOCK_SUFFIXES)
+    ):
+        key = recipe_file.stem
+    return default_locks_dir(recipe_file) / f"{key}{LOCK_SUFFIX}"
 
 
 def _read_document(path: Path) -> dict[str, Any]:

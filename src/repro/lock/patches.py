@@ -8,11 +8,15 @@ Its sha256 is recorded the first time; afterwards a different diff is refused: t
 from __future__ import annotations
 
 import hashlib
+import ipaddress
+import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from http.client import HTTPMessage
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+from urllib.parse import urlsplit
 
 import repro  # its __version__ is looked up when used (importlib.metadata)
 from repro.errors import ReproError
@@ -27,10 +31,66 @@ class PatchResolution:
     changed: list[str] = field(default_factory=list)  # remote diffs that differ from their pin
 
 
+class RefusedRedirect(ReproError):
+    """A diff URL redirected somewhere its content can no longer be trusted to come from."""
+
+
+def _local(host: str | None) -> bool:
+    """Whether `host` is (or resolves to) this machine or a private network."""
+    if not host:
+        return True
+    try:
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False  # unresolvable: the request itself fails, with its own error
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%")[0])
+        if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified:
+            return True
+    return False
+
+
+def check_redirect(url: str, target: str) -> None:
+    """Refuse a diff URL's redirect to `target` that lowers https to http, or that leads
+    from a public host to this machine or a private network."""
+    old, new = urlsplit(url), urlsplit(target)
+    if old.scheme == "https" and new.scheme != "https":
+        raise RefusedRedirect(
+            f"the patch {url} redirects to plain {new.scheme}: refused",
+            hint="give the diff's final https URL in the image spec",
+        )
+    if _local(new.hostname) and not _local(old.hostname):
+        raise RefusedRedirect(
+            f"the patch {url} redirects to this machine or a private network "
+            f"({new.hostname}): refused",
+            hint="give the diff's final URL in the image spec",
+        )
+
+
+class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows only the redirects `check_redirect` allows: a diff pinned into a lock must not
+    come over plain HTTP or from a local service the first server pointed at."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        check_redirect(req.full_url, newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_CheckedRedirects)
+
+
 def download_diff(url: str, timeout: float = 60) -> bytes:
     request = urllib.request.Request(url, headers={"User-Agent": f"repro/{repro.__version__}"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with _OPENER.open(request, timeout=timeout) as response:
             data: bytes = response.read(MAX_DIFF_BYTES + 1)
     except (urllib.error.URLError, OSError) as err:
         raise ReproError(

@@ -50,18 +50,40 @@ def _pin(repo: str, revision: str, simulated: bool, endpoint: str | None) -> Rep
     return resolve_repo(repo, revision, endpoint=endpoint)
 
 
-def _block_size(drafter: RepoPin | None, endpoint: str | None) -> int | None:
-    """The drafter's block size from its config.json (none for a simulated pin, and none for
-    a gated drafter without a token that may read it: locking a gated repo needs no token)."""
-    if drafter is None or drafter.simulated:
+def _config(pin: RepoPin | None, endpoint: str | None) -> dict[str, Any] | None:
+    """A pinned repository's config.json (none for a simulated pin, and none for a gated
+    repository without a token that may read it: locking a gated repo needs no token)."""
+    if pin is None or pin.simulated:
         return None
     # Deferred like `_pin`: huggingface_hub is slow to import.
-    from repro.hub import GatedRepoAccess, drafter_block_size
+    from repro.hub import GatedRepoAccess, read_config
 
     try:
-        return drafter_block_size(drafter, endpoint=endpoint)
+        return read_config(pin, endpoint=endpoint)
     except GatedRepoAccess:
         return None
+
+
+def _config_facts(model: RepoPin, drafter: RepoPin | None, endpoint: str | None) -> dict[str, Any]:
+    """The lock's keys read from config.json at the pinned commits: the drafter's block size
+    and what the drafter and the parallel sizes must fit (none when simulated or gated)."""
+    model_config, drafter_config = _config(model, endpoint), _config(drafter, endpoint)
+    if model_config is None and drafter_config is None:
+        return {}
+    # Deferred like `_pin`: huggingface_hub is slow to import.
+    from repro.hub import block_size_of, drafter_facts, model_facts
+
+    facts: dict[str, Any] = {}
+    if model_config is not None:
+        facts["model_facts"] = model_facts(model_config)
+    if drafter is not None and drafter_config is not None:
+        facts["drafter_block_size"] = block_size_of(drafter, drafter_config)
+        facts["drafter_facts"] = drafter_facts(drafter_config)
+    return facts
+
+
+# Rules judged against the config.json files the lock reads: a lock they fail is not written.
+LOCKED_CONFIG_RULES = ("drafter-block-size", "drafter-fits-model", "tp-divides-heads")
 
 
 def build_lock(
@@ -106,27 +128,26 @@ def build_lock(
         if recipe.drafter is not None
         else None
     )
-    block_size = _block_size(drafter, endpoint)
     lock = Lock(
         repro_version=repro.__version__,
         recipe=recipe.resolved(),
         image_spec=ImageSpec.model_validate(spec_data),
         model=model,
         drafter=drafter,
-        drafter_block_size=block_size,
+        **_config_facts(model, drafter, endpoint),
         patches=patches.pins,
         **carried,
     )
     mismatch = [
         f
         for f in check_recipe(Locked(recipe, lock, None, spec, catalog))
-        if f.rule == "drafter-block-size"
+        if f.rule in LOCKED_CONFIG_RULES and f.severity == "error"
     ]
     if mismatch:
         raise RecipeError.from_problems(
             [str(f) for f in mismatch],
-            hint="set speculative.num_draft_tokens to the drafter's block size, or pin the "
-            "drafter the recipe was written for",
+            hint="pin the drafter the recipe was written for (its config.json must fit the "
+            "model), or set speculative.num_draft_tokens to the drafter's block size",
         )
     return lock, patches.changed
 

@@ -74,14 +74,22 @@ def launch_argv(python: Path, model: Path, port: int, extra: Sequence[str] = ())
 
 
 def make_tiny_model(
-    out: Path, *, seed: int = 0, drafter: Path | None = None, venv: Path = DEFAULT_VENV
+    out: Path,
+    *,
+    seed: int = 0,
+    drafter: Path | None = None,
+    block_size: int | None = None,
+    venv: Path = DEFAULT_VENV,
 ) -> Path:
-    """Write the seeded tiny Qwen3 (and, with `drafter`, its DFlash drafter) with the engine's
-    Python, which has the transformers/tokenizers that repro does not carry."""
+    """Write the seeded tiny Qwen3 (and, with `drafter`, its DFlash drafter of `block_size`,
+    else tinymodel.py's default) with the engine's Python, which has the
+    transformers/tokenizers that repro does not carry."""
     script = Path(__file__).with_name("tinymodel.py")
     argv = [str(engine_python(venv)), str(script), str(out), "--seed", str(seed)]
     if drafter is not None:
         argv += ["--drafter", str(drafter)]
+        if block_size is not None:
+            argv += ["--block-size", str(block_size)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
         raise EngineError(

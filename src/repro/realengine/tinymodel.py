@@ -7,7 +7,7 @@ BPE tokenizer trained on fixed sentences, with a Qwen3-style chat template that 
 
 Run it with the engine's Python (it needs torch, transformers and tokenizers, which repro does
 not): ``.venv-sglang/bin/python src/repro/realengine/tinymodel.py OUT [--seed 0]
-[--drafter OUT_DRAFT]``. It does not import repro.
+[--drafter OUT_DRAFT [--block-size 4]]``. It does not import repro.
 """
 
 from __future__ import annotations
@@ -134,10 +134,13 @@ def make_model(out: Path, seed: int) -> None:
     model.save_pretrained(str(out), safe_serialization=True)
 
 
-def make_drafter(out: Path, target: Path, seed: int) -> None:
+def make_drafter(out: Path, target: Path, seed: int, block_size: int = DRAFT_BLOCK_SIZE) -> None:
     """A random DFlash drafter whose config and weight names are those SGLang's
     ``DFlashDraftModel`` loads (sglang/srt/models/dflash.py, speculative/dflash_utils.py):
-    Qwen3 decoder layers, ``fc`` projecting the target layers' hidden states, ``hidden_norm``."""
+    Qwen3 decoder layers, ``fc`` projecting the target layers' hidden states, ``hidden_norm``.
+    ``block_size`` is top-level, where ``parse_dflash_draft_config`` falls back to when
+    ``dflash_config`` has none (as z-lab's checkpoints have it); the weights do not depend
+    on it, so drafters of one seed differ only in their config."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoTokenizer, Qwen3Model
@@ -159,7 +162,7 @@ def make_drafter(out: Path, target: Path, seed: int) -> None:
     draft = config.to_dict()
     draft.update(
         architectures=["DFlashDraftModel"],
-        block_size=DRAFT_BLOCK_SIZE,
+        block_size=block_size,
         num_target_layers=LAYERS,
         dflash_config={"mask_token_id": mask_id, "target_layer_ids": target_layers},
     )
@@ -171,10 +174,15 @@ def main() -> None:
     parser.add_argument("out", type=Path, help="folder for the target model")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--drafter", type=Path, help="also write a DFlash drafter here")
+    parser.add_argument(
+        "--block-size", type=int, default=DRAFT_BLOCK_SIZE, help="the drafter's block size"
+    )
     args = parser.parse_args()
+    if args.block_size < 1:
+        parser.error(f"--block-size must be at least 1, got {args.block_size}")
     make_model(args.out, args.seed)
     if args.drafter:
-        make_drafter(args.drafter, args.out, args.seed)
+        make_drafter(args.drafter, args.out, args.seed, args.block_size)
 
 
 if __name__ == "__main__":

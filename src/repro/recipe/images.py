@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from repro.errors import RecipeError, suggestion
 from repro.recipe.argv_check import load_catalog
 from repro.recipe.findings import display_path
-from repro.recipe.loader import locate
+from repro.recipe.loader import inside, locate
 from repro.recipe.yamlio import problem_lines, read_mapping
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Lock
@@ -55,8 +55,8 @@ def load_image_spec(ref: str | Path, images_dir: Path | None = None) -> ImageSpe
     root = images_dir or default_images_dir()
     if isinstance(ref, Path) or "/" in ref or ref.endswith((".yaml", ".yml")):
         path = Path(ref)
-    else:
-        path = root / f"{ref}.yaml"
+    else:  # by name: a link in images/ cannot lead out of it (the folder may be a link)
+        path = inside(root / f"{ref}.yaml", (root,), "image spec")
     if not path.is_file():
         known = list_image_specs(path.parent)
         raise ImageSpecNotFound(

@@ -12,6 +12,11 @@
 path relative to the child). The parent is merged under the child: mappings merge key by
 key, lists and scalars replace, an explicit `null` removes. `name`, `description` and
 `extends` belong to their own file and are not inherited.
+
+Every file read (the recipe, its parents) must lie, symlinks followed, inside the project
+(the recipes dir's parent) or the folder of a file named on the command line: a link in
+`recipes/` or an `extends: ../../etc/shadow` cannot make repro read (and print in its errors)
+a file elsewhere on the machine.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from repro import fileread
 from repro.errors import RecipeError, short_repr, suggestion
 from repro.recipe.findings import display_path, format_loc
 from repro.recipe.yamlio import Document, origin, problem_lines, read_mapping
@@ -29,6 +35,7 @@ from repro.schema.recipe import Recipe
 
 ENV_RECIPES_DIR = "REPRO_RECIPES_DIR"
 RECIPE_SUFFIXES = (".yaml", ".yml")
+YAML_LOCK_SUFFIXES = (".lock.yaml", ".lock.yml")  # a lock written as YAML, not a recipe
 NOT_INHERITED = frozenset({"name", "description", "extends"})
 MAX_EXTENDS_DEPTH = 32
 
@@ -112,6 +119,24 @@ def _parent_path(ref: str, child: Path, recipes_dir: Path | None) -> Path:
     )
 
 
+def readable_roots(recipes_dir: Path, named: Path | None = None) -> tuple[Path, ...]:
+    """The folders recipe files may be read from: the project and, for a file the user named
+    on the command line, that file's own folder."""
+    project = recipes_dir.absolute().parent
+    return (project,) if named is None else (project, named.absolute().parent)
+
+
+def inside(path: Path, roots: tuple[Path, ...], what: str = "recipe") -> Path:
+    """`path`, refused when it (its symlinks followed) leads outside every one of `roots`."""
+    if any(fileread.within(path, root) for root in roots):
+        return path
+    raise RecipeError(
+        f"{display_path(path)}: this {what} file leads outside the project",
+        hint="repro reads recipes from the project, or a file you name on the command line; "
+        "copy the file into the project instead of linking to it",
+    )
+
+
 def merge(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     """`child` over `parent`: mappings merge key by key; lists, scalars and null replace."""
     out = dict(parent)
@@ -124,7 +149,11 @@ def merge(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 
 def _load_chain(
-    path: Path, recipes_dir: Path | None, seen: list[Path], doc: Document | None = None
+    path: Path,
+    recipes_dir: Path | None,
+    seen: list[Path],
+    roots: tuple[Path, ...],
+    doc: Document | None = None,
 ) -> tuple[dict[str, Any], list[Document]]:
     """The merged data of `path` and its ancestors, and their documents (child first)."""
     resolved = path.resolve()
@@ -144,8 +173,8 @@ def _load_chain(
         raise RecipeError(
             f"{display_path(path)}: extends: expected a recipe name or path, got {short_repr(ref)}"
         )
-    parent = _parent_path(ref, path, recipes_dir)
-    parent_data, docs = _load_chain(parent, recipes_dir, [*seen, resolved])
+    parent = inside(_parent_path(ref, path, recipes_dir), roots, "extends")
+    parent_data, docs = _load_chain(parent, recipes_dir, [*seen, resolved], roots)
     inherited = {k: v for k, v in parent_data.items() if k not in NOT_INHERITED}
     return merge(inherited, doc.data), [doc, *docs]
 
@@ -162,12 +191,30 @@ def _validate(data: dict[str, Any], docs: list[Document], prefix: tuple[str, ...
         raise RecipeError(f"{display_path(docs[0].path)}: nested too deeply") from None
 
 
+def _check_own_name(doc: Document, recipes_dir: Path) -> None:
+    """Refuse a `name:` that is another recipe file's name: the two would share a lock,
+    run folders and results, the last one locked silently replacing the other's."""
+    name = doc.data.get("name")
+    if not isinstance(name, str) or name == doc.path.stem:
+        return
+    for folder in dict.fromkeys([doc.path.parent, recipes_dir]):
+        for suffix in RECIPE_SUFFIXES:
+            other = folder / f"{name}{suffix}"
+            if other.is_file() and not other.samefile(doc.path):
+                raise RecipeError(
+                    f"{display_path(doc.path)}: name: '{name}' is the name of "
+                    f"{display_path(other)}",
+                    hint="a recipe's name is its own: remove `name:` (it defaults to the "
+                    "file name) or choose one no other recipe has",
+                )
+
+
 def is_lock_document(doc: Document) -> bool:
     """JSON files, `*.lock.yaml` files and documents with a `lock_version` are locks."""
     name = doc.path.name
     return (
         doc.path.suffix == ".json"
-        or name.endswith((".lock.yaml", ".lock.yml"))
+        or name.endswith(YAML_LOCK_SUFFIXES)
         or "lock_version" in doc.data
     )
 
@@ -203,12 +250,15 @@ def load_recipe_document(
     """The recipe `ref` names and, when `ref` is a lock file, the whole lock document."""
     root = recipes_dir or default_recipes_dir()
     path = resolve_recipe_path(ref, root)
-    first = read_mapping(path, "recipe")
+    named = path if isinstance(ref, Path) or _looks_like_path(ref) else None
+    roots = readable_roots(root, named)
+    first = read_mapping(inside(path, roots), "recipe")
     if is_lock_document(first):
         recipe = _load_lock(first)
         recipe._recipes_dir = root
         return recipe, first.data
-    data, docs = _load_chain(path, root, [], first)
+    data, docs = _load_chain(path, root, [], roots, first)
+    _check_own_name(first, root)
     data.setdefault("name", path.stem)
     recipe = _validate(data, docs, ())
     recipe._source_path = path

@@ -272,8 +272,12 @@ def render_node_argv(
 
 
 def render_env(recipe: Recipe) -> dict[str, str]:
-    """The server's environment: `env`, plus the simulator's settings for simulated recipes."""
+    """The server's environment: `env`, SGLang's forced acceptance when the recipe asks for it,
+    and the simulator's settings for simulated recipes."""
     env = dict(recipe.env)
+    forced = recipe.speculative.forced_acceptance if recipe.speculative else None
+    if forced is not None:
+        env.update(forced.env())
     if recipe.simulator is not None:
         sim = recipe.simulator
         env[SIM_ENV["profile"]] = sim.profile

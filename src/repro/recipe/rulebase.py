@@ -9,8 +9,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from repro.recipe.argv_check import check_argv
-from repro.recipe.findings import Loc
+from repro.recipe.findings import Loc, display_path
+from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
+from repro.schema.deployment import DrafterFacts, ModelFacts
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import Recipe
 
@@ -25,6 +27,7 @@ __all__ = [
     "Rule",
     "SetOption",
     "algorithm",
+    "edited",
     "err",
     "sglang_release",
     "simulated",
@@ -65,6 +68,9 @@ class Context:
     catalog: Catalog | None = None
     image_catalog: bool = False
     drafter_block_size: int | None = None
+    model_facts: ModelFacts | None = None  # the lock's config.json, else the recipe's
+    drafter_facts: DrafterFacts | None = None
+    facts_source: str = "declared in the recipe"  # how messages name where the facts are from
 
     @cached_property
     def options(self) -> dict[str, SetOption]:
@@ -112,6 +118,27 @@ def err(loc: tuple[str | int, ...], message: str, rule: str) -> Issue:
 
 def warn(loc: tuple[str | int, ...], message: str, rule: str) -> Issue:
     return Issue(loc, "warning", message, rule)
+
+
+def edited(ctx: Context, *locs: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """Of the fields that together cause an issue, the one set in the file closest to the
+    user's edit (child-most in the `extends` chain), so the message names that file."""
+    chain = [display_path(p) for p in ctx.recipe.chain]
+
+    def rank(loc: tuple[str | int, ...]) -> int:
+        if not _is_set(ctx.recipe, loc):  # a default: no file wrote it
+            return len(chain) + 1
+        shown, _ = locate(ctx.recipe, loc)
+        return chain.index(shown) if shown in chain else len(chain)
+
+    return min(locs, key=rank)  # on a tie, the first named
+
+
+def _is_set(model: object, loc: tuple[str | int, ...]) -> bool:
+    for key in loc[:-1]:
+        model = getattr(model, str(key), None)
+    fields_set: set[str] = getattr(model, "model_fields_set", set())
+    return str(loc[-1]) in fields_set
 
 
 def simulated(ctx: Context) -> bool:

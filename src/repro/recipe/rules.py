@@ -14,6 +14,7 @@ from repro.recipe.images import ImageSpecNotFound
 from repro.recipe.loader import locate
 from repro.recipe.render import Issue, analyze
 from repro.recipe.rulebase import Context, Rule, err, simulated
+from repro.recipe.rules_forced import rule_forced_acceptance
 from repro.recipe.rules_machine import (
     rule_attention_arch,
     rule_bench,
@@ -24,7 +25,13 @@ from repro.recipe.rules_machine import (
     rule_simulated,
     rule_weights_fit,
 )
-from repro.recipe.rules_model import rule_dp_attention, rule_ep_divides_tp, rule_gpus_needed
+from repro.recipe.rules_model import (
+    rule_dp_attention,
+    rule_drafter_fits_model,
+    rule_ep_divides_tp,
+    rule_gpus_needed,
+    rule_tp_divides,
+)
 from repro.recipe.rules_speculative import (
     rule_algorithm_in_image,
     rule_ddtree,
@@ -36,7 +43,7 @@ from repro.recipe.rules_speculative import (
     rule_patch_constraints,
     rule_running_requests,
 )
-from repro.schema.lock import Locked
+from repro.schema.lock import Lock, Locked
 from repro.schema.recipe import Recipe
 
 __all__ = [
@@ -53,6 +60,7 @@ __all__ = [
     "rule_dflash",
     "rule_dp_attention",
     "rule_drafter_block_size",
+    "rule_drafter_fits_model",
     "rule_drafter_used",
     "rule_env_known",
     "rule_ep_divides_tp",
@@ -64,6 +72,7 @@ __all__ = [
     "rule_patch_constraints",
     "rule_running_requests",
     "rule_simulated",
+    "rule_tp_divides",
     "rule_weights_fit",
 ]
 
@@ -109,10 +118,13 @@ def rule_nodes_split(ctx: Context) -> list[Issue]:
 RULES: list[Rule] = [
     rule_gpus_needed,
     rule_nodes_split,
+    rule_tp_divides,
     rule_ep_divides_tp,
     rule_dp_attention,
+    rule_drafter_fits_model,
     rule_dflash,
     rule_ddtree,
+    rule_forced_acceptance,
     rule_ddtree_spine,
     rule_ddtree_page_size,
     rule_drafter_block_size,
@@ -147,12 +159,31 @@ def check_recipe(locked: Locked) -> list[Finding]:
     image_catalog = lock is not None and lock.catalog is not None
     block_size = lock.drafter_block_size if lock is not None else None
     ctx = Context(recipe, image, catalog, image_catalog, block_size)
+    _facts(ctx, lock)
     for rule in RULES:
         issues.extend(rule(ctx))
     if catalog is not None:
         issues.extend(analyze(recipe, catalog).issues)
     findings = list(dict.fromkeys(_finding(recipe, i) for i in issues))
     return sorted(findings, key=lambda f: f.severity != "error")
+
+
+def _facts(ctx: Context, lock: Lock | None) -> None:
+    """The model's and drafter's facts: config.json at the locked commits, else what the
+    recipe declares (a drafter's only from the file that names that drafter)."""
+    if lock is not None and (lock.model_facts or lock.drafter_facts):
+        ctx.model_facts, ctx.drafter_facts = lock.model_facts, lock.drafter_facts
+        ctx.facts_source = "config.json at the locked commits"
+        return
+    recipe = ctx.recipe
+    ctx.model_facts = recipe.model.facts
+    drafter = recipe.drafter
+    if drafter is not None and drafter.facts is not None:
+        repo_file = locate(recipe, ("drafter", "repo"))[0]
+        same_file = repo_file == locate(recipe, ("drafter", "facts"))[0]
+        ctx.drafter_facts = drafter.facts if same_file else None
+    shown = locate(recipe, ("model", "facts"))[0]
+    ctx.facts_source = f"as declared in {shown}"
 
 
 def _image_issue(error: Exception | None, spec_missing: bool) -> Issue:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from repro.recipe.rulebase import Context, Issue, err, simulated, warn
+from repro.recipe.rulebase import Context, Issue, edited, err, simulated, warn
 
 
 def rule_gpus_needed(ctx: Context) -> list[Issue]:
@@ -16,9 +16,10 @@ def rule_gpus_needed(ctx: Context) -> list[Issue]:
         return []
     how = f"tp {par.tp} x pp {par.pp}" + ("" if par.dp_attention else f" x dp {par.dp}")
     per_node = f" ({topo.gpus} per node x {topo.nodes} nodes)" if topo.nodes > 1 else ""
+    sizes = [("parallelism", key) for key in ("tp", "pp", "dp")]
     return [
         err(
-            ("topology", "gpus"),
+            edited(ctx, ("topology", "gpus"), *sizes),
             f"the deployment needs {needed} GPUs ({how}) but the topology has {have}{per_node}",
             "gpus-needed",
         )
@@ -55,3 +56,58 @@ def rule_dp_attention(ctx: Context) -> list[Issue]:
             )
         ]
     return []
+
+
+def rule_tp_divides(ctx: Context) -> list[Issue]:
+    """TP shards the attention heads and fills the GPUs: tp must divide the model's heads
+    (SGLang asserts num_attention_heads % tp_size == 0 when it builds the attention layers)
+    and the deployment's ranks must divide the GPUs (a TP3 on 8 GPUs leaves two idle)."""
+    par, topo = ctx.recipe.parallelism, ctx.recipe.topology
+    issues = []
+    heads = ctx.model_facts.num_attention_heads if ctx.model_facts else None
+    if heads is not None and heads % par.tp:
+        issues.append(
+            err(
+                ("parallelism", "tp"),
+                f"tp {par.tp} does not divide the model's {heads} attention heads "
+                f"({ctx.facts_source}); choose a tp that divides {heads}",
+                "tp-divides-heads",
+            )
+        )
+    have, needed = topo.gpus * topo.nodes, par.gpus_needed
+    if not simulated(ctx) and needed <= have and have % needed:
+        issues.append(
+            err(
+                edited(ctx, ("parallelism", "tp"), ("topology", "gpus"), ("parallelism", "pp")),
+                f"the deployment's {needed} ranks (tp {par.tp} x pp {par.pp}) do not divide "
+                f"the topology's {have} GPUs; use sizes whose product divides {have}",
+                "tp-divides-gpus",
+            )
+        )
+    return issues
+
+
+def rule_drafter_fits_model(ctx: Context) -> list[Issue]:
+    """A drafter reads the target's hidden states and shares its embedding and LM head: the
+    vocabulary and hidden size must be the model's, and a drafter trained for another
+    architecture is for another model."""
+    model, drafter = ctx.model_facts, ctx.drafter_facts
+    if ctx.recipe.drafter is None or model is None or drafter is None:
+        return []
+    pairs = (
+        ("architecture", drafter.target_architecture, model.architecture),
+        ("vocab_size", drafter.vocab_size, model.vocab_size),
+        ("hidden_size", drafter.hidden_size, model.hidden_size),
+    )
+    differ = [f"{name} {d} vs {m}" for name, d, m in pairs if d and m and d != m]
+    if not differ:
+        return []
+    repo, target = ctx.recipe.drafter.repo, ctx.recipe.model.repo
+    return [
+        err(
+            ("drafter", "repo"),
+            f"drafter {repo} does not fit model {target}: {', '.join(differ)} "
+            f"(drafter vs model, {ctx.facts_source}); pin a drafter trained for {target}",
+            "drafter-fits-model",
+        )
+    ]

@@ -84,7 +84,7 @@ def _dp_attention(ctx: Context, algo: str) -> list[Issue]:
     return []
 
 
-def _draft_tokens(ctx: Context) -> int | None:
+def draft_tokens(ctx: Context) -> int | None:
     """Draft tokens per step: what the recipe sets, else the drafter's block size the lock read
     from its config.json (SGLang then takes the drafter's own)."""
     spec = ctx.recipe.speculative
@@ -228,7 +228,7 @@ def rule_dflash(ctx: Context) -> list[Issue]:
                 "dflash",
             )
         )
-    tokens, window = _draft_tokens(ctx), spec.draft_window_size
+    tokens, window = draft_tokens(ctx), spec.draft_window_size
     if window is not None and tokens is not None and window < tokens:
         out.append(
             err(
@@ -271,7 +271,7 @@ def rule_ddtree_spine(ctx: Context) -> list[Issue]:
     """A DDTREE budget <= block_size - 1 is "spine mode": one linear chain, no tree
     (DDTREE_PR, python/sglang/srt/speculative/ddtree_worker.py)."""
     spec = ctx.recipe.speculative
-    block = _draft_tokens(ctx)
+    block = draft_tokens(ctx)
     if spec is None or spec.algorithm != "DDTREE" or spec.ddtree_budget is None or block is None:
         return []
     budget = spec.ddtree_budget

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from repro import fileread
 from repro.errors import RecipeError, short_repr, suggestion
 from repro.recipe.findings import Loc, display_path, format_loc
 from repro.schema.base import PATTERN_WORDS
@@ -59,13 +60,11 @@ def read_mapping(path: Path, what: str = "recipe") -> Document:
     """Read a YAML (or, for .json, JSON) file whose top level must be a mapping."""
     shown = display_path(path)
     try:
-        raw = path.read_bytes()
-    except IsADirectoryError:
-        raise RecipeError(f"{shown}: is a directory, not a {what} file") from None
+        raw = fileread.read_bytes(path, shown, MAX_BYTES)
+    except fileread.UnreadableFile as err:
+        raise RecipeError(err.message, hint=err.hint) from None
     except OSError as err:
         raise RecipeError(f"{shown}: cannot read the {what} ({err.strerror or err})") from None
-    if len(raw) > MAX_BYTES:
-        raise RecipeError(f"{shown}: {len(raw)} bytes is too large for a {what} file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -105,7 +104,10 @@ def read_mapping(path: Path, what: str = "recipe") -> Document:
 
 def _parse_json(text: str, shown: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=fileread.unique_keys)
+    except fileread.DuplicateKey as err:
+        problem = fileread.twice(shown, err)
+        raise RecipeError(problem.message, hint=problem.hint) from None
     except json.JSONDecodeError as err:
         raise RecipeError(f"{shown}: invalid JSON at line {err.lineno}: {err.msg}") from None
     except RecursionError:

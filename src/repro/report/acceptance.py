@@ -133,6 +133,7 @@ def acceptance_to_json(runs: list[LoadedRun]) -> list[dict[str, Any]]:
         {
             "run": r.label,
             "simulated": r.simulated,
+            "forced": r.forced.label() if r.forced else None,
             "sets": [s.model_dump(mode="json") for s in r.accept.sets],
         }
         for r in accept_runs(runs)

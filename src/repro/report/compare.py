@@ -22,6 +22,7 @@ from repro.errors import ReproError
 from repro.report.labels import distinct_pair, unique_labels
 from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
+from repro.report.timescale import require_one_time_scale
 from repro.schema.machine import MachineInfo, ServerInfo
 from repro.tables import fit, fits
 
@@ -63,6 +64,8 @@ class Comparison(BaseModel):
     b_label: str
     a_simulated: bool
     b_simulated: bool
+    a_forced: str | None = None  # `forced 4` when the run's acceptance was forced
+    b_forced: str | None = None
     matched: list[int]
     only_a: list[int]
     only_b: list[int]
@@ -153,6 +156,7 @@ def compare_runs(
     are refused unless
     `force`, then they become warnings; a different model is always a warning.
     """
+    require_one_time_scale([a, b])
     warnings: list[str] = []
     wa, wb = a.workload_identity(), b.workload_identity()
     if wa["prompts"] is None or wb["prompts"] is None:  # a record from before sources
@@ -172,6 +176,17 @@ def compare_runs(
         warnings.append(f"different models: {a.recipe.model_ref} vs {b.recipe.model_ref}")
     if a.simulated != b.simulated:
         warnings.append("one run is SIMULATED and the other is not")
+    elif a.sim_profile != b.sim_profile:
+        warnings.append(
+            f"different simulator profiles: {a.sim_profile} vs {b.sim_profile} (each stands "
+            "for its own machine and layout, calibrated or extrapolated as its label says)"
+        )
+    kinds = [run.forced.label() if run.forced else "measured" for run in (a, b)]
+    if kinds[0] != kinds[1]:
+        warnings.append(
+            f"acceptance: A {kinds[0]}, B {kinds[1]} (SGLANG_SIMULATE_ACC_LEN): "
+            "acceptance and throughput differ by construction"
+        )
     for run in (a, b):
         if run.run.status != "complete":
             warnings.append(f"{run.label}: run status is {run.run.status}")
@@ -219,6 +234,8 @@ def compare_runs(
         b_label=label_b,
         a_simulated=a.simulated,
         b_simulated=b.simulated,
+        a_forced=a.forced.label() if a.forced else None,
+        b_forced=b.forced.label() if b.forced else None,
         matched=matched,
         only_a=sorted(ca - cb),
         only_b=sorted(cb - ca),

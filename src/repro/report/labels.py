@@ -29,6 +29,13 @@ def shortened(text: str, limit: int = LABEL_MAX) -> str:
     return flat[: keep - keep // 3] + "…" + flat[len(flat) - keep // 3 :]
 
 
+def run_title(run: LoadedRun) -> str:
+    """The recipe name, with `(forced 4)` when the run's acceptance was forced, so that no
+    table, plot or page shows forced acceptance unlabelled beside a measured one."""
+    forced = run.forced
+    return run.recipe_name + (f" ({forced.label()})" if forced is not None else "")
+
+
 def short_time(started_at: str | None) -> str:
     """`2026-12-03T07:53:12Z` -> `12-03 07:53:12`; `?` when unknown."""
     if not started_at or "T" not in started_at:
@@ -55,7 +62,7 @@ _DISAMBIGUATORS: tuple[Callable[[LoadedRun], str], ...] = (_by_time, _by_machine
 def unique_labels(runs: Sequence[LoadedRun]) -> list[str]:
     """One label per run, different for different folders (a folder given twice, e.g. as a
     run and as the baseline, keeps one label); a part is added only where labels clash."""
-    labels = [shortened(run.recipe_name) for run in runs]
+    labels = [shortened(run_title(run)) for run in runs]
     folders = [run.path.resolve() for run in runs]
     for part in (*_DISAMBIGUATORS, None):
         owners: dict[str, set[Path]] = {}

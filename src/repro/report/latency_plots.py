@@ -7,8 +7,9 @@ png = plot_speedup(runs, baseline)   # output tok/s of each run / the baseline's
 from __future__ import annotations
 
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-from repro.report.plots import concurrency_axis, figure, png, run_name
+from repro.report.plots import MARK_HEIGHT, concurrency_axis, figure, png, run_name
 from repro.report.records import LoadedRun
 
 LATENCIES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"), ("e2e_latency", "E2E latency"))
@@ -19,6 +20,12 @@ def plot_latency(runs: list[LoadedRun]) -> bytes | None:
     """One panel per latency (ms, from 0): each run's p50 solid, p90 dashed, p99 dotted;
     None when no run has latencies."""
     swept = [r for r in runs if r.levels]
+    fig = latency_figure(swept)
+    return None if fig is None else png(fig, swept, layout=False)
+
+
+def latency_figure(swept: list[LoadedRun]) -> Figure | None:
+    """The latency panels with their legend below, above the SIMULATED mark's corner."""
     if not swept:
         return None
     fig = figure(height=7.5)
@@ -43,10 +50,14 @@ def plot_latency(runs: list[LoadedRun]) -> bytes | None:
     if not drawn:
         return None
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=7)
+    longest = max(len(label) for label in labels)
+    ncol = min(len(labels), 3 if longest <= 36 else 2 if longest <= 56 else 1)  # fit 8 inches
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, MARK_HEIGHT),
+               ncol=ncol, fontsize=7)  # fmt: skip
     fig.suptitle("Latency percentiles vs concurrency (p50 solid, p90 dashed, p99 dotted)")
-    fig.tight_layout(rect=(0, 0.05 + 0.025 * ((len(labels) - 1) // 3), 1, 0.96))
-    return png(fig, swept, layout=False)
+    rows = -(-len(labels) // ncol)
+    fig.tight_layout(rect=(0, MARK_HEIGHT + 0.025 + 0.025 * rows, 1, 0.96))
+    return fig
 
 
 def plot_speedup(runs: list[LoadedRun], baseline: LoadedRun | None) -> bytes | None:

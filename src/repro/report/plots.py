@@ -24,6 +24,7 @@ from repro.fsutil import write_atomic
 from repro.report.labels import shortened
 from repro.report.records import LoadedRun
 from repro.report.table import SIMULATED
+from repro.report.timescale import require_one_time_scale
 
 
 def run_name(run: LoadedRun) -> str:
@@ -46,6 +47,10 @@ def concurrency_axis(ax: Axes, runs: list[LoadedRun]) -> None:
     if ticks:
         ax.set_xticks(ticks, [str(c) for c in ticks])
         ax.minorticks_off()
+
+
+# The SIMULATED mark's corner: bottom right, below MARK_HEIGHT (a figure legend sits above).
+MARK_HEIGHT = 0.04
 
 
 def png(fig: Figure, runs: list[LoadedRun], layout: bool = True) -> bytes:
@@ -219,6 +224,7 @@ def all_plots(runs: list[LoadedRun], baseline: LoadedRun | None = None) -> dict[
     """name -> PNG bytes for every plot that has data (the speedup plot with a baseline)."""
     from repro.report.latency_plots import plot_latency, plot_speedup  # imports this module
 
+    require_one_time_scale([r for r in runs if r.levels])
     plots = {"throughput": plot_throughput(runs), "pareto": plot_pareto(runs)}
     for name, extra in (("latency", plot_latency(runs)), ("speedup", plot_speedup(runs, baseline))):
         if extra is not None:
@@ -235,10 +241,11 @@ def all_plots(runs: list[LoadedRun], baseline: LoadedRun | None = None) -> dict[
 def write_plots(
     runs: list[LoadedRun], out_dir: str | Path, baseline: LoadedRun | None = None
 ) -> list[Path]:
+    plots = all_plots(runs, baseline)  # before the folder: a refusal leaves nothing
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, data in all_plots(runs, baseline).items():
+    for name, data in plots.items():
         path = out / f"{name}.png"
         write_atomic(path, data)
         paths.append(path)

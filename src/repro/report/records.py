@@ -11,19 +11,28 @@ A missing or corrupt file raises `RunRecordError` naming the file and what was w
 
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from repro.report.labels import shortened, unique_labels
-from repro.runfolder import RunRecordError, read_json, read_text, validated
+from repro import runfolder
+from repro.report.labels import run_title, shortened, unique_labels
+from repro.runfolder import RunRecordError, read_text, validated
+from repro.safetext import clean_strings
 from repro.schema.accept import AcceptResults
 from repro.schema.base import Interval
 from repro.schema.level import RequestRow, Summary
 from repro.schema.lock import Lock
-from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
+from repro.schema.machine import (
+    MachineInfo,
+    ServerInfo,
+    engine_label,
+    hardware_label,
+    simulator_label,
+)
 from repro.schema.record import AnyRunInfo, BenchWorkload, RunRecord, first_error
 from repro.schema.recordedrecipe import RecordedRecipe
 
@@ -136,9 +145,10 @@ class LoadedRun(RunRecord):
 
     @property
     def machine_class(self) -> str:
-        """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa`; `no GPUs` on a CPU box; for a
-        simulated run the profile and time scale (`sim kimi26-ep4-rtx6000, time-scale 1`)."""
-        return self.simulator or self.hardware_class
+        """e.g. `8x RTX PRO 6000 Blackwell, pcie-cross-numa, SGLang 0.5.23`; `no GPUs, SGLang
+        0.5.23` for SGLang's CPU engine; for a simulated run the profile and time scale (`sim
+        kimi26-ep4-rtx6000, time-scale 1`): every report names what served the numbers."""
+        return self.simulator or f"{self.hardware_class}, {engine_label(self.server_info)}"
 
     @property
     def simulator(self) -> str | None:
@@ -279,6 +289,12 @@ def record_folder(path: str | Path) -> Path:
     return folder
 
 
+def read_json(path: Path, *, required: bool = True) -> Any:
+    """A record file's JSON with its strings cleaned (`repro.safetext`): what a report shows
+    of a server's or an editor's text never carries escape sequences or megabytes."""
+    return clean_strings(runfolder.read_json(path, required=required))
+
+
 def load_run(path: str | Path) -> LoadedRun:
     """Load and validate one run record folder (or its `run.json`), or a `repro run` folder:
     its bench/ part with the acceptance results of its accept/ part."""
@@ -288,6 +304,7 @@ def load_run(path: str | Path) -> LoadedRun:
     summary = read_json(summary_path)
     if not isinstance(summary, dict) or not isinstance(summary.get("levels"), list):
         raise RunRecordError(f'{summary_path}: expected {{"levels": [...]}}')
+    _check_measurable(summary, summary_path)
     levels = validated(Summary.model_validate, summary, summary_path).levels
     recipe_path = folder / "recipe.json"
     recipe = read_json(recipe_path)
@@ -296,7 +313,7 @@ def load_run(path: str | Path) -> LoadedRun:
     accept = _optional(AcceptResults, folder / "accept.json")
     if accept is None and folder.name == "bench":  # a `repro run` folder's accept/ part
         accept = _optional(AcceptResults, folder.parent / "accept" / "accept.json")
-    return LoadedRun(
+    loaded = LoadedRun(
         path=folder,
         run=run,
         recipe=validated(RecordedRecipe.model_validate, recipe, recipe_path),
@@ -306,8 +323,37 @@ def load_run(path: str | Path) -> LoadedRun:
         server_info=_optional(ServerInfo, folder / "server_info.json"),
         levels=levels,
         accept=accept,
-        label=shortened(run.recipe_name),
     )
+    loaded.label = shortened(run_title(loaded))
+    return loaded
+
+
+MAX_MEASUREMENT = 1e15  # above any rate, latency, count or energy a run can measure
+
+
+def _check_measurable(data: Any, path: Path) -> None:
+    """Refuse a number no run measures (infinite, or beyond ±MAX_MEASUREMENT, as 1e308
+    written by hand): a plot's axis or a sum would overflow on it."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack += [(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        elif _impossible(value):
+            raise RunRecordError(
+                f"{path}: {where}: {value:g} is not a measurement (expected a finite "
+                f"number within ±{MAX_MEASUREMENT:g})",
+                hint="the file was edited or corrupted; restore it or re-run the level "
+                "with `repro bench --resume`",
+            )
+
+
+def _impossible(value: Any) -> bool:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return not math.isfinite(value) or abs(value) > MAX_MEASUREMENT
 
 
 def _optional(model: type[M], path: Path) -> M | None:

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from repro.errors import ReproError
 from repro.report.records import METRICS, LoadedRun, MetricInfo
+from repro.report.timescale import require_one_time_scale
 
 SIMULATED = "SIMULATED"
 INVALID_MARK = "!"
@@ -56,6 +57,7 @@ class ReportRow(BaseModel):
     image_digest: str
     simulated: bool
     status: str
+    forced: str | None = None  # `forced 4`: acceptance forced by SGLANG_SIMULATE_ACC_LEN
     is_baseline: bool = False
     cells: dict[int, Cell]
     peak: float | None = None
@@ -108,6 +110,7 @@ def build_report(
     all_runs = list(runs)
     if baseline is not None and all(r.path.resolve() != baseline.path.resolve() for r in runs):
         all_runs.insert(0, baseline)
+    require_one_time_scale(all_runs)
     concurrencies = sorted({c for r in all_runs for c in r.concurrencies})
     rows: list[ReportRow] = []
     base_points = baseline.points(metric, include_invalid) if baseline is not None else {}
@@ -149,6 +152,7 @@ def build_report(
                 image_digest=run.image_digest_short,
                 simulated=run.simulated,
                 status=run.run.status,
+                forced=run.forced.label() if run.forced else None,
                 is_baseline=is_base,
                 cells=cells,
                 peak=cells[peak_c].value if peak_c is not None else None,

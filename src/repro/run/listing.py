@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from repro.runfolder import RunRecordError, read_json
+from repro.safetext import clean_strings
 from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
 from repro.schema.record import StagesFile
 from repro.schema.runcontext import CONTEXT_FILE, RunContextFile
@@ -32,9 +33,10 @@ class RunListing:
 
 
 def _json(path: Path) -> Any:
-    """A run file's JSON, None when it is missing or unreadable (the listing goes on)."""
+    """A run file's JSON, its strings cleaned for the terminal (`repro.safetext`); None when
+    it is missing or unreadable (the listing goes on)."""
     try:
-        return read_json(path)
+        return clean_strings(read_json(path))
     except RunRecordError:
         return None
 

@@ -1,14 +1,16 @@
 """`repro run RECIPE --sim [PROFILE]`: the recipe's own server argv on the simulator image.
 
-The run folder gets `recipes/<name>-sim.yaml`, a recipe that extends the real one and changes
-only what the simulator needs (image `sim`, no GPUs, a simulator section with the profile and
-its time scale); its lock goes to the run folder's `locks/`, never beside the real recipe's.
+The run folder gets `recipes/<name>-sim.yaml`, a recipe that extends the real one (copied
+beside it with its parents) and changes only what the simulator needs (image `sim`, no GPUs,
+a simulator section with the profile and its time scale); its lock goes to the run folder's
+`locks/`, never beside the real recipe's.
 `--resume` reads that file back (it is the run's `ref`), so a resumed run stays simulated.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import yaml
@@ -17,11 +19,31 @@ from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.recipe import load_recipe
 from repro.recipe.images import images_dir_for
+from repro.recipe.yamlio import read_mapping
+from repro.schema.recipe import Recipe
 from repro.sim.profile import ProfileError, profile_path
 from repro.sim.select import choose_profile
 
 SIM_IMAGE = "sim"
 TIME_SCALE_ENV = "REPRO_SIM_TIME_SCALE"  # read by repro.sim.config
+
+
+def _parents_beside(recipe: Recipe, folder: Path) -> str:
+    """What the twin extends: the recipe's files copied into the twin's folder when each
+    names its parent by file name (the common case), so that the run holds the files it runs
+    and reads none outside its folder (`repro.recipe.loader` refuses such reads); else the
+    recipe file's absolute path."""
+    assert recipe.source_path is not None
+    chain = recipe.chain
+    by_name = all(
+        Path(str(read_mapping(p).data.get("extends") or ".")).parent == Path(".") for p in chain
+    )
+    if not by_name or len({p.name for p in chain}) != len(chain):
+        return str(recipe.source_path.resolve())
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in chain:
+        shutil.copyfile(path, folder / path.name)
+    return chain[0].name
 
 
 def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: float) -> Path:
@@ -45,7 +67,7 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
         raise ReproError(f"--time-scale {time_scale}: must be 0 or more")
     twin = {
         "description": f"{recipe.name} on the CPU simulator (profile {chosen}); SIMULATED.",
-        "extends": str(recipe.source_path.resolve()),
+        "extends": _parents_beside(recipe, run_dir / "recipes"),
         "image": SIM_IMAGE,
         "topology": {
             "gpus": 0,

@@ -18,6 +18,7 @@ from repro.live import status_line, sweep_bars
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
 from repro.runfolder import write_json
+from repro.schema.level import Level
 from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
 from repro.units import human_bytes
 
@@ -148,8 +149,10 @@ def clock_warning(url: str) -> str:
 
 
 def stage_accept(ctx: RunContext, console: Console) -> str:
-    if ctx.recipe.drafter is None or ctx.recipe.accept is None:
+    if ctx.recipe.drafter is None:
         return "skipped: no drafter"
+    if ctx.recipe.accept is None:
+        return "skipped: the recipe has no `accept:` section"
     from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: numpy
     from repro.run.provenance import local_provenance
 
@@ -165,7 +168,8 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
             ),
         )
     lengths = ", ".join(f"{s.prompt_set} {s.accept_length:.2f}" for s in result.sets)
-    return f"acceptance length: {lengths}"
+    forced = result.results.forced_acceptance
+    return f"acceptance length{f' ({forced.label()})' if forced else ''}: {lengths}"
 
 
 def stage_bench(ctx: RunContext, console: Console) -> str:
@@ -184,9 +188,26 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
         result = run_bench(_target(ctx), options, bars)
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
-    peak = max(level.output_throughput for level in result.levels)
-    summary = f"{len(result.levels)} levels, peak {peak:.1f} output tok/s"
-    invalid = [level for level in result.levels if not level.valid]
+    return bench_summary(result.levels, ctx.recipe.bench.prompts_per_level)
+
+
+def bench_summary(levels: list[Level], prompts_per_level: int) -> str:
+    """`N levels, peak X output tok/s @c=C` over the valid levels only, with a note where the
+    peak level sent all its prompts at once (its prefill is in the number: not steady decode)
+    and the first invalid level's reason."""
+    valid = [level for level in levels if level.valid]
+    summary = f"{len(levels)} levels"
+    if valid:
+        best = max(valid, key=lambda level: level.output_throughput)
+        summary += f", peak {best.output_throughput:.1f} output tok/s @c={best.concurrency}"
+        if best.concurrency >= prompts_per_level:
+            summary += (
+                f" (one wave: its {prompts_per_level} prompts start together, so their "
+                "prefill is in the number, not steady decode)"
+            )
+    else:
+        summary += ", no valid level: no peak"
+    invalid = [level for level in levels if not level.valid]
     if invalid:  # e.g. a simulator behind its clock: say it where the run ends
         first = invalid[0]
         summary += (

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repro.schema.base import Interval
 from repro.schema.client import ClientLimits
 from repro.schema.dataset import PromptSource
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.machine import SimDrafter
 
 
@@ -155,6 +156,10 @@ class AcceptResults(BaseModel):
         default=None, description="the simulator profile (and drafter entry) behind the numbers"
     )
     lossless: LosslessCheck | None = None
+    forced_acceptance: ForcedAcceptance | None = Field(
+        default=None,
+        description="the server ran with SGLANG_SIMULATE_ACC_LEN: these lengths are forced",
+    )
     comparison: list[AcceptDiff] | None = Field(
         default=None, description="drafter A/B: the other recipe's sets against these"
     )

@@ -14,6 +14,33 @@ from repro.schema.base import (
     REVISION_PATTERN,
     StrictModel,
 )
+from repro.schema.forced import ForcedAcceptance
+
+
+class ModelFacts(StrictModel):
+    """What a model's config.json says that a drafter and the parallel sizes must fit; the
+    lock reads it at the pinned commit, a recipe may declare it before any lock."""
+
+    architecture: str | None = Field(
+        None, max_length=200, description="config.json `architectures[0]`, e.g. Qwen3ForCausalLM."
+    )
+    vocab_size: int | None = Field(None, ge=1, le=100_000_000, description="`vocab_size`.")
+    hidden_size: int | None = Field(None, ge=1, le=1_000_000, description="`hidden_size`.")
+    num_attention_heads: int | None = Field(
+        None, ge=1, le=100_000, description="`num_attention_heads`: TP must divide it."
+    )
+
+
+class DrafterFacts(StrictModel):
+    """What a drafter must share with its target: the target architecture it was trained
+    for, and the vocabulary and hidden size (a DFlash or EAGLE drafter reads the target's
+    hidden states and shares its embedding and LM head)."""
+
+    target_architecture: str | None = Field(
+        None, max_length=200, description="The architecture of the model it drafts for."
+    )
+    vocab_size: int | None = Field(None, ge=1, le=100_000_000, description="`vocab_size`.")
+    hidden_size: int | None = Field(None, ge=1, le=1_000_000, description="`hidden_size`.")
 
 
 class ModelSpec(StrictModel):
@@ -41,6 +68,11 @@ class ModelSpec(StrictModel):
         description="Approximate size of the weights in GB, for the GPU-memory check before any "
         "download (the lock records the exact bytes).",
     )
+    facts: ModelFacts | None = Field(
+        None,
+        description="The model's config.json facts, checked against the drafter and the parallel "
+        "sizes before a lock (the lock reads them from config.json at the pinned commit).",
+    )
 
 
 class DrafterSpec(StrictModel):
@@ -51,6 +83,11 @@ class DrafterSpec(StrictModel):
         "main",
         pattern=REVISION_PATTERN,
         description="Branch, tag or commit SHA; `repro lock` pins it to a commit SHA.",
+    )
+    facts: DrafterFacts | None = Field(
+        None,
+        description="What this drafter must share with the model, checked before a lock; "
+        "declare them in the file that sets `repo` (facts of another drafter are not used).",
     )
 
 
@@ -99,6 +136,12 @@ class SpeculativeSpec(StrictModel):
     )
     eagle_topk: int | None = Field(
         None, ge=1, le=1024, description="--speculative-eagle-topk (EAGLE-style algorithms)."
+    )
+    forced_acceptance: ForcedAcceptance | None = Field(
+        None,
+        description="Force the acceptance length (SGLANG_SIMULATE_ACC_LEN and its method and "
+        "token mode in the server's environment), to measure the verify step apart from the "
+        "drafter; records and reports label such acceptance forced.",
     )
 
 

@@ -9,6 +9,9 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
 - `model`, `drafter`: `RepoPin`s (repo, revision asked for, commit sha, files, total_bytes)
 - `drafter_block_size`: the drafter config.json's `block_size` at the pinned commit (absent
   when simulated, without a drafter, or when its config has none)
+- `model_facts`, `drafter_facts`: what config.json says at the pinned commits that the drafter
+  and the parallel sizes must fit (architecture, vocab_size, hidden_size, attention heads;
+  absent when simulated or not readable)
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
 - `catalog`: the SGLang option catalog (JSON form of `repro.schema.option_catalog.Catalog`): the
@@ -43,6 +46,7 @@ from repro.schema.base import (
     REVISION_PATTERN,
     SHA256_PATTERN,
 )
+from repro.schema.deployment import DrafterFacts, ModelFacts
 from repro.schema.image import ImageSpec
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import Recipe
@@ -187,6 +191,12 @@ class Lock(BaseModel):
         ge=1,
         description="The drafter's block size from its config.json (draft tokens per step).",
     )
+    model_facts: ModelFacts | None = Field(
+        default=None, description="The model's config.json facts at the pinned commit."
+    )
+    drafter_facts: DrafterFacts | None = Field(
+        default=None, description="The drafter's config.json facts at the pinned commit."
+    )
     image: LockedImage | None = None
     catalog: Catalog | None = None
     patches: list[PatchPin] = Field(default_factory=list)
@@ -202,10 +212,12 @@ class Lock(BaseModel):
 
     @model_serializer(mode="wrap")
     def _block_size_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Locks without a drafter block size keep their bytes (no `null` key added)."""
+        """Locks without a drafter block size or config facts keep their bytes (no `null`
+        key added)."""
         data: dict[str, Any] = handler(self)
-        if data.get("drafter_block_size") is None:
-            data.pop("drafter_block_size", None)
+        for key in ("drafter_block_size", "model_facts", "drafter_facts"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
     @property

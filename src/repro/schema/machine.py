@@ -20,6 +20,8 @@ from pydantic import (
     field_validator,
 )
 
+from repro.schema.forced import ForcedAcceptance
+
 # NVLink SHARP / multicast off: NCCL, torch symmetric memory and NVSHMEM each have a switch.
 PROBE_ENV = {
     "NCCL_NVLS_ENABLE": "0",
@@ -189,6 +191,9 @@ class ServerInfo(BaseModel):
     )
     sim_clock: Annotated[SimClockReading | None, _LENIENT] = None
     sim_drafter: Annotated[SimDrafter | None, _LENIENT] = None
+    sim_forced_acceptance: Annotated[ForcedAcceptance | None, _LENIENT] = Field(
+        default=None, description="the simulator's SGLANG_SIMULATE_ACC_LEN, as it honours it"
+    )
     deployment: LenientStr = Field(default=None, description="repro's: the compose project")
     image_reference: LenientStr = Field(default=None, description="repro's: the image launched")
     image_id: LenientStr = Field(default=None, description="repro's: the image the container runs")
@@ -256,3 +261,13 @@ def simulator_label(server: ServerInfo | None) -> str | None:
     kind = (server.sim_provenance or "").split(":", 1)[0]
     shown = f" ({kind})" if kind in ("calibrated", "extrapolated") else ""
     return f"sim {server.sim_profile}{shown}, time-scale {scale}"
+
+
+def engine_label(server: ServerInfo | None) -> str:
+    """What served a run that no simulator served: `SGLang 0.5.23` (its reported version),
+    `SGLang (version not reported)`, or `engine unknown` without a server record."""
+    if server is None:
+        return "engine unknown"
+    if server.simulated:
+        return "repro simulator"
+    return f"SGLang {server.version}" if server.version else "SGLang (version not reported)"

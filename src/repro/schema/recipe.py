@@ -39,6 +39,9 @@ _SECRET_SUFFIXES = ("_PASSWORD", "_SECRET", "_API_KEY", "_ACCESS_KEY", "_AUTH_TO
 _HF_TOKEN_VALUE = re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")
 
 
+MAX_CONCURRENCY = 100_000  # requests in flight at one level
+
+
 class Bench(StrictModel):
     """The benchmark plan: a closed-loop concurrency sweep."""
 
@@ -84,8 +87,8 @@ class Bench(StrictModel):
     @classmethod
     def _levels(cls, value: list[int]) -> list[int]:
         for level in value:
-            if level < 1 or level > 100_000:
-                raise ValueError("each concurrency is between 1 and 100000")
+            if level < 1 or level > MAX_CONCURRENCY:
+                raise ValueError(f"each concurrency is between 1 and {MAX_CONCURRENCY}")
         if len(set(value)) != len(value):
             raise ValueError("concurrency levels must not repeat")
         return value

@@ -24,6 +24,7 @@ from pydantic import (
 from repro.schema.accept import AcceptProtocol, AcceptResults, TemplateUse
 from repro.schema.client import ClientLimits
 from repro.schema.dataset import PromptSource
+from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo
@@ -110,6 +111,11 @@ class RunInfo(BaseModel):
         default=None, description="what the server was checked against before the run"
     )
     error: str | None = Field(default=None, description="why the run failed")
+    forced_acceptance: ForcedAcceptance | None = Field(
+        default=None,
+        description="the server ran with SGLANG_SIMULATE_ACC_LEN: its acceptance is forced, "
+        "not the drafter's (None: not forced, or an older run)",
+    )
 
 
 class BenchRunInfo(RunInfo):
@@ -179,6 +185,13 @@ class RunRecord(BaseModel):
             or (self.server_info is not None and self.server_info.simulated)
             or (self.accept is not None and self.accept.simulated)
         )
+
+    @property
+    def forced(self) -> ForcedAcceptance | None:
+        """How the run's acceptance was forced (None: the drafter's own)."""
+        if self.run.forced_acceptance is not None:
+            return self.run.forced_acceptance
+        return self.accept.forced_acceptance if self.accept is not None else None
 
     @property
     def concurrencies(self) -> list[int]:

@@ -71,6 +71,11 @@ class ServerState(BaseModel):
     spec_accept_length: float | None = Field(
         default=None, description="mean of the non-zero server-side acceptance samples"
     )
+    decode_refreshes: int | None = Field(
+        default=None,
+        description="scrapes that found the gauges refreshed by a decode step (a new non-zero "
+        "gen_throughput); None: not counted (an older record)",
+    )
 
 
 EnergySource = Literal["nvml", "nvml-power-samples", "simulated", "none"]

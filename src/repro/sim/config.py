@@ -16,6 +16,9 @@ environment so that a rendered argv stays valid for real SGLang:
   REPRO_SIM_LOSSY_DRAFTER       non-empty: the drafter is lossy (accepted drafts differ from
                                 the target's greedy tokens), to test a lossless check
 
+SGLang's own SGLANG_SIMULATE_ACC_LEN, _METHOD and _TOKEN_MODE force the acceptance of a
+speculative server as SGLang 0.5.23 does (sim/forced.py).
+
 A trace line is `{"rid", "endpoint", "stream", "received": <epoch s>, "prompt_tokens",
 "completion_tokens", "finish_reason", "aborted", "chunks": [{"t": <epoch s just after the
 chunk was handed to the socket>, "tokens": <new tokens in it>}, ...]}`; a plain (non-stream)
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from repro.sim.forced import ForcedAcceptance, forced_from_env
 from repro.sim.profile import (
     CATEGORIES,
     DrafterProfile,
@@ -72,6 +76,7 @@ class SimConfig:
     spec: SpecProfile | None = None
     drafter: DrafterProfile | None = None  # the profile's entry for this drafter repo, if any
     lossy_drafter: bool = False
+    forced: ForcedAcceptance | None = None  # SGLANG_SIMULATE_ACC_LEN on a speculative server
     draft_tokens: int = 0  # speculative_num_draft_tokens
     verify_tokens: int = 1  # tokens the target verifies per request and step
     accept_cap: int = 0  # most drafts one step can accept
@@ -234,18 +239,31 @@ def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
     cfg.accept_cdfs = {
         c: accept_cdf(spec, c, cfg.accept_cap, cfg.verify_tokens) for c in CATEGORIES
     }
+    try:
+        cfg.forced, warning = forced_from_env(os.environ)
+    except ValueError as e:
+        raise StartupError(str(e)) from None
+    if warning:
+        cfg.warnings.append(warning)
 
 
-def resolve(argv: list[str]) -> SimConfig:
-    """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation."""
+def resolve(
+    argv: list[str], *, profile: Profile | None = None, registry: Registry | None = None
+) -> SimConfig:
+    """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation.
+
+    `profile` and `registry` replace the environment's and the installed SGLang's, for
+    evaluating a profile's timing model outside a server (sim/calibration.py)."""
     catalog = load_catalog()
     builtin = list(catalog.get("builtin_speculative_algorithms") or [])
-    registry = load_registry(builtin, f"SGLang {catalog.get('sglang_version', '?')} catalog")
+    registry = registry or load_registry(
+        builtin, f"SGLang {catalog.get('sglang_version', '?')} catalog"
+    )
     parser = build_parser(catalog, registry.names)
     args = parser.parse_args(argv)
     if not args.model_path:
         parser.error("the following arguments are required: --model-path/--model")
-    profile = load_profile()
+    profile = profile or load_profile()
     cfg = SimConfig(
         args=args,
         argv=list(argv),

@@ -18,6 +18,14 @@ a report built on the simulator can say what it stands for. Fields (times in mil
   profile describes one DP rank: `--dp-size N` runs N such schedulers.
 - `provenance`: `calibrated: <the measured table it reproduces>` or `extrapolated: <from
   which profile, by which rule>`; `repro sim profiles` and every simulated run show it.
+- `measured` (a calibrated profile's): the numbers measured on the real machine, each with
+  the workload that produced it, which the timing model must reproduce within 5%
+  (sim/calibration.py): `quantity` (`output_tok_s`), `value`, `running` (requests decoding),
+  `context_tokens` (mean KV tokens each holds), `server_args` (SGLang flags of the
+  measurement, e.g. `--disable-cuda-graph`), `category` (prompt category, for acceptance),
+  `best_among` (a name pattern of profiles this measurement ranked first among, on the
+  same workload), `source`. A run whose algorithm or CUDA graphs differ from every
+  measurement is labelled extrapolated. `assumed`: what is not measured, one line each.
 - `pipeline` (optional, PP): `stages` and `p2p_ms` (the hand-off between stages). A decode
   round (every request one step) then runs the batch as min(n, stages) micro-batches through
   the stages: `stages x (decode_fixed_ms / stages + decode_per_req_ms x micro-batch size +
@@ -55,6 +63,7 @@ from typing import Any
 
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 CATEGORIES = ("chat", "code", "math", "random")
+QUANTITY = "output_tok_s"  # what a profile's `measured` entries state
 
 
 class ProfileError(ValueError):
@@ -135,6 +144,27 @@ class DrafterProfile:
 
 
 @dataclass(frozen=True)
+class Measurement:
+    """One number measured on the real machine and the workload that produced it."""
+
+    quantity: str
+    value: float
+    running: int
+    context_tokens: int = 0
+    server_args: tuple[str, ...] = ()
+    category: str = "chat"
+    best_among: str = ""
+    source: str = ""
+
+    def label(self) -> str:
+        args = f", {' '.join(self.server_args)}" if self.server_args else ""
+        return (
+            f"{self.value:g} {self.quantity} at {self.running} running, "
+            f"{self.context_tokens} context tokens{args}"
+        )
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     description: str
@@ -150,6 +180,8 @@ class Profile:
     provenance: str = ""
     pipeline: Pipeline | None = None
     expert_parallel: ExpertParallel | None = None
+    measured: tuple[Measurement, ...] = ()
+    assumed: tuple[str, ...] = ()
 
     def spec(self, algorithm: str) -> SpecProfile:
         return self.speculative.get(algorithm) or self.speculative.get("*") or SpecProfile()
@@ -170,6 +202,8 @@ class Profile:
             "description": self.description,
             "assumptions": self.assumptions,
             "provenance": self.provenance,
+            "measured": [m.label() for m in self.measured],
+            "assumed": list(self.assumed),
             "deployment": dict(self.deployment),
             "path": self.path,
         }
@@ -187,6 +221,27 @@ def _spec(data: dict[str, Any]) -> SpecProfile:
         accept_length={str(k): float(v) for k, v in data.get("accept_length", {}).items()}
         or {"chat": 2.0},
         accept_scale=tuple(sorted(scale)),
+    )
+
+
+def _measurement(path: Path, data: Any) -> Measurement:
+    known = {f.name for f in fields(Measurement)}
+    if not isinstance(data, dict) or set(data) - known or not {"value", "running"} <= set(data):
+        raise ProfileError(
+            f"{path}: each `measured` entry is an object with `value` and `running` "
+            f"(fields: {', '.join(sorted(known))})"
+        )
+    if data.get("quantity", QUANTITY) != QUANTITY:
+        raise ProfileError(f"{path}: a measured `quantity` is {QUANTITY!r} (the only one modelled)")
+    return Measurement(
+        quantity=QUANTITY,
+        value=float(data["value"]),
+        running=int(data["running"]),
+        context_tokens=int(data.get("context_tokens", 0)),
+        server_args=tuple(str(a) for a in data.get("server_args", [])),
+        category=str(data.get("category", "chat")),
+        best_among=str(data.get("best_among", "")),
+        source=str(data.get("source", "")),
     )
 
 
@@ -241,6 +296,8 @@ def load_profile(name: str | None = None) -> Profile:
         if pipeline
         else None,
         expert_parallel=ExpertParallel(**{k: float(v) for k, v in ep.items()}) if ep else None,
+        measured=tuple(_measurement(path, m) for m in data.get("measured", [])),
+        assumed=tuple(str(a) for a in data.get("assumed", [])),
         drafters={
             str(repo): DrafterProfile(
                 repo=str(repo),

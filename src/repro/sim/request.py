@@ -153,8 +153,9 @@ class Req:
             return 0
         return min(bisect.bisect_right(cdf, self.accept_rng.random()), len(cdf) - 1)
 
-    def advance(self, n: int) -> int:
-        """Generate up to `n` tokens; returns how many were produced (finishing may cut it)."""
+    def advance(self, n: int, fixed_token: int | None = None) -> int:
+        """Generate up to `n` tokens (all `fixed_token`, when given: forced acceptance's
+        "fixed" token mode); returns how many were produced (finishing may cut it)."""
         produced = 0
         new_pieces = []
         if len(self.output_ids) >= self.max_new_tokens:  # max_new_tokens 0: prefill only
@@ -163,7 +164,9 @@ class Req:
             return 0
         for step in range(n):
             position = len(self.output_ids)
-            if not self.ignore_eos and position >= self.eos_at:
+            if fixed_token is not None:
+                token = fixed_token
+            elif not self.ignore_eos and position >= self.eos_at:
                 token = self.eos_id
             else:
                 pick = int(self.rng.random() * len(self.vocab))

@@ -14,7 +14,8 @@ Each iteration is one forward step, as in SGLang's scheduler (no mixed chunks):
   request. With a speculative algorithm each step is a verify step: it adds `draft_ms +
   n x verify_ms_per_token x (verified tokens - 1)` and emits 1 + k tokens per request, k
   drawn from the profile's acceptance distribution for the prompt's category, capped by the
-  draft tokens.
+  draft tokens; with SGLANG_SIMULATE_ACC_LEN one forced commit length per step for the whole
+  batch instead (sim/forced.py).
 When the KV cache overflows, the newest requests are retracted to the queue (SGLang's
 retraction; meta_info num_retractions counts it). Durations are multiplied by
 REPRO_SIM_TIME_SCALE and kept on an absolute clock, so CPU time spent emitting outputs does not
@@ -31,8 +32,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from repro.sim.clock import StepClock
@@ -106,9 +109,12 @@ class Scheduler:
         self.cache = PrefixCache(not cfg.args.disable_radix_cache, cfg.kv_tokens // BLOCK)
         self._wake = asyncio.Event()
         self.clock = StepClock(cfg.time_scale)
+        # what every timestamp reads: the wall clock here, a virtual one in sim/virtual.py
+        self.now: Callable[[], float] = time.perf_counter
         self.gauges = Gauges()
         self.forward_ct = 0
         self.energy: EnergyMeter | None = None  # the profile's power model, when it has one
+        self.forced_rng = random.Random(f"{cfg.seed}:forced:{dp_rank}")
         # cumulative since boot (or /flush_cache): internal_states avg_spec_accept_length
         self.spec_total_accept_tokens = 0
         self.spec_total_forward_ct = 0
@@ -239,7 +245,7 @@ class Scheduler:
             extend = req.seq_len() - cached
             if req.num_retractions == 0:
                 req.cached_tokens = cached
-            req.admitted_at = time.perf_counter()
+            req.admitted_at = self.now()
             if req.log_metrics:
                 self.metrics.queue.observe(req.admitted_at - req.created)
             batch.append(req)
@@ -251,7 +257,7 @@ class Scheduler:
 
     def _prefill_done(self, batch: list[Req], new_tokens: int) -> None:
         self.forward_ct += 1
-        now = time.perf_counter()
+        now = self.now()
         for req in batch:
             if req.aborted:
                 continue
@@ -288,12 +294,15 @@ class Scheduler:
 
     def _decode_done(self) -> None:
         self.forward_ct += 1
-        now = time.perf_counter()
+        now = self.now()
         speculative = self.cfg.algorithm is not None
         tokens = 0
+        forced = self.cfg.forced
+        commit = forced.draw(self.forced_rng, self.cfg.accept_cap + 1) if forced else None
+        fixed_token = forced.fixed_token if forced else None
         for req in self.running:
-            n = 1 + req.draw_accepted() if speculative else 1
-            produced = req.advance(n)
+            n = (commit or 1 + req.draw_accepted()) if speculative else 1
+            produced = req.advance(n, fixed_token)
             if speculative:
                 req.record_verify(produced)
                 self._win_correct += produced - 1

@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from repro.sim.calibration import run_provenance
 from repro.sim.contract import (
     ContractError,
     GenerateInput,
@@ -51,6 +52,7 @@ class NativeRoutes:
         self.frontend = frontend
         self.cfg = frontend.cfg
         self.tokenizer_manager = frontend.tokenizer_manager
+        self.provenance = run_provenance(self.cfg)  # this server's flags, not the profile's
 
     def add_to(self, router: web.UrlDispatcher) -> None:
         for path in ("/health", "/health_generate"):
@@ -167,9 +169,10 @@ class NativeRoutes:
             sim_time_scale=cfg.time_scale,
             sim_clock=self.tokenizer_manager.clock_reading(),
             sim_assumptions=cfg.profile.assumptions,
-            sim_provenance=cfg.profile.provenance,
+            sim_provenance=self.provenance,
             sim_speculative_registry=list(cfg.registry.names),
             sim_drafter=self._drafter_summary(),
+            sim_forced_acceptance=cfg.forced.summary() if cfg.forced else None,
         )
         return json_response(info)
 

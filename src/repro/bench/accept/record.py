@@ -75,6 +75,7 @@ def open_record(
         recipe_name=target.name,
         status="running",
         simulated=results.simulated,
+        forced_acceptance=results.forced_acceptance,
         started_at=utc_now(),
         server_url=url,
         endpoint="generate",

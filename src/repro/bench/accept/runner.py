@@ -35,6 +35,7 @@ from repro.bench.accept.completion import Batch, Completion, Sender, body, respo
 from repro.bench.accept.record import open_record
 from repro.bench.accept.stats import lossless_level, paired_difference, set_result
 from repro.bench.client.bounded import Bound
+from repro.bench.forced import run_forced_acceptance
 from repro.bench.opening import open_server
 from repro.bench.options import AcceptOptions
 from repro.bench.prompts.benchsets import (
@@ -272,6 +273,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
     bound = response_bound(opts.client)
     sender = Sender(session, bound, server.max_accept)
     base_sender = _baseline_sender(opts, bound)
+    forced = run_forced_acceptance(recipe, opts.forced, info)
     template = server.template(opts.chat_template_fallback)
     plans, thinking = _plan(recipe, opts, prompt_sets, template)
     results = AcceptResults(
@@ -279,6 +281,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
         recipe_name=target.name,
         protocol=_protocol(opts, template, thinking, plans),
         simulated_profile=_simulated_profile(info),
+        forced_acceptance=forced,
     )
     record = open_record(target, opts, url, server.recorded_info(), results, server.identity)
     done = {s.prompt_set for s in results.sets}

@@ -112,11 +112,23 @@ def _parquet_table(path: Path, where: str) -> Table:
     import pyarrow
     import pyarrow.parquet as pq
 
+    fileread.regular_file(path, where)  # a FIFO would block pyarrow's open
     try:
         names = pq.read_schema(path).names
     except (pyarrow.ArrowException, OSError) as exc:
         raise ReproError(f"{where}: not a parquet file ({exc})") from None
-    return names, lambda col: pq.read_table(path, columns=[col]).column(col).to_pylist()
+
+    def column(name: str) -> list[Any]:
+        try:
+            values: list[Any] = pq.read_table(path, columns=[name]).column(name).to_pylist()
+        except (pyarrow.ArrowException, OSError) as exc:  # a corrupt page or chunk
+            raise ReproError(
+                f"{where}: corrupt parquet data in column {name!r} ({exc})",
+                hint="download or write the file again",
+            ) from None
+        return values
+
+    return names, column
 
 
 def text_table(text: str, suffix: str, where: str) -> Table:

@@ -20,6 +20,12 @@ Stand-ins, and why each is needed:
   build does not load beside torch 2.13.0+cpu. Text models never call it.
 - ``cutlass`` (only with ``REPRO_STANDINS_EXTRA=cutlass``): imported by SGLang's dual-GEMM
   module on CUDA; unused below sm_100. The H200 run needs it; the CPU engine does not.
+- ``flashinfer`` (only with ``REPRO_STANDINS_EXTRA=flashinfer``): SGLang 0.5.23's DFLASH
+  verify renormalises target probabilities with ``flashinfer.sampling.top_p_renorm_probs`` /
+  ``top_k_renorm_probs`` on CUDA (``sglang/kernels/ops/sampling/renorm.py``); flashinfer-python
+  0.7.2's wheel is 65 MB, over what one H200 call carries beside SGLang's. Those two ops are
+  real here, in torch (SGLang's own fallback where no kernel is); every other flashinfer op
+  raises. Greedy requests (repro bench and accept send temperature 0) never reach them.
 
 Any attribute of a stand-in is another stand-in, so import-time constants
 (``InterpolationMode.BICUBIC``) resolve; calling one raises. With ``$REPRO_STANDIN_LOG`` set,

@@ -27,7 +27,7 @@ LOG_ENV = "REPRO_STANDIN_LOG"
 EXTRA_ENV = "REPRO_STANDINS_EXTRA"
 
 # Top-level names served by a stand-in when no real package is found; more, comma-separated,
-# from $REPRO_STANDINS_EXTRA (the H200 run adds ``cutlass``).
+# from $REPRO_STANDINS_EXTRA (the H200 run adds ``cutlass``, ``IPython`` and ``flashinfer``).
 _EXTRA = tuple(name.strip() for name in os.environ.get(EXTRA_ENV, "").split(",") if name.strip())
 STANDIN_ROOTS = ("sgl_kernel", "torchvision", *_EXTRA)
 
@@ -58,6 +58,38 @@ def copy_all_layer_kv_cache_cpu(data_ptrs: Any, strides: Any, tgt_loc: Any, src_
             ctypes.memmove(base + tgt * stride, row, stride)
 
 
+def top_p_renorm_probs(probs: Any, top_p: Any) -> Any:
+    """flashinfer.sampling.top_p_renorm_probs (keep the smallest top set whose mass reaches
+    top_p, renormalised), done by SGLang's own torch fallback
+    (sglang/srt/layers/sampler.py ``top_p_normalize_probs_torch``), which dflash_utils.py
+    ``_dflash_top_p_renorm_prob`` uses where no kernel is."""
+    _log("call", "flashinfer.sampling.top_p_renorm_probs")
+    import torch
+    from sglang.srt.layers.sampler import top_p_normalize_probs_torch
+
+    if not isinstance(top_p, torch.Tensor):
+        top_p = torch.full((probs.shape[0],), float(top_p), device=probs.device)
+    return top_p_normalize_probs_torch(probs.clone(), top_p)
+
+
+def top_k_renorm_probs(probs: Any, top_k: Any) -> Any:
+    """flashinfer.sampling.top_k_renorm_probs (keep each row's top_k probabilities,
+    renormalised), in torch as dflash_utils.py ``_dflash_top_k_renorm_prob`` does without
+    a kernel."""
+    _log("call", "flashinfer.sampling.top_k_renorm_probs")
+    import torch
+
+    rows, vocab = probs.shape
+    if not isinstance(top_k, torch.Tensor):
+        top_k = torch.full((rows,), int(top_k), device=probs.device)
+    top_k = top_k.reshape(-1).to(device=probs.device, dtype=torch.int64).clamp(1, vocab)
+    kept, index = torch.topk(probs, k=int(top_k.max().item()), dim=-1)
+    ranks = torch.arange(kept.shape[-1], device=probs.device)[None, :]
+    kept = kept.masked_fill(ranks >= top_k[:, None], 0.0)
+    kept = kept / kept.sum(dim=-1, keepdim=True)
+    return torch.zeros_like(probs).scatter_(1, index, kept)
+
+
 def _is_arch_support_pdl(*_args: Any, **_kwargs: Any) -> bool:
     """Programmatic dependent launch needs the real kernels; without them, never supported."""
     return False
@@ -67,6 +99,8 @@ def _is_arch_support_pdl(*_args: Any, **_kwargs: Any) -> bool:
 REAL_OPS: dict[str, Callable[..., Any]] = {
     "sgl_kernel.copy_all_layer_kv_cache_cpu": copy_all_layer_kv_cache_cpu,
     "sgl_kernel.utils.is_arch_support_pdl": _is_arch_support_pdl,
+    "flashinfer.sampling.top_p_renorm_probs": top_p_renorm_probs,
+    "flashinfer.sampling.top_k_renorm_probs": top_k_renorm_probs,
 }
 
 

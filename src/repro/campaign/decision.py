@@ -1,0 +1,307 @@
+"""The decision a campaign ends in, from its points' levels (measured, or predicted where a
+point has not run): the best per concurrency, the winner under each SLO and the highest
+concurrency that meets it, the Pareto frontier of throughput per GPU against speed per user,
+throughput at equal interactivity, and where a drafter stops paying for itself.
+
+Only valid levels count. Across machines (campaigns side by side) nothing is compared at equal
+concurrency, only at equal interactivity (tok/s per user) and on one frontier: a PCIe box and
+a B300 at the same concurrency serve their users at very different speeds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from repro.schema.level import Level
+
+# Per-user speeds (output tok/s per user) at which points are compared by default.
+INTERACTIVITY_TOK_S = (10.0, 20.0, 40.0, 80.0)
+
+
+class PointLevels(BaseModel):
+    """One point's levels and what they are."""
+
+    name: str
+    machine: str
+    gpus: int
+    source: str = Field(description="measured, or predicted (profile NAME)")
+    drafter: str | None = None
+    baseline: str | None = None
+    status: str = "done"
+    levels: list[Level] = Field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    def valid(self) -> list[Level]:
+        return sorted((lv for lv in self.levels if lv.valid), key=lambda lv: lv.concurrency)
+
+    def per_gpu(self, level: Level) -> float:
+        if level.output_throughput_per_gpu is not None:
+            return level.output_throughput_per_gpu
+        return level.output_throughput / self.gpus if self.gpus > 0 else level.output_throughput
+
+
+class SloBoundary(BaseModel):
+    """Where a point stops meeting an SLO: between two measured levels, and interpolated."""
+
+    meets_up_to: int | None = Field(description="highest measured level that meets it")
+    fails_from: int | None = Field(description="lowest measured level above it that fails")
+    estimate: float | None = Field(
+        description="the crossing, interpolated in log2(concurrency) on the limiting key"
+    )
+
+
+class SloWinner(BaseModel):
+    slo: str
+    limits: dict[str, float]
+    point: str | None = Field(description="None: no level of any point meets it")
+    machine: str | None = None
+    concurrency: int | None = None
+    output_throughput_per_gpu: float | None = None
+    highest_concurrency: dict[str, SloBoundary] = Field(
+        default_factory=dict, description="per point: the highest concurrency meeting the SLO"
+    )
+
+
+class FrontierPoint(BaseModel):
+    point: str
+    machine: str
+    concurrency: int
+    tok_s_per_user: float
+    tok_s_per_gpu: float
+
+
+class Crossover(BaseModel):
+    """Where a drafter point's speedup over its baseline falls to 1.0."""
+
+    point: str
+    baseline: str
+    speedups: dict[int, float] = Field(description="concurrency -> throughput ratio")
+    accept_lengths: dict[int, float | None] = Field(default_factory=dict)
+    concurrency: float | None = Field(description="None: it pays (or loses) at every level")
+    interval: tuple[float, float] | None = Field(
+        default=None, description="the crossing of the ratio's 95% bounds (from each level's CI)"
+    )
+    tok_s_per_user: float | None = Field(
+        default=None, description="the drafter's per-user speed there"
+    )
+    verdict: str
+
+
+class Decision(BaseModel):
+    metric: str = "output_throughput"
+    concurrencies: list[int]
+    table: dict[str, dict[int, float | None]] = Field(description="point -> concurrency -> value")
+    best: dict[int, str] = Field(description="concurrency -> the best point there")
+    peak: dict[str, float] = Field(description="point -> its highest value over valid levels")
+    slo_winners: list[SloWinner] = Field(default_factory=list)
+    frontier: list[FrontierPoint] = Field(default_factory=list)
+    at_interactivity: dict[str, dict[float, float | None]] = Field(
+        default_factory=dict, description="point -> tok/s per user -> tok/s per GPU"
+    )
+    crossovers: list[Crossover] = Field(default_factory=list)
+
+
+def decide(
+    points: Sequence[PointLevels],
+    slos: dict[str, dict[str, float]],
+    speeds: Sequence[float] = INTERACTIVITY_TOK_S,
+) -> Decision:
+    concurrencies = sorted({lv.concurrency for p in points for lv in p.valid()})
+    table = {p.name: _best_of_repeats(p) for p in points}
+    best: dict[int, str] = {}
+    for c in concurrencies:
+        values = {name: row[c] for name, row in table.items() if row.get(c) is not None}
+        if values:
+            best[c] = max(values, key=lambda name: values[name] or 0.0)
+    peak = {
+        name: max(finite)
+        for name, row in table.items()
+        if (finite := [v for v in row.values() if v is not None])
+    }
+    return Decision(
+        concurrencies=concurrencies,
+        table=table,
+        best=best,
+        peak=peak,
+        slo_winners=[_slo_winner(name, limits, points) for name, limits in slos.items()],
+        frontier=pareto_frontier(points),
+        at_interactivity={p.name: {s: at_speed(p, s) for s in speeds} for p in points},
+        crossovers=[
+            crossover(p, baseline)
+            for p in points
+            if p.drafter and p.baseline
+            for baseline in points
+            if baseline.name == p.baseline
+        ],
+    )
+
+
+def _best_of_repeats(point: PointLevels) -> dict[int, float | None]:
+    row: dict[int, float | None] = {}
+    for level in point.valid():
+        previous = row.get(level.concurrency)
+        row[level.concurrency] = max(previous or 0.0, level.output_throughput)
+    return row
+
+
+def meets(level: Level, limits: dict[str, float]) -> bool:
+    for key, limit in limits.items():
+        value = getattr(level, key, None)
+        if value is None or not value <= limit:
+            return False
+    return True
+
+
+def _slo_winner(name: str, limits: dict[str, float], points: Sequence[PointLevels]) -> SloWinner:
+    winner = SloWinner(slo=name, limits=limits, point=None)
+    best = -1.0
+    for point in points:
+        for level in point.valid():
+            if meets(level, limits) and point.per_gpu(level) > best:
+                best = point.per_gpu(level)
+                winner.point, winner.machine = point.name, point.machine
+                winner.concurrency = level.concurrency
+                winner.output_throughput_per_gpu = best
+        winner.highest_concurrency[point.name] = slo_boundary(point, limits)
+    return winner
+
+
+def slo_boundary(point: PointLevels, limits: dict[str, float]) -> SloBoundary:
+    """The highest measured level that meets the SLO with every level below it, the first that
+    fails, and the crossing between them on the key that fails (log2 concurrency)."""
+    levels = point.valid()
+    meets_up_to = fails_from = None
+    below: Level | None = None
+    for level in levels:
+        if meets(level, limits):
+            meets_up_to, below = level.concurrency, level
+        else:
+            fails_from = level.concurrency
+            break
+    if below is None or fails_from is None:
+        return SloBoundary(meets_up_to=meets_up_to, fails_from=fails_from, estimate=None)
+    above = next(lv for lv in levels if lv.concurrency == fails_from)
+    estimate = float(fails_from)
+    for key, limit in limits.items():
+        low, high = getattr(below, key), getattr(above, key)
+        if high is None or high <= limit or low is None or high <= low:
+            continue
+        share = (limit - low) / (high - low)
+        c = 2 ** (math.log2(below.concurrency) + share * math.log2(fails_from / below.concurrency))
+        estimate = min(estimate, c)
+    return SloBoundary(meets_up_to=meets_up_to, fails_from=fails_from, estimate=estimate)
+
+
+def pareto_frontier(points: Sequence[PointLevels]) -> list[FrontierPoint]:
+    """The levels no other level beats on both tok/s per user and tok/s per GPU."""
+    candidates = [
+        FrontierPoint(
+            point=p.name,
+            machine=p.machine,
+            concurrency=lv.concurrency,
+            tok_s_per_user=lv.output_throughput_per_user,
+            tok_s_per_gpu=p.per_gpu(lv),
+        )
+        for p in points
+        for lv in p.valid()
+        if lv.output_throughput_per_user is not None
+    ]
+    frontier = [
+        a
+        for a in candidates
+        if not any(
+            (b.tok_s_per_user >= a.tok_s_per_user and b.tok_s_per_gpu > a.tok_s_per_gpu)
+            or (b.tok_s_per_user > a.tok_s_per_user and b.tok_s_per_gpu >= a.tok_s_per_gpu)
+            for b in candidates
+        )
+    ]
+    return sorted(frontier, key=lambda f: f.tok_s_per_user)
+
+
+def at_speed(point: PointLevels, tok_s_per_user: float) -> float | None:
+    """The point's tok/s per GPU where its users get `tok_s_per_user`, interpolated between
+    its levels; None outside the speeds it was measured at."""
+    curve = sorted(
+        (lv.output_throughput_per_user, point.per_gpu(lv))
+        for lv in point.valid()
+        if lv.output_throughput_per_user is not None
+    )
+    for (s0, t0), (s1, t1) in itertools.pairwise(curve):
+        if s0 <= tok_s_per_user <= s1:
+            share = 0.0 if s1 == s0 else (tok_s_per_user - s0) / (s1 - s0)
+            return t0 + share * (t1 - t0)
+    if curve and math.isclose(curve[0][0], tok_s_per_user):
+        return curve[0][1]
+    return None
+
+
+def crossover(point: PointLevels, baseline: PointLevels) -> Crossover:
+    """The concurrency at which the drafter point's throughput ratio to its baseline falls to
+    1.0 (interpolated in log2 concurrency), with the crossing of the ratio's 95% bounds."""
+    mine = {lv.concurrency: lv for lv in point.valid()}
+    theirs = {lv.concurrency: lv for lv in baseline.valid()}
+    common = sorted(set(mine) & set(theirs))
+    ratio = {c: _ratio(mine[c], theirs[c], 0) for c in common}
+    low = {c: _ratio(mine[c], theirs[c], -1) for c in common}
+    high = {c: _ratio(mine[c], theirs[c], 1) for c in common}
+    at = _crossing(ratio)
+    bounds = (_crossing(low), _crossing(high))
+    interval = None
+    if at is not None and bounds[0] is not None and bounds[1] is not None:
+        interval = (min(bounds[0], bounds[1]), max(bounds[0], bounds[1]))
+    speed = None
+    if at is not None:
+        speed = _interpolate({c: mine[c].output_throughput_per_user for c in common}, at)
+    if not common:
+        verdict = "no common valid levels"
+    elif at is not None:
+        verdict = f"pays below c~{at:.0f}, loses above"
+    elif all(v > 1.0 for v in ratio.values()):
+        verdict = f"pays at every level up to c={common[-1]}"
+    else:
+        verdict = "does not pay at any level"
+    return Crossover(
+        point=point.name,
+        baseline=baseline.name,
+        speedups={c: round(v, 4) for c, v in ratio.items()},
+        accept_lengths={c: mine[c].accept_length for c in common},
+        concurrency=at,
+        interval=interval,
+        tok_s_per_user=speed,
+        verdict=verdict,
+    )
+
+
+def _ratio(a: Level, b: Level, side: int) -> float:
+    """a/b at the value (side 0), its low bound (-1: a low over b high) or high bound (1)."""
+    if side == 0 or a.output_throughput_ci95 is None or b.output_throughput_ci95 is None:
+        return a.output_throughput / b.output_throughput if b.output_throughput else math.inf
+    num = a.output_throughput_ci95.low if side < 0 else a.output_throughput_ci95.high
+    den = b.output_throughput_ci95.high if side < 0 else b.output_throughput_ci95.low
+    return num / den if den else math.inf
+
+
+def _crossing(ratio: dict[int, float]) -> float | None:
+    """The first concurrency where the ratio goes from above 1.0 to 1.0 or below."""
+    items = sorted(ratio.items())
+    for (c0, r0), (c1, r1) in itertools.pairwise(items):
+        if r0 > 1.0 >= r1:
+            share = (r0 - 1.0) / (r0 - r1)
+            return float(2 ** (math.log2(c0) + share * math.log2(c1 / c0)))
+    return None
+
+
+def _interpolate(values: dict[int, float | None], at: float) -> float | None:
+    items = sorted((c, v) for c, v in values.items() if v is not None)
+    for (c0, v0), (c1, v1) in itertools.pairwise(items):
+        if c0 <= at <= c1:
+            share = math.log2(at / c0) / math.log2(c1 / c0)
+            return v0 + share * (v1 - v0)
+    return None

@@ -1,0 +1,157 @@
+"""`repro campaign run`: every point of a plan as an ordinary `repro run`, unattended.
+
+Each point is launched, accepted (when it has a drafter), swept and stopped by
+`repro.run.pipeline.run_pipeline`, into a run folder under `points/<point>/`. A point that
+fails (refused flags, a crash at start, a failed stage) is recorded with its reason and the
+campaign goes on. `index.json` is written before and after every point, so Ctrl-C or kill -9
+loses nothing finished: `--resume DIR` skips done and failed points and continues a started
+point's own run folder (which keeps its finished levels).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
+from repro.campaign.plan import plan_campaign
+from repro.campaign.points import load_campaign
+from repro.errors import ReproError
+from repro.exitcodes import ExitCode
+from repro.run.pipeline import RunOptions, run_pipeline
+from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
+from repro.units import human_seconds
+
+
+@dataclass
+class CampaignRunOptions:
+    source: Path | None = None  # a campaign file (a new campaign folder)
+    resume: Path | None = None  # or a campaign folder to continue
+    sim: bool = False  # every point on the simulator (the profile of its layout)
+    time_scale: float = 1.0  # the simulator's, with sim
+    campaigns_dir: Path = CAMPAIGNS_DIR
+    retry_failed: bool = False  # with resume: run failed points again
+
+
+def run_campaign(options: CampaignRunOptions, console: Console) -> CampaignFolder:
+    """Run every pending point; returns the campaign folder (see the module docstring).
+    Raises CampaignFailed, after the last point, when a point failed."""
+    if options.resume is not None:
+        folder = CampaignFolder.open(options.resume)
+        plan, index = folder.read_plan(), folder.read_index()
+        for state in index.points:
+            if options.retry_failed and state.status == "failed":
+                state.status = "pending"
+    else:
+        if options.source is None:
+            raise ReproError("give a campaign file, or --resume a campaign folder")
+        if options.time_scale < 0:
+            raise ReproError(f"--time-scale {options.time_scale}: must be 0 or more")
+        folder, plan, index = start_campaign(
+            options.source, options.campaigns_dir, console, options.sim, options.time_scale
+        )
+    _run_points(folder, plan, index, console)
+    return folder
+
+
+def start_campaign(
+    source: Path,
+    campaigns_dir: Path,
+    console: Console,
+    sim: bool = False,
+    time_scale: float = 1.0,
+) -> tuple[CampaignFolder, CampaignPlan, CampaignIndex]:
+    """A new campaign folder for the campaign file `source`: its plan and an index of
+    pending points (what `run` and the exports start from)."""
+    campaign = load_campaign(source)
+    folder = CampaignFolder.create(campaign.name, source, campaigns_dir)
+    console.print(f"[bold]campaign[/] {escape(campaign.name)} -> {escape(str(folder.path))}")
+    plan = plan_campaign(
+        source, folder.recipes_dir, progress=lambda line: console.print(f"  {escape(line)}")
+    )
+    folder.write_plan(plan)
+    index = CampaignIndex(
+        campaign=campaign.name,
+        machine=campaign.machine,
+        simulated=sim,
+        time_scale=time_scale if sim else None,
+        points=[PointState(name=p.name) for p in plan.points],
+    )
+    folder.write_index(index)
+    return folder, plan, index
+
+
+def _run_points(
+    folder: CampaignFolder, plan: CampaignPlan, index: CampaignIndex, console: Console
+) -> None:
+    states = {state.name: state for state in index.points}
+    todo = [p for p in plan.points if states[p.name].status not in ("done", "failed")]
+    left_s = sum(p.estimate_s or 0.0 for p in todo if p.same_server_as is None)
+    for number, point in enumerate(plan.points, 1):
+        state = states[point.name]
+        if state.status in ("done", "failed"):
+            continue
+        if point.same_server_as is not None:  # measured once, under the first point's name
+            twin = states[point.same_server_as]
+            state.status, state.run_dir = twin.status, twin.run_dir
+            state.reason = f"the same server as {point.same_server_as}"
+            folder.write_index(index)
+            continue
+        eta = f", about {human_seconds(left_s)} left" if left_s else ""
+        if index.simulated and index.time_scale is not None:
+            eta += f" at time-scale {index.time_scale:g}" if left_s else ""
+        console.rule(f"[bold]point {number}/{len(plan.points)}: {escape(point.name)}{eta}")
+        state.status = "running"
+        folder.write_index(index)
+        started = time.monotonic()
+        try:
+            _run_point(folder, point, index, state, console)
+            state.status, state.reason = "done", None
+        except ReproError as err:
+            state.run_dir = folder.run_dir_for(point.name)
+            if err.exit_code >= ExitCode.SIGNAL:  # Ctrl-C, SIGTERM: the point stays to do
+                state.status, state.reason = "pending", err.message
+                folder.write_index(index)
+                raise
+            state.status, state.reason = "failed", err.message.splitlines()[0]
+            console.print(f"[red]point {escape(point.name)} failed[/]: {escape(state.reason)}")
+        state.run_dir = folder.run_dir_for(point.name)
+        state.seconds = (state.seconds or 0.0) + time.monotonic() - started
+        left_s = max(0.0, left_s - (point.estimate_s or 0.0))
+        folder.write_index(index)
+    failed = [s.name for s in index.points if s.status == "failed"]
+    summary = f"{len(index.points) - len(failed)} of {len(index.points)} points done"
+    console.print(f"[bold]campaign[/] {escape(summary)}")
+    if failed:
+        raise CampaignFailed(
+            f"{len(failed)} point(s) failed: {', '.join(failed)} (reasons in {folder.index_file})",
+            hint=f"the others are kept: `repro campaign report {folder.path}`; after a fix, "
+            f"`repro campaign run --resume {folder.path} --retry-failed`",
+        )
+
+
+class CampaignFailed(ReproError):
+    """Every point ran, and some failed: the campaign folder holds the rest."""
+
+
+def _run_point(
+    folder: CampaignFolder,
+    point: PlannedPoint,
+    index: CampaignIndex,
+    state: PointState,
+    console: Console,
+) -> None:
+    resume = folder.run_dir_for(point.name)
+    options = RunOptions(
+        ref=str(folder.path / point.recipe),
+        runs_dir=folder.point_dir(point.name),
+        resume=folder.path / resume if resume else None,
+        sim="" if index.simulated else None,
+        time_scale=index.time_scale if index.time_scale is not None else 1.0,
+    )
+    state.run_dir = None
+    run_pipeline(options, console)

@@ -1,0 +1,157 @@
+"""From a campaign file to its points: each an ordinary recipe file that extends the recipe it
+came from and sets the point's overrides, the campaign's bench plan and acceptance plan.
+
+A point file is what `repro run` runs and what the run folder records, so a point can be run,
+checked or rendered by hand (`repro recipe check <campaign dir>/recipes/<point>.yaml`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from repro.errors import RecipeError
+from repro.fsutil import write_atomic
+from repro.recipe import load_recipe
+from repro.recipe.loader import resolve_recipe_path
+from repro.recipe.yamlio import problem_lines, read_mapping
+from repro.schema.campaign import Campaign
+
+_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+MAX_NAME = 100
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a campaign: a recipe file, and what the campaign set on it."""
+
+    name: str
+    source: Path  # the recipe file it extends
+    overrides: dict[str, Any] = field(default_factory=dict)  # field path -> value
+    labels: dict[str, str] = field(default_factory=dict)  # axis -> value or variant
+
+
+def load_campaign(path: Path) -> Campaign:
+    """The campaign file as its model; errors name the file, the field and what was expected."""
+    doc = read_mapping(path, "campaign")
+    data = dict(doc.data)
+    data.setdefault("name", _safe(path.stem))
+    try:
+        return Campaign.model_validate(data)
+    except ValidationError as exc:
+        problems = problem_lines(exc, Campaign, [doc])
+        raise RecipeError.from_problems(
+            problems, hint="`repro campaign schema` prints every field with its description"
+        ) from None
+
+
+def expand(campaign: Campaign, recipes_dir: Path | None = None) -> list[Point]:
+    """Every point: the explicit ones, then the base recipe under each matrix combination."""
+    points = []
+    for explicit in campaign.points:
+        source = resolve_recipe_path(explicit.recipe, recipes_dir)
+        name = explicit.name or load_recipe(source, recipes_dir).name
+        points.append(Point(name, source, dict(explicit.set)))
+    if campaign.base is not None:
+        source = resolve_recipe_path(campaign.base, recipes_dir)
+        base = load_recipe(source, recipes_dir)
+        for combo in _combinations(campaign):
+            labels = {axis: label for axis, (label, _) in combo.items()}
+            overrides: dict[str, Any] = {}
+            for _label, sets in combo.values():
+                overrides.update(sets)
+            suffix = ".".join(_safe(f"{_short(a)}-{v}") for a, v in labels.items())
+            name = f"{base.name}.{suffix}" if suffix else base.name
+            points.append(Point(_bounded(name), source, overrides, labels))
+    seen: dict[str, Point] = {}
+    for point in points:
+        if point.name in seen:
+            raise RecipeError(
+                f"campaign {campaign.name}: two points are named {point.name}",
+                hint="give explicit points distinct `name:` values",
+            )
+        seen[point.name] = point
+    return points
+
+
+def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
+    """The point's recipe file, `<folder>/<point>.yaml`, extending its source recipe."""
+    data: dict[str, Any] = {
+        "description": f"Point {point.name} of campaign {campaign.name}"
+        + (f" ({', '.join(f'{a}={v}' for a, v in point.labels.items())})" if point.labels else ""),
+        "extends": str(point.source.resolve()),
+    }
+    removed = [path for path, value in point.overrides.items() if value is None]
+    for field_path, value in point.overrides.items():
+        # a section one axis removes stays removed: another axis's field in it is moot
+        if not any(field_path.startswith(f"{gone}.") for gone in removed):
+            _set(data, field_path.split("."), value)
+    if campaign.bench is not None:
+        data["bench"] = campaign.bench.model_dump(mode="json")
+    if campaign.accept is not None:
+        data["accept"] = campaign.accept.model_dump(mode="json")
+    path = folder / f"{point.name}.yaml"
+    write_atomic(path, yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _combinations(campaign: Campaign) -> list[dict[str, tuple[str, dict[str, Any]]]]:
+    """Each matrix combination: axis -> (its label, the overrides it sets), minus exclusions."""
+    axes: list[list[tuple[str, tuple[str, dict[str, Any]]]]] = []
+    for axis, values in campaign.matrix.items():
+        if isinstance(values, list):
+            axes.append([(axis, (_label(v), {axis: v})) for v in values])
+        else:
+            axes.append([(axis, (name, sets)) for name, sets in values.items()])
+    combos = []
+    for combo in itertools.product(*axes) if axes else [()]:
+        chosen = dict(combo)
+        if not any(_matches(rule, chosen) for rule in campaign.exclude):
+            combos.append(chosen)
+    return combos
+
+
+def _matches(rule: dict[str, Any], chosen: dict[str, tuple[str, dict[str, Any]]]) -> bool:
+    return all(chosen[axis][0] == _label(value) for axis, value in rule.items())
+
+
+def _label(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, dict | list):
+        return hashlib.sha256(repr(value).encode()).hexdigest()[:8]
+    return str(value)
+
+
+def _short(axis: str) -> str:
+    return axis.rsplit(".", 1)[-1]
+
+
+def _safe(text: str) -> str:
+    return _UNSAFE.sub("-", text.lower()).strip("-._") or "point"
+
+
+def _bounded(name: str) -> str:
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9]}-{digest}"
+
+
+def _set(data: dict[str, Any], path: list[str], value: Any) -> None:
+    node = data
+    for key in path[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = node[key] = {}
+        node = child
+    node[path[-1]] = value

@@ -1,0 +1,100 @@
+"""A point's sweep predicted by the simulator's own model in virtual time (repro.sim.virtual):
+seconds for what takes hours, labelled as a prediction with the profile's provenance.
+
+The point is rendered as `repro run R --sim` would run it (its simulated twin: the recipe's own
+argv on the simulator image, the profile of its model, layout and GPU), and every level is
+summarised by the bench's own `summarize_level`, so a predicted level and a measured one mean
+the same thing key by key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro.bench.client.stream import RequestResult
+from repro.bench.metrics import summarize_level
+from repro.errors import ReproError
+from repro.lock import load_locked
+from repro.recipe import load_recipe
+from repro.recipe.render import render_server_argv
+from repro.run.simulate import simulated_recipe
+from repro.schema.level import Level
+from repro.sim.config import StartupError, resolve
+from repro.sim.profile import ProfileError, load_profile
+from repro.sim.virtual import VirtualLevel, VirtualServer
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A point's levels as the profile predicts them, and where the numbers come from."""
+
+    profile: str
+    provenance: str  # the profile's own: "calibrated: ..." or "extrapolated: ..."
+    levels: list[Level]
+
+
+def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
+    """The sweep of the recipe in `recipe_file`, predicted; its simulated twin is written under
+    `work_dir` (a scratch folder the caller owns)."""
+    if load_recipe(recipe_file).simulator is not None:  # a simulator recipe is its own twin
+        locked = load_locked(recipe_file)
+    else:
+        locked = load_locked(simulated_recipe(str(recipe_file), work_dir, None, 1.0))
+    recipe = locked.recipe
+    if locked.catalog is None or recipe.simulator is None:
+        raise ReproError(f"{recipe_file}: cannot render its simulated twin")
+    argv = render_server_argv(recipe, locked.catalog)
+    try:
+        profile = load_profile(recipe.simulator.profile)
+        with contextlib.redirect_stderr(io.StringIO()) as err:  # argparse's own message
+            cfg = resolve(argv, profile=profile)
+    except (ProfileError, StartupError) as exc:
+        raise ReproError(f"{recipe_file}: the simulator refuses it: {exc}") from None
+    except SystemExit:
+        raise ReproError(
+            f"{recipe_file}: the simulator refuses its argv: {err.getvalue().strip()[-300:]}"
+        ) from None
+    server = VirtualServer(cfg, seed=recipe.simulator.seed)
+    bench = recipe.bench
+    category = "random" if bench.dataset == "random" else "chat"
+    gpus = load_recipe(recipe_file).topology.gpus
+    levels = []
+    for concurrency in bench.concurrencies:
+        for repeat in range(bench.repeats):
+            run = server.run_level(
+                concurrency,
+                bench.prompts_per_level,
+                input_len=bench.input_len,
+                output_len=bench.output_len,
+                category=category,
+                warmup=bench.warmup,
+            )
+            levels.append(_summary(run, repeat, gpus))
+    return Prediction(profile.name, profile.provenance, levels)
+
+
+def _summary(run: VirtualLevel, repeat: int, gpus: int) -> Level:
+    results = [
+        RequestResult(
+            concurrency=run.concurrency,
+            repeat=repeat,
+            index=index,
+            ok=True,
+            prompt_tokens=r.prompt_tokens,
+            completion_tokens=r.completion_tokens,
+            spec_verify_ct=r.spec_verify_ct,
+            ttft_s=r.ttft_s,
+            chunk_gap_s=r.chunk_gap_s,
+            chunk_tokens=r.chunk_tokens,
+            e2e_s=r.e2e_s,
+            start_s=r.start_s,
+            finish_reason="length",
+        )
+        for index, r in enumerate(run.requests)
+    ]
+    return summarize_level(
+        results, concurrency=run.concurrency, repeat=repeat, duration=run.duration, gpus=gpus
+    )

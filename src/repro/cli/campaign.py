@@ -1,0 +1,254 @@
+"""`repro campaign`: many recipes measured with one plan, ending in a decision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from repro.cli.options import FiniteFloat, json_option
+from repro.schema.campaign import Campaign
+from repro.units import human_seconds
+
+_console = Console(highlight=False)
+_err = Console(stderr=True, highlight=False)
+
+FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.group("campaign")
+def campaign() -> None:
+    """Campaigns: recipes (or one recipe under a matrix of overrides) measured with one bench
+    plan, ending in a decision: the best layout per concurrency, the winner under each SLO,
+    the Pareto frontier and where a drafter stops paying.
+
+    \b
+      repro campaign plan campaigns/kimi26-layouts.yaml     check, predict
+      repro campaign run campaigns/kimi26-layouts.yaml --sim
+      repro campaign run --resume runs/campaigns/FOLDER     after a stop
+      repro campaign report runs/campaigns/FOLDER [...]     the decision
+    """
+
+
+@campaign.command("plan")
+@click.argument("file", type=FILE)
+@click.option("--no-predict", is_flag=True, help="Check and order only; no predicted table.")
+@json_option("the plan (points, predictions, estimate)")
+def plan(file: Path, no_predict: bool, as_json: bool) -> None:
+    """Check every point of FILE, order and price them, and predict their results.
+
+    Each point is rendered and checked as `repro recipe check` would (one invalid point
+    refuses the campaign before any GPU time is spent). The predicted table is the
+    simulator's own model run in virtual time on each point's profile, in seconds; it is a
+    prediction, labelled with the profile, not a measurement.
+    """
+    from repro.campaign.decision import decide
+    from repro.campaign.plan import plan_campaign
+    from repro.campaign.report import predicted_points, render_terminal
+
+    result = plan_campaign(
+        file, predict=not no_predict, progress=lambda line: _err.print(escape(line))
+    )
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+        return
+    points = predicted_points(result)
+    for point in result.points:
+        note = f" = {point.same_server_as} (same server)" if point.same_server_as else ""
+        base = f", baseline {point.baseline}" if point.baseline else ""
+        _console.print(f"  {escape(point.name)}{escape(note)}{escape(base)}")
+    if not no_predict:
+        _console.print(render_terminal(decide(points, result.campaign.slos), points))
+        shown = {p.profile: p.provenance for p in result.points if p.profile and p.provenance}
+        for profile, provenance in shown.items():
+            _console.print(f"[dim]{escape(profile)}: {escape(provenance)}[/]")
+    if result.estimate_s is not None:
+        cost = f", about ${result.usd:,.0f}" if result.usd is not None else ""
+        _console.print(
+            f"estimate: {human_seconds(result.estimate_s)} wall, "
+            f"{result.gpu_hours or 0:.1f} GPU-hours{cost} (predicted levels + loads)"
+        )
+
+
+@campaign.command("run")
+@click.argument("file", type=FILE, required=False)
+@click.option("--resume", type=FOLDER, help="Continue this campaign folder (done points kept).")
+@click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again.")
+@click.option("--sim", is_flag=True, help="Run every point on the CPU simulator.")
+@click.option(
+    "--time-scale",
+    type=FiniteFloat(min=0),
+    default=1.0,
+    show_default=True,
+    help="With --sim: multiply every simulated duration (0.1 = ten times faster).",
+)
+@click.option(
+    "--campaigns-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs") / "campaigns",
+    show_default=True,
+    help="Where the campaign folder is made.",
+)
+def run(
+    file: Path | None,
+    resume: Path | None,
+    retry_failed: bool,
+    sim: bool,
+    time_scale: float,
+    campaigns_dir: Path,
+) -> None:
+    """Run every point of FILE unattended: launch, accept, sweep, stop, one after another.
+
+    A point that fails is recorded with its reason and the campaign goes on (the exit code
+    is then 1, once every point has run). Ctrl-C or a kill keeps every finished point and
+    level: continue with --resume FOLDER. Every point's run folder is an ordinary one
+    (`repro report` reads it); the campaign folder holds the plan, the points' recipes and
+    index.json.
+    """
+    from repro.campaign.execute import CampaignRunOptions, run_campaign
+    from repro.errors import ReproError
+
+    if (file is None) == (resume is None):
+        raise ReproError("give a campaign FILE or --resume FOLDER (one of them)")
+    folder = run_campaign(
+        CampaignRunOptions(
+            source=file,
+            resume=resume,
+            sim=sim,
+            time_scale=time_scale,
+            campaigns_dir=campaigns_dir,
+            retry_failed=retry_failed,
+        ),
+        _err,
+    )
+    _console.print(f"campaign folder: {escape(str(folder.path))}")
+    _console.print(f"decision: repro campaign report {escape(str(folder.path))}")
+
+
+@campaign.command("report")
+@click.argument("folders", type=FOLDER, nargs=-1, required=True)
+@click.option("--html/--no-html", default=True, help="Also write report/campaign.html.")
+@json_option("the points and the decision")
+def report(folders: tuple[Path, ...], html: bool, as_json: bool) -> None:
+    """The decision over one or more campaign folders (e.g. one per machine).
+
+    A table of output tok/s by concurrency (* best there, ^ a point's peak), the winner
+    under each SLO and each point's highest concurrency meeting it, the speculation
+    crossover of each drafter point against its baseline, and the Pareto frontier of tok/s
+    per GPU against tok/s per user. Campaigns of several machines are compared on the
+    frontier and at equal interactivity, never at equal concurrency alone.
+    """
+    from repro.campaign.folder import CampaignFolder
+    from repro.campaign.report import campaign_decision, render_terminal, write_html
+
+    decision, points = campaign_decision(list(folders))
+    if as_json:
+        data = {
+            "points": [p.model_dump(mode="json", exclude={"levels"}) for p in points],
+            "decision": decision.model_dump(mode="json"),
+        }
+        click.echo(json.dumps(data, indent=2))
+    else:
+        _console.print(render_terminal(decision, points))
+    if html:
+        page = write_html(CampaignFolder.open(folders[0]), decision, points)
+        if not as_json:
+            _console.print(f"report: {escape(str(page))}")
+
+
+@campaign.group("export")
+def export() -> None:
+    """Fan a campaign out on a cluster's scheduler (collect it back with `collect`)."""
+
+
+@export.command("slurm")
+@click.argument("file", type=FILE)
+@click.option(
+    "--repro",
+    "repro_command",
+    default="repro",
+    show_default=True,
+    help="The repro command as the nodes find it (an absolute path works).",
+)
+@click.option("--partition", help="#SBATCH --partition.")
+@click.option("--account", help="#SBATCH --account.")
+@click.option("--time", "time_limit", help="#SBATCH --time of each point, e.g. 04:00:00.")
+@click.option("--max-parallel", type=click.IntRange(min=1), help="Points running at once.")
+@click.option("--sim", is_flag=True, help="Each point on the CPU simulator.")
+@click.option(
+    "--time-scale",
+    type=FiniteFloat(min=0),
+    default=1.0,
+    show_default=True,
+    help="With --sim: the simulator's time scale.",
+)
+@click.option(
+    "--campaigns-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs") / "campaigns",
+    show_default=True,
+    help="Where the campaign folder is made: a filesystem the nodes share.",
+)
+def export_slurm_command(
+    file: Path,
+    repro_command: str,
+    partition: str | None,
+    account: str | None,
+    time_limit: str | None,
+    max_parallel: int | None,
+    sim: bool,
+    time_scale: float,
+    campaigns_dir: Path,
+) -> None:
+    """Make FILE's campaign folder and a Slurm job array in it, one task per point.
+
+    Each task runs `repro run` on its point into the campaign folder (so it must be on a
+    filesystem the nodes share; each node needs repro and Docker). Submit it with
+    `sbatch FOLDER/campaign.sbatch`, then `repro campaign collect FOLDER` and
+    `repro campaign report FOLDER`.
+    """
+    from repro.campaign.export import SBATCH_FILE, CampaignSlurmOptions, export_slurm
+
+    folder = export_slurm(
+        file,
+        CampaignSlurmOptions(
+            campaigns_dir=campaigns_dir,
+            repro=repro_command,
+            partition=partition,
+            account=account,
+            time=time_limit,
+            max_parallel=max_parallel,
+            sim=sim,
+            time_scale=time_scale,
+        ),
+        _err,
+    )
+    _console.print(f"campaign folder: {escape(str(folder.path))}")
+    _console.print(f"submit: sbatch {escape(str(folder.path / SBATCH_FILE))}")
+
+
+@campaign.command("collect")
+@click.argument("folder", type=FOLDER)
+@json_option("the index (each point's status)")
+def collect_command(folder: Path, as_json: bool) -> None:
+    """Read the run folders of FOLDER's points (run by a cluster) back into its index."""
+    from repro.campaign.export import collect
+    from repro.campaign.folder import CampaignFolder
+
+    index = collect(CampaignFolder.open(folder))
+    if as_json:
+        click.echo(index.model_dump_json(indent=2))
+        return
+    for state in index.points:
+        reason = f" ({state.reason})" if state.reason else ""
+        _console.print(f"  {escape(state.name)}: {state.status}{escape(reason)}")
+
+
+@campaign.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of a campaign file (for editors)."""
+    click.echo(json.dumps(Campaign.model_json_schema(), indent=2))

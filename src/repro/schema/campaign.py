@@ -1,0 +1,212 @@
+"""A campaign: many recipes (or one recipe under a matrix of overrides) measured with one bench
+plan, and the decision it should end in (SLOs, a price, the machine it ran on).
+
+`campaigns/*.yaml` are validated against this model (`repro campaign schema` prints its JSON
+Schema); `repro.campaign.points` expands it into points, each an ordinary recipe.
+
+A matrix axis is either a list of values for one recipe field path
+(`speculative.num_draft_tokens: [4, 8, 16]`) or a mapping of named variants, each a set of
+field paths and values applied together (`drafter: {none: {drafter: null, speculative: null},
+z-lab: {drafter.repo: z-lab/Kimi-K2.6-DFlash}}`). Points are the Cartesian product of the
+axes, minus `exclude`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from repro.schema.base import NAME_PATTERN, Description, StrictModel
+from repro.schema.level import Level
+from repro.schema.recipe import Accept, Bench
+
+FIELD_PATH_PATTERN = r"^[a-z_][a-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+_FIELD_PATH = re.compile(FIELD_PATH_PATTERN)
+# The latency keys of a level an SLO can bound (Level's *_ms fields).
+SLO_KEYS = tuple(
+    name
+    for name in Level.model_fields
+    if name.endswith("_ms") and name.split("_", 1)[0] in ("mean", "median", "p90", "p99")
+)
+
+
+def _field_path(path: str) -> str:
+    if not _FIELD_PATH.match(path) or len(path) > 200:
+        raise ValueError(
+            f"{path!r} is not a recipe field path (dotted names such as parallelism.ep or "
+            "env.SGLANG_X)"
+        )
+    return path
+
+
+class CampaignPoint(StrictModel):
+    """One explicit point: a recipe, optionally with overrides."""
+
+    recipe: str = Field(max_length=500, description="A recipe name or a recipe file path.")
+    name: str | None = Field(
+        default=None, pattern=NAME_PATTERN, description="The point's name (default: the recipe's)."
+    )
+    set: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Overrides: recipe field path -> value (null removes the field).",
+    )
+
+    @field_validator("set")
+    @classmethod
+    def _paths(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for path in value:
+            _field_path(path)
+        return value
+
+
+class Campaign(StrictModel):
+    """Recipes measured with one plan, ending in a decision."""
+
+    name: str = Field(pattern=NAME_PATTERN, description="Campaign name (default: file name).")
+    description: Description = Field("", max_length=10_000, description="What it decides.")
+    machine: str = Field(
+        pattern=NAME_PATTERN,
+        description="A label of the machine it runs on (rtx-pro-6000x8, b300x8), shown in "
+        "reports that put campaigns of several machines side by side.",
+    )
+    gpu_hour_usd: float | None = Field(
+        default=None, gt=0, le=10_000, description="Price of one GPU-hour, for the cost estimate."
+    )
+    points: list[CampaignPoint] = Field(
+        default_factory=list, max_length=1000, description="Explicit points."
+    )
+    base: str | None = Field(
+        default=None, max_length=500, description="The recipe the matrix overrides (name or file)."
+    )
+    matrix: dict[str, list[Any] | dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Axes over the base recipe: a field path with a list of values, or an "
+        "axis name with named variants (each a mapping of field path -> value).",
+    )
+    exclude: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Matrix combinations to skip: axis -> value (or variant name).",
+    )
+    bench: Bench | None = Field(
+        default=None, description="The bench plan every point runs (default: each recipe's own)."
+    )
+    accept: Accept | None = Field(
+        default=None,
+        description="The acceptance plan of every drafter point (default: each recipe's).",
+    )
+    slos: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Named SLOs the decision is made under, each a mapping of level key -> "
+        f"upper bound in ms (e.g. interactive: {{p90_ttft_ms: 2000, p90_tpot_ms: 50}}). Keys: "
+        f"{', '.join(SLO_KEYS)}.",
+    )
+
+    @field_validator("slos")
+    @classmethod
+    def _slo_keys(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for name, limits in value.items():
+            if not re.match(NAME_PATTERN, name):
+                raise ValueError(f"SLO name {name!r} is not a name")
+            if not limits:
+                raise ValueError(f"SLO {name} bounds nothing")
+            for key, limit in limits.items():
+                if key not in SLO_KEYS:
+                    raise ValueError(
+                        f"SLO {name}: {key!r} is not a latency key; one of: {', '.join(SLO_KEYS)}"
+                    )
+                if not limit > 0:
+                    raise ValueError(f"SLO {name}: {key}: the bound must be above 0 ms")
+        return value
+
+    @field_validator("matrix")
+    @classmethod
+    def _axes(
+        cls, value: dict[str, list[Any] | dict[str, dict[str, Any]]]
+    ) -> dict[str, list[Any] | dict[str, dict[str, Any]]]:
+        for axis, values in value.items():
+            if isinstance(values, list):
+                _field_path(axis)
+                if not values:
+                    raise ValueError(f"axis {axis!r} has no values")
+            else:
+                if not values:
+                    raise ValueError(f"axis {axis!r} has no variants")
+                for variant, overrides in values.items():
+                    if not re.match(NAME_PATTERN, variant):
+                        raise ValueError(f"variant {variant!r} of {axis!r} is not a name")
+                    for path in overrides:
+                        _field_path(path)
+        return value
+
+    @model_validator(mode="after")
+    def _something_to_run(self) -> Campaign:
+        if self.matrix and self.base is None:
+            raise ValueError("a matrix needs a `base` recipe")
+        if not self.points and self.base is None:
+            raise ValueError("a campaign needs `points` or a `base` recipe")
+        for rule in self.exclude:
+            unknown = set(rule) - set(self.matrix)
+            if unknown:
+                raise ValueError(f"exclude names {sorted(unknown)}, which are not matrix axes")
+        return self
+
+
+# ---- the campaign folder's files (written and read by repro.campaign.folder) ----------------
+PointStatus = Literal["pending", "running", "done", "failed"]
+
+
+class PlannedPoint(BaseModel):
+    """One point of a plan: what it runs, what it shares, and its predicted sweep."""
+
+    name: str
+    recipe: str = Field(description="the point's recipe file, relative to the campaign folder")
+    labels: dict[str, str] = Field(default_factory=dict, description="matrix axis -> value")
+    image: str
+    model: str
+    drafter: str | None = None
+    gpus: int
+    same_server_as: str | None = Field(
+        default=None,
+        description="an earlier point with the same image, argv and env: measured once",
+    )
+    baseline: str | None = Field(default=None, description="the same layout without the drafter")
+    profile: str | None = Field(default=None, description="the simulator profile of the prediction")
+    provenance: str | None = Field(default=None, description="the profile's provenance")
+    predicted: list[Level] = Field(default_factory=list, description="predicted levels")
+    prediction_error: str | None = None
+    estimate_s: float | None = Field(default=None, description="predicted wall time: load + levels")
+
+
+class CampaignPlan(BaseModel):
+    """`plan.json`: the campaign as given, its points in run order, and the estimate."""
+
+    campaign: Campaign
+    source: str = Field(description="the campaign file")
+    points: list[PlannedPoint]
+    estimate_s: float | None = None
+    gpu_hours: float | None = None
+    usd: float | None = None
+
+
+class PointState(BaseModel):
+    """One line of `index.json`: where a point is, and why it failed."""
+
+    name: str
+    status: PointStatus = "pending"
+    run_dir: str | None = Field(
+        default=None, description="its run folder, relative to the campaign's"
+    )
+    reason: str | None = None
+    seconds: float | None = None
+
+
+class CampaignIndex(BaseModel):
+    """`index.json`: every point's state, written after each change."""
+
+    campaign: str
+    machine: str
+    simulated: bool = False
+    time_scale: float | None = None
+    points: list[PointState]

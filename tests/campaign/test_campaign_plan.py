@@ -1,0 +1,210 @@
+"""`repro campaign plan` and the decision: campaign files, points, checks, predictions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repro.campaign.decision import PointLevels, decide, slo_boundary
+from repro.campaign.plan import plan_campaign
+from repro.campaign.report import predicted_points
+from repro.errors import RecipeError
+from tests.support.cli import repro
+
+DRAFTERS = """
+name: ep4-drafters
+machine: rtx-pro-6000x8
+base: kimi26-ep4-dflash
+matrix:
+  drafter:
+    none: {drafter: null, speculative: null, accept: null}
+    z-lab: {drafter.repo: z-lab/Kimi-K2.6-DFlash}
+    long: {drafter.repo: SubSir/Kimi-K2.6-DFlash-tmp-long}
+  speculative.num_draft_tokens: [8, 16]
+exclude:
+  - {drafter: long, speculative.num_draft_tokens: 8}
+bench:
+  concurrencies: [1, 4, 16, 64]
+  input_len: 256
+  output_len: 64
+  dataset: chat
+  prompts_per_level: 32
+  warmup: 2
+slos:
+  chat: {p90_ttft_ms: 2000, p90_tpot_ms: 60}
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "campaign.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_matrix_expands_dedupes_baselines_and_excludes(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(_write(tmp_path, DRAFTERS), predict=False)
+    names = [p.name for p in plan.points]
+    assert len(names) == 5  # 3 drafters x 2 draft-token counts, less one exclusion
+    assert not any("long.num_draft_tokens-8" in n for n in names)
+    none = [p for p in plan.points if p.labels["drafter"] == "none"]
+    # without a drafter the draft-token count renders nothing: one server, measured once
+    assert len(none) == 2 and sum(p.same_server_as is None for p in none) == 1
+    baseline = next(p.name for p in none if p.same_server_as is None)
+    for point in plan.points:
+        if point.drafter is not None:
+            assert point.baseline == baseline
+    # grouped so that each drafter is loaded once: points of a drafter sit together
+    drafters = [p.drafter or "" for p in plan.points]
+    assert drafters == sorted(drafters)
+
+
+def test_an_invalid_point_refuses_the_campaign_naming_the_point(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    bad = DRAFTERS.replace("speculative.num_draft_tokens: [8, 16]", "parallelism.tp: [8, 3]")
+    bad = bad.replace("exclude:\n  - {drafter: long, speculative.num_draft_tokens: 8}\n", "")
+    with pytest.raises(RecipeError) as caught:
+        plan_campaign(_write(tmp_path, bad), predict=False)
+    assert "tp-3" in caught.value.message and "tp-8" not in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("edit", "replacement", "said"),
+    [
+        (
+            "chat: {p90_ttft_ms",
+            "chat: {p95_ttft_ms",
+            "slos: SLO chat: 'p95_ttft_ms' is not a latency key",
+        ),
+        ("machine: rtx", "machin: rtx", "'machin' (did you mean 'machine'?) (line 3)"),
+    ],
+)
+def test_a_bad_campaign_file_names_the_file_the_field_and_what_was_expected(
+    repo_root: Path, tmp_path: Path, edit: str, replacement: str, said: str
+) -> None:
+    path = _write(tmp_path, DRAFTERS.replace(edit, replacement))
+    result = repro("campaign", "plan", str(path), "--no-predict", cwd=repo_root)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"{path}: " in result.stderr and said in result.stderr
+
+
+def test_the_layouts_campaign_is_predicted_in_80_columns_with_a_best_per_column(
+    repo_root: Path,
+) -> None:
+    result = repro("campaign", "plan", "campaigns/kimi26-layouts.yaml", cwd=repo_root, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    header = next(line for line in lines if line.startswith("point"))
+    assert header.split()[1:] == ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
+    rows = [line.split() for line in lines if len(line.split()) == 10]  # a name and 9 levels
+    assert {row[0] for row in rows} >= {"kimi26-tp8", "kimi26-ep4", "kimi26-pp8", "kimi26-ep8"}
+    # each column has exactly one best mark among the five layouts
+    table = lines[lines.index(header) + 2 : lines.index(header) + 9]
+    marks = sum(cell.endswith(("*", "*^")) for line in table for cell in line.split()[1:])
+    assert marks == 9
+    assert "predicted (kimi26-ep4-rtx6000)" in result.stdout
+    assert "estimate:" in result.stdout and "GPU-hours" in result.stdout
+
+
+def test_the_plan_as_json_carries_predicted_levels_and_the_profiles_provenance(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    result = repro("campaign", "plan", str(_write(tmp_path, DRAFTERS)), "--json", cwd=repo_root)
+    assert result.returncode == 0, result.stderr[-2000:]
+    plan = json.loads(result.stdout)
+    measured = [p for p in plan["points"] if p["same_server_as"] is None]
+    for point in measured:
+        assert point["provenance"].startswith(("calibrated", "extrapolated"))
+        assert [lv["max_concurrency"] for lv in point["predicted"]] == [1, 4, 16, 64]
+    assert plan["estimate_s"] > 0 and plan["gpu_hours"] > 0
+
+
+def test_the_decision_finds_each_drafters_crossover_against_its_baseline(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    points = predicted_points(plan)
+    decision = decide(points, plan.campaign.slos)
+    drafters = [p for p in points if p.drafter]
+    assert {c.point for c in decision.crossovers} == {p.name for p in drafters}
+    for cross in decision.crossovers:
+        ratios = [cross.speedups[c] for c in sorted(cross.speedups)]
+        if cross.concurrency is not None:  # it paid below the crossing and lost above it
+            assert any(r > 1 for r in ratios) and any(r <= 1 for r in ratios)
+            lower = max(c for c in cross.speedups if c <= cross.concurrency)
+            assert cross.speedups[lower] > 1.0
+        assert all(cross.accept_lengths[c] for c in cross.speedups)
+    # the frontier holds no level another level beats on both axes
+    for a in decision.frontier:
+        assert not any(
+            b.tok_s_per_user > a.tok_s_per_user and b.tok_s_per_gpu > a.tok_s_per_gpu
+            for b in decision.frontier
+        )
+
+
+def test_the_slo_boundary_lies_between_the_last_level_that_meets_it_and_the_first_that_fails(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    point = predicted_points(plan)[0]
+    ttfts = sorted((lv.concurrency, lv.p90_ttft_ms or 0) for lv in point.levels)
+    limit = (ttfts[1][1] + ttfts[2][1]) / 2  # between the second and third level
+    bound = slo_boundary(point, {"p90_ttft_ms": limit})
+    assert bound.meets_up_to == ttfts[1][0] and bound.fails_from == ttfts[2][0]
+    assert bound.estimate is not None and ttfts[1][0] <= bound.estimate <= ttfts[2][0]
+    invalid = point.model_copy(deep=True)
+    for level in invalid.levels:
+        level.valid = False
+    assert decide([invalid], {"x": {"p90_ttft_ms": limit}}).slo_winners[0].point is None
+
+
+def test_points_of_two_machines_are_compared_at_equal_interactivity(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    slow = predicted_points(plan)[0]
+    fast = slow.model_copy(deep=True, update={"name": "b300/x", "machine": "b300"})
+    for level in fast.levels:  # twice the speed per user and per GPU at every level
+        level.output_throughput *= 2
+        level.output_throughput_per_user = (level.output_throughput_per_user or 0) * 2
+        level.output_throughput_per_gpu = (level.output_throughput_per_gpu or 0) * 2
+    speeds = [s for lv in slow.levels if (s := lv.output_throughput_per_user)]
+    at = sorted(speeds)[len(speeds) // 2]
+    decision = decide([slow, fast], {}, speeds=(at,))
+    ours, theirs = decision.at_interactivity[slow.name][at], decision.at_interactivity["b300/x"][at]
+    assert ours is not None and theirs is not None and theirs > ours
+    assert all(f.machine == "b300" for f in decision.frontier)
+
+
+def test_predicted_points_say_what_they_are(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(repo_root / "campaigns" / "kimi26-layouts.yaml", predict=False)
+    points: list[PointLevels] = predicted_points(plan)
+    assert {p.source for p in points} == {"not predicted"}
+
+
+@pytest.mark.parametrize(
+    "campaign", sorted(p.name for p in (Path(__file__).parents[2] / "campaigns").glob("*.yaml"))
+)
+def test_every_shipped_campaign_checks_clean_and_pairs_its_drafters(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch, campaign: str
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(repo_root / "campaigns" / campaign, predict=False)
+    assert plan.points
+    for point in plan.points:
+        if point.drafter is not None and "layouts" not in campaign:
+            assert point.baseline is not None, f"{point.name} has no baseline to compare with"

@@ -1,0 +1,142 @@
+"""`repro campaign run` for real: Compose, the simulator image, bench and accept, per point."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import REPRO, isolated_env, repro
+from tests.support.deployments import deployment_containers
+
+from .demo import BROKEN, demo_campaign, index_of, only_folder
+
+pytestmark = pytest.mark.docker
+
+
+def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    env = isolated_env(tmp_path)
+    campaigns = tmp_path / "campaigns"
+    result = repro(
+        "campaign",
+        "run",
+        str(demo_campaign(tmp_path, repo_root, BROKEN)),
+        "--campaigns-dir",
+        str(campaigns),
+        cwd=repo_root,
+        env=env,
+    )
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "1 point(s) failed: demo.cap-broken" in result.stderr
+    folder = only_folder(campaigns)
+    index = index_of(folder)
+    assert index["demo.cap-small"]["status"] == "done"
+    assert index["demo.cap-big"]["status"] == "done"
+    assert index["demo.cap-broken"]["status"] == "failed"
+    assert "launch" in str(index["demo.cap-broken"]["reason"])
+    for name in index:  # every point's server is gone, the failed one's too
+        assert deployment_containers(name, tmp_path / "state") == []
+    small = folder / str(index["demo.cap-small"]["run_dir"])
+    summary = json.loads((small / "bench" / "summary.json").read_text())
+    assert [lv["max_concurrency"] for lv in summary["levels"]] == [1, 4]
+    assert (small / "accept").is_dir()  # the demo has a drafter: acceptance was measured
+
+    report = repro("campaign", "report", str(folder), "--json", cwd=repo_root, env=env)
+    assert report.returncode == 0, report.stderr[-2000:]
+    decision = json.loads(report.stdout)["decision"]
+    assert set(decision["table"]) == {"demo.cap-small", "demo.cap-big", "demo.cap-broken"}
+    assert decision["table"]["demo.cap-broken"] == {}
+    assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
+    _page_fits_1280_px_with_its_plots(folder / "report" / "campaign.html", tmp_path)
+    # an ordinary run folder: `repro report` reads a point as any run
+    single = repro("report", str(small), cwd=repo_root, env=env)
+    assert single.returncode == 0, single.stderr[-2000:]
+
+
+def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: Path) -> None:
+    env = isolated_env(tmp_path)
+    campaigns = tmp_path / "campaigns"
+    command = [REPRO, "campaign", "run", str(demo_campaign(tmp_path, repo_root))]
+    process = subprocess.Popen(
+        [*command, "--campaigns-dir", str(campaigns)],
+        cwd=repo_root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 600
+    folder = None
+    try:
+        while time.monotonic() < deadline:  # until the first point is done
+            if campaigns.is_dir() and any(campaigns.iterdir()):
+                folder = only_folder(campaigns)
+                if (folder / "index.json").is_file():
+                    states = [p["status"] for p in index_of(folder).values()]
+                    if states[0] == "done":
+                        break
+            assert process.poll() is None, "the campaign ended before it could be killed"
+            time.sleep(0.2)
+        else:
+            pytest.fail("the first point did not finish in 10 minutes")
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    assert folder is not None
+    first = next(iter(index_of(folder).values()))
+    first_summary = folder / str(first["run_dir"]) / "bench" / "summary.json"
+    before = first_summary.stat().st_mtime_ns
+
+    result = repro("campaign", "run", "--resume", str(folder), cwd=repo_root, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    index = index_of(folder)
+    assert [p["status"] for p in index.values()] == ["done", "done"]
+    assert first_summary.stat().st_mtime_ns == before  # the finished point was not redone
+    assert f"point 1/2: {first['name']}" not in result.stderr
+    for name in index:
+        assert deployment_containers(name, tmp_path / "state") == []
+
+
+def _page_fits_1280_px_with_its_plots(page: Path, tmp_path: Path) -> None:
+    """The page in headless Chromium at 1280 px: no horizontal scroll, every plot loaded, and
+    its sections there (a screenshot is kept beside the test's files)."""
+    html = page.read_text()
+    for section in ("Output tok/s by concurrency", "Winners under the SLOs", "Pareto frontier"):
+        assert section in html
+    probe = page.with_name("probe.html")
+    probe.write_text(
+        html.replace(
+            "</body>",
+            "<script>window.onload = () => document.body.insertAdjacentHTML('beforeend', "
+            "'<p id=\"probe\">' + document.documentElement.scrollWidth + ' ' + "
+            "[...document.images].filter(i => i.naturalWidth > 0).length + '</p>');</script>"
+            "</body>",
+        )
+    )
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    common = [
+        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1000",
+        "--virtual-time-budget=5000",
+    ]  # fmt: skip
+    shot = tmp_path / "campaign.png"
+    subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
+                   capture_output=True)  # fmt: skip
+    assert shot.stat().st_size > 10_000
+    dom = subprocess.run([*common, "--dump-dom", probe.as_uri()], timeout=90, check=True,
+                         capture_output=True, text=True).stdout  # fmt: skip
+    found = re.search(r'<p id="probe">(\d+) (\d+)</p>', dom)
+    assert found is not None, dom[-500:]
+    width, plots = int(found.group(1)), int(found.group(2))
+    assert width <= 1280
+    assert plots == len(list(page.parent.glob("*.png"))) >= 1

@@ -1,0 +1,78 @@
+"""`repro campaign export slurm` on a real Slurm (munge, slurmctld, two slurmd on 127.0.0.1):
+the job array runs each point with `repro run` (the simulator image under Docker), and
+`collect` gives the report a local `repro campaign run` gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.export.slurm_cluster import running_slurm
+from tests.support.cli import REPRO, repro
+
+from .demo import BROKEN, demo_campaign, only_folder
+
+pytestmark = pytest.mark.docker
+
+
+def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))  # the tasks inherit it
+    monkeypatch.setenv("REPRO_LOCKS_DIR", str(tmp_path / "locks"))
+    campaigns = tmp_path / "campaigns"
+    exported = repro(
+        "campaign",
+        "export",
+        "slurm",
+        str(demo_campaign(tmp_path, repo_root, BROKEN)),
+        "--repro",
+        REPRO,
+        "--max-parallel",
+        "1",
+        "--campaigns-dir",
+        str(campaigns),
+        cwd=repo_root,
+    )
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    folder = only_folder(campaigns)
+    script = folder / "campaign.sbatch"
+    assert "#SBATCH --array=0-2%1" in script.read_text()
+    with running_slurm(tmp_path / "slurm") as slurm:
+        submitted = subprocess.run(
+            ["sbatch", "--parsable", f"--chdir={repo_root}", str(script)],
+            env=slurm.env,
+            capture_output=True,
+            text=True,
+        )
+        assert submitted.returncode == 0, submitted.stderr
+        job = submitted.stdout.strip().split(";")[0]
+        deadline = time.monotonic() + 500
+        while time.monotonic() < deadline and _queued(job, slurm.env):
+            time.sleep(2)
+        assert not _queued(job, slurm.env), f"the array did not end in time:\n{slurm.log()}"
+    collected = repro("campaign", "collect", str(folder), "--json", cwd=repo_root)
+    assert collected.returncode == 0, collected.stderr[-2000:]
+    states = {p["name"]: p for p in json.loads(collected.stdout)["points"]}
+    assert states["demo.cap-small"]["status"] == "done"
+    assert states["demo.cap-big"]["status"] == "done"
+    assert states["demo.cap-broken"]["status"] == "failed"
+    assert "stage launch failed" in str(states["demo.cap-broken"]["reason"])
+    report = repro("campaign", "report", str(folder), "--json", cwd=repo_root)
+    assert report.returncode == 0, report.stderr[-2000:]
+    table = json.loads(report.stdout)["decision"]["table"]
+    assert sorted(table["demo.cap-big"]) == ["1", "4"]
+    # with 2 running requests at most, c=4 measures a queue: judged invalid, left out
+    assert sorted(table["demo.cap-small"]) == ["1"]
+
+
+def _queued(job: str, env: dict[str, str]) -> bool:
+    """Whether any task of the array is still pending or running."""
+    shown = subprocess.run(
+        ["squeue", "-h", "-j", job, "-o", "%i"], env=env, capture_output=True, text=True
+    )
+    return bool(shown.stdout.strip())

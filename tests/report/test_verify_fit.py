@@ -1,0 +1,97 @@
+"""The verify-step fit (repro.report.verifyfit, benchmarks/verify_cost_fit.py) on records of a
+forced-acceptance sweep made by the simulator, whose step costs are known (profile demo):
+a check of the fit code, not a claim about any GPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repro.bench import BenchOptions, BenchTarget, run_bench
+from repro.report.records import load_runs
+from repro.report.verifyfit import Point, fit, leave_one_out, points
+from repro.sim.profile import load_profile
+from tests.support.simulator import Sim
+
+REPO = Path(__file__).resolve().parents[2]
+SCALE = 1.0  # a busy shared host keeps it; invalid levels are left out
+# (draft tokens, forced length); (0, None): no drafter
+SWEEP = [(0, None), (8, 1.0), (8, 2.0), (8, 4.0), (16, 2.0), (16, 6.0)]
+
+
+def _sweep(folder: Path) -> list[Path]:
+    records = []
+    for tokens, length in SWEEP:
+        args = ["--model-path", "repro-sim/tiny-chat"]
+        env = {"REPRO_SIM_PROFILE": "demo", "REPRO_SIM_TIME_SCALE": str(SCALE),
+               "REPRO_SIM_LOAD_SECONDS": "0", "REPRO_SIM_SEED": "0"}  # fmt: skip
+        if tokens:
+            args += ["--speculative-algorithm", "DFLASH",
+                     "--speculative-draft-model-path", "repro-sim/tiny-chat-dflash",
+                     "--speculative-num-draft-tokens", str(tokens)]  # fmt: skip
+            env["SGLANG_SIMULATE_ACC_LEN"] = str(length)
+        sim = Sim(args, env, folder / f"sim-{tokens}-{length}.log").wait_ready()
+        try:
+            out = folder / f"t{tokens}-a{length}"
+            opts = BenchOptions(
+                url=sim.url, concurrencies=[1, 4, 8], input_len=32, output_len=64, prompts=16,
+                output=out, collect_machine=False,
+            )  # fmt: skip
+            run_bench(BenchTarget.from_url(sim.url), opts)
+            records.append(out)
+        finally:
+            sim.stop()
+    return records
+
+
+def _points(records: list[Path]) -> list[Point]:
+    return [p for run in load_runs(records) for p in points(run)]
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return _sweep(tmp_path_factory.mktemp("sweep"))
+
+
+def test_the_fit_finds_the_simulators_step_cost_and_predicts_held_out_levels(
+    records: list[Path],
+) -> None:
+    data = _points(records)
+    assert len(data) >= 2 * len(SWEEP)  # a level the busy host could not keep is left out
+    forced = [p for p in data if p.forced]
+    assert {p.committed for p in forced} <= {1.0, 2.0, 4.0, 6.0}
+    assert all(p.concurrency in (1, 4, 8) for p in data)
+    coefficients = fit(data).coefficients
+    demo = load_profile("demo")
+    assert coefficients["decode_fixed_ms"] == pytest.approx(demo.timing.decode_fixed_ms, rel=0.25)
+    # the simulator's step cost does not grow with committed tokens
+    assert abs(coefficients["accept_ms_per_token"]) < demo.timing.decode_per_req_ms
+    held = leave_one_out(data)
+    errors = sorted(abs(h.error) for h in held)
+    assert errors[len(errors) // 2] < 0.15, [(h.point, round(h.error, 3)) for h in held]
+
+
+def test_the_benchmark_prints_each_held_out_point_and_writes_a_calibrated_profile(
+    records: list[Path], tmp_path: Path
+) -> None:
+    profile_path = tmp_path / "fitted.json"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "verify_cost_fit.py"),
+         *map(str, records), "--profile-out", str(profile_path), "--name", "sim-check"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines if not line.startswith("profile: "))
+    count = len(_points(records))
+    assert sum(1 for line in lines if line.startswith(("no drafter c=", "T="))) == count
+    profile = load_profile(str(profile_path))
+    assert profile.provenance.startswith(f"calibrated: {count} levels of 6 bench records")
+    data = json.loads(profile_path.read_text())
+    assert sorted(data["fit"]["sources"]) == sorted(map(str, records))
+    assert len(data["fit"]["leave_one_out"]) == count
+    assert profile.spec("DFLASH").reference_draft_tokens == 16
