@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from repro.runfolder import RunFolder
+
 REPO = Path(__file__).resolve().parents[1]
 REPRO = str(Path(sys.executable).parent / "repro")
 
@@ -74,7 +76,7 @@ def report(folder: Path, wall: float) -> None:
     index = json.loads((folder / "index.json").read_text())
     [point], [state] = plan["points"], index["points"]
     run_dir = folder / state["run_dir"]
-    measured = json.loads((run_dir / "bench" / "summary.json").read_text())["levels"]
+    measured = json.loads(RunFolder(run_dir).bench.summary_file.read_text())["levels"]
     predicted = {lv["max_concurrency"]: lv for lv in point["predicted"]}
     print(f"{point['name']} on profile {point['profile']} ({point['provenance'][:60]}...)")
     print(f"{'c':>4} {'predicted':>10} {'measured':>10} {'ratio':>6} {'TTFT pred':>10} {'meas':>8}")
@@ -87,7 +89,7 @@ def report(folder: Path, wall: float) -> None:
             f"{guess['mean_ttft_ms']:>9.1f}ms {level['mean_ttft_ms']:>6.1f}ms"
             + ("" if level.get("valid", True) else "  (level invalid)")
         )
-    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
     launch = sum(s["seconds"] or 0 for s in stages if s["name"] == "launch")
     levels = sum(lv["duration"] for lv in measured)
     rest = wall - launch - levels

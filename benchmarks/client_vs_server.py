@@ -42,7 +42,7 @@ def _server(url: str | None, work: Path) -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     model = make_tiny_model(work / "qwen3-tiny")
-    with running_engine(model, port, work / "server.log") as engine:
+    with running_engine(model, port, work / "engine.log") as engine:
         yield engine.url
 
 
@@ -99,7 +99,6 @@ def main() -> None:
                 prompts=args.prompts,
                 endpoint=args.endpoint,
                 runs_dir=work / "runs",
-                collect_machine=False,
             )
             _, levels = bench_with_server_view(url, opts)
             print(f"server: {url}; {args.prompts} prompts x {args.output_len} tokens a level")

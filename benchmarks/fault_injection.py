@@ -38,6 +38,7 @@ from repro.launch import launch, stop
 from repro.launch.from_recipe import launch_spec_for
 from repro.lock import load_locked
 from repro.recipe.images import load_image_spec
+from repro.runfolder import RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = str(Path(sys.executable).parent / "repro")
@@ -205,7 +206,7 @@ def second_run_and_bench_disk(env: dict[str, str], work: Path) -> None:
                 [REPRO, "bench", "demo", "--url", url, "--output", str(disk / "b")],
                 cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
-            while not (disk / "b" / "run.json").exists() and bench.poll() is None:
+            while not RunFolder(disk / "b").has_run() and bench.poll() is None:
                 time.sleep(0.05)
             fill(disk)
             _, stderr = bench.communicate(timeout=300)
@@ -224,7 +225,7 @@ def signals_and_full_disk(env: dict[str, str], work: Path) -> None:
     stderr = signal_when(process, signal.SIGTERM, lambda: bool(containers()))
     record("SIGTERM during launch", process.returncode == 143 and not containers(), stderr)
     [run_dir] = runs.iterdir()
-    level = run_dir / "bench" / "levels" / "c1-r0.jsonl"
+    level = RunFolder(run_dir).bench.requests_file(1, 0)
     process = popen_run(env, "--resume", str(run_dir))
     stderr = signal_when(process, signal.SIGHUP, level.is_file)
     kept = process.returncode == 129 and not containers() and valid_json_files(run_dir)
@@ -235,7 +236,10 @@ def signals_and_full_disk(env: dict[str, str], work: Path) -> None:
     with small_disk(work) as disk:
         process = popen_run(env, "demo", "--runs-dir", str(disk / "runs"), "--port",
                             str(free_port()))  # fmt: skip
-        while not list(disk.glob("runs/*/bench/run.json")) and process.poll() is None:
+        runs = disk / "runs"
+        while process.poll() is None and not any(
+            RunFolder(r).bench.has_run() for r in runs.glob("*")
+        ):
             time.sleep(0.05)
         fill(disk)
         _, stderr = process.communicate(timeout=300)
@@ -255,19 +259,22 @@ def corrupt_state(env: dict[str, str], work: Path) -> None:
     empty.mkdir()
     bench = work / "bench-folder"
     bench.mkdir()
-    (bench / "run.json").write_text('{"kind": "bench"}')
+    RunFolder(bench).run_file.write_text('{"kind": "bench"}')
     for label, folder in (("an empty folder", empty), ("a bench folder", bench)):
         result = repro(env, "run", "--resume", str(folder))
-        record(f"run --resume on {label}", refused(result, "context.json"), result.stderr)
-    for name in ("context.json", "stages.json"):
+        context = RunFolder(folder).context_file.name
+        record(f"run --resume on {label}", refused(result, context), result.stderr)
+    for name in ("context_file", "stages_file"):
         for content in ("", '{"ref": "de', "{}", "[1, 2]"):
-            folder = work / f"state-{uuid.uuid4().hex[:6]}"
-            folder.mkdir()
-            (folder / "context.json").write_text(json.dumps({"ref": "demo"}))
-            (folder / "stages.json").write_text('{"updated_at": "x", "stages": []}')
-            (folder / name).write_text(content)
-            result = repro(env, "run", "--resume", str(folder), "--dry-run")
-            record(f"{name} holding {content!r}", refused(result, name), result.stderr)
+            folder = RunFolder(work / f"state-{uuid.uuid4().hex[:6]}")
+            folder.path.mkdir()
+            folder.context_file.write_text(json.dumps({"ref": "demo"}))
+            folder.stages_file.write_text('{"updated_at": "x", "stages": []}')
+            damaged: Path = getattr(folder, name)
+            damaged.write_text(content)
+            result = repro(env, "run", "--resume", str(folder.path), "--dry-run")
+            record(f"{damaged.name} holding {content!r}", refused(result, damaged.name),
+                   result.stderr)  # fmt: skip
 
 
 def bad_options(env: dict[str, str], work: Path) -> None:

@@ -67,7 +67,7 @@ def sweep(scale: str, extra: list[str], recipe: str, args: argparse.Namespace, t
             opts = BenchOptions(
                 url=f"http://127.0.0.1:{port}", concurrencies=[c], input_len=256,
                 output_len=args.output_len, prompts=max(8, 2 * c), runs_dir=tmp / "runs",
-                collect_machine=False, endpoint="chat", dataset="chat",
+                endpoint="chat", dataset="chat",
             )  # fmt: skip
             (levels[c],) = run_bench(BenchTarget.from_recipe(load_recipe(recipe)), opts).levels
         return levels

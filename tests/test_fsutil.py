@@ -22,19 +22,19 @@ def test_writes_text_and_bytes_with_the_given_mode(tmp_path: Path) -> None:
 
 
 def test_a_write_that_fails_midway_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path) -> None:
-    path = tmp_path / "lock.json"
+    path = tmp_path / "out.json"
     path.write_text("old\n")
     with pytest.raises(UnicodeEncodeError):
         write_atomic(path, "new \udc80 text")  # a lone surrogate has no UTF-8 encoding
     assert path.read_text() == "old\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["lock.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
 
 def test_a_rename_that_fails_leaves_no_temp(tmp_path: Path) -> None:
-    target = tmp_path / "report.html"
+    target = tmp_path / "page.html"
     target.mkdir()  # a directory where the file should go: the final rename fails
     (target / "kept").write_text("x")
     with pytest.raises(IsADirectoryError):
         write_atomic(target, "<html></html>")
-    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+    assert [p.name for p in tmp_path.iterdir()] == ["page.html"]
     assert [p.name for p in target.iterdir()] == ["kept"]

@@ -15,6 +15,7 @@ from repro.bench.prompts.sets import load_prompt_set
 from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.errors import ReproError
+from repro.runfolder import RunFolder
 from tests.bench.simserver import SimServer
 
 
@@ -29,20 +30,20 @@ def test_accept_per_prompt_set(sim_spec: SimServer, demo: Any, runs: Path) -> No
     shown: list[str] = []
     opts = AcceptOptions(
         urls=[sim_spec.url], prompt_sets=["math", "code"], prompts=6, max_new_tokens=24,
-        runs_dir=runs, collect_machine=False, progress=shown.append,
+        runs_dir=runs, progress=shown.append,
     )  # fmt: skip
     (result,) = run_accept([BenchTarget.from_recipe(demo)], opts)
     # The spinner says which set of how many, and how many of its prompts are done.
     assert "demo: set math (1/2): 3/6 prompts" in shown
     assert shown[-1] == "demo: set code (2/2): 6/6 prompts"
-    doc = json.loads((result.run_dir / "accept.json").read_text())
+    doc = json.loads(RunFolder(result.run_dir).accept_file.read_text())
     assert doc["simulated"] is True
     assert [s["prompt_set"] for s in doc["sets"]] == ["math", "code"]
     for s in doc["sets"]:
         assert s["prompts"] == 6 and len(s["accept_length_per_prompt"]) == 6
         assert s["accept_length"] == pytest.approx(s["completion_tokens"] / s["spec_verify_ct"])
         assert 1.0 < s["accept_length"] <= 8.0
-    run = json.loads((result.run_dir / "run.json").read_text())
+    run = json.loads(RunFolder(result.run_dir).run_file.read_text())
     assert run["kind"] == "accept" and run["status"] == "complete"
 
 

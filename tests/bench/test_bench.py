@@ -18,6 +18,7 @@ from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.errors import ReproError
+from repro.runfolder import RunFolder
 from repro.schema.level import Level
 from tests.bench.simserver import SimServer, free_port
 
@@ -39,7 +40,6 @@ ROW_KEYS = {
 def _opts(url: str, runs: Path, **kw: Any) -> BenchOptions:
     base: dict[str, Any] = dict(
         url=url, concurrencies=[1, 4], input_len=32, output_len=16, prompts=8, runs_dir=runs,
-        collect_machine=False,
     )  # fmt: skip
     base.update(kw)
     return BenchOptions(**base)
@@ -53,13 +53,16 @@ def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -
     result = run_bench(BenchTarget.from_recipe(demo), _opts(sim_spec.url, runs))
     run_dir = result.run_dir
     assert run_dir.parent == runs and run_dir.name.endswith("-demo")
-    run = json.loads((run_dir / "run.json").read_text())
+    run = json.loads(RunFolder(run_dir).run_file.read_text())
     assert run["status"] == "complete" and run["simulated"] is True
     assert run["kind"] == "bench" and run["endpoint"] == "generate"
     assert run["workload"]["prompts_per_level"] == 8 and run["workload"]["output_len"] == 16
-    assert json.loads((run_dir / "recipe.json").read_text())["bench"]["concurrencies"] == [1, 4]
-    assert json.loads((run_dir / "server_info.json").read_text())["simulated"] is True
-    summary = json.loads((run_dir / "summary.json").read_text())
+    assert json.loads(RunFolder(run_dir).recipe_file.read_text())["bench"]["concurrencies"] == [
+        1,
+        4,
+    ]
+    assert json.loads(RunFolder(run_dir).server_info_file.read_text())["simulated"] is True
+    summary = json.loads(RunFolder(run_dir).summary_file.read_text())
     assert [(lv["max_concurrency"], lv["repeat"]) for lv in summary["levels"]] == [(1, 0), (4, 0)]
     for level in summary["levels"]:
         assert set(level) >= LEVEL_KEYS
@@ -68,7 +71,7 @@ def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -
         assert 1.0 < level["accept_length"] < 8.0  # the server's, as bench_serving reads it
         assert 0 < level["concurrency"] <= level["max_concurrency"]  # achieved
         assert level["mean_itl_ms"] > 0 and level["median_ttft_ms"] > 0
-    rows = _rows(run_dir / "levels" / "c4-r0.jsonl")
+    rows = _rows(RunFolder(run_dir).requests_file(4, 0))
     assert len(rows) == 8 and set(rows[0]) >= ROW_KEYS  # plus "error": its message
     assert all(r["ok"] and r["completion_tokens"] == 16 and r["spec_verify_ct"] for r in rows)
     # speculative chunks carry several tokens: fewer gaps than tokens, one ITL per token
@@ -92,9 +95,9 @@ def test_chat_endpoint_and_poisson_arrivals(
     (level,) = result.levels
     assert level.completed == 8 and level.accept_length is None
     assert level.total_output_tokens == 8 * 16
-    run = json.loads((result.run_dir / "run.json").read_text())
+    run = json.loads(RunFolder(result.run_dir).run_file.read_text())
     assert run["endpoint"] == "chat" and run["workload"]["request_rate"] == 50.0
-    starts = sorted(r["start_s"] for r in _rows(result.run_dir / "levels" / "c2-r0.jsonl"))
+    starts = sorted(r["start_s"] for r in _rows(RunFolder(result.run_dir).requests_file(2, 0)))
     assert starts[-1] > 0.02  # arrivals spread out, not all at t=0
 
 
@@ -104,11 +107,11 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
     )
     run_dir = first.run_dir
     # imitate a crash during level c4: its JSONL and summary entry never got written
-    (run_dir / "levels" / "c4-r0.jsonl").unlink()
-    summary = json.loads((run_dir / "summary.json").read_text())
+    RunFolder(run_dir).requests_file(4, 0).unlink()
+    summary = json.loads(RunFolder(run_dir).summary_file.read_text())
     summary["levels"] = summary["levels"][:2]
-    (run_dir / "summary.json").write_text(json.dumps(summary))
-    before = (run_dir / "levels" / "c1-r0.jsonl").read_bytes()
+    RunFolder(run_dir).summary_file.write_text(json.dumps(summary))
+    before = RunFolder(run_dir).requests_file(1, 0).read_bytes()
     seen: list[int] = []
 
     class Seen:
@@ -121,17 +124,17 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
         def level_done(self, summary: Level) -> None:
             pass
 
-    resumed = run_bench(None, BenchOptions(resume=run_dir, collect_machine=False), Seen())
+    resumed = run_bench(None, BenchOptions(resume=run_dir), Seen())
     assert seen == [4]
     assert resumed.status == "complete"
     assert [lv.concurrency for lv in resumed.levels] == [1, 2, 4]
-    assert (run_dir / "levels" / "c1-r0.jsonl").read_bytes() == before
+    assert RunFolder(run_dir).requests_file(1, 0).read_bytes() == before
     # a plan no sweep could have written is one line, naming the file
-    recipe = json.loads((run_dir / "recipe.json").read_text())
+    recipe = json.loads(RunFolder(run_dir).recipe_file.read_text())
     recipe["bench"]["concurrencies"] = "1,2"
-    (run_dir / "recipe.json").write_text(json.dumps(recipe))
+    RunFolder(run_dir).recipe_file.write_text(json.dumps(recipe))
     with pytest.raises(ReproError, match=r"recipe\.json: bench\.concurrencies: ") as err:
-        run_bench(None, BenchOptions(resume=run_dir, collect_machine=False))
+        run_bench(None, BenchOptions(resume=run_dir))
     assert err.value.hint == "is this a bench run?"
 
 
@@ -153,18 +156,16 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
 
         opts = _opts(
             server.url, runs, concurrencies=[1, 2], read_timeout=5,
-            server_log=lambda: ["last words of the server"],
         )  # fmt: skip
         result = run_bench(BenchTarget.from_recipe(demo_plain), opts, KillAfterFirst())
     finally:
         server.stop()
     assert result.status == "failed"
-    run = json.loads((result.run_dir / "run.json").read_text())
+    run = json.loads(RunFolder(result.run_dir).run_file.read_text())
     assert run["status"] == "failed" and "c2-r0" in run["error"]
     assert [lv.concurrency for lv in result.levels] == [1]
-    assert (result.run_dir / "levels" / "c1-r0.jsonl").exists()
-    assert not (result.run_dir / "levels" / "c2-r0.jsonl").exists()
-    assert "last words" in (result.run_dir / "server.log").read_text()
+    assert RunFolder(result.run_dir).requests_file(1, 0).exists()
+    assert not RunFolder(result.run_dir).requests_file(2, 0).exists()
 
 
 def test_unreachable_server_is_a_clear_error(demo: Any, runs: Path) -> None:
@@ -241,7 +242,7 @@ def test_cli_slo_flags_give_goodput(sim_spec: SimServer, tmp_path: Path) -> None
     }
     headers = [str(c.header) for c in summary_table([Level.model_validate(level)]).columns]
     assert headers[-1] == "goodput req/s"
-    run = json.loads((tmp_path / "loose" / "run.json").read_text())
+    run = json.loads(RunFolder(tmp_path / "loose").run_file.read_text())
     assert run["slos"] == {"ttft": 60000.0, "tpot": 60000.0}
     res = runner.invoke(main, [*base, "--output", str(tmp_path / "tight"), "--slo", "ttft_ms=0.01"])
     assert res.exit_code == 0, res.output
@@ -262,11 +263,11 @@ def test_cli_bench_with_only_a_url(sim_spec: SimServer, tmp_path: Path) -> None:
          "--input-len", "16", "--output-len", "8", "--output", str(out)],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(RunFolder(out).run_file.read_text())
     assert run["recipe_name"] == host_port and run["status"] == "complete"
-    summary = json.loads((out / "summary.json").read_text())
+    summary = json.loads(RunFolder(out).summary_file.read_text())
     assert [lv["max_concurrency"] for lv in summary["levels"]] == [1, 2]
-    assert json.loads((out / "recipe.json").read_text())["bench"]["prompts_per_level"] == 3
+    assert json.loads(RunFolder(out).recipe_file.read_text())["bench"]["prompts_per_level"] == 3
     res = CliRunner().invoke(main, ["bench", "--resume", str(out)])
     assert res.exit_code == 0, res.output  # a URL-only run resumes like any other
     res = CliRunner().invoke(main, ["report", str(out)])

@@ -12,6 +12,7 @@ import pytest
 
 from repro.bench.sweep import BenchOptions, run_bench
 from repro.bench.target import BenchTarget
+from repro.runfolder import RunFolder
 from repro.schema.level import Level
 from tests.bench.chunkserver import SERVER_ACCEPT_LENGTH, chunk_server
 
@@ -54,10 +55,10 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict
             url=url, concurrencies=[recorded["max_concurrency"]], dataset="random",
             input_len=recorded["random_input_len"], output_len=recorded["random_output_len"],
             prompts=recorded["completed"], slos={"ttft": 60000.0, "tpot": 60000.0},
-            runs_dir=tmp_path_factory.mktemp("runs"), collect_machine=False,
+            runs_dir=tmp_path_factory.mktemp("runs"),
         )  # fmt: skip
         result = run_bench(BenchTarget.from_url(url), opts)
-    (level,) = json.loads((result.run_dir / "summary.json").read_text())["levels"]
+    (level,) = json.loads(RunFolder(result.run_dir).summary_file.read_text())["levels"]
     return recorded, level
 
 

@@ -13,6 +13,7 @@ from repro.bench import BenchOptions, RequestResult, run_bench
 from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.report import build_report, compare_runs, load_run
+from repro.runfolder import RunFolder
 from repro.schema.level import Level
 from tests.bench.simserver import DFLASH, SimServer
 
@@ -45,7 +46,7 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
     try:
         opts = BenchOptions(
             url=server.url, concurrencies=[4, 64], input_len=16, output_len=8, prompts=64,
-            runs_dir=runs, collect_machine=False, metrics_interval=0.05, endpoint="chat",
+            runs_dir=runs, metrics_interval=0.05, endpoint="chat",
         )  # fmt: skip
         result = run_bench(BenchTarget.from_recipe(demo), opts)
         low, high = result.levels
@@ -60,7 +61,7 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
             assert level.server.limits.speculative_algorithm == "DFLASH"
             assert level.server.metrics_available and level.server.samples >= 1
             assert level.client_cpu_s is not None and level.client_cpu_s > 0
-        series = (result.run_dir / "levels" / "c64-r0.metrics.jsonl").read_text().splitlines()
+        series = RunFolder(result.run_dir).metrics_file(64, 0).read_text().splitlines()
         assert len(series) == high.server.samples  # type: ignore[union-attr]
         assert "num_running_reqs" in json.loads(series[0])
 
@@ -78,7 +79,7 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
         assert res.exit_code == 0 and "invalid" in res.output, res.output
 
         seen = Levels()
-        resumed = run_bench(None, BenchOptions(resume=result.run_dir, collect_machine=False), seen)
+        resumed = run_bench(None, BenchOptions(resume=result.run_dir), seen)
         assert seen.started == [lv.concurrency for lv in (low, high) if not lv.valid]
         assert resumed.status == "complete" and len(resumed.levels) == 2
     finally:
@@ -92,8 +93,7 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
     try:
         opts = BenchOptions(
             url=first.url, concurrencies=[2, 4], input_len=16, output_len=16, prompts=8,
-            runs_dir=runs, collect_machine=False, read_timeout=5,
-            server_log=lambda: ["killed"],
+            runs_dir=runs, read_timeout=5,
         )  # fmt: skip
         result = run_bench(
             BenchTarget.from_recipe(demo_plain), opts, Levels(after=3, action=first.kill)
@@ -104,7 +104,7 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
     (killed,) = result.levels
     assert killed.concurrency == 2 and killed.failed > 0 and not killed.valid
     assert any("requests failed" in r for r in killed.reasons)
-    summary = json.loads((result.run_dir / "summary.json").read_text())
+    summary = json.loads(RunFolder(result.run_dir).summary_file.read_text())
     assert summary["levels"][0]["valid"] is False
 
     second = SimServer(tmp_path / "second.log", REPRO_SIM_TIME_SCALE="0.3")
@@ -112,7 +112,7 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
         seen = Levels()
         resumed = run_bench(
             None,
-            BenchOptions(resume=result.run_dir, url=second.url, collect_machine=False),
+            BenchOptions(resume=result.run_dir, url=second.url),
             seen,
         )
     finally:

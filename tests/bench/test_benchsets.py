@@ -13,6 +13,7 @@ from hubserver import HubServer
 from hubserver.benchsets import GSM8K, HUMANEVAL, MBPP, MT_BENCH, add_benchmark_datasets
 from repro.bench.prompts.benchsets import BENCH_SETS, MATH_SUFFIX
 from repro.bench.prompts.sets import load_prompt_set
+from repro.runfolder import RunFolder
 from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
 
@@ -70,5 +71,5 @@ def test_accept_on_the_benchmark_sets(
         assert s["speedup"] > 1.0  # the simulated drafter does save steps
         assert s["source"]["commit"] == hub.datasets[s["source"]["repo"]].refs["main"]
     assert "per-request mean" in res.stderr and "gsm8k" in res.stderr
-    run = json.loads((tmp_path / doc["run_dir"] / "run.json").read_text())
+    run = json.loads((tmp_path / RunFolder(doc["run_dir"]).run_file).read_text())
     assert run["workload"]["protocol"]["thinking"] is True

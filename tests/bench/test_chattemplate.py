@@ -15,6 +15,7 @@ from repro.bench.prompts.sets import bench_source
 from repro.bench.sweep import BenchOptions, _bodies, run_bench
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
+from repro.runfolder import RunFolder
 from repro.schema.accept import TemplateUse
 from repro.schema.recipe import Bench
 from tests.bench.simserver import DFLASH
@@ -138,10 +139,10 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
         for endpoint in ("generate", "chat"):
             opts = BenchOptions(
                 url=server.url, concurrencies=[2], input_len=16, output_len=8, prompts=4,
-                endpoint=endpoint, runs_dir=tmp_path / "runs", collect_machine=False,
+                endpoint=endpoint, runs_dir=tmp_path / "runs",
             )  # fmt: skip
             result = run_bench(BenchTarget.from_recipe(recipe), opts)
-            run = json.loads((result.run_dir / "run.json").read_text())
+            run = json.loads(RunFolder(result.run_dir).run_file.read_text())
             recorded = run["workload"]["chat_template"]
             assert recorded["thinking_switch"] == switch and recorded["thinking"] is False
             assert recorded["chat_template_kwargs"] == {switch: False}
@@ -149,7 +150,7 @@ def test_both_endpoints_send_the_same_workload_thinking_off(
             assert result.levels[0].completed == 4
         accept = AcceptOptions(
             urls=[server.url], prompt_sets=["math"], prompts=2, max_new_tokens=8,
-            runs_dir=tmp_path / "runs", collect_machine=False,
+            runs_dir=tmp_path / "runs",
         )  # fmt: skip
         (accepted,) = run_accept([BenchTarget.from_recipe(recipe)], accept)
         protocol = accepted.results.protocol

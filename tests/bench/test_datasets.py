@@ -30,6 +30,7 @@ from tests.bench.simserver import SimServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hubserver import HubFile, HubServer
+from repro.runfolder import RunFolder
 
 
 def jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -171,20 +172,20 @@ def test_bench_from_a_local_file(sim_spec: SimServer, demo: Any, tmp_path: Path)
     data.write_text("question\nWhat is a B-tree?\nWhy is the sky blue?\n")
     opts = BenchOptions(
         url=sim_spec.url, concurrencies=[1, 2], output_len=8, prompts=3, dataset=str(data),
-        runs_dir=tmp_path / "runs", collect_machine=False,
+        runs_dir=tmp_path / "runs",
     )  # fmt: skip
     result = run_bench(BenchTarget.from_recipe(demo), opts)
-    run = json.loads((result.run_dir / "run.json").read_text())
+    run = json.loads(RunFolder(result.run_dir).run_file.read_text())
     assert run["status"] == "complete" and run["workload"]["dataset"] == str(data)
     source = run["workload"]["dataset_source"]
     assert source["kind"] == "file" and source["column"] == "question"
     assert len(source["sha256"]) == 64
-    (result.run_dir / "levels" / "c2-r0.jsonl").unlink()  # as if it crashed there
+    RunFolder(result.run_dir).requests_file(2, 0).unlink()  # as if it crashed there
     data.write_text("question\nSomething else?\n")
     with pytest.raises(ReproError, match="changed since"):
         run_bench(
             BenchTarget.from_recipe(demo),
-            BenchOptions(resume=result.run_dir, collect_machine=False),
+            BenchOptions(resume=result.run_dir),
         )
 
 
@@ -258,7 +259,7 @@ def test_cli_accept_and_bench_from_a_hub_dataset(
     assert [s["prompt_set"] for s in doc["sets"]] == ["math", "hf:org/qa:question"]
     hub_set = doc["sets"][1]
     assert hub_set["prompts"] == 3 and hub_set["accept_length"] > 1.0
-    recorded = json.loads((tmp_path / doc["run_dir"] / "accept.json").read_text())["sets"][1]
+    recorded = json.loads((tmp_path / RunFolder(doc["run_dir"]).accept_file).read_text())["sets"][1]
     assert recorded["source"]["commit"] == sha and recorded["source"]["column"] == "question"
     assert doc["sets"][0]["source"] == {"kind": "shipped", "name": "math",
                                         "sha256": doc["sets"][0]["source"]["sha256"]}  # fmt: skip
@@ -276,24 +277,26 @@ def test_cli_accept_and_bench_from_a_hub_dataset(
               "hf:org/qa:question", "--concurrency", "1,2", "--prompts", "4", "--output-len", "8",
               "--output", str(run_dir))  # fmt: skip
     assert res.returncode == 0, res.stderr
-    run = json.loads((run_dir / "run.json").read_text())
+    run = json.loads(RunFolder(run_dir).run_file.read_text())
     assert run["status"] == "complete" and run["workload"]["dataset"] == "hf:org/qa:question"
     assert run["workload"]["dataset_source"]["commit"] == sha
-    assert json.loads((run_dir / "recipe.json").read_text())["bench"]["dataset"].startswith("hf:")
+    assert json.loads(RunFolder(run_dir).recipe_file.read_text())["bench"]["dataset"].startswith(
+        "hf:"
+    )
     rows = [
-        json.loads(line) for line in (run_dir / "levels" / "c2-r0.jsonl").read_text().splitlines()
+        json.loads(line) for line in RunFolder(run_dir).requests_file(2, 0).read_text().splitlines()
     ]
     assert len(rows) == 4 and all(r["ok"] and r["completion_tokens"] == 8 for r in rows)
 
     # a crashed level resumed after the branch moved: still the recorded commit
-    (run_dir / "levels" / "c2-r0.jsonl").unlink()
+    RunFolder(run_dir).requests_file(2, 0).unlink()
     hub.datasets["org/qa"].update(put={"data/test.jsonl": jsonl([{"question": "moved"}])})
     hub.log.clear()
     res = hub_cli(tmp_path, hub, "bench", "--resume", str(run_dir))
     assert res.returncode == 0, res.stderr
     assert not any("revision/main" in r.path for r in hub.log)
     assert (
-        json.loads((run_dir / "run.json").read_text())["workload"]["dataset_source"]["commit"]
+        json.loads(RunFolder(run_dir).run_file.read_text())["workload"]["dataset_source"]["commit"]
         == sha
     )
 

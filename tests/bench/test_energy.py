@@ -18,6 +18,7 @@ from repro.bench.target import BenchTarget
 from repro.bench.telemetry import integrate_power, is_local
 from repro.cli import main
 from repro.cli.bench import summary_table
+from repro.runfolder import RunFolder
 from repro.schema.server import LevelEnergy
 from tests.bench.simserver import SimServer
 
@@ -27,7 +28,6 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu" / "h200_energ
 def _opts(url: str, runs: Path, **kw: Any) -> BenchOptions:
     base: dict[str, Any] = dict(
         url=url, concurrencies=[1, 8], input_len=32, output_len=32, prompts=16, runs_dir=runs,
-        collect_machine=False,
     )  # fmt: skip
     return BenchOptions(**{**base, **kw})
 
@@ -38,8 +38,8 @@ def test_sim_levels_record_simulated_energy_and_cost(
     result = run_bench(
         BenchTarget.from_recipe(demo_plain), _opts(sim_plain.url, runs, gpu_hour_usd=2.5)
     )
-    summary = json.loads((result.run_dir / "summary.json").read_text())
-    assert json.loads((result.run_dir / "run.json").read_text())["gpu_hour_usd"] == 2.5
+    summary = json.loads(RunFolder(result.run_dir).summary_file.read_text())
+    assert json.loads(RunFolder(result.run_dir).run_file.read_text())["gpu_hour_usd"] == 2.5
     low, high = summary["levels"]
     for level in (low, high):
         energy = level["energy"]

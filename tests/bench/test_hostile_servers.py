@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from repro.cli import main
+from repro.runfolder import RunFolder
 from tests.bench.hostileserver import (
     CHUNKED_SSE,
     HostileServer,
@@ -166,7 +167,7 @@ def test_every_request_failing_fails_the_run_with_its_reason(case: str, tmp_path
         res = _bench(url, tmp_path / "run")
     _no_traceback(res)
     assert res.exit_code == 1
-    run = _strict((tmp_path / "run" / "run.json").read_text())
+    run = _strict(RunFolder(tmp_path / "run").run_file.read_text())
     assert run["status"] == "failed"
     assert f"({kind}: 2)" in run["error"] and says in run["error"], run["error"]
     assert run["client_limits"] == {
@@ -179,7 +180,7 @@ def test_an_event_limit_given_on_the_cli_holds(tmp_path: Path) -> None:
     with hostile_server(_endless_event) as url:
         res = _bench(url, tmp_path / "run", "--max-event-bytes", "100000")
     _no_traceback(res)
-    run = _strict((tmp_path / "run" / "run.json").read_text())
+    run = _strict(RunFolder(tmp_path / "run").run_file.read_text())
     assert "(limit 100000)" in run["error"] and run["client_limits"]["max_event_bytes"] == 100000
 
 
@@ -198,7 +199,7 @@ def test_an_impossible_value_in_some_requests_makes_the_level_invalid(tmp_path: 
         res = _bench(url, tmp_path / "run", "--max-failed-pct", "100")
     _no_traceback(res)
     assert res.exit_code == 0, res.output
-    (level,) = _strict((tmp_path / "run" / "summary.json").read_text())["levels"]
+    (level,) = _strict(RunFolder(tmp_path / "run").summary_file.read_text())["levels"]
     assert level["valid"] is False and level["errors"] == {"implausible": 1}
     assert any("no server can send" in r and "spec_verify_ct" in r for r in level["reasons"])
     assert level["completed"] == 1 and level["total_output_tokens"] == 8  # the bad one not kept
@@ -224,7 +225,7 @@ def test_a_closed_pooled_connection_is_never_written_to(tmp_path: Path) -> None:
     with hostile_server(_closes_after_answering) as url:
         res = _bench(url, tmp_path / "run", "--concurrency", "1", "--prompts", "4")
     _no_traceback(res)
-    (level,) = _strict((tmp_path / "run" / "summary.json").read_text())["levels"]
+    (level,) = _strict(RunFolder(tmp_path / "run").summary_file.read_text())["levels"]
     # a closed connection seen before reuse costs a new one; one closed in the very moment
     # of reuse fails that request as disconnected, never as an exception
     assert set(level["errors"]) <= {"disconnected"} and level["completed"] >= 1, level
@@ -235,7 +236,7 @@ def test_a_server_dying_mid_level_fails_the_run_with_one_line(tmp_path: Path) ->
         res = _bench(url, tmp_path / "run", "--prompts", "4")
     _no_traceback(res)
     assert res.exit_code == 1 and "the run failed" in res.output
-    run = _strict((tmp_path / "run" / "run.json").read_text())
+    run = _strict(RunFolder(tmp_path / "run").run_file.read_text())
     assert run["status"] == "failed" and "every request of level c2-r0 failed" in run["error"]
     _records_are_strict_json(tmp_path / "run")
 
@@ -278,21 +279,21 @@ def test_accept_refuses_impossible_meta_info(value: str, tmp_path: Path) -> None
         )
     scenario = _every_other(json_response(bad), json_response(_accept_answer()))
     with hostile_server(scenario) as url:
-        res = _accept(url, tmp_path / "accept")
+        res = _accept(url, tmp_path / "accepted")
     _no_traceback(res)
     assert res.exit_code == 0, res.output
-    doc = _strict((tmp_path / "accept" / "accept.json").read_text())
+    doc = _strict(RunFolder(tmp_path / "accepted").accept_file.read_text())
     (chat,) = doc["sets"]
     assert chat["valid"] is False and chat["failed"] == 2 and chat["prompts"] == 1
     assert "values no server can send" in chat["reasons"][0]
     assert "invalid" in res.output
     limits = doc["protocol"]["client_limits"]
     assert (limits["read_timeout_s"], limits["request_timeout_s"]) == (1.0, 2.0)
-    _records_are_strict_json(tmp_path / "accept")
+    _records_are_strict_json(tmp_path / "accepted")
 
 
 def test_accept_against_a_silent_server_ends_with_one_line(tmp_path: Path) -> None:
     with hostile_server(_silent) as url:
-        res = _accept(url, tmp_path / "accept")
+        res = _accept(url, tmp_path / "accepted")
     _no_traceback(res)
     assert res.exit_code == 1 and "read or request timeout" in res.output

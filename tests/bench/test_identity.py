@@ -12,6 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from repro.cli import main
+from repro.runfolder import RunFolder
 from tests.support.simulator import Sim
 
 DRAFTERS = {"drafter-a": "repro-sim/tiny-chat-dflash", "drafter-b": "repro-sim/tiny-chat-dflash-b"}
@@ -57,7 +58,7 @@ def workdir(
 
 
 def _server_info(run_dir: str) -> dict[str, object]:
-    return json.loads((Path(run_dir) / "server_info.json").read_text())
+    return json.loads(RunFolder(run_dir).server_info_file.read_text())
 
 
 def test_accept_a_b_measures_each_recipes_own_server(workdir: Path) -> None:
@@ -69,7 +70,7 @@ def test_accept_a_b_measures_each_recipes_own_server(workdir: Path) -> None:
     run_a, run_b = res.stdout.split()
     assert _server_info(run_a)["speculative_draft_model_path"] == DRAFTERS["drafter-a"]
     assert _server_info(run_b)["speculative_draft_model_path"] == DRAFTERS["drafter-b"]
-    run = json.loads((Path(run_b) / "run.json").read_text())
+    run = json.loads(RunFolder(run_b).run_file.read_text())
     assert run["server_identity"]["checked_against"] == "recipe"
     assert "speculative_draft_model_path" in run["server_identity"]["checked"]
 
@@ -94,7 +95,7 @@ def test_url_alone_records_what_it_found(workdir: Path, servers: dict[str, Sim])
                "--dataset", "random", "--input-len", "8", "--output-len", "4"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
-    run = json.loads((Path(res.stdout.split()[-1]) / "run.json").read_text())
+    run = json.loads(RunFolder(res.stdout.split()[-1]).run_file.read_text())
     identity = run["server_identity"]
     assert identity["checked_against"] is None
     assert identity["found"]["speculative_draft_model_path"] == DRAFTERS["drafter-b"]
@@ -142,7 +143,7 @@ def test_a_baseline_recipe_is_checked_and_recorded_by_the_name_given(
     assert f"the server at {servers['drafter-a'].url} is not misplaced" in res.output
     res = CliRunner().invoke(main, [*args, "--baseline", "drafter-b"])
     assert res.exit_code == 0, res.output
-    accepted = json.loads((Path(res.stdout.split()[-1]) / "accept.json").read_text())
+    accepted = json.loads(RunFolder(res.stdout.split()[-1]).accept_file.read_text())
     assert accepted["protocol"]["baseline"] == "drafter-b"
 
 
@@ -162,12 +163,12 @@ def test_a_locked_recipe_is_measured_against_its_current_lock(
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     run_dir = Path(res.stdout.split()[-1])
-    assert json.loads((run_dir / "run.json").read_text())["server_identity"]["checked_against"] == (
-        "lock"
-    )
-    assert json.loads((run_dir / "lock.json").read_text()) == lock
+    assert json.loads(RunFolder(run_dir).run_file.read_text())["server_identity"][
+        "checked_against"
+    ] == ("lock")
+    assert json.loads(RunFolder(run_dir).lock_file.read_text()) == lock
     res = CliRunner().invoke(
         main, ["accept", "drafter-a", "--prompt-sets", "math", "-n", "2", "--max-new-tokens", "8"]
     )
     assert res.exit_code == 0, res.output
-    assert json.loads((Path(res.stdout.split()[-1]) / "lock.json").read_text()) == lock
+    assert json.loads(RunFolder(res.stdout.split()[-1]).lock_file.read_text()) == lock

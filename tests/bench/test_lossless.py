@@ -15,6 +15,7 @@ from repro.bench.accept.runner import AcceptOptions, lossless_failure, run_accep
 from repro.bench.accept.stats import first_divergence, paired_difference
 from repro.bench.target import BenchTarget
 from repro.cli import main
+from repro.runfolder import RunFolder
 from repro.schema.accept import AcceptSet
 from tests.bench.simserver import DFLASH, SimServer
 
@@ -33,7 +34,6 @@ def _opts(url: str, baseline: str, runs: Path) -> AcceptOptions:
     return AcceptOptions(
         urls=[url], prompt_sets=["math", "chat"], prompts=3, max_new_tokens=24,
         baseline=BenchTarget.from_url(baseline), check_lossless=True, runs_dir=runs,
-        collect_machine=False,
     )  # fmt: skip
 
 
@@ -43,7 +43,7 @@ def test_speculation_keeps_the_greedy_output(
     (result,) = run_accept(
         [BenchTarget.from_recipe(demo)], _opts(sim_spec.url, sim_plain.url, runs)
     )
-    check = json.loads((result.run_dir / "accept.json").read_text())["lossless"]
+    check = json.loads(RunFolder(result.run_dir).accept_file.read_text())["lossless"]
     assert check["passed"] is True
     # the run's concurrency, then demo's top bench concurrency (64), with 64 requests
     assert [(lv["concurrency"], lv["prompts"]) for lv in check["levels"]] == [(1, 6), (64, 64)]

@@ -19,7 +19,7 @@ def test_a_simulator_behind_its_clock_invalidates_the_level(
     try:
         opts = BenchOptions(
             url=server.url, concurrencies=[32], input_len=16, output_len=64, prompts=64,
-            runs_dir=runs, collect_machine=False,
+            runs_dir=runs,
         )  # fmt: skip
         (level,) = run_bench(BenchTarget.from_recipe(demo), opts).levels
     finally:

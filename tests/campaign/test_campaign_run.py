@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -13,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from repro.campaign.folder import CampaignFolder
+from repro.runfolder import RunFolder
+from tests.support.browser import chromium
 from tests.support.cli import REPRO, isolated_env, repro
 from tests.support.deployments import deployment_containers
 
@@ -46,9 +48,9 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     for name in index:  # every point's server is gone, the failed one's too
         assert deployment_containers(name, tmp_path / "state") == []
     small = folder / str(index["demo.cap-small"]["run_dir"])
-    summary = json.loads((small / "bench" / "summary.json").read_text())
+    summary = json.loads(RunFolder(small).bench.summary_file.read_text())
     assert [lv["max_concurrency"] for lv in summary["levels"]] == [1, 4]
-    assert (small / "accept").is_dir()  # the demo has a drafter: acceptance was measured
+    assert RunFolder(small).accept.has_run()  # the demo has a drafter: acceptance was measured
 
     report = repro("campaign", "report", str(folder), "--json", cwd=repo_root, env=env)
     assert report.returncode == 0, report.stderr[-2000:]
@@ -56,7 +58,15 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     assert set(decision["table"]) == {"demo.cap-small", "demo.cap-big", "demo.cap-broken"}
     assert decision["table"]["demo.cap-broken"] == {}
     assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
-    _page_fits_1280_px_with_its_plots(folder / "report" / "campaign.html", tmp_path)
+    _page_fits_1280_px_with_its_plots(CampaignFolder(folder).report_dir / "campaign.html", tmp_path)
+    # a new plan of the same campaign shows what was measured instead of predicting it
+    replanned = repro(
+        "campaign", "plan", str(tmp_path / "demo-caps.yaml"), "--measured", str(folder),
+        cwd=repo_root, env=env,
+    )  # fmt: skip
+    assert replanned.returncode == 0, replanned.stderr[-2000:]
+    assert "demo.cap-small: simulated (demo)" in replanned.stdout
+    assert "demo.cap-broken: predicted (demo)" in replanned.stdout
     # an ordinary run folder: `repro report` reads a point as any run
     single = repro("report", str(small), cwd=repo_root, env=env)
     assert single.returncode == 0, single.stderr[-2000:]
@@ -93,7 +103,7 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
         process.wait(timeout=30)
     assert folder is not None
     first = next(iter(index_of(folder).values()))
-    first_summary = folder / str(first["run_dir"]) / "bench" / "summary.json"
+    first_summary = folder / RunFolder(str(first["run_dir"])).bench.summary_file
     before = first_summary.stat().st_mtime_ns
 
     result = repro("campaign", "run", "--resume", str(folder), cwd=repo_root, env=env)
@@ -122,13 +132,7 @@ def _page_fits_1280_px_with_its_plots(page: Path, tmp_path: Path) -> None:
             "</body>",
         )
     )
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    common = [
-        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1000",
-        "--virtual-time-budget=5000",
-    ]  # fmt: skip
+    common = [*chromium(tmp_path / "profile"), "--virtual-time-budget=5000"]
     shot = tmp_path / "campaign.png"
     subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
                    capture_output=True)  # fmt: skip
@@ -140,3 +144,30 @@ def _page_fits_1280_px_with_its_plots(page: Path, tmp_path: Path) -> None:
     width, plots = int(found.group(1)), int(found.group(2))
     assert width <= 1280
     assert plots == len(list(page.parent.glob("*.png"))) >= 1
+
+
+def test_gpu_recipes_run_on_the_simulator_from_a_folder_outside_the_project(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    env = isolated_env(tmp_path)
+    campaign = tmp_path / "layouts.yaml"
+    campaign.write_text(
+        "machine: rtx-pro-6000x8\n"
+        "points: [{recipe: kimi26-tp8}, {recipe: kimi26-ep4}]\n"
+        "bench: {concurrencies: [1, 4], input_len: 64, output_len: 8, dataset: chat,\n"
+        "        prompts_per_level: 4, warmup: 1}\n"
+    )
+    campaigns = tmp_path / "elsewhere"
+    result = repro(
+        "campaign", "run", str(campaign), "--sim", "--time-scale", "0.05",
+        "--campaigns-dir", str(campaigns), cwd=repo_root, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    folder = only_folder(campaigns)
+    for name, point in index_of(folder).items():
+        assert point["status"] == "done"
+        info = json.loads(
+            (folder / str(point["run_dir"]) / "bench" / "server_info.json").read_text()
+        )
+        assert info["simulated"] is True and info["sim_profile"].startswith(name)
+        assert deployment_containers(f"{name}-sim", tmp_path / "state") == []

@@ -16,6 +16,7 @@ from hubserver.repos import HubFile
 from hubserver.server import HubServer
 from repro.image.tiny_model import TINY_REPO, make_tiny_model
 from repro.launch.spec import project_name
+from repro.runfolder import RunFolder
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(3000)]
 
@@ -60,12 +61,12 @@ def test_a_campaign_runs_each_point_on_sglangs_own_engine(tmp_path: Path, hub: H
     index = json.loads((folder / "index.json").read_text())
     assert [p["status"] for p in index["points"]] == ["done", "done"]
     for point in index["points"]:
-        bench = folder / point["run_dir"] / "bench"
-        info = json.loads((bench / "server_info.json").read_text())
+        bench = RunFolder(folder / point["run_dir"]).bench
+        info = json.loads(bench.server_info_file.read_text())
         assert info["version"] == "0.5.23" and info["simulated"] is False
         cap = int(point["name"].rsplit("-", 1)[1])
         assert info["max_running_requests"] == cap  # the point's own server setting ran
-        levels = json.loads((bench / "summary.json").read_text())["levels"]
+        levels = json.loads(bench.summary_file.read_text())["levels"]
         assert [lv["max_concurrency"] for lv in levels] == [1, 2]
         assert all(lv["completed"] == 4 for lv in levels)
         containers = subprocess.run(

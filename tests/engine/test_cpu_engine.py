@@ -23,6 +23,7 @@ from hubserver.fixtures import REPRO, Project
 from hubserver.repos import HubFile
 from hubserver.server import HubServer
 from repro.image.tiny_model import TINY_REPO, make_tiny_model
+from repro.runfolder import RunFolder
 from tests.support.ports import free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(3000)]
@@ -100,7 +101,7 @@ def test_the_tiny_recipe_serves_its_locked_commit_on_sglangs_own_engine(
             out = project.root / "runs" / endpoint
             _run(project, "bench", RECIPE, "--url", url, "--endpoint", endpoint,
                  "--output", str(out), timeout=900)  # fmt: skip
-            served = json.loads((out / "server_info.json").read_text())
+            served = json.loads(RunFolder(out).server_info_file.read_text())
             assert served["version"] == "0.5.23" and served["simulated"] is False
             records.append(str(out))
         report = _run(project, "report", *records).stdout

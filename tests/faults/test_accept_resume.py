@@ -9,12 +9,13 @@ import subprocess
 import time
 from pathlib import Path
 
+from repro.runfolder import RunFolder
 from tests.bench.simserver import DFLASH, SimServer
 from tests.support.cli import REPRO, isolated_env, repro
 
 
 def _sets(run_dir: Path) -> list[str]:
-    path = run_dir / "accept.json"
+    path = RunFolder(run_dir).accept_file
     if not path.is_file():
         return []
     return [s["prompt_set"] for s in json.loads(path.read_text())["sets"]]
@@ -40,9 +41,9 @@ def test_a_server_killed_in_the_second_set_keeps_the_first(tmp_path: Path, repo_
     assert process.returncode == 1, stderr
     assert "Traceback" not in stderr and "--resume" in stderr
     assert _sets(out) == ["chat"]
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(RunFolder(out).run_file.read_text())
     assert run["status"] == "failed" and run["error"]
-    kept = json.loads((out / "accept.json").read_text())["sets"][0]
+    kept = json.loads(RunFolder(out).accept_file.read_text())["sets"][0]
 
     second = SimServer(tmp_path / "sim2.log", *DFLASH, REPRO_SIM_TIME_SCALE="0.1")
     try:
@@ -54,8 +55,8 @@ def test_a_server_killed_in_the_second_set_keeps_the_first(tmp_path: Path, repo_
         second.stop()
     assert resumed.returncode == 0, resumed.stderr
     assert _sets(out) == ["chat", "code"]
-    assert json.loads((out / "accept.json").read_text())["sets"][0] == kept  # not redone
-    assert json.loads((out / "run.json").read_text())["status"] == "complete"
+    assert json.loads(RunFolder(out).accept_file.read_text())["sets"][0] == kept  # not redone
+    assert json.loads(RunFolder(out).run_file.read_text())["status"] == "complete"
 
     other = repro(
         "accept", "demo", "--url", "http://127.0.0.1:9", "-n", "7", "--resume", str(out),

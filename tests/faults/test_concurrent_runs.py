@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.support.cli import REPRO, isolated_env
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
@@ -34,6 +35,6 @@ def test_two_runs_at_once_one_runs_the_other_is_refused(repo_root: Path, tmp_pat
     refused = next(err for code, err in outcomes if code == 1)
     assert "in use by another repro process" in refused and "Traceback" not in refused
     [run_dir] = [d for i in range(2) for d in (tmp_path / f"runs{i}").glob("*")]
-    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
     assert {stage["status"] for stage in stages} == {"done"}  # never stopped under it
     assert not deployment_containers("demo")

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.support.cli import isolated_env, repro
 
 RECORD = Path(__file__).resolve().parent.parent / "fixtures" / "h200-sglang-0.5.23" / "bench-chat"
@@ -46,10 +47,10 @@ def test_a_parquet_file_with_a_corrupt_page(tmp_path: Path, repo_root: Path) -> 
 def test_an_impossible_number_in_a_summary(tmp_path: Path, value: str) -> None:
     record = tmp_path / "bench-chat"
     shutil.copytree(RECORD, record)
-    summary = json.loads((record / "summary.json").read_text())
+    summary = json.loads(RunFolder(record).summary_file.read_text())
     summary["levels"][0]["output_throughput"] = "VALUE"
     text = json.dumps(summary).replace('"VALUE"', value)
-    (record / "summary.json").write_text(text)
+    RunFolder(record).summary_file.write_text(text)
     result = repro(
         "report", str(record), "--plots", str(tmp_path / "plots"), cwd=tmp_path,
         env=isolated_env(tmp_path), timeout=120,

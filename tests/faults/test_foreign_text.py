@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.faults.hostile_server import json_server
 from tests.support.cli import isolated_env, repro
 
@@ -57,15 +58,15 @@ def test_a_registry_password_is_never_echoed(tmp_path: Path, repo_root: Path) ->
 def test_a_record_with_hostile_text_is_reported_clean(tmp_path: Path) -> None:
     record = tmp_path / "bench-chat"
     shutil.copytree(RECORD, record)
-    info = json.loads((record / "server_info.json").read_text())
+    info = json.loads(RunFolder(record).server_info_file.read_text())
     info["model_path"] = RETITLE_AND_CLEAR + "x" * 100_000
-    (record / "server_info.json").write_text(json.dumps(info))
-    machine = json.loads((record / "machine.json").read_text())
+    RunFolder(record).server_info_file.write_text(json.dumps(info))
+    machine = json.loads(RunFolder(record).machine_file.read_text())
     machine["gpus"][0]["name"] = RETITLE_AND_CLEAR + "H200"
-    (record / "machine.json").write_text(json.dumps(machine))
-    summary = json.loads((record / "summary.json").read_text())
+    RunFolder(record).machine_file.write_text(json.dumps(machine))
+    summary = json.loads(RunFolder(record).summary_file.read_text())
     summary["levels"][0].update(valid=False, reasons=[RETITLE_AND_CLEAR + "slow"])
-    (record / "summary.json").write_text(json.dumps(summary))
+    RunFolder(record).summary_file.write_text(json.dumps(summary))
     for fmt in ("table", "markdown", "html"):
         result = repro(
             "report", str(record), "--format", fmt, "--include-invalid", cwd=tmp_path,

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from repro.cli import main
+from repro.runfolder import RunFolder
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -24,19 +25,19 @@ def _one_line(result: Result, *words: str) -> None:
 
 
 def _bench_run(tmp_path: Path) -> Path:
-    folder = tmp_path / "bench"
+    folder = tmp_path / "benched"
     folder.mkdir()
     workload = {"input_len": 8, "output_len": 8, "dataset": "random", "prompts_per_level": 1,
                 "warmup": 0, "repeats": 1}  # fmt: skip
     run = {"run_id": "b", "recipe_name": "demo", "kind": "bench", "status": "failed",
            "server_url": "http://127.0.0.1:9", "workload": workload}  # fmt: skip
-    (folder / "run.json").write_text(json.dumps(run))
-    (folder / "summary.json").write_text(json.dumps({"levels": []}))
-    (folder / "recipe.json").write_text(json.dumps({"name": "demo", "bench": workload}))
+    RunFolder(folder).run_file.write_text(json.dumps(run))
+    RunFolder(folder).summary_file.write_text(json.dumps({"levels": []}))
+    RunFolder(folder).recipe_file.write_text(json.dumps({"name": "demo", "bench": workload}))
     return folder
 
 
-@pytest.mark.parametrize("name", ["run.json", "summary.json", "recipe.json"])
+@pytest.mark.parametrize("name", ["run_file", "summary_file", "recipe_file"])
 @pytest.mark.parametrize(
     ("content", "words"),
     [(DEEP.encode(), "nested deeper"), (b'{"a": "\xe9"}', "not UTF-8 text")],
@@ -46,8 +47,9 @@ def test_bench_resume_of_a_hostile_record(
     tmp_path: Path, name: str, content: bytes, words: str
 ) -> None:
     folder = _bench_run(tmp_path)
-    (folder / name).write_bytes(content)
-    _one_line(CliRunner().invoke(main, ["bench", "--resume", str(folder)]), name, words)
+    path: Path = getattr(RunFolder(folder), name)
+    path.write_bytes(content)
+    _one_line(CliRunner().invoke(main, ["bench", "--resume", str(folder)]), path.name, words)
 
 
 @pytest.mark.parametrize(

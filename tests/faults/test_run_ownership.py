@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from repro.cli import main
 from repro.launch.claim import DeploymentBusy, deployment_claim
 from repro.run import STAGE_NAMES
+from repro.runfolder import RunFolder
 from tests.faults.hostile_server import json_server
 from tests.support.cli import isolated_env, repro
 
@@ -31,10 +32,10 @@ def _run_folder(tmp_path: Path, repo_root: Path, url: str, container_id: str | N
         "container_id": container_id,
         "port": None,
     }
-    (folder / "context.json").write_text(json.dumps(context))
+    RunFolder(folder).context_file.write_text(json.dumps(context))
     done = STAGE_NAMES[: STAGE_NAMES.index("launch") + 1]
     stages = [{"name": n, "status": "done" if n in done else "pending"} for n in STAGE_NAMES]
-    (folder / "stages.json").write_text(json.dumps({"updated_at": "x", "stages": stages}))
+    RunFolder(folder).stages_file.write_text(json.dumps({"updated_at": "x", "stages": stages}))
     return folder
 
 
@@ -49,7 +50,7 @@ def test_resume_never_adopts_a_foreign_server_at_the_saved_url(
     assert result.exit_code == 0, result.output
     [launch] = [line for line in result.output.splitlines() if " launch " in line]
     assert "skip" not in launch  # launched again, not the server that answers there
-    saved = json.loads((folder / "stages.json").read_text())
+    saved = json.loads(RunFolder(folder).stages_file.read_text())
     assert saved["stages"][STAGE_NAMES.index("launch")]["status"] == "done"  # a plan writes nothing
 
 
@@ -57,6 +58,7 @@ HOLD = """
 import sys, time
 from pathlib import Path
 from repro.launch.claim import deployment_claim
+from repro.runfolder import RunFolder
 with deployment_claim(Path(sys.argv[1]), "demo"):
     print("held", flush=True)
     time.sleep(60)

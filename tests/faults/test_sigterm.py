@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.bench.simserver import DFLASH, SimServer
 from tests.support.cli import REPRO, isolated_env
 from tests.support.simulator import Sim
@@ -46,10 +47,10 @@ def test_sigterm_to_bench_keeps_a_failed_resumable_run(sim: Sim, tmp_path: Path)
         stderr=subprocess.PIPE,
         text=True,
     )
-    stderr = _terminate_when(process, out / "levels" / "c1-r0.jsonl")
+    stderr = _terminate_when(process, RunFolder(out).requests_file(1, 0))
     assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
     assert "interrupted by SIGTERM" in stderr and "Traceback" not in stderr
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(RunFolder(out).run_file.read_text())
     assert run["status"] == "failed" and "SIGTERM" in run["error"]
 
 
@@ -66,9 +67,9 @@ def test_sigterm_to_accept_keeps_the_finished_sets(
         stderr=subprocess.PIPE,
         text=True,
     )
-    stderr = _terminate_when(process, out / "accept.json")
+    stderr = _terminate_when(process, RunFolder(out).accept_file)
     assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
     assert "interrupted by SIGTERM" in stderr and "Traceback" not in stderr
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(RunFolder(out).run_file.read_text())
     assert run["status"] == "failed" and "SIGTERM" in run["error"]
-    assert json.loads((out / "accept.json").read_text())["recipe_name"] == "demo"
+    assert json.loads(RunFolder(out).accept_file.read_text())["recipe_name"] == "demo"

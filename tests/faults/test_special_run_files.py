@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.support.cli import isolated_env, repro
 
 RECORD = Path(__file__).resolve().parent.parent / "fixtures" / "h200-sglang-0.5.23" / "bench-chat"
@@ -23,13 +24,15 @@ def runs(tmp_path: Path) -> Path:
     return tmp_path / "runs"
 
 
-@pytest.mark.parametrize("name", ["summary.json", "server_info.json", "machine.json"])
+@pytest.mark.parametrize("file", ["summary_file", "server_info_file", "machine_file"])
 def test_a_fifo_in_a_run_folder_is_refused_without_waiting(
-    runs: Path, tmp_path: Path, name: str
+    runs: Path, tmp_path: Path, file: str
 ) -> None:
     record = runs / "bench-chat"
-    (record / name).unlink()
-    os.mkfifo(record / name)
+    path: Path = getattr(RunFolder(record), file)
+    name = path.name
+    path.unlink()
+    os.mkfifo(path)
     env = isolated_env(tmp_path)
     report = repro("report", str(record), cwd=tmp_path, env=env, timeout=DEADLINE_S)
     assert report.returncode == 1
@@ -48,7 +51,7 @@ def test_resuming_a_run_whose_levels_folder_leads_outside_writes_nothing_there(
     record = runs / "bench-chat"
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    (record / "levels").symlink_to(outside, target_is_directory=True)
+    RunFolder(record).levels_dir.symlink_to(outside, target_is_directory=True)
     before = sorted(p.name for p in record.iterdir())
     result = repro(
         "bench", "--resume", str(record), cwd=tmp_path, env=isolated_env(tmp_path),

@@ -45,6 +45,9 @@ def test_manifest_records_what_the_image_contains(sim_image: str) -> None:
     assert len(manifest["sglang_commit"]) == 40
     names = {option for flag in manifest["catalog"] for option in flag["options"]}
     assert {"--speculative-algorithm", "--tp-size", "--port"} <= names
+    # the kernel versions the lock shows: the simulator's image has none
+    components = built.locked_image().components
+    assert components["sglang"] == "0.5.23" and components["sglang-kernel"] is None
     labels = client().image.inspect(sim_image).config.labels or {}
     assert labels["dev.repro.content-hash"].startswith(sim_image.rsplit("-", 1)[1])
     assert "org.opencontainers.image.revision" in labels

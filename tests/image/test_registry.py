@@ -10,21 +10,9 @@ import pytest
 from repro.image.engine import client
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import RegistryError, export_archive, pull, push, verify
-from tests.support.registry import Registry, docker_login, running_registry
+from tests.support.registry import Registry, docker_login
 
 pytestmark = pytest.mark.docker
-
-
-@pytest.fixture
-def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # A private Docker client config: the login stays in this test's credential store.
-    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))
-    with running_registry(tmp_path) as running:
-        yield running
-    for image in client().image.list():
-        for tag in image.repo_tags:
-            if tag.startswith(running.host):
-                client().image.remove(tag)
 
 
 def test_push_delete_pull_by_digest_verify(registry: Registry, sim_image: str) -> None:

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from repro.launch.spec import project_name
+from repro.runfolder import RunFolder
 from tests.support.cli import REPRO, repro
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
@@ -43,12 +44,12 @@ def test_launch_status_stop(
         logs = repro("logs", "demo", cwd=repo_root, env=env)
         assert "fired up and ready to roll" in logs.stdout
         # A standalone bench of what launch started records the image the container runs.
-        record = tmp_path / "bench"
+        record = tmp_path / "benched"
         benched = repro("bench", "--url", f"http://localhost:{port}", "--concurrency", "1",
                          "--prompts", "2", "--input-len", "8", "--output-len", "4",
                          "--output", str(record), cwd=repo_root, env=env)  # fmt: skip
         assert benched.returncode == 0, benched.stderr
-        info = json.loads((record / "server_info.json").read_text())
+        info = json.loads(RunFolder(record).server_info_file.read_text())
         assert info["deployment"] == "demo" and info["image_reference"] == status[0]["image"]
         assert info["image_id"].startswith("sha256:")
         compared = repro("compare", str(record), str(record), "--json", cwd=repo_root, env=env)

@@ -82,3 +82,20 @@ def test_drift_from_the_shipped_catalog_covers_every_option() -> None:
     assert drift is not None and "--page-size: default None -> 64" in drift
     assert any(line.startswith("--enable-metrics") and "removed" in line for line in drift)
     assert shipped_catalog_drift(Catalog("0.0.1", [], [])) is None  # repro ships none
+
+
+def test_a_kernel_change_between_two_images_is_a_drift_line() -> None:
+    from repro.lock import diff_components
+    from repro.schema.lock import LockedImage
+
+    def image(kernel: str | None, flashinfer: str) -> LockedImage:
+        manifest = {"sglang_version": "0.5.18", "sgl_kernel": kernel, "flashinfer": flashinfer}
+        return LockedImage.model_validate(
+            {"reference": "repro/x:1", "fingerprint": "sha256:" + "1" * 64, "manifest": manifest}
+        )
+
+    old, new = image("0.4.5", "0.6.1"), image("0.4.6.post1", "0.6.1")
+    assert new.components["sglang-kernel"] == "0.4.6.post1"
+    assert diff_components(old, new) == ["image sglang-kernel: 0.4.5 -> 0.4.6.post1"]
+    assert diff_components(old, old) == [] and diff_components(None, new) == []
+    assert diff_components(image(None, "0.6.1"), old) == ["image sglang-kernel: - -> 0.4.5"]

@@ -81,3 +81,30 @@ def test_block_size_nested_or_absent(project: Project) -> None:
     assert (
         drafter_block_size(resolve_repo("org/eagle", endpoint=endpoint), endpoint=endpoint) is None
     )
+
+
+def test_lock_checks_the_drafters_architecture_against_the_images_sglang(
+    project: Project,
+) -> None:
+    """z-lab's DFlash2 drafters (config.json architectures: DFlash2DraftModel) load only from
+    SGLang 0.5.20: locking one for an older image is refused, naming the release."""
+    config = b'{"block_size": 8, "architectures": ["DFlash2DraftModel"]}'
+    project.hub.add_repo(
+        "org/dflash2", [HubFile("config.json", config), HubFile("model.safetensors", b"w" * 64)]
+    )
+    recipe = project.root / "recipes" / "small.yaml"
+    recipe.write_text(recipe.read_text().replace("org/drafter", "org/dflash2"))
+    assert project.lock().lock.drafter_architectures == ["DFlash2DraftModel"]  # 0.5.23 loads it
+    spec = project.root / "images" / "gpu.yaml"
+    spec.write_text(spec.read_text().replace('"0.5.23"', '"0.5.17"'))
+    with pytest.raises(RecipeError) as refused:
+        project.lock()
+    [problem] = refused.value.problems
+    assert (
+        "drafter: the locked drafter org/dflash2 is a DFlash2DraftModel, which SGLang 0.5.17 "
+        "cannot load" in problem
+    )
+    assert "SGLang registers it from 0.5.20" in problem
+    # the DFlash drafter of the other recipes loads on every release
+    recipe.write_text(recipe.read_text().replace("org/dflash2", "org/drafter"))
+    assert project.lock().lock.drafter_architectures is None  # its config names none

@@ -30,7 +30,7 @@ def engine_standin_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def sglang_engine(
     tiny_model: Path, engine_standin_log: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Engine]:
-    log = tmp_path_factory.mktemp("engine") / "server.log"
+    log = tmp_path_factory.mktemp("engine") / "engine.log"
     with running_engine(
         tiny_model, free_port(), log, env={"REPRO_STANDIN_LOG": str(engine_standin_log)}
     ) as engine:

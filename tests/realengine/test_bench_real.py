@@ -29,7 +29,7 @@ def measured(
 ) -> MeasuredLevel:
     opts = BenchOptions(
         url=sglang_engine.url, concurrencies=[2], input_len=16, output_len=OUTPUT_LEN,
-        prompts=PROMPTS, endpoint=request.param, collect_machine=False,
+        prompts=PROMPTS, endpoint=request.param,
         runs_dir=tmp_path_factory.mktemp(f"runs-{request.param}"),
     )  # fmt: skip
     result, (level,) = bench_with_server_view(sglang_engine.url, opts)

@@ -11,13 +11,14 @@ from click.testing import CliRunner
 from repro.bench.serverstate import parse_metrics, server_limits
 from repro.cli import main
 from repro.realengine.servermetrics import E2E, GENERATION_TOKENS, ITL, TTFT, parse_snapshot
+from repro.runfolder import RunFolder
 from repro.schema.machine import ServerInfo
 
 H200 = Path(__file__).resolve().parents[1] / "fixtures" / "h200-sglang-0.5.23"
 
 
 def test_the_h200_servers_limits_are_read_from_its_server_info() -> None:
-    info = json.loads((H200 / "server_info.json").read_text())
+    info = json.loads(RunFolder(H200).server_info_file.read_text())
     limits = server_limits(ServerInfo.model_validate(info))
     assert limits is not None
     assert limits.running_cap == info["internal_states"][0]["effective_max_running_requests_per_dp"]
@@ -51,9 +52,9 @@ def test_the_h200_bench_records_report_as_a_real_h200_with_energy() -> None:
     NVML energy per token."""
     runs = [H200 / "bench-generate", H200 / "bench-chat"]
     for run in runs:
-        assert json.loads((run / "server_info.json").read_text())["version"] == "0.5.23"
-        assert json.loads((run / "run.json").read_text())["simulated"] is False
-        for level in json.loads((run / "summary.json").read_text())["levels"]:
+        assert json.loads(RunFolder(run).server_info_file.read_text())["version"] == "0.5.23"
+        assert json.loads(RunFolder(run).run_file.read_text())["simulated"] is False
+        for level in json.loads(RunFolder(run).summary_file.read_text())["levels"]:
             assert level["valid"] is True, level["reasons"]
             assert level["energy"]["source"] == "nvml"
             assert 0 < level["joules_per_output_token"] < 10

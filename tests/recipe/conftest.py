@@ -62,8 +62,9 @@ bench: {concurrencies: [1, 2], prompts_per_level: 8}
 # Layers over BASE_RECIPE: a DFLASH deployment, and a DDTREE one on the patched image.
 DFLASH = "drafter: {repo: org/drafter}\nspeculative: {algorithm: DFLASH}\nbench: {dataset: chat}\n"
 DDTREE = (
-    "image: sglang-nightly-cu13-ddtree\ndrafter: {repo: org/drafter}\n"
+    "image: sglang-0.5.15-cu13-ddtree\ndrafter: {repo: org/drafter}\n"
     "speculative: {algorithm: DDTREE, ddtree_budget: 15}\nbench: {dataset: chat}\n"
+    "server: {extra_args: [--page-size, '1']}\n"
 )
 
 

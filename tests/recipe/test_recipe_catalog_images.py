@@ -15,6 +15,7 @@ from repro.recipe.argv_check import available_catalog_versions
 from repro.recipe.images import (
     ImageSpecError,
     ImageSpecNotFound,
+    catalog_version,
     effective_catalog,
     list_image_specs,
     load_image_spec,
@@ -97,29 +98,30 @@ def test_not_a_catalog() -> None:
 # --- image specs ----------------------------------------------------------------------------
 def test_shipped_image_specs_load(project: Project) -> None:
     assert list_image_specs(project.images) == [
+        "sglang-0.5.15-cu13-ddtree",
         "sglang-0.5.23-cpu",
+        "sglang-0.5.23-cu13",
         "sglang-nightly-cu13",
-        "sglang-nightly-cu13-ddtree",
         "sim",
     ]
     nightly = load_image_spec("sglang-nightly-cu13", project.images)
     assert nightly.base.reference.startswith("lmsysorg/sglang:nightly-dev-cu13-")
     assert nightly.base.digest and nightly.base.digest_unverified
     assert nightly.gpu_architectures == ["9.0", "10.0", "10.3", "12.0"]
-    # The nightly's own SGLang is a dev build; the 0.5.23 catalog stands in for it until the
-    # lock, adjusted to the nightly's era.
+    # The nightly's own SGLang is a dev build of 2026-08-17; the newest release built before it
+    # (0.5.17, 2026-08-08) stands in until the lock, as it is: nothing added or removed.
     assert nightly.base.sglang_commit == "d91c3682b0b429e4c70df63cd57f819588ce29b0"
     assert nightly.base.sglang_version == "0.0.0.dev1+gd91c3682b"
-    assert nightly.sglang_version == "0.0.0.dev1" and nightly.catalog_version == "0.5.23"
+    assert nightly.base.sglang_commit_date == "2026-08-17"
+    assert nightly.sglang_version == "0.0.0.dev1" and catalog_version(nightly) == "0.5.17"
     catalog = effective_catalog(nightly)
-    assert catalog.sglang_version == "0.5.23"
-    era = catalog.find("--mamba-scheduler-strategy")
-    assert era is not None and era.provided_by == "sglang-nightly-cu13"
-    assert era.check_value("extra_buffer") is None and era.check_value("extra_buffer_lazy")
-    assert catalog.find("--mamba-radix-cache-strategy") is None
-    assert load_catalog("0.5.23").find("--mamba-radix-cache-strategy") is not None
-    others = [o for o in catalog.options if o.provided_by is None]
-    assert len(others) == len(load_catalog("0.5.23").options) - 1
+    assert catalog.sglang_version == "0.5.17" and catalog.released == "2026-08-08"
+    assert len(catalog.options) == len(load_catalog("0.5.17").options)
+    # the era's spellings: the radix-cache strategy is the option, the scheduler one an alias
+    assert catalog.find("--mamba-radix-cache-strategy") is not None
+    old = catalog.find("--mamba-scheduler-strategy")
+    assert old is not None and old.deprecated and old.replacement == "--mamba-radix-cache-strategy"
+    assert catalog.find("--attn-dp-size") is None and load_catalog("0.5.23").has("--attn-dp-size")
     sim = load_image_spec("sim", project.images)
     assert (
         sim.simulated
@@ -130,7 +132,7 @@ def test_shipped_image_specs_load(project: Project) -> None:
 
 
 def test_ddtree_spec_provides_the_algorithm_and_option(project: Project) -> None:
-    spec = load_image_spec("sglang-nightly-cu13-ddtree", project.images)
+    spec = load_image_spec("sglang-0.5.15-cu13-ddtree", project.images)
     assert spec.patch_set is not None and spec.patch_set.local == []
     [diff] = spec.patch_set.remote
     assert diff.pull_request == 29907 and diff.head_commit and diff.head_commit in diff.url
@@ -208,7 +210,7 @@ def test_numbers_in_yaml_become_versions(project: Project) -> None:
 
 
 def test_remote_diff_must_name_its_head_commit(project: Project) -> None:
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     project.write(
         "moving.yaml", text.replace("main...93e9850e", "main...pull-head-"), folder="images"
     )
@@ -225,7 +227,7 @@ def test_remote_diff_must_name_its_head_commit(project: Project) -> None:
     ],
 )
 def test_remote_diff_url_is_one_https_url(project: Project, url: str, expected: str) -> None:
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     start = text.index("url: ") + len("url: ")
     end = text.index("\n", start)
     project.write("badurl.yaml", text[:start] + repr(url) + text[end:], folder="images")
@@ -234,7 +236,7 @@ def test_remote_diff_url_is_one_https_url(project: Project, url: str, expected: 
 
 
 def test_local_patch_files_must_exist(project: Project) -> None:
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     project.write(
         "local.yaml", text.replace("  local: []", "  local: [0001-fix.patch]"), folder="images"
     )
@@ -250,7 +252,7 @@ def test_local_patch_files_must_exist(project: Project) -> None:
 
 
 def test_provided_option_clashing_with_sglang(project: Project) -> None:
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     project.write(
         "clash.yaml",
         text.replace("--speculative-ddtree-budget", "--speculative-num-steps"),

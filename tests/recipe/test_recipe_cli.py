@@ -54,7 +54,12 @@ def test_render_shell_is_a_pasteable_command(project: Project) -> None:
     code, out, _ = run("render", "kimi26-ep4-dflash", "--format", "shell")
     assert code == 0
     tokens = shlex.split(out.replace("\\\n", " "))
-    assert tokens[:3] == ["python3", "-m", "sglang.launch_server"]
+    assert tokens[:4] == [
+        "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1",  # the env prefix
+        "python3",
+        "-m",
+        "sglang.launch_server",
+    ]
     assert tokens[tokens.index("--speculative-algorithm") + 1] == "DFLASH"
     assert tokens[tokens.index("--ep-size") + 1] == "4"
 

@@ -56,11 +56,11 @@ def test_missing_recipes_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 # --- extends --------------------------------------------------------------------------------
 def test_merge_semantics() -> None:
     parent = {"a": {"x": 1, "y": [1, 2, 3], "z": {"k": 1}}, "b": [1], "c": {"d": 1}}
-    child = {"a": {"y": [9], "z": {"j": 2}}, "b": [2, 3], "c": None}
+    child = {"a": {"y": [9], "z": {"j": 2, "k": None}}, "b": [2, 3], "c": None, "e": None}
     assert merge(parent, child) == {
-        "a": {"x": 1, "y": [9], "z": {"k": 1, "j": 2}},
+        "a": {"x": 1, "y": [9], "z": {"j": 2}},  # null removes an inherited key
         "b": [2, 3],
-        "c": None,
+        "e": None,  # and stays where there is nothing to remove (validation names it)
     }
     assert parent["a"]["z"] == {"k": 1}  # inputs untouched
 

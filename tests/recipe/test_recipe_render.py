@@ -22,7 +22,7 @@ from repro.recipe import (
     render_server_argv,
     render_shell,
 )
-from repro.recipe.images import catalog_for_recipe, image_for_recipe
+from repro.recipe.images import catalog_for_recipe, catalog_version, image_for_recipe
 from repro.schema.option_catalog import Catalog
 
 from .conftest import BASE_RECIPE, SHIPPED_RECIPES, Project
@@ -56,13 +56,11 @@ def build_parser(catalog: dict[str, Any]) -> argparse.ArgumentParser:
     return parser
 
 
-CATALOG_JSON = resources.files("repro").joinpath("catalogs", "sglang-0.5.23.json")
-
-
 def parse(catalog: Catalog, argv: list[str]) -> argparse.Namespace:
-    """Parse with the catalog in force: SGLang 0.5.23's options from the package catalog, less
-    those a stand-in's image era lacks, plus what the era and a patch set add."""
-    data = json.loads(CATALOG_JSON.read_text())
+    """Parse with the catalog in force: its SGLang version's options from the package catalog,
+    less those a stand-in's image era lacks, plus what the era and a patch set add."""
+    shipped = resources.files("repro").joinpath("catalogs", f"sglang-{catalog.sglang_version}.json")
+    data = json.loads(shipped.read_text())
     data["flags"] = [f for f in data["flags"] if all(catalog.has(o) for o in f["options"])]
     data["flags"] += [o.to_dict() for o in catalog.options if o.provided_by]
     namespace, unknown = build_parser(data).parse_known_args(argv)
@@ -70,12 +68,16 @@ def parse(catalog: Catalog, argv: list[str]) -> argparse.Namespace:
     return namespace
 
 
+RELEASE_IMAGE = "sglang-0.5.23-cu13"
+
+
 @pytest.mark.parametrize("name", SHIPPED_RECIPES)
 def test_shipped_recipe_renders_and_parses(project: Project, name: str) -> None:
     recipe = load_recipe(name)
     assert [f for f in check_recipe(resolved(recipe)) if f.severity == "error"] == []
     catalog = catalog_for_recipe(recipe)
-    assert catalog.sglang_version == "0.5.23"
+    image = image_for_recipe(recipe)
+    assert catalog.sglang_version == catalog_version(image)
     argv = render_server_argv(recipe, catalog)
     ns = parse(catalog, argv)
     assert ns.model_path == recipe.model.repo
@@ -92,10 +94,9 @@ def test_shipped_recipe_renders_and_parses(project: Project, name: str) -> None:
         assert ns.speculative_draft_model_path == recipe.drafter.repo
         # Unset, SGLang caps speculative decoding at 48 running requests.
         assert ns.max_running_requests >= max(recipe.bench.concurrencies)
-    # Every token that names an option names one of SGLang 0.5.23, or one the image spec
-    # declares: its era's (the stand-in lacks it) or its patch set's.
-    base = load_catalog("0.5.23")
-    image = image_for_recipe(recipe)
+    # Every token that names an option names one of the image's SGLang release, or one the
+    # image spec declares: its era's (no release holds it) or its patch set's.
+    base = load_catalog(catalog.sglang_version)
     declared = {image.name, image.patch_set.name if image.patch_set else image.name}
     for token in argv:
         if token.startswith("--"):
@@ -138,13 +139,19 @@ def test_cuda_graph_off_uses_the_non_deprecated_spelling(project: Project) -> No
     assert "--disable-cuda-graph" in render_server_argv(recipe, old)
 
 
-def test_dp_attention_renders_attn_dp_size(project: Project) -> None:
-    project.recipe("dpa", BASE_RECIPE.replace("{tp: 8}", "{tp: 8, dp: 4, dp_attention: true}"))
+def test_dp_attention_renders_the_spelling_of_the_images_era(project: Project) -> None:
+    dpa = BASE_RECIPE.replace("{tp: 8}", "{tp: 8, dp: 4, dp_attention: true}")
+    project.recipe("dpa", dpa.replace("sglang-nightly-cu13", RELEASE_IMAGE))
     recipe = load_recipe("dpa")
     catalog = catalog_for_recipe(recipe)
     argv = render_server_argv(recipe, catalog)
     assert argv[argv.index("--attn-dp-size") + 1] == "4"
     assert "--enable-dp-attention" not in argv and "--dp-size" not in argv
+    # the nightly is 0.5.17's era: no --attn-dp-size yet
+    project.recipe("dpa-nightly", dpa)
+    nightly = load_recipe("dpa-nightly")
+    argv = render_server_argv(nightly, catalog_for_recipe(nightly))
+    assert argv[argv.index("--dp-size") + 1] == "4" and "--enable-dp-attention" in argv
     plain = BASE_RECIPE.replace("{tp: 8}", "{tp: 4, dp: 2}")
     project.recipe("dp", plain)
     argv = render_server_argv(load_recipe("dp"), catalog)
@@ -222,7 +229,8 @@ def test_extra_args_problems(project: Project, extra: str, message: str) -> None
 
 
 def test_deprecated_extra_arg_warns_with_replacement(project: Project) -> None:
-    project.recipe("dep", BASE_RECIPE + "server: {extra_args: [--enable-dp-attention]}\n")
+    on_release = BASE_RECIPE.replace("sglang-nightly-cu13", RELEASE_IMAGE)
+    project.recipe("dep", on_release + "server: {extra_args: [--enable-dp-attention]}\n")
     recipe = load_recipe("dep")
     [f] = [f for f in check_recipe(resolved(recipe)) if f.rule == "deprecated-option"]
     assert f.severity == "warning"
@@ -273,7 +281,8 @@ def test_shell_render_of_the_dflash_baseline(project: Project) -> None:
     recipe = load_recipe("kimi26-ep4-dflash")
     text = render_shell(recipe, catalog_for_recipe(recipe))
     assert text.startswith(
-        "python3 -m sglang.launch_server \\\n  --model-path moonshotai/Kimi-K2.6 \\\n"
+        "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1 python3 -m sglang.launch_server \\\n"
+        "  --model-path moonshotai/Kimi-K2.6 \\\n"
     )
     assert "  --speculative-draft-model-path z-lab/Kimi-K2.6-DFlash" in text
 

@@ -125,11 +125,11 @@ def test_ddtree_needs_budget(project: Project) -> None:
 
 
 def test_ddtree_needs_an_image_that_provides_it(project: Project) -> None:
-    recipe = load(project, DDTREE.replace("-ddtree\n", "\n", 1))
+    recipe = load(project, DDTREE.replace("sglang-0.5.15-cu13-ddtree", "sglang-nightly-cu13"))
     [f] = by_rule(check_recipe(resolved(recipe)), "algorithm-in-image")
     assert f.path == "speculative.algorithm"
     assert "does not provide DDTREE" in f.message
-    assert "sglang-nightly-cu13-ddtree" in f.message  # where to find it
+    assert "sglang-0.5.15-cu13-ddtree" in f.message  # where to find it
 
 
 def test_unknown_algorithm_gets_did_you_mean(project: Project) -> None:

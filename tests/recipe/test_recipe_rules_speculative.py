@@ -71,7 +71,10 @@ def test_ddtree_without_budget_is_a_chain(project: Project) -> None:
     ("extra", "message"),
     [
         ("[--page-size, '2']", "DDTREE requires --page-size 1, got 2"),
-        ("[--speculative-use-rejection-sampling]", "DDTREE rejects --speculative-use-rejection"),
+        (
+            "[--speculative-use-rejection-sampling, --page-size, '1']",
+            "DDTREE rejects --speculative-use-rejection",
+        ),
     ],
 )
 def test_ddtree_pull_request_constraints(project: Project, extra: str, message: str) -> None:
@@ -81,7 +84,7 @@ def test_ddtree_pull_request_constraints(project: Project, extra: str, message: 
     assert message in f.message and "sgl-project/sglang#29907" in f.message
     # The constraints are DDTREE's: plain DFLASH on the same image may set them.
     dflash = load(
-        project, DFLASH, f"image: sglang-nightly-cu13-ddtree\nserver: {{extra_args: {extra}}}\n"
+        project, DFLASH, f"image: sglang-0.5.15-cu13-ddtree\nserver: {{extra_args: {extra}}}\n"
     )
     assert by_rule(check_recipe(resolved(dflash)), "patch-constraint") == []
 
@@ -92,16 +95,16 @@ def test_ddtree_accepts_what_the_pull_request_allows(project: Project) -> None:
 
 
 def test_image_spec_declares_the_constraints(project: Project) -> None:
-    spec = load_image_spec("sglang-nightly-cu13-ddtree", project.images)
+    spec = load_image_spec("sglang-0.5.15-cu13-ddtree", project.images)
     effects = {(c.option, c.effect, c.value) for c in spec.provides.constraints}
-    assert effects == {
+    assert {
         ("--speculative-use-rejection-sampling", "refuses", None),
         ("--page-size", "requires", 1),
         ("--disable-overlap-schedule", "forces", True),
-    }
-    text = (project.images / "sglang-nightly-cu13-ddtree.yaml").read_text()
+    } <= effects  # all of them: tests/recipe/test_ddtree_constraints.py
+    text = (project.images / "sglang-0.5.15-cu13-ddtree.yaml").read_text()
     project.write("bad.yaml", text.replace("effect: refuses", "effect: requires"), "images")
-    with pytest.raises(RecipeError, match="requires and forces name a value"):
+    with pytest.raises(RecipeError, match="requires, forces and minimum name a value"):
         load_image_spec("bad", project.images)
 
 
@@ -129,19 +132,28 @@ def test_draft_attention_backend_outside_dflash_choices_falls_back(project: Proj
 
 
 DP_ATTENTION = "parallelism: {dp: 2, dp_attention: true}\n"
+RELEASE = "image: sglang-0.5.23-cu13\n"
 
 
-def test_dflash_with_dp_attention_follows_0_5_23(project: Project) -> None:
-    bare = load(project, DFLASH, DP_ATTENTION)
+def test_dflash_with_dp_attention_follows_the_images_era(project: Project) -> None:
+    nightly = load(project, DFLASH, DP_ATTENTION)
+    [f] = by_rule(check_recipe(resolved(nightly)), "dflash")
+    assert f.severity == "error" and "does not combine with DP attention in SGLang 0.5.17" in (
+        f.message
+    )
+    assert "stand-in for image 'sglang-nightly-cu13'" in f.message
+    bare = load(project, DFLASH, DP_ATTENTION, RELEASE)
     [f] = by_rule(check_recipe(resolved(bare)), "dflash")
     assert f.severity == "error" and "--enable-dp-lm-head" in f.message
-    assert "stand-in for image 'sglang-nightly-cu13'" in f.message
-    ok = load(project, DFLASH, DP_ATTENTION, "server: {extra_args: [--enable-dp-lm-head]}\n")
+    ok = load(
+        project, DFLASH, DP_ATTENTION, RELEASE, "server: {extra_args: [--enable-dp-lm-head]}\n"
+    )
     assert by_rule(check_recipe(resolved(ok)), "dflash") == []
     cp = load(
         project,
         DFLASH,
         DP_ATTENTION,
+        RELEASE,
         "server: {extra_args: [--enable-dp-lm-head, --attn-cp-size, '2']}\n",
     )
     [f] = by_rule(check_recipe(resolved(cp)), "dflash")
@@ -150,6 +162,7 @@ def test_dflash_with_dp_attention_follows_0_5_23(project: Project) -> None:
         project,
         DFLASH,
         DP_ATTENTION,
+        RELEASE,
         "server: {extra_args: [--enable-dp-lm-head]}\n"
         "env: {SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION: '1'}\n",
     )
@@ -209,7 +222,7 @@ def test_qwen_recipes_carry_the_drafter_card(project: Project, name: str) -> Non
 
     assert "--trust-remote-code" in argv
     assert value("--mem-fraction-static") == "0.75"
-    assert value("--mamba-scheduler-strategy") == "extra_buffer"
+    assert value("--mamba-radix-cache-strategy") == "extra_buffer"
     assert value("--speculative-num-draft-tokens") == "16"
     assert value("--max-running-requests") == "32"
     assert render_env(recipe)["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"] == "1"
@@ -282,7 +295,10 @@ def test_fa3_hint_for_qwen35_family_names_what_attention_registry_allows(
 def test_ddtree_qwen35_family_on_b200_gets_page_size_64_from_sglang(project: Project) -> None:
     """model_overrides/qwen3_5.py sets trtllm_mha + page_size 64 on sm_100; DDTREE needs 1."""
     qwen_b200 = "model: {repo: Qwen/Qwen3.6-27B}\ntopology: {gpu_models: [B200]}\n"
-    [f] = by_rule(check_recipe(resolved(load(project, qwen_b200, DDTREE))), "ddtree-page-size")
+    unset = "server: {extra_args: []}\n"
+    [f] = by_rule(
+        check_recipe(resolved(load(project, qwen_b200, DDTREE, unset))), "ddtree-page-size"
+    )
     assert f.severity == "error" and "model_overrides/qwen3_5.py" in f.message
     assert "sgl-project/sglang#29907" in f.message and "page_size 64" in f.message
     triton = "server: {extra_args: [--attention-backend, triton]}\n"
@@ -293,7 +309,9 @@ def test_ddtree_qwen35_family_on_b200_gets_page_size_64_from_sglang(project: Pro
         == []
     )
     rtx = "model: {repo: Qwen/Qwen3.6-27B}\n"  # sm_120: no such override
-    assert by_rule(check_recipe(resolved(load(project, rtx, DDTREE))), "ddtree-page-size") == []
+    assert (
+        by_rule(check_recipe(resolved(load(project, rtx, DDTREE, unset))), "ddtree-page-size") == []
+    )
 
 
 # --- forced acceptance (SGLANG_SIMULATE_ACC_LEN) ---------------------------------------------

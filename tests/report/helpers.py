@@ -7,9 +7,11 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from repro.runfolder import RunFolder
+
 
 def raw_levels(run: Path) -> list[dict[str, Any]]:
-    return list(json.loads((run / "summary.json").read_text())["levels"])
+    return list(json.loads(RunFolder(run).summary_file.read_text())["levels"])
 
 
 def raw_values(run: Path, key: str) -> dict[int, list[float]]:
@@ -27,5 +29,5 @@ def raw_means(run: Path, key: str) -> dict[int, float]:
 
 
 def jsonl_rows(run: Path, concurrency: int, repeat: int) -> list[dict[str, Any]]:
-    text = (run / "levels" / f"c{concurrency}-r{repeat}.jsonl").read_text()
+    text = RunFolder(run).requests_file(concurrency, repeat).read_text()
     return [json.loads(line) for line in text.splitlines() if line.strip()]

@@ -46,7 +46,7 @@ def test_report_and_compare_of_two_accept_runs(tmp_path: Path) -> None:
     math = next(s for s in run["sets"] if s["prompt_set"] == "math")
     assert math["accept_length_mean_per_request"] > 1 and math["accept_length"] > 1
 
-    page = tmp_path / "report.html"
+    page = tmp_path / "page.html"
     html = CliRunner().invoke(main, ["report", str(a), str(b), "--format", "html", "-o", str(page)])
     assert html.exit_code == 0, html.output
     text = page.read_text()

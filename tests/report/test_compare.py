@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from repro.cli import main
 from repro.errors import ReproError
 from repro.report import compare_runs, load_run
+from repro.runfolder import RunFolder
 from tests.report.conftest import Runs
 from tests.report.helpers import raw_values
 
@@ -58,9 +59,9 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 
 def test_different_workloads_are_refused_unless_forced(runs: Runs, tmp_path: Path) -> None:
     other = _copy(runs.dflash, tmp_path)
-    meta = json.loads((other / "run.json").read_text())
+    meta = json.loads(RunFolder(other).run_file.read_text())
     meta["workload"]["output_len"] = 1024
-    (other / "run.json").write_text(json.dumps(meta))
+    RunFolder(other).run_file.write_text(json.dumps(meta))
     with pytest.raises(ReproError) as err:
         compare_runs(load_run(runs.ar), load_run(other))
     assert "output_len: 16 vs 1024" in err.value.message
@@ -72,22 +73,22 @@ def test_different_workloads_are_refused_unless_forced(runs: Runs, tmp_path: Pat
 
 def test_runs_on_different_prompts_are_refused_unless_forced(runs: Runs, tmp_path: Path) -> None:
     other = _copy(runs.dflash, tmp_path)
-    meta = json.loads((other / "run.json").read_text())
+    meta = json.loads(RunFolder(other).run_file.read_text())
     source = meta["workload"]["dataset_source"]
     assert source["kind"] == "shipped" and source["sha256"]
     source["sha256"] = "0" * 64  # the same set name, other prompts (an edited file)
-    (other / "run.json").write_text(json.dumps(meta))
+    RunFolder(other).run_file.write_text(json.dumps(meta))
     with pytest.raises(ReproError) as err:
         compare_runs(load_run(runs.ar), load_run(other))
     assert "prompts:" in err.value.message and "0" * 64 in err.value.message
     meta["workload"].pop("dataset_source")  # a record from before sources were kept
-    (other / "run.json").write_text(json.dumps(meta))
+    RunFolder(other).run_file.write_text(json.dumps(meta))
     assert compare_runs(load_run(runs.ar), load_run(other)).matched == [1, 4]
 
 
 def test_fingerprints_side_by_side_across_machines(runs: Runs, tmp_path: Path) -> None:
     other = _copy(runs.dflash, tmp_path)
-    machine = json.loads((other / "machine.json").read_text())
+    machine = json.loads(RunFolder(other).machine_file.read_text())
     machine["hostname"] = "b200-box"
     machine["interconnect"] = "all-nvlink"
     machine["gpus"] = [{"index": i, "name": "NVIDIA B200", "compute_cap": "10.0"} for i in range(8)]
@@ -100,7 +101,7 @@ def test_fingerprints_side_by_side_across_machines(runs: Runs, tmp_path: Path) -
             {"size_bytes": 1 << 30, "time_us": 5e3, "algbw_gbps": 214.7, "busbw_gbps": 375.8}
         ],
     }
-    (other / "machine.json").write_text(json.dumps(machine))
+    RunFolder(other).machine_file.write_text(json.dumps(machine))
     cmp = compare_runs(load_run(runs.dflash), load_run(other))
     assert not cmp.same_machine
     rows = {r.field: r for r in cmp.machines}
@@ -127,12 +128,12 @@ def test_cli_json(runs: Runs) -> None:
 
 def _shift_throughput(record: Path, factor: float) -> None:
     """Scale the single-repeat levels' output throughput (value and interval) by `factor`."""
-    summary = json.loads((record / "summary.json").read_text())
+    summary = json.loads(RunFolder(record).summary_file.read_text())
     for level in summary["levels"]:
         level["output_throughput"] *= factor
         ci = level["output_throughput_ci95"]
         ci["low"], ci["high"] = ci["low"] * factor, ci["high"] * factor
-    (record / "summary.json").write_text(json.dumps(summary))
+    RunFolder(record).summary_file.write_text(json.dumps(summary))
 
 
 def test_one_repeat_is_same_within_its_interval_and_changed_outside(

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from repro.cli import main
 from repro.recipe import load_recipe
 from repro.recipe.render import render_env
+from repro.runfolder import RunFolder
 from tests.report.simbench import REPO
 from tests.support.simulator import Sim
 
@@ -62,8 +63,8 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     try:
         out["forced"] = _bench(recipe, sim.url, tmp / "forced")
         _run("accept", str(recipe), "--url", sim.url, "--prompt-sets", "chat", "-n", "4",
-             "--max-new-tokens", "301", "--output", str(tmp / "accept"))  # fmt: skip
-        out["accept"] = tmp / "accept"
+             "--max-new-tokens", "301", "--output", str(tmp / "accepted"))  # fmt: skip
+        out["accept"] = tmp / "accepted"
     finally:
         sim.stop()
     plain = _serve(recipe, tmp / "plain.log", forced=False)
@@ -82,18 +83,18 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_the_record_says_forced_and_holds_the_forced_acceptance(records: dict[str, Path]) -> None:
-    run = json.loads((records["forced"] / "run.json").read_text())
+    run = json.loads(RunFolder(records["forced"]).run_file.read_text())
     assert run["forced_acceptance"] == {
         "length": 3.0,
         "method": "match-expected",
         "token_mode": "fixed",
     }
-    levels = json.loads((records["forced"] / "summary.json").read_text())["levels"]
+    levels = json.loads(RunFolder(records["forced"]).summary_file.read_text())["levels"]
     assert [lv["max_concurrency"] for lv in levels] == [1, 4]
     for level in levels:  # 1 prefill token + 100 steps of 3: within 2% at every level
         assert level["accept_length_pooled"] == pytest.approx(3.0, rel=0.02)
         assert level["accept_length"] == pytest.approx(3.0, rel=0.02)
-    measured = json.loads((records["measured"] / "run.json").read_text())
+    measured = json.loads(RunFolder(records["measured"]).run_file.read_text())
     assert measured["forced_acceptance"] is None
 
 
@@ -112,7 +113,7 @@ def test_report_and_compare_label_forced_acceptance(records: dict[str, Path]) ->
 
 
 def test_accept_records_and_shows_forced(records: dict[str, Path]) -> None:
-    results = json.loads((records["accept"] / "accept.json").read_text())
+    results = json.loads(RunFolder(records["accept"]).accept_file.read_text())
     assert results["forced_acceptance"]["length"] == 3.0
     [chat] = results["sets"]
     assert chat["accept_length"] == pytest.approx(3.0, rel=0.02)

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
+from repro.runfolder import RunFolder
 
 from .conftest import Runs
 
@@ -23,9 +24,9 @@ def _copy(src: Path, tmp_path: Path, name: str | None = None) -> Path:
 
 
 def _rename(run: Path, name: str) -> None:
-    data = json.loads((run / "run.json").read_text())
+    data = json.loads(RunFolder(run).run_file.read_text())
     data["recipe_name"] = name
-    (run / "run.json").write_text(json.dumps(data))
+    RunFolder(run).run_file.write_text(json.dumps(data))
 
 
 @pytest.mark.timeout(120)
@@ -35,7 +36,7 @@ def test_hostile_labels_are_drawn_literally_and_short(
 ) -> None:
     run = _copy(runs.dflash, tmp_path)
     _rename(run, name)
-    html = tmp_path / "report.html"
+    html = tmp_path / "page.html"
     plots = tmp_path / "plots"
     result = CliRunner().invoke(
         main, ["report", str(run), "--format", "html", "-o", str(html), "--plots", str(plots)]
@@ -50,24 +51,25 @@ def test_hostile_labels_are_drawn_literally_and_short(
     assert compared.exit_code == 0, compared.output
 
 
-@pytest.mark.parametrize("file", ["run.json", "summary.json", "recipe.json"])
+@pytest.mark.parametrize("file", ["run_file", "summary_file", "recipe_file"])
 def test_a_latin1_byte_is_one_error_line(runs: Runs, tmp_path: Path, file: str) -> None:
     run = _copy(runs.ar, tmp_path)
-    data = (run / file).read_bytes()
-    (run / file).write_bytes(data.replace(b'"', b'"\xe9', 1))
+    path: Path = getattr(RunFolder(run), file)
+    path.write_bytes(path.read_bytes().replace(b'"', b'"\xe9', 1))
     for command in (["report", str(run)], ["compare", str(run), str(runs.ar)]):
         result = CliRunner().invoke(main, command)
         assert result.exit_code == 1, result.output
-        assert f"{file}: not UTF-8 text (byte 0xe9" in result.output
+        assert f"{path.name}: not UTF-8 text (byte 0xe9" in result.output
         assert "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("file", ["run.json", "summary.json", "server_info.json"])
+@pytest.mark.parametrize("file", ["run_file", "summary_file", "server_info_file"])
 def test_a_record_nested_200000_deep_is_one_error_line(
     runs: Runs, tmp_path: Path, file: str
 ) -> None:
     run = _copy(runs.ar, tmp_path)
-    (run / file).write_text("[" * 200_000 + "]" * 200_000)
+    path: Path = getattr(RunFolder(run), file)
+    path.write_text("[" * 200_000 + "]" * 200_000)
     result = CliRunner().invoke(main, ["report", str(run)])
     assert result.exit_code == 1, result.output
-    assert f"{file}: nested deeper than" in result.output
+    assert f"{path.name}: nested deeper than" in result.output

@@ -12,16 +12,17 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 from matplotlib.image import imread
 
 from repro.cli import main
 from repro.report import SIMULATED, load_runs, plot_acceptance, write_plots
+from repro.report.figures import png
 from repro.report.latency_plots import latency_figure
-from repro.report.plots import png
+from repro.runfolder import RunFolder
 from tests.report.conftest import Runs
 from tests.report.helpers import raw_means
+from tests.support.browser import chromium
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -62,7 +63,7 @@ class _Images(HTMLParser):
 
 
 def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path: Path) -> None:
-    page = tmp_path / "report.html"
+    page = tmp_path / "page.html"
     result = CliRunner().invoke(
         main,
         [
@@ -87,26 +88,9 @@ def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path:
         assert src.startswith(prefix)
         assert _not_blank(_pixels(base64.b64decode(src[len(prefix) :], validate=True)))
 
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(chromium).exists():
-        pytest.fail("chromium is missing: run scripts/ensure-test-tools (Debian package chromium)")
     shot = tmp_path / "shot.png"
     subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            "--window-size=1200,1600",
-            page.as_uri(),
-        ],
+        [*chromium(tmp_path / "profile", 1200, 1600), f"--screenshot={shot}", page.as_uri()],
         capture_output=True,
         timeout=90,
         check=True,
@@ -122,28 +106,28 @@ def test_html_page_is_self_contained_and_opens_in_chromium(runs: Runs, tmp_path:
 def _sweep_of_nine(record: Path, dest: Path) -> Path:
     """A copy of `record` measured at nine concurrencies, 1 to 256 (a real recipe's sweep)."""
     shutil.copytree(record, dest)
-    summary = json.loads((dest / "summary.json").read_text())
+    summary = json.loads(RunFolder(dest).summary_file.read_text())
     first = summary["levels"][0]
     summary["levels"] = [
         {**first, "concurrency": 2**i, "repeat": 0, "output_throughput": 1234.567 * (i + 1)}
         for i in range(9)
     ]
-    (dest / "summary.json").write_text(json.dumps(summary))
-    run = json.loads((dest / "run.json").read_text())
+    RunFolder(dest).summary_file.write_text(json.dumps(summary))
+    run = json.loads(RunFolder(dest).run_file.read_text())
     run["recipe_name"] = dest.name
-    (dest / "run.json").write_text(json.dumps(run))
+    RunFolder(dest).run_file.write_text(json.dumps(run))
     return dest
 
 
 def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
     runs: Runs, tmp_path: Path
 ) -> None:
-    page = tmp_path / "report.html"
+    page = tmp_path / "page.html"
     wide = _sweep_of_nine(runs.dflash, tmp_path / "kimi26-tp8-dflash-b200-long-context-sweep")
-    run = json.loads((wide / "run.json").read_text())  # prompts from a file: its sha256
+    run = json.loads(RunFolder(wide).run_file.read_text())  # prompts from a file: its sha256
     run["workload"]["dataset"] = "prompts.jsonl"
     run["workload"]["dataset_source"] = {"kind": "file", "path": "p.jsonl", "sha256": "ab" * 32}
-    (wide / "run.json").write_text(json.dumps(run))
+    RunFolder(wide).run_file.write_text(json.dumps(run))
     paths = [str(runs.ar), str(runs.dflash), str(wide)]
     result = CliRunner().invoke(
         main, ["report", *paths, "--baseline", str(runs.ar), "--format", "html", "-o", str(page)]
@@ -151,7 +135,7 @@ def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
     assert result.exit_code == 0, result.output
     html = page.read_text()
     assert "{&#39;" not in html and "None" not in html  # no Python dict or None shown
-    workload = json.loads((runs.ar / "run.json").read_text())["workload"]
+    workload = json.loads(RunFolder(runs.ar).run_file.read_text())["workload"]
     assert f"input_len {workload['input_len']}, output_len {workload['output_len']}" in html
     assert "SIMULATED: all runs" in html
     # measure the page as laid out in a 1280 px window: its scroll width, in the dumped DOM
@@ -163,12 +147,7 @@ def test_html_has_no_raw_values_and_no_horizontal_scroll_at_1280(
             "document.documentElement.scrollWidth + '</p>');</script></body>",
         )
     )
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    common = [
-        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1000",
-    ]  # fmt: skip
+    common = chromium(tmp_path / "profile")
     shot = tmp_path / "shot.png"
     subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
                    capture_output=True)  # fmt: skip

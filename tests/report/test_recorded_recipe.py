@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from repro.runfolder import RunFolder
 from repro.schema.recordedrecipe import RecordedRecipe
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "h200-sglang-0.5.23" / "bench-generate"
 
 
 def test_a_url_target_has_no_model_drafter_or_gpus() -> None:
-    target = RecordedRecipe.model_validate(json.loads((FIXTURE / "recipe.json").read_text()))
-    assert (
-        target.url == "http://127.0.0.1:30000"
-        and target.model_extra
-        and "bench" in target.model_extra
-    )
+    target = RunFolder(FIXTURE).read_recipe()
+    assert target.url == "http://127.0.0.1:30000" and target.bench is not None
     assert (target.model_ref, target.drafter_ref, target.gpus, target.algorithm) == (
         "?@?", "none", 0, None,
     )  # fmt: skip

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.report import RunRecordError, load_run
+from repro.runfolder import RunFolder
 from repro.schema.accept import AcceptResults
 from repro.schema.level import RequestRow, Summary
 from repro.schema.machine import MachineInfo, ServerInfo
@@ -59,35 +60,35 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 
 def test_missing_summary_names_the_file(runs: Runs, tmp_path: Path) -> None:
     run = _copy(runs.ar, tmp_path)
-    (run / "summary.json").unlink()
+    RunFolder(run).summary_file.unlink()
     with pytest.raises(RunRecordError) as err:
         load_run(run)
-    assert str(run / "summary.json") in err.value.message and "missing" in err.value.message
+    assert str(RunFolder(run).summary_file) in err.value.message and "missing" in err.value.message
 
 
 def test_corrupt_json_names_the_file(runs: Runs, tmp_path: Path) -> None:
     run = _copy(runs.ar, tmp_path)
-    text = (run / "run.json").read_text()
-    (run / "run.json").write_text(text[: len(text) // 2])
+    text = RunFolder(run).run_file.read_text()
+    RunFolder(run).run_file.write_text(text[: len(text) // 2])
     with pytest.raises(RunRecordError) as err:
         load_run(run)
-    assert str(run / "run.json") in err.value.message and "corrupt JSON" in err.value.message
+    assert str(RunFolder(run).run_file) in err.value.message and "corrupt JSON" in err.value.message
 
 
 def test_wrong_field_names_file_and_field(runs: Runs, tmp_path: Path) -> None:
     run = _copy(runs.ar, tmp_path)
-    data = json.loads((run / "summary.json").read_text())
+    data = json.loads(RunFolder(run).summary_file.read_text())
     data["levels"][1]["output_throughput"] = "fast"
-    (run / "summary.json").write_text(json.dumps(data))
+    RunFolder(run).summary_file.write_text(json.dumps(data))
     with pytest.raises(RunRecordError) as err:
         load_run(run)
-    assert str(run / "summary.json") in err.value.message
+    assert str(RunFolder(run).summary_file) in err.value.message
     assert "levels[1].output_throughput" in err.value.message
 
 
 def test_corrupt_jsonl_line_names_file_and_line(runs: Runs, tmp_path: Path) -> None:
     run_dir = _copy(runs.ar, tmp_path)
-    path = run_dir / "levels" / "c1-r0.jsonl"
+    path = RunFolder(run_dir).requests_file(1, 0)
     path.write_text(path.read_text() + '{"concurrency": 1}\n')
     run = load_run(run_dir)
     with pytest.raises(RunRecordError) as err:
@@ -104,16 +105,17 @@ def test_cli_reports_a_missing_run_without_traceback(tmp_path: Path) -> None:
 
 def test_spec_models_dump_the_files_unchanged(runs: Runs) -> None:
     """The writers dump these models: validating a written file and dumping it gives it back."""
+    folder = RunFolder(runs.dflash)
     files = {
-        "summary.json": Summary,
-        "accept.json": AcceptResults,
-        "server_info.json": ServerInfo,
-        "machine.json": MachineInfo,
+        folder.summary_file: Summary,
+        folder.accept_file: AcceptResults,
+        folder.server_info_file: ServerInfo,
+        folder.machine_file: MachineInfo,
     }
-    for name, model in files.items():
-        data = json.loads((runs.dflash / name).read_text())
+    for path, model in files.items():
+        data = json.loads(path.read_text())
         assert model.model_validate(data).model_dump(mode="json", exclude_unset=True) == data
-    data = json.loads((runs.dflash / "run.json").read_text())
+    data = json.loads(RunFolder(runs.dflash).run_file.read_text())
     assert BenchRunInfo.model_validate(data).model_dump(mode="json") == data
     for row in jsonl_rows(runs.dflash, 1, 0):
         assert RequestRow.model_validate(row).model_dump(mode="json") == row
@@ -122,11 +124,11 @@ def test_spec_models_dump_the_files_unchanged(runs: Runs) -> None:
 def test_loads_a_record_without_newer_keys(runs: Runs, tmp_path: Path) -> None:
     """run.json without kind/slos, summary.json without spread: still a bench record."""
     run_dir = _copy(runs.ar, tmp_path)
-    meta = json.loads((run_dir / "run.json").read_text())
+    meta = json.loads(RunFolder(run_dir).run_file.read_text())
     del meta["kind"], meta["slos"]
-    (run_dir / "run.json").write_text(json.dumps(meta))
-    summary = json.loads((run_dir / "summary.json").read_text())
-    (run_dir / "summary.json").write_text(json.dumps({"levels": summary["levels"]}))
+    RunFolder(run_dir).run_file.write_text(json.dumps(meta))
+    summary = json.loads(RunFolder(run_dir).summary_file.read_text())
+    RunFolder(run_dir).summary_file.write_text(json.dumps({"levels": summary["levels"]}))
     run = load_run(run_dir)
     assert run.run.kind == "bench" and run.concurrencies == [1, 4]
 
@@ -134,14 +136,14 @@ def test_loads_a_record_without_newer_keys(runs: Runs, tmp_path: Path) -> None:
 def _as_real_engine(run: Path, dest: Path) -> Path:
     """The record as SGLang's own engine writes it: not simulated, its version reported."""
     copy = shutil.copytree(run, dest)
-    info = json.loads((copy / "server_info.json").read_text())
+    info = json.loads(RunFolder(copy).server_info_file.read_text())
     info = {k: v for k, v in info.items() if not k.startswith("sim_")}
     info.update(simulated=False, version="0.5.23")
-    (copy / "server_info.json").write_text(json.dumps(info))
-    record = json.loads((copy / "run.json").read_text())
+    RunFolder(copy).server_info_file.write_text(json.dumps(info))
+    record = json.loads(RunFolder(copy).run_file.read_text())
     record["simulated"] = False
-    (copy / "run.json").write_text(json.dumps(record))
-    shutil.rmtree(copy / "accept", ignore_errors=True)
+    RunFolder(copy).run_file.write_text(json.dumps(record))
+    shutil.rmtree(RunFolder(copy).accept.path, ignore_errors=True)
     return copy
 
 

@@ -10,21 +10,23 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.report import load_runs
+from repro.runfolder import RunFolder
 from tests.report.conftest import Runs
 
 
 def _run_folder(bench: Path, dest: Path, started_at: str) -> Path:
     """A `repro run` folder laid out as the pipeline writes it: bench/, accept/, stages.json."""
-    shutil.copytree(bench, dest / "bench")
-    run_json = dest / "bench" / "run.json"
+    folder = RunFolder(dest)
+    shutil.copytree(bench, folder.bench.path)
+    run_json = folder.bench.run_file
     data = json.loads(run_json.read_text())
     data.update(run_id="bench", started_at=started_at)
     run_json.write_text(json.dumps(data))
-    accept = dest / "bench" / "accept.json"
-    (dest / "accept").mkdir()
+    accept = folder.bench.accept_file
+    folder.accept.path.mkdir()
     if accept.exists():
-        accept.rename(dest / "accept" / "accept.json")
-    (dest / "stages.json").write_text(json.dumps({"updated_at": started_at, "stages": []}))
+        accept.rename(folder.accept.accept_file)
+    folder.stages_file.write_text(json.dumps({"updated_at": started_at, "stages": []}))
     return dest
 
 
@@ -32,7 +34,7 @@ def test_run_folders_compare_and_report_with_distinct_labels(runs: Runs, tmp_pat
     a = _run_folder(runs.dflash, tmp_path / "20261203T075300Z-demo", "2026-12-03T07:53:00Z")
     b = _run_folder(runs.dflash, tmp_path / "20261203T081000Z-demo", "2026-12-03T08:10:00Z")
     run_a, run_b = load_runs([a, b])
-    assert run_a.path == a / "bench" and run_a.run_name == a.name
+    assert run_a.path == RunFolder(a).bench.path and run_a.run_name == a.name
     assert run_a.accept is not None and run_a.accept.sets  # accept/ joined to bench/
     assert run_a.label != run_b.label
     assert "12-03 07:53" in run_a.label and "12-03 08:10" in run_b.label
@@ -66,7 +68,7 @@ def test_repro_runs_lists_recipe_machine_and_status(runs: Runs, tmp_path: Path) 
     done = _run_folder(runs.dflash, root / "20261203T075300Z-demo", "2026-12-03T07:53:00Z")
     failed = _run_folder(runs.ar, root / "20261203T081000Z-demo-ar", "2026-12-03T08:10:00Z")
     stages = [{"name": "doctor", "status": "done"}, {"name": "bench", "status": "failed"}]
-    (failed / "stages.json").write_text(json.dumps({"updated_at": "x", "stages": stages}))
+    RunFolder(failed).stages_file.write_text(json.dumps({"updated_at": "x", "stages": stages}))
     (root / "notes").mkdir()  # not a run: left out
     result = CliRunner().invoke(main, ["runs", "--runs-dir", str(root), "--json"])
     assert result.exit_code == 0, result.output
@@ -89,7 +91,7 @@ def test_repro_runs_reads_at_80_columns_and_names_an_interruption(
         {"name": "doctor", "status": "done"},
         {"name": "bench", "status": "failed", "summary": "interrupted (SIGINT)"},
     ]
-    (stopped / "stages.json").write_text(json.dumps({"updated_at": "x", "stages": stages}))
+    RunFolder(stopped).stages_file.write_text(json.dumps({"updated_at": "x", "stages": stages}))
     result = CliRunner().invoke(main, ["runs", "--runs-dir", str(root)], terminal_width=80)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()

@@ -11,13 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
+from repro.runfolder import RunFolder
 from tests.report.conftest import Runs
 
 
 def _at_scale(run: Path, dest: Path, scale: float) -> Path:
     """The same record as the simulator writes it for a server started at `scale`."""
     copy = shutil.copytree(run, dest)
-    info_path = copy / "server_info.json"
+    info_path = RunFolder(copy).server_info_file
     info = json.loads(info_path.read_text())
     assert info["simulated"] is True
     info["sim_time_scale"] = scale

@@ -39,7 +39,7 @@ def _sweep(folder: Path) -> list[Path]:
             out = folder / f"t{tokens}-a{length}"
             opts = BenchOptions(
                 url=sim.url, concurrencies=[1, 4, 8], input_len=32, output_len=64, prompts=16,
-                output=out, collect_machine=False,
+                output=out,
             )  # fmt: skip
             run_bench(BenchTarget.from_url(sim.url), opts)
             records.append(out)

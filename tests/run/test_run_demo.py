@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from repro.report import load_run
+from repro.runfolder import RunFolder
 from tests.support.cli import repro
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
@@ -32,16 +34,17 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
     )
     assert result.returncode == 0, result.stderr[-3000:]
     run_dir = Path(result.stdout.strip().splitlines()[-1])
-    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
     assert [s["status"] for s in stages] == ["done"] * 9
 
-    summary = json.loads((run_dir / "bench" / "summary.json").read_text())
+    summary = json.loads(RunFolder(run_dir).bench.summary_file.read_text())
     levels = {level["max_concurrency"]: level for level in summary["levels"]}
     assert sorted(levels) == [1, 4, 16, 64]
     for concurrency, level in levels.items():
         rows = [
             json.loads(line)
-            for line in (run_dir / "bench" / "levels" / f"c{concurrency}-r0.jsonl")
+            for line in RunFolder(run_dir)
+            .bench.requests_file(concurrency, 0)
             .read_text()
             .splitlines()
         ]
@@ -50,20 +53,25 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
         verify_steps = sum(r["spec_verify_ct"] for r in measured)
         assert level["accept_length_pooled"] == pytest.approx(tokens / verify_steps)
     assert levels[64]["output_throughput"] > levels[1]["output_throughput"]
-    assert json.loads((run_dir / "bench" / "run.json").read_text())["simulated"] is True
+    assert json.loads(RunFolder(run_dir).bench.run_file.read_text())["simulated"] is True
     for concurrency in levels:  # no terminal: the bench stage's plain line per level
         assert re.search(
             rf"c={concurrency} r=0: done in [\d.]+ s, \d+ tok/s, 0 failed", result.stderr
         )
         assert f"c={concurrency} r=0: warm-up" in result.stderr
-    info = json.loads((run_dir / "bench" / "server_info.json").read_text())
+    info = json.loads(RunFolder(run_dir).bench.server_info_file.read_text())
     assert info["image_id"].startswith("sha256:") and info["image_reference"]
 
-    accept = json.loads((run_dir / "accept" / "accept.json").read_text())
+    accept = json.loads(RunFolder(run_dir).accept.accept_file.read_text())
     assert {s["prompt_set"] for s in accept["sets"]} == {"chat", "code"}
-    html = (run_dir / "report" / "report.html").read_text()
+    html = RunFolder(run_dir).report_html_file.read_text()
     assert "SIMULATED" in html and "data:image/png;base64," in html
-    assert "SIMULATED" in (run_dir / "report" / "report.md").read_text()
+    assert "SIMULATED" in RunFolder(run_dir).report_markdown_file.read_text()
+    # the machine collected once, by doctor, and the report finds it from bench/
+    folder = RunFolder(run_dir)
+    assert folder.read_machine() is not None and folder.bench.read_machine() is None
+    assert load_run(run_dir).machine == folder.read_machine()
+    assert "ready to roll" in folder.server_log_file.read_text()  # kept when the run stopped it
     assert not deployment_containers("demo")
 
 

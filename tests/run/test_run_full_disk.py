@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.support.cli import REPRO, isolated_env
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
@@ -50,7 +51,7 @@ def test_full_disk_during_bench(repo_root: Path, tmp_path: Path, small_disk: Pat
         text=True,
     )
     deadline = time.monotonic() + 300
-    while not list(runs.glob("*/bench/run.json")):
+    while not any(RunFolder(run).bench.has_run() for run in runs.glob("*")):
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     _fill(small_disk)
@@ -60,5 +61,5 @@ def test_full_disk_during_bench(repo_root: Path, tmp_path: Path, small_disk: Pat
     assert "No space left on device" in stderr and "Traceback" not in stderr
     assert not deployment_containers("demo", tmp_path / "state")
     [run_dir] = runs.iterdir()
-    assert json.loads((run_dir / "bench" / "run.json").read_text())["recipe_name"] == "demo"
+    assert json.loads(RunFolder(run_dir).bench.run_file.read_text())["recipe_name"] == "demo"
     assert not list(small_disk.rglob("*.tmp"))

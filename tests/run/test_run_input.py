@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from repro.cli import main
+from repro.runfolder import RunFolder
 from tests.support.cli import REPRO
 
 
@@ -29,21 +30,22 @@ def run_dir(repo_root: Path, tmp_path: Path) -> Path:
     folder = tmp_path / "run"
     folder.mkdir()
     context = {"ref": str(repo_root / "recipes" / "demo.yaml"), "lock_path": None, "port": None}
-    (folder / "context.json").write_text(json.dumps(context))
-    (folder / "stages.json").write_text(json.dumps({"updated_at": "x", "stages": []}))
+    RunFolder(folder).context_file.write_text(json.dumps(context))
+    RunFolder(folder).stages_file.write_text(json.dumps({"updated_at": "x", "stages": []}))
     return folder
 
 
 @pytest.mark.parametrize("content", ["", '{"ref": "de', "{}", "[1, 2]", '{"ref": 5}'])
-@pytest.mark.parametrize("name", ["context.json", "stages.json"])
+@pytest.mark.parametrize("name", ["context_file", "stages_file"])
 def test_resume_names_a_corrupt_state_file(run_dir: Path, name: str, content: str) -> None:
-    (run_dir / name).write_text(content)
+    path: Path = getattr(RunFolder(run_dir), name)
+    path.write_text(content)
     result = CliRunner().invoke(main, ["run", "--resume", str(run_dir), "--dry-run"])
-    if name == "stages.json" and content == '{"ref": 5}':
-        assert name in _refused(result)  # not a stages file either
+    if name == "stages_file" and content == '{"ref": 5}':
+        assert path.name in _refused(result)  # not a stages file either
         return
     output = _refused(result)
-    assert name in output and "Traceback" not in output
+    assert path.name in output and "Traceback" not in output
 
 
 def test_resume_refuses_a_folder_that_is_no_run(tmp_path: Path, fixtures_dir: Path) -> None:
@@ -52,10 +54,11 @@ def test_resume_refuses_a_folder_that_is_no_run(tmp_path: Path, fixtures_dir: Pa
     assert "not a `repro run` folder" in _refused(
         CliRunner().invoke(main, ["run", "--resume", str(empty)])
     )
-    bench = tmp_path / "bench"
+    bench = tmp_path / "benched"
     bench.mkdir()
-    (bench / "run.json").write_text(json.dumps({"kind": "bench", "status": "complete"}))
-    assert "context.json" in _refused(CliRunner().invoke(main, ["run", "--resume", str(bench)]))
+    RunFolder(bench).run_file.write_text(json.dumps({"kind": "bench", "status": "complete"}))
+    refused = _refused(CliRunner().invoke(main, ["run", "--resume", str(bench)]))
+    assert RunFolder(bench).context_file.name in refused
 
 
 @pytest.mark.parametrize("port", ["0", "-1", "99999"])
@@ -131,19 +134,21 @@ def _one_line(result: Result, *words: str) -> None:
         assert word in error, error
 
 
-@pytest.mark.parametrize("name", ["context.json", "stages.json"])
+@pytest.mark.parametrize("name", ["context_file", "stages_file"])
 @pytest.mark.parametrize(
     ("content", "words"),
     [(DEEP.encode(), "nested deeper"), (b'{"ref": "d\xe9mo"}', "not UTF-8 text (byte 0xe9")],
     ids=["deep", "latin1"],
 )
 def test_resume_of_hostile_run_state(run_dir: Path, name: str, content: bytes, words: str) -> None:
-    (run_dir / name).write_bytes(content)
-    _one_line(CliRunner().invoke(main, ["run", "--resume", str(run_dir), "--dry-run"]), name, words)
+    path: Path = getattr(RunFolder(run_dir), name)
+    path.write_bytes(content)
+    result = CliRunner().invoke(main, ["run", "--resume", str(run_dir), "--dry-run"])
+    _one_line(result, path.name, words)
 
 
 def test_resume_of_a_saved_port_99999(run_dir: Path) -> None:
-    context = json.loads((run_dir / "context.json").read_text())
-    (run_dir / "context.json").write_text(json.dumps({**context, "port": 99999}))
+    context = json.loads(RunFolder(run_dir).context_file.read_text())
+    RunFolder(run_dir).context_file.write_text(json.dumps({**context, "port": 99999}))
     result = CliRunner().invoke(main, ["run", "--resume", str(run_dir), "--dry-run"])
-    _one_line(result, "context.json", "port", "99999")
+    _one_line(result, RunFolder(run_dir).context_file.name, "port", "99999")

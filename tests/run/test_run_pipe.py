@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.support.cli import REPRO, isolated_env
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
@@ -54,7 +55,7 @@ def _wait_for_bench(run: subprocess.Popen[bytes], tmp_path: Path) -> Path:
 
 
 def _stages(run_dir: Path) -> dict[str, dict[str, str]]:
-    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
     return {stage["name"]: stage for stage in stages}
 
 

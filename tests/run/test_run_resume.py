@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
 
@@ -20,7 +21,7 @@ REPRO = str(Path(sys.executable).parent / "repro")
 
 
 def _statuses(run_dir: Path) -> dict[str, str]:
-    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
     return {stage["name"]: stage["status"] for stage in stages}
 
 
@@ -44,7 +45,11 @@ def test_interrupted_run_resumes_without_redoing_finished_work(
     first_level = None
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
-        found = list(runs.glob("*/bench/levels/c1-r0.jsonl"))
+        found = [
+            level
+            for level in (RunFolder(run).bench.requests_file(1, 0) for run in runs.glob("*"))
+            if level.is_file()
+        ]
         if found:
             first_level = found[0]
             break
@@ -71,7 +76,7 @@ def test_interrupted_run_resumes_without_redoing_finished_work(
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert set(_statuses(run_dir).values()) == {"done"}
     assert first_level.read_bytes() == finished_level  # the finished level was not redone
-    summary = json.loads((run_dir / "bench" / "summary.json").read_text())
+    summary = json.loads(RunFolder(run_dir).bench.summary_file.read_text())
     assert sorted(level["max_concurrency"] for level in summary["levels"]) == [1, 4, 16, 64]
-    assert (run_dir / "report" / "report.html").is_file()
+    assert RunFolder(run_dir).report_html_file.is_file()
     assert not deployment_containers("demo", tmp_path / "state")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.support.cli import REPRO, isolated_env, repro
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.docker
 
 
 def _stages(run_dir: Path) -> dict[str, dict[str, str]]:
-    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
     return {stage["name"]: stage for stage in stages}
 
 
@@ -64,13 +65,15 @@ def test_sigterm_during_launch_and_bench_leaves_nothing_and_resumes(
         stdout=subprocess.PIPE,
         text=True,
     )
-    first_level = run_dir / "bench" / "levels" / "c1-r0.jsonl"
+    first_level = RunFolder(run_dir).bench.requests_file(1, 0)
     stderr = _terminate_when(resumed, first_level.is_file)
     assert resumed.returncode == 128 + signal.SIGTERM, stderr[-2000:]
     assert not deployment_containers("demo", tmp_path / "state")
     assert _stages(run_dir)["launch"]["status"] == "done"
-    bench_run = json.loads((run_dir / "bench" / "run.json").read_text())
+    bench_run = json.loads(RunFolder(run_dir).bench.run_file.read_text())
     assert bench_run["status"] == "failed" and "SIGTERM" in bench_run["error"]
+    # the server it stopped leaves its log, for why the numbers end there
+    assert "ready to roll" in RunFolder(run_dir).server_log_file.read_text()
 
     finished = repro("run", "--resume", str(run_dir), cwd=repo_root, env=env)
     assert finished.returncode == 0, finished.stderr[-3000:]

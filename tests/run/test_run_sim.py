@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.runfolder import RunFolder
 from tests.support.cli import repro
 from tests.support.deployments import deployment_containers
 from tests.support.ports import free_port
@@ -27,18 +28,18 @@ def test_kimi_recipe_runs_on_the_simulator_and_compares(
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     run_dir = Path(result.stdout.strip())  # stdout is the run folder alone
-    stages = json.loads((run_dir / "stages.json").read_text())["stages"]
+    stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
     assert [s["status"] for s in stages] == ["done"] * 9
     doctor = next(s for s in stages if s["name"] == "doctor")
     assert "weight and GPU checks skipped" in doctor["summary"]
-    server = json.loads((run_dir / "bench" / "server_info.json").read_text())
+    server = json.loads(RunFolder(run_dir).bench.server_info_file.read_text())
     assert server["sim_profile"] == "kimi26-ep4-rtx6000" and server["sim_time_scale"] == 0
     # a drafter on the EP4 profile: its acceptance is assumed, so the run is extrapolated
     assert server["sim_provenance"].startswith("extrapolated: from kimi26-ep4-rtx6000")
     argv = server["launch_command"]  # the recipe's own flags reached the simulator
     assert "--ep-size" in argv and "DFLASH" in argv and "moonshotai/Kimi-K2.6" in argv
     assert not (repo_root / "locks" / "kimi26-ep4-dflash-sim.lock.json").exists()
-    context = json.loads((run_dir / "context.json").read_text())
+    context = json.loads(RunFolder(run_dir).context_file.read_text())
     assert context["ref"].endswith("recipes/kimi26-ep4-dflash-sim.yaml")  # what --resume reads
     assert not deployment_containers("kimi26-ep4-dflash-sim")
 

@@ -55,7 +55,7 @@ def test_dry_run_plans_every_stage_in_order_and_writes_nothing(
     [
         ("kimi26-pp8", "kimi26-pp8-rtx6000"),
         ("kimi26-ep8", "kimi26-ep8-rtx6000"),
-        ("kimi26-tp8-dflash-b300", "kimi26-tp8-b300"),
+        ("kimi26-tp8-dflash-b200", "kimi26-tp8-b200"),
     ],
 )
 def test_a_simulated_dry_run_plans_on_the_layouts_profile_and_keeps_no_folder(

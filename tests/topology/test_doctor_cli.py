@@ -132,6 +132,7 @@ def test_rtx_pro_6000_box_shows_inventory_matrix_and_nccl_advice(fake_nvidia_smi
     assert "97887 MiB" in text and "12.0" in text
     assert "pcie-cross-numa" in text and "SYS" in text and "NODE" in text
     assert "NCCL_P2P_LEVEL=PHB" in text and "--disable-custom-all-reduce" in text
+    assert "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1" in " ".join(text.split())  # 0.5.22+'s own
     payload = json.loads(run(str(project / "recipes" / "kimi-all-archs.yaml"), "--json").output)
     failed = {c for c, s in statuses(payload).items() if "fail" in s}
     # Everything about the GPUs passes; only this machine's own Docker (no NVIDIA runtime, or

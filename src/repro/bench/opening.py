@@ -54,7 +54,7 @@ def open_server(target: BenchTarget, url: str, provenance: Provenance) -> Openin
     nothing SGLang answers there or it is not the target's deployment."""
     session = ServerSession(url)
     info = session.call(session.server_info())
-    image = provenance.running_image(session.url)  # of a deployment repro launched there
+    image = provenance.image(session.url)  # of a deployment repro launched there
     if target.recipe is None:  # a bare URL: record what answers
         identity = ServerIdentity(found=found_identity(info, image))
     else:

@@ -9,7 +9,6 @@ goes to its record, not to these.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,8 +35,7 @@ class MeasureOptions:
     max_event_bytes: int | None = None
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
-    collect_machine: bool = True
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance = field(default_factory=Provenance)  # machine.json, images
 
     def client_limits(
         self, recorded: ClientLimits | None = None, default: ClientLimits | None = None
@@ -65,7 +63,6 @@ class BenchOptions(MeasureOptions):
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
-    server_log: Callable[[], list[str]] | None = None  # default: provenance.server_log
 
 
 @dataclass

@@ -8,8 +8,8 @@ once from what it saw, and its per-request JSONL, its metrics series and the upd
 summary.json are written as soon as it finishes, with the server's limits, the client's CPU
 time and the validity verdict. `resume` skips the levels a run already finished validly and
 measures invalid ones again. A level in which no request succeeded, or a server that reports
-another deployment than the one the run checked, ends the run as failed (with the server's
-last log lines when repro launched it), keeping the finished levels.
+another deployment than the one the run checked, ends the run as failed, keeping the
+finished levels.
 """
 
 from __future__ import annotations
@@ -27,12 +27,10 @@ from repro.bench.options import BenchOptions
 from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_prompts
-from repro.bench.record import RunWriter
 from repro.bench.session import ServerChanged
 from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan, resume_run, start_run
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
-from repro.runfolder import write_server_log
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import Bench
@@ -114,7 +112,6 @@ def run_bench(
         record.finish("failed", f"{type(exc).__name__}: {exc}")
         raise
     if error:
-        _save_server_log(record, opts)
         record.finish("failed", error)
     else:
         record.finish("complete")
@@ -182,14 +179,3 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
             if progress:
                 progress.level_done(level)
     return None
-
-
-def _save_server_log(record: RunWriter, opts: BenchOptions) -> None:
-    try:
-        if opts.server_log is not None:
-            lines = opts.server_log()
-        else:
-            lines = opts.provenance.server_log(record.run.recipe_name)
-    except Exception:  # the log is a courtesy: never mask the run's own error
-        lines = []
-    write_server_log(record.dir, lines)

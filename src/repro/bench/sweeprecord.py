@@ -8,7 +8,6 @@ the server it started with and the same prompts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -26,9 +25,8 @@ from repro.bench.session import ServerSession
 from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
-from repro.runfolder import new_run_dir, read_json, utc_now, write_model
+from repro.runfolder import RunFolder, new_run_dir, utc_now
 from repro.schema.dataset import HubSource, bench_dataset_problem
-from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Bench
 from repro.schema.record import (
@@ -128,7 +126,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             hint="give --prompts >= 1 and at least one --concurrency level",
         )
     source = _source(bench.dataset)  # a bad dataset fails before the server is asked
-    url = (opts.url or target.server_url(opts.provenance.deployment_port)).rstrip("/")
+    url = (opts.url or target.server_url()).rstrip("/")
     server = open_server(target, url, opts.provenance)  # fails before any folder is made
     forced = run_forced_acceptance(target.recipe, opts.forced, server.info)
     template = None
@@ -156,12 +154,12 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             forced_acceptance=forced,
         ),
     )
-    record.write("recipe.json", target.recorded(bench))
+    record.folder.write_recipe(target.recorded(bench))
     if target.lock is not None:
-        record.write("lock.json", target.lock.model_dump(mode="json"))
-    write_model(run_dir / "server_info.json", server.recorded_info(), exclude_unset=True)
-    if opts.collect_machine and opts.provenance.machine is not None:
-        record.write("machine.json", opts.provenance.machine().model_dump(mode="json"))
+        record.folder.write_lock(target.lock)
+    record.folder.write_server_info(server.recorded_info())
+    if opts.provenance.machine is not None:
+        record.folder.write_machine(opts.provenance.machine)
     return SweepPlan(
         record, bench, served_model(server.info), source, template, target.gpus,
         server.session, server.max_accept,
@@ -191,30 +189,27 @@ def _resumed_template(
     if not _needs_template(record.run.endpoint or "generate", source):
         return None
     used = record.run.workload.chat_template
-    lock_path = record.dir / "lock.json"
-    lock = Lock.model_validate(read_json(lock_path)) if lock_path.is_file() else None
     return recipe_template(
-        recorded.model, lock, info, simulated=record.run.simulated,
+        recorded.model, record.folder.read_lock(), info, simulated=record.run.simulated,
         fallback=used is None or used.fallback is not None,
     )  # fmt: skip
 
 
-def _recorded_plan(run_dir: Path) -> tuple[RecordedRecipe, Bench]:
+def _recorded_plan(folder: RunFolder) -> tuple[RecordedRecipe, Bench]:
     """The run's recipe.json and the bench plan it measures."""
-    data = read_json(run_dir / "recipe.json")
-    try:  # a mapping first, then its plan
-        return RecordedRecipe.model_validate(data), Bench.model_validate(data.get("bench"))
+    recorded = folder.read_recipe()
+    try:
+        return recorded, Bench.model_validate(recorded.bench)
     except ValidationError as err:
-        where = "bench." if err.title == Bench.__name__ else ""
         raise ReproError(
-            f"{run_dir}/recipe.json: {where}{first_error(err)}", hint="is this a bench run?"
+            f"{folder.recipe_file}: bench.{first_error(err)}", hint="is this a bench run?"
         ) from None
 
 
 def resume_run(opts: BenchOptions) -> SweepPlan:
     assert opts.resume is not None
     record = RunWriter.open(opts.resume)
-    resolved, bench = _recorded_plan(opts.resume)
+    resolved, bench = _recorded_plan(record.folder)
     if opts.dataset is not None and opts.dataset != bench.dataset:
         raise ReproError(
             f"{opts.resume} measures dataset {bench.dataset!r}, not {opts.dataset!r}",

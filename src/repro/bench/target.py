@@ -8,14 +8,13 @@ server, and its recipe.json keeps only the name, the URL and the plan, as it alw
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 from repro.errors import ReproError
 from repro.schema.lock import Lock, Locked
 from repro.schema.recipe import Bench, Recipe
+from repro.schema.recordedrecipe import RecordedRecipe
 
 
 @dataclass(frozen=True)
@@ -72,20 +71,18 @@ class BenchTarget:
             )
         return self.recipe
 
-    def server_url(self, deployment_port: Callable[[str], int | None]) -> str:
-        """Where the server answers: the URL given, else the host port of the deployment repro
-        launched for the recipe (`repro launch --port`, Provenance.deployment_port), else the
-        recipe's server.port."""
+    def server_url(self, deployment_port: int | None = None) -> str:
+        """Where the server answers: the URL given, else `deployment_port` (the host port of
+        the deployment repro launched for the recipe, `repro.run.provenance.target_url`), else
+        the recipe's server.port."""
         if self.url is not None:
             return self.url
         recipe = self.need_recipe("a server without --url")
-        port = deployment_port(recipe.name) or recipe.server.port
-        return f"http://127.0.0.1:{port}"
+        return f"http://127.0.0.1:{deployment_port or recipe.server.port}"
 
-    def recorded(self, bench: Bench) -> dict[str, Any]:
+    def recorded(self, bench: Bench) -> RecordedRecipe:
         """The run's recipe.json with `bench` (the plan after CLI overrides): the resolved
         recipe, or for a bare URL the plan and the server, nothing a recipe would pin."""
-        plan = bench.model_dump(mode="json")
         if self.recipe is None:
-            return {"name": self.name, "url": self.url, "bench": plan}
-        return {**self.recipe.model_dump(mode="json"), "bench": plan}
+            return RecordedRecipe.of_url(self.name, self.url, bench)
+        return RecordedRecipe.of(self.recipe, bench)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from repro.report.interactivity import per_gpu, throughput_at
 from repro.schema.level import Level
 
 # Per-user speeds (output tok/s per user) at which points are compared by default.
@@ -42,9 +43,7 @@ class PointLevels(BaseModel):
         return sorted((lv for lv in self.levels if lv.valid), key=lambda lv: lv.concurrency)
 
     def per_gpu(self, level: Level) -> float:
-        if level.output_throughput_per_gpu is not None:
-            return level.output_throughput_per_gpu
-        return level.output_throughput / self.gpus if self.gpus > 0 else level.output_throughput
+        return per_gpu(level, self.gpus)
 
 
 class SloBoundary(BaseModel):
@@ -226,20 +225,9 @@ def pareto_frontier(points: Sequence[PointLevels]) -> list[FrontierPoint]:
 
 
 def at_speed(point: PointLevels, tok_s_per_user: float) -> float | None:
-    """The point's tok/s per GPU where its users get `tok_s_per_user`, interpolated between
-    its levels; None outside the speeds it was measured at."""
-    curve = sorted(
-        (lv.output_throughput_per_user, point.per_gpu(lv))
-        for lv in point.valid()
-        if lv.output_throughput_per_user is not None
-    )
-    for (s0, t0), (s1, t1) in itertools.pairwise(curve):
-        if s0 <= tok_s_per_user <= s1:
-            share = 0.0 if s1 == s0 else (tok_s_per_user - s0) / (s1 - s0)
-            return t0 + share * (t1 - t0)
-    if curve and math.isclose(curve[0][0], tok_s_per_user):
-        return curve[0][1]
-    return None
+    """The point's tok/s per GPU where its users get `tok_s_per_user` (None outside what it
+    measured)."""
+    return throughput_at(point.levels, point.gpus, tok_s_per_user)
 
 
 def crossover(point: PointLevels, baseline: PointLevels) -> Crossover:

@@ -26,6 +26,8 @@ from repro.run.pipeline import RunOptions, run_pipeline
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
 from repro.units import human_seconds
 
+SIM_START_S = 30.0  # a simulated point's doctor, lock, image check, start and stop
+
 
 @dataclass
 class CampaignRunOptions:
@@ -90,7 +92,7 @@ def _run_points(
 ) -> None:
     states = {state.name: state for state in index.points}
     todo = [p for p in plan.points if states[p.name].status not in ("done", "failed")]
-    left_s = sum(p.estimate_s or 0.0 for p in todo if p.same_server_as is None)
+    left_s = sum(_eta(p, index) for p in todo if p.same_server_as is None)
     for number, point in enumerate(plan.points, 1):
         state = states[point.name]
         if state.status in ("done", "failed"):
@@ -102,8 +104,6 @@ def _run_points(
             folder.write_index(index)
             continue
         eta = f", about {human_seconds(left_s)} left" if left_s else ""
-        if index.simulated and index.time_scale is not None:
-            eta += f" at time-scale {index.time_scale:g}" if left_s else ""
         console.rule(f"[bold]point {number}/{len(plan.points)}: {escape(point.name)}{eta}")
         state.status = "running"
         folder.write_index(index)
@@ -121,7 +121,7 @@ def _run_points(
             console.print(f"[red]point {escape(point.name)} failed[/]: {escape(state.reason)}")
         state.run_dir = folder.run_dir_for(point.name)
         state.seconds = (state.seconds or 0.0) + time.monotonic() - started
-        left_s = max(0.0, left_s - (point.estimate_s or 0.0))
+        left_s = max(0.0, left_s - _eta(point, index))
         folder.write_index(index)
     failed = [s.name for s in index.points if s.status == "failed"]
     summary = f"{len(index.points) - len(failed)} of {len(index.points)} points done"
@@ -132,6 +132,14 @@ def _run_points(
             hint=f"the others are kept: `repro campaign report {folder.path}`; after a fix, "
             f"`repro campaign run --resume {folder.path} --retry-failed`",
         )
+
+
+def _eta(point: PlannedPoint, index: CampaignIndex) -> float:
+    """The point's predicted wall time here: on the simulator its levels at the time scale
+    plus a container start, else the plan's estimate (0 when it has none)."""
+    if index.simulated and point.levels_s is not None:
+        return SIM_START_S + point.levels_s * (index.time_scale or 0.0)
+    return point.estimate_s or 0.0
 
 
 class CampaignFailed(ReproError):

@@ -22,7 +22,7 @@ from repro.campaign.execute import start_campaign
 from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
 from repro.errors import ReproError
 from repro.export.slurm import sbatch_line
-from repro.runfolder import RunRecordError, read_json
+from repro.runfolder import RunFolder, RunRecordError
 from repro.schema.campaign import CampaignIndex
 from repro.shellquote import comment, word
 
@@ -98,14 +98,17 @@ def collect(folder: CampaignFolder) -> CampaignIndex:
         if state.run_dir is None:
             continue
         try:
-            stages = read_json(folder.path / state.run_dir / "stages.json")["stages"]
-        except (RunRecordError, KeyError, TypeError):
+            saved = RunFolder(folder.path / state.run_dir).read_stages()
+        except RunRecordError:
+            saved = None
+        if saved is None:
             continue  # started, no stage finished: it stays to do
-        failed = [s for s in stages if s.get("status") == "failed"]
+        stages = saved.stages
+        failed = [s for s in stages if s.status == "failed"]
         if failed:
             state.status = "failed"
-            state.reason = f"stage {failed[0].get('name')} failed: {failed[0].get('summary')}"
-        elif all(s.get("status") in ("done", "skipped") for s in stages):
+            state.reason = f"stage {failed[0].name} failed: {failed[0].summary}"
+        elif all(s.status in ("done", "skipped") for s in stages):
             state.status = "done"
     for point in plan.points:
         if point.same_server_as is not None:

@@ -132,7 +132,8 @@ def _predict(entry: PlannedPoint, file: Path, scratch: Path, lockeds: dict[str, 
     entry.predicted = prediction.levels
     weights = lockeds[entry.name].recipe.model.weights_gb or 0.0
     load_s = LAUNCH_OVERHEAD_S + weights / WEIGHTS_READ_GB_PER_S
-    entry.estimate_s = load_s + sum(level.duration for level in prediction.levels)
+    entry.levels_s = sum(level.duration for level in prediction.levels)
+    entry.estimate_s = load_s + entry.levels_s
 
 
 def _priced(plan: CampaignPlan, lockeds: dict[str, Locked]) -> CampaignPlan:

@@ -1,8 +1,10 @@
-"""From a campaign file to its points: each an ordinary recipe file that extends the recipe it
-came from and sets the point's overrides, the campaign's bench plan and acceptance plan.
+"""From a campaign file to its points: each an ordinary recipe file, the recipe it came from
+with the point's overrides, the campaign's bench plan and acceptance plan.
 
 A point file is what `repro run` runs and what the run folder records, so a point can be run,
-checked or rendered by hand (`repro recipe check <campaign dir>/recipes/<point>.yaml`).
+checked or rendered by hand (`repro recipe check <campaign dir>/recipes/<point>.yaml`). It is
+the source recipe resolved, not a file that extends it: a campaign folder on a shared
+filesystem holds everything its points run.
 """
 
 from __future__ import annotations
@@ -82,12 +84,17 @@ def expand(campaign: Campaign, recipes_dir: Path | None = None) -> list[Point]:
 
 
 def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
-    """The point's recipe file, `<folder>/<point>.yaml`, extending its source recipe."""
-    data: dict[str, Any] = {
-        "description": f"Point {point.name} of campaign {campaign.name}"
-        + (f" ({', '.join(f'{a}={v}' for a, v in point.labels.items())})" if point.labels else ""),
-        "extends": str(point.source.resolve()),
-    }
+    """The point's recipe file, `<folder>/<point>.yaml`: its source recipe resolved (no
+    `extends:`, so the campaign folder holds every line a point runs, wherever it lies, and
+    a run of it reads nothing outside it), the point's overrides, the campaign's plans."""
+    data = load_recipe(point.source).resolved()
+    data.pop("extends", None)
+    data["name"] = point.name
+    labels = f" ({', '.join(f'{a}={v}' for a, v in point.labels.items())})"
+    data["description"] = (
+        f"Point {point.name} of campaign {campaign.name}{labels if point.labels else ''}, "
+        f"from {point.source.resolve()}"
+    )
     removed = [path for path, value in point.overrides.items() if value is None]
     for field_path, value in point.overrides.items():
         # a section one axis removes stays removed: another axis's field in it is moot

@@ -18,7 +18,9 @@ from repro.campaign.decision import Decision, PointLevels, decide
 from repro.campaign.folder import CampaignFolder
 from repro.errors import ReproError
 from repro.report.records import load_run
-from repro.schema.campaign import CampaignPlan, PointState
+from repro.runfolder import RunFolder
+from repro.schema.campaign import CampaignPlan, PlannedPoint, PointState
+from repro.schema.level import Level
 from repro.tables import stacked
 
 NAME_WIDTH = 16  # the point column; longer names fold onto a second line
@@ -36,18 +38,7 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
             source = (
                 f"no prediction: {p.prediction_error}" if p.prediction_error else "not predicted"
             )
-        points.append(
-            PointLevels(
-                name=p.name,
-                machine=plan.campaign.machine,
-                gpus=p.gpus,
-                source=source,
-                drafter=p.drafter,
-                baseline=p.baseline,
-                status="planned",
-                levels=p.predicted,
-            )
-        )
+        points.append(_point(plan, p, source, "planned", p.predicted))
     return points
 
 
@@ -61,28 +52,30 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
         if p.same_server_as is not None:
             continue
         state = states.get(p.name) or PointState(name=p.name)
-        levels, source = (
-            [],
-            state.status if state.reason is None else f"{state.status}: {state.reason}",
-        )
+        levels: list[Level] = []
+        source = state.status if state.reason is None else f"{state.status}: {state.reason}"
         run_dir = folder.run_dir_of(state)
-        if run_dir is not None and (run_dir / "bench").is_dir():
+        if run_dir is not None and RunFolder(run_dir).bench.has_run():
             run = load_run(run_dir)
             levels = run.levels
             source = f"simulated ({run.sim_profile})" if run.simulated else "measured"
-        points.append(
-            PointLevels(
-                name=p.name,
-                machine=plan.campaign.machine,
-                gpus=p.gpus,
-                source=source,
-                drafter=p.drafter,
-                baseline=p.baseline,
-                status=state.status,
-                levels=levels,
-            )
-        )
+        points.append(_point(plan, p, source, state.status, levels))
     return points
+
+
+def _point(
+    plan: CampaignPlan, p: PlannedPoint, source: str, status: str, levels: list[Level]
+) -> PointLevels:
+    return PointLevels(
+        name=p.name,
+        machine=plan.campaign.machine,
+        gpus=p.gpus,
+        source=source,
+        drafter=p.drafter,
+        baseline=p.baseline,
+        status=status,
+        levels=levels,
+    )
 
 
 def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLevels]]:

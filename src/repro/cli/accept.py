@@ -3,6 +3,7 @@ intervals), speedup over a baseline, and the lossless check."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -19,7 +20,7 @@ from repro.cli.bench import recipe_target
 from repro.cli.options import given_options, json_option, measure_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
-from repro.run.provenance import local_provenance
+from repro.run.provenance import local_provenance, target_url
 from repro.runfolder import strict_json
 from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
@@ -95,10 +96,12 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
 
 
 def _baseline(ref: str) -> BenchTarget:
-    """`--baseline`: a server URL, or a recipe (its server is checked to be that recipe's)."""
+    """`--baseline`: a server URL, or a recipe (its server is checked to be that recipe's),
+    answering where its deployment does."""
     if ref.startswith(("http://", "https://")):
         return BenchTarget.from_url(ref)
-    return recipe_target(ref)
+    target = recipe_target(ref)
+    return replace(target, url=target_url(target))
 
 
 def _sets(prompt_sets: str | None, deprecated: str | None) -> list[str] | None:
@@ -203,7 +206,11 @@ def accept(
             given_options(ctx, "output", "check_lossless") + list(recipes[1:]),
             "cannot be combined with --resume: it continues one recipe's run in its folder",
         )
-    checked_urls = server_urls(urls, warn)
+    checked_urls = server_urls(urls, warn)  # a bad URL fails before any recipe is read
+    targets = _targets(recipes, checked_urls)
+    checked_urls = checked_urls or [target_url(t) for t in targets]
+    base = _baseline(baseline) if baseline else None
+    measured = [*checked_urls, *([base.server_url()] if base else [])]
     opts = AcceptOptions(
         urls=checked_urls,
         prompt_sets=_sets(prompt_sets, deprecated_sets),
@@ -212,12 +219,11 @@ def accept(
         thinking=thinking,
         forced=forced,
         concurrency=concurrency,
-        baseline=_baseline(baseline) if baseline else None,
+        baseline=base,
         check_lossless=check_lossless,
-        provenance=local_provenance(),
+        provenance=local_provenance(measured, machine=shared["resume"] is None),
         **shared,
     )
-    targets = _targets(recipes, checked_urls)
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(clean(line)))
         results = run_accept(targets, opts)

@@ -24,8 +24,8 @@ from repro.cli.options import (
 from repro.errors import ReproError
 from repro.live import sweep_bars
 from repro.lock import load_locked
-from repro.run.provenance import local_provenance
-from repro.runfolder import strict_json
+from repro.run.provenance import keep_server_log, local_provenance, target_url
+from repro.runfolder import RunFolder, strict_json
 from repro.safetext import clean
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
@@ -238,6 +238,7 @@ def bench(
     target = None
     if recipe is not None:
         target = recipe_target(recipe)
+        url = url or target_url(target)
     elif resume is None and url is not None:
         target = BenchTarget.from_url(url)  # no recipe: the default plan, named after the server
     opts = BenchOptions(
@@ -253,11 +254,14 @@ def bench(
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
         forced=forced,
-        provenance=local_provenance(),
+        provenance=local_provenance([url] if url else [], machine=resume is None),
         **shared,
     )
     with sweep_bars(_console) as bars:
         result = run_bench(target, opts, bars)
+    if result.error:  # the server's own account of the failure, when repro launched it
+        folder = RunFolder(result.run_dir)
+        keep_server_log(folder, folder.read_run().recipe_name)
     _console.print(fit(summary_table(result.levels, result.forced)))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -13,11 +15,41 @@ from repro.cli.options import FiniteFloat, json_option
 from repro.schema.campaign import Campaign
 from repro.units import human_seconds
 
+F = TypeVar("F", bound=Callable[..., Any])
 _console = Console(highlight=False)
 _err = Console(stderr=True, highlight=False)
 
 FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _where_and_how(folder_help: str) -> Callable[[F], F]:
+    """--sim, --time-scale and --campaigns-dir: the options `run` and `export` share."""
+
+    def apply(command: F) -> F:
+        for option in reversed(
+            (
+                click.option("--sim", is_flag=True, help="Run every point on the CPU simulator."),
+                click.option(
+                    "--time-scale",
+                    type=FiniteFloat(min=0),
+                    default=1.0,
+                    show_default=True,
+                    help="With --sim: multiply every simulated duration (0.1: ten times faster).",
+                ),
+                click.option(
+                    "--campaigns-dir",
+                    type=click.Path(file_okay=False, path_type=Path),
+                    default=Path("runs") / "campaigns",
+                    show_default=True,
+                    help=folder_help,
+                ),
+            )
+        ):
+            command = option(command)
+        return command
+
+    return apply
 
 
 @click.group("campaign")
@@ -37,8 +69,13 @@ def campaign() -> None:
 @campaign.command("plan")
 @click.argument("file", type=FILE)
 @click.option("--no-predict", is_flag=True, help="Check and order only; no predicted table.")
+@click.option(
+    "--measured",
+    type=FOLDER,
+    help="A campaign folder of earlier runs: its measured points replace their predictions.",
+)
 @json_option("the plan (points, predictions, estimate)")
-def plan(file: Path, no_predict: bool, as_json: bool) -> None:
+def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> None:
     """Check every point of FILE, order and price them, and predict their results.
 
     Each point is rendered and checked as `repro recipe check` would (one invalid point
@@ -57,6 +94,12 @@ def plan(file: Path, no_predict: bool, as_json: bool) -> None:
         click.echo(result.model_dump_json(indent=2))
         return
     points = predicted_points(result)
+    if measured is not None:
+        from repro.campaign.folder import CampaignFolder
+        from repro.campaign.report import measured_points
+
+        done = {p.name: p for p in measured_points(CampaignFolder.open(measured)) if p.levels}
+        points = [done.get(p.name, p) for p in points]
     for point in result.points:
         note = f" = {point.same_server_as} (same server)" if point.same_server_as else ""
         base = f", baseline {point.baseline}" if point.baseline else ""
@@ -78,21 +121,7 @@ def plan(file: Path, no_predict: bool, as_json: bool) -> None:
 @click.argument("file", type=FILE, required=False)
 @click.option("--resume", type=FOLDER, help="Continue this campaign folder (done points kept).")
 @click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again.")
-@click.option("--sim", is_flag=True, help="Run every point on the CPU simulator.")
-@click.option(
-    "--time-scale",
-    type=FiniteFloat(min=0),
-    default=1.0,
-    show_default=True,
-    help="With --sim: multiply every simulated duration (0.1 = ten times faster).",
-)
-@click.option(
-    "--campaigns-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("runs") / "campaigns",
-    show_default=True,
-    help="Where the campaign folder is made.",
-)
+@_where_and_how("Where the campaign folder is made.")
 def run(
     file: Path | None,
     resume: Path | None,
@@ -178,21 +207,7 @@ def export() -> None:
 @click.option("--account", help="#SBATCH --account.")
 @click.option("--time", "time_limit", help="#SBATCH --time of each point, e.g. 04:00:00.")
 @click.option("--max-parallel", type=click.IntRange(min=1), help="Points running at once.")
-@click.option("--sim", is_flag=True, help="Each point on the CPU simulator.")
-@click.option(
-    "--time-scale",
-    type=FiniteFloat(min=0),
-    default=1.0,
-    show_default=True,
-    help="With --sim: the simulator's time scale.",
-)
-@click.option(
-    "--campaigns-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("runs") / "campaigns",
-    show_default=True,
-    help="Where the campaign folder is made: a filesystem the nodes share.",
-)
+@_where_and_how("Where the campaign folder is made: a filesystem the nodes share.")
 def export_slurm_command(
     file: Path,
     repro_command: str,

@@ -1,7 +1,9 @@
-"""`repro image build|push|pull|verify|export|arch-check|tiny-model`: pinned SGLang images."""
+"""`repro image build|push|pull|verify|export|arch-check|tiny-model|catalog|bump`: pinned
+SGLang images, the option catalogs of SGLang releases, and moving a spec to a newer tag."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,8 +16,11 @@ from repro.errors import ReproError
 from repro.image import locked_image
 from repro.image.build import build_image
 from repro.image.buildplan import plan_for_spec
+from repro.image.bump import Bump, bump_image
 from repro.image.registry import export_archive, export_enroot
+from repro.image.release_catalog import extract_release_catalog
 from repro.lock import load_locked
+from repro.realengine.engine import DEFAULT_VENV
 from repro.recipe.images import list_image_specs, load_image_spec
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
@@ -102,6 +107,9 @@ def build(ref: str, as_json: bool, relock_image: bool, rebuild: bool) -> None:
     click.echo(f"image id     {built.image_id}")
     click.echo(f"fingerprint  {built.fingerprint}")
     click.echo(f"sglang       {manifest.get('sglang_version')} ({kind})")
+    for name, version in built.locked_image().components.items():
+        if name != "sglang":
+            click.echo(f"{name:<13}{version or '-'}")
     click.echo(f"patches      {len(manifest.get('patches') or [])}")
 
 
@@ -203,3 +211,78 @@ def arch_check(ref: str, caps: tuple[str, ...]) -> None:
     click.echo(
         f"ok: {', '.join(caps) or 'no GPUs'} covered by {', '.join(carried) or '-'} ({source})"
     )
+
+
+@image.command("catalog")
+@click.argument("version")
+@click.option(
+    "--into",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder to write sglang-VERSION.json to (the shipped ones: src/repro/catalogs).",
+)
+@click.option(
+    "--python",
+    "sglang_python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="REPRO_SGLANG_PYTHON",
+    default=DEFAULT_VENV / "bin" / "python",
+    show_default=True,
+    help="The CPU engine's Python (scripts/ensure-sglang) that imports SGLang's parser.",
+)
+def catalog(version: str, into: Path, sglang_python: Path) -> None:
+    """Extract the option catalog of SGLang release VERSION from its wheel, on the CPU.
+
+    Downloads the wheel (pip download --no-deps sglang==VERSION), reads every option of
+    ServerArgs.add_cli_args (spellings, aliases, types, choices, defaults, the flag that
+    replaces a deprecated one), the speculative algorithms and the day the release was
+    built, and writes sglang-VERSION.json: what `repro recipe check` reads before a lock
+    and what picks the stand-in of a nightly (the newest release built before it).
+
+    \b
+      repro image catalog 0.5.18 --into src/repro/catalogs
+    """
+    target = extract_release_catalog(version, sglang_python, into, _say)
+    click.echo(str(target))
+
+
+@image.command("bump")
+@click.argument("spec")
+@click.option("--tag", required=True, help="The newer tag of the spec's base repository.")
+@click.option("--dry-run", is_flag=True, help="Print the drift; leave the spec as it is.")
+@json_option("the re-pin and every recipe's drift")
+def bump(spec: str, tag: str, dry_run: bool, as_json: bool) -> None:
+    """Re-pin image spec SPEC to a newer TAG, printing first what it changes.
+
+    Pulls the tag (its digest is the registry's), reads the new image's own option
+    catalog, and for every recipe using SPEC prints the options it uses that were added,
+    removed or changed, and what `repro recipe check` would now refuse. Then re-pins
+    images/SPEC.yaml; nothing is rebuilt until the recipes are locked again.
+
+    \b
+      repro image bump NIGHTLY --tag nightly-dev-cu13-20261120-0a1b2c3d
+    """
+    result = bump_image(spec, tag, write=not dry_run, progress=_say)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(result), default=str, indent=2))
+        return
+    for line in bump_lines(result):
+        click.echo(line)
+
+
+def bump_lines(result: Bump) -> list[str]:
+    lines = [f"{result.spec}: {result.old}", f"  -> {result.new}"]
+    lines.append(f"catalog: {result.old_catalog} -> {result.new_catalog}")
+    for drift in result.recipes:
+        if not drift.changes and not drift.new_errors:
+            lines.append(f"{drift.recipe}: no change to the {drift.options} options it uses")
+            continue
+        lines.append(f"{drift.recipe}:")
+        lines += [f"  {change}" for change in drift.changes]
+        lines += [f"  no longer checks: {error}" for error in drift.new_errors]
+    if not result.recipes:
+        lines.append("no recipe uses it")
+    if result.written:
+        lines.append(f"re-pinned {result.written}; `repro lock NAME` builds on it")
+    return lines

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
+from rich.table import Table
 
 from repro.cli.options import json_option
 from repro.fsutil import write_atomic
@@ -32,6 +34,7 @@ from repro.report.acceptance import (
     compare_acceptance,
 )
 from repro.report.compare import DEFAULT_METRICS
+from repro.report.records import LoadedRun
 from repro.tables import fit
 
 _METRIC = click.Choice(sorted(METRICS))
@@ -151,6 +154,13 @@ def report(
 @click.option(
     "--include-invalid", is_flag=True, help="Count invalid levels too (their points marked)."
 )
+@click.option(
+    "--at-interactivity",
+    "speeds",
+    metavar="TOK_S[,TOK_S...]",
+    help="Compare tok/s per GPU where each user gets these output tok/s (interpolated between "
+    "levels): the fair comparison of two machines, e.g. 20,40,80.",
+)
 @json_option("the result")
 def compare(
     a: Path,
@@ -158,12 +168,16 @@ def compare(
     metrics: tuple[str, ...],
     force: bool,
     include_invalid: bool,
+    speeds: str | None,
     as_json: bool,
 ) -> None:
     """B relative to A on matched concurrency levels: delta, direction, and whether it is
     within the runs' own spread (repeats) or a real change; machines side by side. Levels
     whose validity verdict failed are left out (named in a warning) unless --include-invalid."""
     run_a, run_b = load_runs([a, b])
+    if speeds is not None:
+        _compare_at_interactivity(run_a, run_b, _speeds(speeds), as_json)
+        return
     deltas = compare_acceptance(run_a, run_b)
     if not (run_a.levels and run_b.levels):  # accept runs: acceptance per prompt set only
         if not deltas:
@@ -185,3 +199,39 @@ def compare(
         Console().print(render_comparison(result))
         if deltas:
             Console().print(fit(acceptance_comparison_table(run_a, run_b, deltas)))
+
+
+def _speeds(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        raise click.BadParameter(
+            f"{text!r}: expected positive tok/s per user, e.g. 20,40,80",
+            param_hint="--at-interactivity",
+        )
+    return values
+
+
+def _compare_at_interactivity(
+    run_a: LoadedRun, run_b: LoadedRun, speeds: list[float], as_json: bool
+) -> None:
+    from repro.report.interactivity import compare_at_interactivity
+
+    rows = compare_at_interactivity(run_a, run_b, speeds)
+    if as_json:
+        click.echo(json.dumps([row.model_dump() for row in rows], indent=2))
+        return
+    table = Table(title="tok/s per GPU at equal interactivity", title_justify="left")
+    for column in ("tok/s per user", f"A {run_a.label}", f"B {run_b.label}", "B/A"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        cells = [
+            "-" if v is None else f"{v:.1f}" for v in (row.a_tok_s_per_gpu, row.b_tok_s_per_gpu)
+        ]
+        ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
+        table.add_row(f"{row.tok_s_per_user:g}", *cells, ratio)
+    Console().print(fit(table))
+    if any(row.ratio is None for row in rows):
+        click.echo("-: a run has no levels around that speed (outside what it measured)")

@@ -6,6 +6,7 @@ Public API:
     drafter_block_size(pin, endpoint=None) -> int | None       # config.json's block_size
     read_config(pin, endpoint=None) -> dict | None             # config.json at the commit
     model_facts(config), drafter_facts(config), block_size_of(pin, config)
+    architectures_in(config) -> list[str]                      # the classes it names
     fetch_pins(pins, cache_dir=None, margin=SpaceMargin(), verify_all=False, ...) -> FetchReport
     verify_pin(cache, pin, hash_paths=None, streamed=None) -> Verified(problems, hashed, ...)
     select_files(paths) -> list[str]                          # SELECT_PATTERNS, one list
@@ -20,6 +21,7 @@ from repro.hub.errors import GatedRepoAccess, HubError, InsufficientSpace, Verif
 from repro.hub.fetch import fetch_pins, is_offline
 from repro.hub.models import FetchReport, RepoFetch
 from repro.hub.resolve import (
+    architectures_in,
     block_size_of,
     drafter_block_size,
     drafter_facts,
@@ -39,6 +41,7 @@ __all__ = [
     "RepoFetch",
     "SpaceMargin",
     "VerificationFailed",
+    "architectures_in",
     "block_size_of",
     "cache_root",
     "check_space",

@@ -132,6 +132,12 @@ def drafter_facts(config: dict[str, Any]) -> DrafterFacts:
     )
 
 
+def architectures_in(config: dict[str, Any] | None) -> list[str]:
+    """The model classes a config names (`architectures`: what SGLang's registry loads)."""
+    names = (config or {}).get("architectures")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
 def drafter_block_size(pin: RepoPin, *, endpoint: str | None = None) -> int | None:
     """The drafter's block size from its config.json at the pinned commit (see
     `block_size_of`)."""

@@ -120,6 +120,8 @@ class BuiltImage(BaseModel):
             "source": f"ServerArgs.add_cli_args in image {self.tag}",
             "flags": self.manifest.get("catalog") or [],
             "builtin_speculative_algorithms": self.manifest.get("speculative_algorithms") or [],
+            "env": self.manifest.get("environment") or [],
+            "model_architectures": self.manifest.get("model_architectures") or [],
         }
         return Catalog.from_dict(data, origin=f"the manifest of image {self.tag}")
 

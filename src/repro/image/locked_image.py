@@ -13,7 +13,13 @@ from repro.image.buildplan import plan_for_spec
 from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import PushedImage, checked_registry, pull, push, verify
-from repro.lock import catalog_drift, recipe_options, relocked, update_lock_image
+from repro.lock import (
+    catalog_drift,
+    diff_components,
+    recipe_options,
+    relocked,
+    update_lock_image,
+)
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
 from repro.recipe.images import effective_catalog
@@ -60,8 +66,9 @@ def build_for(
         ) from None
     if locked.lock_path is None:
         return built, locked
+    previous = locked.lock.image if locked.lock is not None else None
     lock = update_lock_image(locked.lock_path, built.locked_image(), built.catalog())
-    for line in _drift_lines(locked, spec, built):
+    for line in [*_drift_lines(locked, spec, built), *diff_components(previous, lock.image)]:
         progress(line)
     return built, relocked(locked, lock)
 

@@ -13,7 +13,7 @@ Public API (the declarations, `Lock`, `LockedImage` and `Locked`, are in `repro.
     fetch_recipe(locked, cache_dir=None, margin=None, ...) -> FetchReport
 """
 
-from repro.lock.drift import catalog_drift, diff_locks, recipe_options
+from repro.lock.drift import catalog_drift, diff_components, diff_locks, recipe_options
 from repro.lock.fetch import fetch_recipe
 from repro.lock.io import (
     LockError,
@@ -32,6 +32,7 @@ __all__ = [
     "build_lock",
     "catalog_drift",
     "default_locks_dir",
+    "diff_components",
     "diff_locks",
     "fetch_recipe",
     "load_locked",

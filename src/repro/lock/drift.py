@@ -7,7 +7,7 @@ from typing import Any
 
 from repro.recipe.rulebase import Context
 from repro.schema.image import ImageSpec
-from repro.schema.lock import Lock, RepoPin
+from repro.schema.lock import Lock, LockedImage, RepoPin
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import Recipe
 from repro.units import human_bytes
@@ -81,6 +81,7 @@ def diff_locks(old: Lock, new: Lock) -> list[str]:
             f"drafter block_size (config.json): {old.drafter_block_size} -> "
             f"{new.drafter_block_size}"
         )
+    out += diff_components(old.image, new.image)
     before = {(p.source, p.name): p.sha256 for p in old.patches}
     after = {(p.source, p.name): p.sha256 for p in new.patches}
     for key in sorted(set(before) | set(after)):
@@ -88,6 +89,18 @@ def diff_locks(old: Lock, new: Lock) -> list[str]:
             state = "added" if key not in before else "removed" if key not in after else "changed"
             out.append(f"patch {key[1]} ({key[0]}): {state}")
     return out
+
+
+def diff_components(old: LockedImage | None, new: LockedImage | None) -> list[str]:
+    """The image's SGLang, sglang-kernel, flashinfer, torch and CUDA versions that changed."""
+    if old is None or new is None:
+        return []
+    before, after = old.components, new.components
+    return [
+        f"image {name}: {before[name] or '-'} -> {after[name] or '-'}"
+        for name in after
+        if before[name] != after[name]
+    ]
 
 
 def _json(spec: ImageSpec | None) -> dict[str, Any] | None:

@@ -71,7 +71,7 @@ def _config_facts(model: RepoPin, drafter: RepoPin | None, endpoint: str | None)
     if model_config is None and drafter_config is None:
         return {}
     # Deferred like `_pin`: huggingface_hub is slow to import.
-    from repro.hub import block_size_of, drafter_facts, model_facts
+    from repro.hub import architectures_in, block_size_of, drafter_facts, model_facts
 
     facts: dict[str, Any] = {}
     if model_config is not None:
@@ -79,11 +79,17 @@ def _config_facts(model: RepoPin, drafter: RepoPin | None, endpoint: str | None)
     if drafter is not None and drafter_config is not None:
         facts["drafter_block_size"] = block_size_of(drafter, drafter_config)
         facts["drafter_facts"] = drafter_facts(drafter_config)
+        facts["drafter_architectures"] = architectures_in(drafter_config) or None
     return facts
 
 
 # Rules judged against the config.json files the lock reads: a lock they fail is not written.
-LOCKED_CONFIG_RULES = ("drafter-block-size", "drafter-fits-model", "tp-divides-heads")
+LOCKED_CONFIG_RULES = (
+    "drafter-block-size",
+    "drafter-fits-model",
+    "tp-divides-heads",
+    "drafter-architecture",
+)
 
 
 def build_lock(
@@ -147,7 +153,8 @@ def build_lock(
         raise RecipeError.from_problems(
             [str(f) for f in mismatch],
             hint="pin the drafter the recipe was written for (its config.json must fit the "
-            "model), or set speculative.num_draft_tokens to the drafter's block size",
+            "model and the image's SGLang), or set speculative.num_draft_tokens to the "
+            "drafter's block size",
         )
     return lock, patches.changed
 

@@ -25,6 +25,7 @@ from repro.realengine.servermetrics import (
     fetch_snapshot,
     quantile,
 )
+from repro.runfolder import RunFolder
 from repro.schema.level import Level, RequestRow
 
 QUANTILES = (0.5, 0.9, 0.99)
@@ -70,8 +71,7 @@ def bench_with_server_view(url: str, opts: BenchOptions) -> tuple[BenchResult, l
 
 
 def read_rows(run_dir: Path, level: Level) -> list[RequestRow]:
-    path = run_dir / "levels" / f"c{level.concurrency}-r{level.repeat}.jsonl"
-    return [RequestRow.model_validate_json(line) for line in path.read_text().splitlines()]
+    return RunFolder(run_dir).read_requests(level.concurrency, level.repeat)
 
 
 def client_values(rows: list[RequestRow], metric: str) -> list[float]:

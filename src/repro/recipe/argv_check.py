@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from importlib import resources
 
 from repro.errors import RecipeError, did_you_mean, short_repr
@@ -20,11 +21,38 @@ from repro.schema.option_catalog import Catalog, CatalogOption
 _CACHE: dict[str, Catalog] = {}
 
 
+def catalog_file_name(version: str) -> str:
+    """The shipped catalog file of SGLang `version` (in `repro/catalogs/`)."""
+    return f"sglang-{version}.json"
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else -1 for part in version.split("."))
+
+
 def available_catalog_versions() -> list[str]:
-    """SGLang versions whose option catalog ships with repro."""
+    """SGLang versions whose option catalog ships with repro, oldest first."""
     root = resources.files("repro").joinpath("catalogs")
     names = [p.name for p in root.iterdir() if p.name.startswith("sglang-")]
-    return sorted(n.removeprefix("sglang-").removesuffix(".json") for n in names)
+    return sorted(
+        (n.removeprefix("sglang-").removesuffix(".json") for n in names), key=_version_key
+    )
+
+
+def first_release_with_architecture(name: str) -> str | None:
+    """The oldest shipped release whose SGLang registers the model class `name`."""
+    return next(
+        (v for v in available_catalog_versions() if name in load_catalog(v).model_architectures),
+        None,
+    )
+
+
+def release_before(day: date) -> str | None:
+    """The newest shipped release built on or before `day` (what a nightly of that day is
+    closest to: everything it has, the release has or is about to have), or None."""
+    dated = [(load_catalog(v).released, v) for v in available_catalog_versions()]
+    before = [(released, v) for released, v in dated if released and released <= day.isoformat()]
+    return max(before)[1] if before else None
 
 
 def load_catalog(version: str) -> Catalog:
@@ -41,8 +69,8 @@ def load_catalog(version: str) -> Catalog:
                 if did_you_mean(version, known)
                 else ""
             ),
-            hint=f"catalogs shipped: {', '.join(known) or 'none'}; extract one from an image "
-            "with ServerArgs.add_cli_args and add it as src/repro/catalogs/sglang-<version>.json",
+            hint=f"catalogs shipped: {', '.join(known) or 'none'}; extract a release's with "
+            "`repro image catalog VERSION --into src/repro/catalogs`",
         )
     data = json.loads(resource.read_text(encoding="utf-8"))
     catalog = Catalog.from_dict(data, origin=f"sglang-{version}.json")

@@ -8,16 +8,17 @@ built, the catalog extracted from it (kept in the lock) is the truth.
 from __future__ import annotations
 
 import os
+from datetime import date
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from repro.errors import RecipeError, suggestion
-from repro.recipe.argv_check import load_catalog
+from repro.recipe.argv_check import load_catalog, release_before
 from repro.recipe.findings import display_path
 from repro.recipe.loader import inside, locate
 from repro.recipe.yamlio import problem_lines, read_mapping
-from repro.schema.image import ImageSpec
+from repro.schema.image import ImageSpec, StandInCatalog
 from repro.schema.lock import Lock
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import Recipe
@@ -82,27 +83,70 @@ def load_image_spec(ref: str | Path, images_dir: Path | None = None) -> ImageSpe
     return spec
 
 
+def catalog_version(spec: ImageSpec) -> str:
+    """The shipped catalog that checks the spec's recipes before `repro lock`: its own
+    version's, or for a stand-in the newest release built on or before the base's SGLang
+    commit (a version the spec names must be that one)."""
+    stand_in = spec.stand_in_catalog
+    if stand_in is None:
+        return spec.sglang_version
+    day = spec.base.sglang_commit_date
+    assert day is not None  # the spec's own validation requires it with a stand-in
+    chosen = release_before(date.fromisoformat(day))
+    where = f"image spec {spec.name}: stand_in_catalog"
+    if chosen is None:
+        raise ImageSpecError(
+            f"{where}: repro ships no release catalog built on or before {day}",
+            hint="extract the release before it with `repro image catalog VERSION`",
+        )
+    if stand_in.version is not None and stand_in.version != chosen:
+        released = load_catalog(chosen).released
+        raise ImageSpecError(
+            f"{where}.version: {stand_in.version} is not the release before the base's SGLang "
+            f"commit ({day}); that is {chosen} (built {released})",
+            hint=f"set stand_in_catalog.version to {chosen}, or leave it out",
+        )
+    return chosen
+
+
+def _stand_in(spec: ImageSpec, base: Catalog, stand_in: StandInCatalog) -> Catalog:
+    """The release catalog adjusted by what the image's era adds or lacks."""
+    lacks = set(stand_in.lacks)
+    present = [s for o in stand_in.adds for s in (o.name, *o.aliases) if base.has(s)]
+    if present:
+        raise ImageSpecError(
+            f"image spec {spec.name}: stand_in_catalog.adds declares options the SGLang "
+            f"{base.sglang_version} catalog already has: {', '.join(present)}"
+        )
+    absent = [name for name in stand_in.lacks if not base.has(name)]
+    if absent:
+        raise ImageSpecError(
+            f"image spec {spec.name}: stand_in_catalog.lacks names options the SGLang "
+            f"{base.sglang_version} catalog does not have: {', '.join(absent)}"
+        )
+    kept = [o for o in base.options if not lacks.intersection(o.options)]
+    return Catalog(
+        sglang_version=base.sglang_version,
+        options=kept,
+        speculative_algorithms=base.speculative_algorithms,
+        source=f"{base.source}, standing in for image spec {spec.name}",
+        env=base.env,
+        released=base.released,
+        model_architectures=base.model_architectures,
+    ).extended(options=[o.to_catalog_option(spec.name) for o in stand_in.adds])
+
+
 def effective_catalog(spec: ImageSpec) -> Catalog:
     """The shipped catalog of the spec's version (or of its stand-in, adjusted to the image's
     era) plus what its patch set declares."""
-    base = load_catalog(spec.catalog_version)
-    stand_in = spec.stand_in_catalog
-    if stand_in is not None and (stand_in.adds or stand_in.lacks):
-        lacks = set(stand_in.lacks)
-        present = [s for o in stand_in.adds for s in (o.name, *o.aliases) if base.has(s)]
-        if present:
-            raise ImageSpecError(
-                f"image spec {spec.name}: stand_in_catalog.adds declares options the SGLang "
-                f"{base.sglang_version} catalog already has: {', '.join(present)}"
-            )
-        kept = [o for o in base.options if not lacks.intersection(o.options)]
-        base = Catalog(
-            sglang_version=base.sglang_version,
-            options=kept,
-            speculative_algorithms=base.speculative_algorithms,
-            source=f"{base.source}, standing in for image spec {spec.name}",
-            env=base.env,
-        ).extended(options=[o.to_catalog_option(spec.name) for o in stand_in.adds])
+    base = load_catalog(catalog_version(spec))
+    if spec.stand_in_catalog is not None:
+        base = _stand_in(spec, base, spec.stand_in_catalog)
+    return with_patch_set(spec, base)
+
+
+def with_patch_set(spec: ImageSpec, base: Catalog) -> Catalog:
+    """`base` plus what the spec's patch set declares (options, algorithms, env)."""
     provides = spec.provides
     if not (provides.options or provides.speculative_algorithms or provides.env):
         return base

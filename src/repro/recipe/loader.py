@@ -138,10 +138,13 @@ def inside(path: Path, roots: tuple[Path, ...], what: str = "recipe") -> Path:
 
 
 def merge(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """`child` over `parent`: mappings merge key by key; lists, scalars and null replace."""
+    """`child` over `parent`: mappings merge key by key; lists and scalars replace; null
+    removes the key (its default applies: `drafter: null`, an inherited env variable)."""
     out = dict(parent)
     for key, value in child.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
+        if value is None and key in out:
+            del out[key]
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = merge(out[key], value)
         else:
             out[key] = value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -71,6 +71,7 @@ class Context:
     model_facts: ModelFacts | None = None  # the lock's config.json, else the recipe's
     drafter_facts: DrafterFacts | None = None
     facts_source: str = "declared in the recipe"  # how messages name where the facts are from
+    drafter_architectures: list[str] = field(default_factory=list)
 
     @cached_property
     def options(self) -> dict[str, SetOption]:

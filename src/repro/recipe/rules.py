@@ -38,6 +38,7 @@ from repro.recipe.rules_speculative import (
     rule_ddtree_page_size,
     rule_ddtree_spine,
     rule_dflash,
+    rule_drafter_architecture,
     rule_drafter_block_size,
     rule_drafter_used,
     rule_patch_constraints,
@@ -59,6 +60,7 @@ __all__ = [
     "rule_ddtree_spine",
     "rule_dflash",
     "rule_dp_attention",
+    "rule_drafter_architecture",
     "rule_drafter_block_size",
     "rule_drafter_fits_model",
     "rule_drafter_used",
@@ -127,6 +129,7 @@ RULES: list[Rule] = [
     rule_forced_acceptance,
     rule_ddtree_spine,
     rule_ddtree_page_size,
+    rule_drafter_architecture,
     rule_drafter_block_size,
     rule_patch_constraints,
     rule_algorithm_in_image,
@@ -158,7 +161,9 @@ def check_recipe(locked: Locked) -> list[Finding]:
         issues.append(_image_issue(locked.image_error, image is None))
     image_catalog = lock is not None and lock.catalog is not None
     block_size = lock.drafter_block_size if lock is not None else None
+    architectures = (lock.drafter_architectures if lock is not None else None) or []
     ctx = Context(recipe, image, catalog, image_catalog, block_size)
+    ctx.drafter_architectures = architectures
     _facts(ctx, lock)
     for rule in RULES:
         issues.extend(rule(ctx))

@@ -231,10 +231,14 @@ def rule_bench(ctx: Context) -> list[Issue]:
 
 
 def rule_env_known(ctx: Context) -> list[Issue]:
-    """Env knobs a patch set reads are spelled right and provided by this image."""
+    """Env knobs are spelled right and read by this image: a patch set's, or SGLang's own
+    (the catalog lists what sglang/srt/environ.py declares, so an SGLANG_* variable of another
+    era, e.g. the PCIe all-reduce of 0.5.22+ on an older build, is named)."""
     if ctx.catalog is None:
         return []
     provided = set(ctx.catalog.env)
+    patched = set(ctx.image.provides.env) if ctx.image is not None else set()
+    sglang_declares = bool(provided - patched)
     out = []
     for key in ctx.recipe.env:
         if key in provided:
@@ -247,6 +251,15 @@ def rule_env_known(ctx: Context) -> list[Issue]:
                 warn(
                     ("env", key),
                     f"'{key}' has no effect: the image does not provide DDTREE",
+                    "env-known",
+                )
+            )
+        elif key.startswith("SGLANG_") and sglang_declares:
+            out.append(
+                warn(
+                    ("env", key),
+                    f"'{key}' is not read by {ctx.catalog_words}: no file of its source names "
+                    "it (a variable of another SGLang version has no effect here)",
                     "env-known",
                 )
             )

@@ -9,6 +9,7 @@ stand-in before `repro lock`, the image's own after.
 from __future__ import annotations
 
 from repro.errors import RecipeError, suggestion
+from repro.recipe.argv_check import first_release_with_architecture
 from repro.recipe.hardware import DEEPSEEK_FAMILY, QWEN35_FAMILY, GpuModel, arch_major, gpu_model
 from repro.recipe.images import images_dir_for, list_image_specs, load_image_spec
 from repro.recipe.rulebase import (
@@ -21,6 +22,7 @@ from repro.recipe.rulebase import (
     sglang_release,
     warn,
 )
+from repro.schema.image import OptionConstraint
 
 DDTREE_PR = "sgl-project/sglang#29907"
 
@@ -115,6 +117,33 @@ def rule_drafter_block_size(ctx: Context) -> list[Issue]:
                 )
             )
     return out
+
+
+def rule_drafter_architecture(ctx: Context) -> list[Issue]:
+    """The locked drafter's model class (config.json `architectures`) is one the image's SGLang
+    registers (an EntryClass of sglang/srt/models): z-lab's newer DFlash2DraftModel drafters
+    load only from 0.5.20 (srt/models/dflash.py), so an older image fails at load time."""
+    archs, catalog = ctx.drafter_architectures, ctx.catalog
+    if not archs or catalog is None or not catalog.model_architectures:
+        return []
+    missing = [a for a in archs if a not in catalog.model_architectures]
+    if not missing:
+        return []
+    first = first_release_with_architecture(missing[0])
+    since = (
+        f"; SGLang registers it from {first}: use an image of that release or later"
+        if first
+        else "; no SGLang release repro ships registers it"
+    )
+    drafter = ctx.recipe.drafter.repo if ctx.recipe.drafter else "the drafter"
+    return [
+        err(
+            ("drafter",),
+            f"the locked drafter {drafter} is a {', '.join(missing)}, which {ctx.catalog_words} "
+            f"cannot load (no srt/models EntryClass of that name){since}",
+            "drafter-architecture",
+        )
+    ]
 
 
 def _draft_backend(ctx: Context, algo: str) -> list[Issue]:
@@ -300,30 +329,74 @@ def _agrees(given: str | bool, wanted: int | float | str | bool) -> bool:
     return given == wanted
 
 
+def _full_tree(ctx: Context) -> bool | None:
+    """DDTREE's full-tree mode: a budget above block_size - 1 (DDTREE_PR, `_handle_ddtree`);
+    None when the budget or the block size is not known before a lock."""
+    spec, block = ctx.recipe.speculative, draft_tokens(ctx)
+    if spec is None or spec.ddtree_budget is None or block is None:
+        return None
+    return spec.ddtree_budget > block - 1
+
+
+def _constraint_issue(ctx: Context, algo: str, rule: OptionConstraint) -> Issue | None:
+    """What one declared constraint says of the recipe, if anything."""
+    opt = ctx.catalog.find(rule.option) if ctx.catalog else None
+    given = ctx.options.get(opt.dest) if opt else None
+    if given is None and rule.fallback and ctx.catalog:
+        fallback = ctx.catalog.find(rule.fallback)
+        given = ctx.options.get(fallback.dest) if fallback else None
+    mode = f"{algo} full-tree mode" if rule.when == "full_tree" else algo
+    wanted = str(rule.value).lower() if isinstance(rule.value, bool) else rule.value
+    if given is None:
+        if not rule.explicit:
+            return None
+        spelling = rule.fallback or rule.option
+        return err(
+            ("server", "extra_args"),
+            f"{mode} requires {rule.option} {wanted}, and checks the value before SGLang "
+            f"applies its default: set {spelling} {wanted} in server.extra_args "
+            f"({rule.source})",
+            "patch-constraint",
+        )
+    if rule.effect == "refuses":
+        return err(given.loc, f"{mode} rejects {rule.option} ({rule.source})", "patch-constraint")
+    assert rule.value is not None
+    if rule.effect == "minimum":
+        number = _number(given.value)
+        if number is not None and number < float(rule.value):
+            message = f"{mode} requires {rule.option} >= {wanted}, got {given.value}"
+            return err(given.loc, f"{message} ({rule.source})", "patch-constraint")
+        return None
+    if _agrees(given.value, rule.value) or (rule.replaces and given.value != rule.replaces):
+        return None
+    if rule.effect == "requires":
+        message = f"{mode} requires {rule.option} {wanted}, got {given.value}"
+        return err(given.loc, f"{message} ({rule.source})", "patch-constraint")
+    message = f"{mode} forces {rule.option} {wanted}; {given.value} is overridden"
+    return warn(given.loc, f"{message} ({rule.source})", "patch-constraint")
+
+
+def _number(value: str | bool) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def rule_patch_constraints(ctx: Context) -> list[Issue]:
     """What a patch set's algorithm requires, refuses or forces of other options, as its
     image spec declares (`patch_set.provides.constraints`, e.g. DDTREE's page size 1)."""
     algo = algorithm(ctx)
     if algo is None or ctx.image is None:
         return []
+    full_tree = _full_tree(ctx)
     out = []
     for rule in ctx.image.provides.constraints:
-        opt = ctx.catalog.find(rule.option) if ctx.catalog else None
-        given = ctx.options.get(opt.dest) if opt else None
-        if rule.algorithm != algo or given is None:
+        if rule.algorithm != algo or (rule.when == "full_tree" and not full_tree):
             continue
-        if rule.effect == "refuses":
-            out.append(
-                err(given.loc, f"{algo} rejects {rule.option} ({rule.source})", "patch-constraint")
-            )
-        elif rule.value is not None and not _agrees(given.value, rule.value):
-            wanted = str(rule.value).lower() if isinstance(rule.value, bool) else rule.value
-            if rule.effect == "requires":
-                message = f"{algo} requires {rule.option} {wanted}, got {given.value}"
-                out.append(err(given.loc, f"{message} ({rule.source})", "patch-constraint"))
-            else:
-                message = f"{algo} forces {rule.option} {wanted}; {given.value} is overridden"
-                out.append(warn(given.loc, f"{message} ({rule.source})", "patch-constraint"))
+        issue = _constraint_issue(ctx, algo, rule)
+        if issue is not None:
+            out.append(issue)
     return out
 
 

@@ -19,7 +19,7 @@ from repro.report.compare import (
 )
 from repro.report.html import render_html
 from repro.report.plots import all_plots, plot_acceptance, plot_pareto, plot_throughput, write_plots
-from repro.report.records import METRICS, LoadedRun, Point, RunRecordError, load_run, load_runs
+from repro.report.records import METRICS, LoadedRun, Point, load_run, load_runs
 from repro.report.table import (
     SIMULATED,
     Cell,
@@ -30,6 +30,7 @@ from repro.report.table import (
     render_rich,
     report_to_json,
 )
+from repro.runfolder import RunRecordError
 
 __all__ = [
     "METRICS",

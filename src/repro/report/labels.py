@@ -9,10 +9,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # records imports this module
-    from repro.report.records import LoadedRun
+from repro.schema.forced import ForcedAcceptance
+
+
+class _Started(Protocol):
+    @property
+    def started_at(self) -> str | None: ...
+
+
+class Labelled(Protocol):
+    """What a label is made of (a loaded run, `repro.report.records.LoadedRun`)."""
+
+    @property
+    def run(self) -> _Started: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def recipe_name(self) -> str: ...
+
+    @property
+    def machine_class(self) -> str: ...
+
+    @property
+    def run_name(self) -> str: ...
+
+    @property
+    def forced(self) -> ForcedAcceptance | None: ...
 
 
 LABEL_MAX = 60  # characters of a label in a table, a legend or a page
@@ -29,7 +55,7 @@ def shortened(text: str, limit: int = LABEL_MAX) -> str:
     return flat[: keep - keep // 3] + "…" + flat[len(flat) - keep // 3 :]
 
 
-def run_title(run: LoadedRun) -> str:
+def run_title(run: Labelled) -> str:
     """The recipe name, with `(forced 4)` when the run's acceptance was forced, so that no
     table, plot or page shows forced acceptance unlabelled beside a measured one."""
     forced = run.forced
@@ -44,22 +70,22 @@ def short_time(started_at: str | None) -> str:
     return f"{day[5:]} {clock[:8].rstrip('Z')}"
 
 
-def _by_time(run: LoadedRun) -> str:
+def _by_time(run: Labelled) -> str:
     return short_time(run.run.started_at)
 
 
-def _by_machine(run: LoadedRun) -> str:
+def _by_machine(run: Labelled) -> str:
     return run.machine_class
 
 
-def _by_folder(run: LoadedRun) -> str:
+def _by_folder(run: Labelled) -> str:
     return run.run_name
 
 
-_DISAMBIGUATORS: tuple[Callable[[LoadedRun], str], ...] = (_by_time, _by_machine, _by_folder)
+_DISAMBIGUATORS: tuple[Callable[[Labelled], str], ...] = (_by_time, _by_machine, _by_folder)
 
 
-def unique_labels(runs: Sequence[LoadedRun]) -> list[str]:
+def unique_labels(runs: Sequence[Labelled]) -> list[str]:
     """One label per run, different for different folders (a folder given twice, e.g. as a
     run and as the baseline, keeps one label); a part is added only where labels clash."""
     labels = [shortened(run_title(run)) for run in runs]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from repro.report.plots import MARK_HEIGHT, concurrency_axis, figure, png, run_name
+from repro.report.figures import MARK_HEIGHT, concurrency_axis, figure, png, run_name
 from repro.report.records import LoadedRun
 
 LATENCIES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"), ("e2e_latency", "E2E latency"))

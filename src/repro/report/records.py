@@ -11,32 +11,18 @@ A missing or corrupt file raises `RunRecordError` naming the file and what was w
 
 from __future__ import annotations
 
-import math
 import statistics
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field
 
-from repro import runfolder
 from repro.report.labels import run_title, shortened, unique_labels
-from repro.runfolder import RunRecordError, read_text, validated
-from repro.safetext import clean_strings
-from repro.schema.accept import AcceptResults
+from repro.runfolder import RunFolder, record_folder
 from repro.schema.base import Interval
-from repro.schema.level import RequestRow, Summary
-from repro.schema.lock import Lock
-from repro.schema.machine import (
-    MachineInfo,
-    ServerInfo,
-    engine_label,
-    hardware_label,
-    simulator_label,
-)
-from repro.schema.record import AnyRunInfo, BenchWorkload, RunRecord, first_error
-from repro.schema.recordedrecipe import RecordedRecipe
-
-M = TypeVar("M", bound=BaseModel)
+from repro.schema.level import RequestRow
+from repro.schema.machine import engine_label, hardware_label, simulator_label
+from repro.schema.record import BenchWorkload, RunRecord
 
 
 class MetricInfo(BaseModel):
@@ -134,9 +120,8 @@ class LoadedRun(RunRecord):
     def run_name(self) -> str:
         """The folder that names the run: a `repro run` folder for its bench/ and accept/ parts,
         else the record folder itself."""
-        if self.path.name in RUN_PARTS and (self.path.parent / "stages.json").is_file():
-            return self.path.parent.name
-        return self.path.name
+        pipeline = RunFolder(self.path).pipeline()
+        return (pipeline or RunFolder(self.path)).name
 
     @property
     def sim_profile(self) -> str | None:
@@ -249,117 +234,34 @@ class LoadedRun(RunRecord):
         return out
 
     def requests(self, concurrency: int, repeat: int) -> list[RequestRow]:
-        """The per-request rows of one level (`levels/c<c>-r<r>.jsonl`)."""
-        path = self.path / "levels" / f"c{concurrency}-r{repeat}.jsonl"
-        rows: list[RequestRow] = []
-        for number, line in enumerate(read_text(path).splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(RequestRow.model_validate_json(line))
-            except ValidationError as err:
-                raise RunRecordError(
-                    f"{path}:{number}: not a request row: {first_error(err)}",
-                    hint="the file is corrupt; re-run the level with `repro bench --resume`",
-                ) from None
-        return rows
-
-
-_RUN_INFO: TypeAdapter[AnyRunInfo] = TypeAdapter(AnyRunInfo)
-
-
-RUN_PARTS = ("bench", "accept")  # the record folders inside a `repro run` folder
-
-
-def record_folder(path: str | Path) -> Path:
-    """The record folder that `path` names: itself (or its `run.json`'s folder), or for a
-    `repro run` folder its bench/ part (accept/ when the run has no bench yet)."""
-    folder = Path(path)
-    if folder.name == "run.json":
-        folder = folder.parent
-    if not folder.is_dir():
-        raise RunRecordError(
-            f"{folder}: no such run record folder",
-            hint="pass a folder printed by `repro run`, or one written by `repro bench`",
-        )
-    if not (folder / "run.json").exists():
-        for part in RUN_PARTS:
-            if (folder / part / "run.json").is_file():
-                return folder / part
-    return folder
-
-
-def read_json(path: Path, *, required: bool = True) -> Any:
-    """A record file's JSON with its strings cleaned (`repro.safetext`): what a report shows
-    of a server's or an editor's text never carries escape sequences or megabytes."""
-    return clean_strings(runfolder.read_json(path, required=required))
+        """The per-request rows of one level."""
+        return RunFolder(self.path).read_requests(concurrency, repeat)
 
 
 def load_run(path: str | Path) -> LoadedRun:
     """Load and validate one run record folder (or its `run.json`), or a `repro run` folder:
-    its bench/ part with the acceptance results of its accept/ part."""
-    folder = record_folder(path)
-    run = validated(_RUN_INFO.validate_python, read_json(folder / "run.json"), folder / "run.json")
-    summary_path = folder / "summary.json"
-    summary = read_json(summary_path)
-    if not isinstance(summary, dict) or not isinstance(summary.get("levels"), list):
-        raise RunRecordError(f'{summary_path}: expected {{"levels": [...]}}')
-    _check_measurable(summary, summary_path)
-    levels = validated(Summary.model_validate, summary, summary_path).levels
-    recipe_path = folder / "recipe.json"
-    recipe = read_json(recipe_path)
-    if not isinstance(recipe, dict):
-        raise RunRecordError(f"{recipe_path}: expected a JSON object (the recipe)")
-    accept = _optional(AcceptResults, folder / "accept.json")
-    if accept is None and folder.name == "bench":  # a `repro run` folder's accept/ part
-        accept = _optional(AcceptResults, folder.parent / "accept" / "accept.json")
+    its bench/ part with the acceptance results of its accept/ part and its machine.json."""
+    folder = record_folder(path, shown=True)  # what a report shows is cleaned text
+    run = folder.read_run()
+    owner = folder.owner()
+    accept = folder.read_accept()
+    if accept is None and owner is not None and folder == owner.bench:
+        accept = owner.accept.read_accept()
+    machine = folder.read_machine()
+    if machine is None and owner is not None:  # collected once, by the doctor stage
+        machine = owner.read_machine()
     loaded = LoadedRun(
-        path=folder,
+        path=folder.path,
         run=run,
-        recipe=validated(RecordedRecipe.model_validate, recipe, recipe_path),
-        lock=_optional(Lock, folder / "lock.json"),
-        machine=_optional(MachineInfo, folder / "machine.json")
-        or _optional(MachineInfo, folder.parent / "machine.json"),
-        server_info=_optional(ServerInfo, folder / "server_info.json"),
-        levels=levels,
+        recipe=folder.read_recipe(),
+        lock=folder.read_lock(),
+        machine=machine,
+        server_info=folder.read_server_info(),
+        levels=folder.read_summary().levels,
         accept=accept,
     )
     loaded.label = shortened(run_title(loaded))
     return loaded
-
-
-MAX_MEASUREMENT = 1e15  # above any rate, latency, count or energy a run can measure
-
-
-def _check_measurable(data: Any, path: Path) -> None:
-    """Refuse a number no run measures (infinite, or beyond ±MAX_MEASUREMENT, as 1e308
-    written by hand): a plot's axis or a sum would overflow on it."""
-    stack: list[tuple[Any, str]] = [(data, "")]
-    while stack:
-        value, where = stack.pop()
-        if isinstance(value, dict):
-            stack += [(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()]
-        elif isinstance(value, list):
-            stack += [(v, f"{where}[{i}]") for i, v in enumerate(value)]
-        elif _impossible(value):
-            raise RunRecordError(
-                f"{path}: {where}: {value:g} is not a measurement (expected a finite "
-                f"number within ±{MAX_MEASUREMENT:g})",
-                hint="the file was edited or corrupted; restore it or re-run the level "
-                "with `repro bench --resume`",
-            )
-
-
-def _impossible(value: Any) -> bool:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return False
-    return not math.isfinite(value) or abs(value) > MAX_MEASUREMENT
-
-
-def _optional(model: type[M], path: Path) -> M | None:
-    """An optional file of the record, validated; None when the run did not write it."""
-    data = read_json(path, required=False)
-    return None if data is None else validated(model.model_validate, data, path)
 
 
 def load_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[LoadedRun]:

@@ -32,6 +32,7 @@ import numpy as np
 
 from repro.errors import ReproError
 from repro.report.records import LoadedRun
+from repro.runfolder import RunFolder
 
 TERMS = ("decode_fixed_ms", "decode_per_req_ms", "draft_ms", "verify_ms_per_token")
 ACCEPT_TERM = "accept_ms_per_token"
@@ -248,10 +249,11 @@ def record_folders(paths: list[Path]) -> list[Path]:
     """Record folders under each path (a folder holding run.json, or a folder of them)."""
     found: list[Path] = []
     for path in paths:
-        if (path / "run.json").is_file():
+        folder = RunFolder(path)
+        if folder.has_run():
             found.append(path)
         else:
-            found += sorted(p.parent for p in path.rglob("run.json"))
+            found += sorted(p.parent for p in path.rglob(folder.run_file.name))
     if not found:
         raise ReproError(f"no run records under {', '.join(map(str, paths))}")
     return found

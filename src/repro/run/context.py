@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
 
-from repro.errors import ReproError
-from repro.fsutil import write_atomic
 from repro.lock import load_locked
 from repro.recipe import render_shell
-from repro.runfolder import fresh_run_dir, read_json
+from repro.runfolder import RunFolder, fresh_run_dir
 from repro.schema.lock import Locked
 from repro.schema.recipe import Recipe
-from repro.schema.runcontext import CONTEXT_FILE, RunContextFile, context_error
+from repro.schema.runcontext import RunContextFile
 
 
 @dataclass
@@ -46,7 +42,7 @@ class RunContext:
         run_dir: Path | None = None,
     ) -> RunContext:
         if resume is not None:
-            saved = _read_saved(resume)
+            saved = RunFolder(resume).read_context()
             return cls(
                 ref=saved.ref,
                 locked=load_locked(saved.lock_path or saved.ref),
@@ -71,7 +67,11 @@ class RunContext:
             container_id=self.container_id,
             port=self.port,
         )
-        write_atomic(self.run_dir / CONTEXT_FILE, json.dumps(saved.model_dump(), indent=2) + "\n")
+        self.folder.write_context(saved)
+
+    @property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.run_dir)
 
     @property
     def recipe(self) -> Recipe:
@@ -88,7 +88,7 @@ class RunContext:
         from repro.launch.from_recipe import image_to_run, launch_spec_for
 
         spec = launch_spec_for(self.locked, image_to_run(self.locked, False), self.port)
-        override = self.run_dir / "compose.override.yaml"
+        override = self.folder.compose_override_file
         return [
             f"repro lock {self.ref}",
             f"repro image build {self.ref}   # -> {spec.image}",
@@ -120,24 +120,13 @@ class RunContext:
             return False
 
     def stop_server(self) -> None:
-        """Stop the deployment this run started (no-op when it started none)."""
+        """Stop the deployment this run started, its last log lines kept as the run's
+        server.log (no-op when it started none)."""
         if self.deployment is not None and not self.keep:
             from repro.launch import stop  # deferred: python_on_whales
+            from repro.run.provenance import keep_server_log
 
+            keep_server_log(self.folder, self.deployment)
             stop(self.deployment, self.container_id)
             self.deployment, self.container_id = None, None
             self.save()
-
-
-def _read_saved(run_dir: Path) -> RunContextFile:
-    """`context.json` of a run folder, checked: a folder that is no run, or a file that was
-    truncated or edited, is one clear error naming it."""
-    path = run_dir / CONTEXT_FILE
-    hint = f"is {run_dir} a `repro run` folder? start a new run with `repro run RECIPE`"
-    if not path.is_file():
-        raise ReproError(f"{run_dir} is not a `repro run` folder: it has no {CONTEXT_FILE}", hint)
-    saved = read_json(path, hint)
-    try:
-        return RunContextFile.model_validate(saved)
-    except ValidationError as err:
-        raise ReproError(f"{path} {context_error(err)}", hint) from None

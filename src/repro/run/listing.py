@@ -7,17 +7,16 @@ why, never skipped silently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from repro.runfolder import RunFolder, RunRecordError
+from repro.schema.machine import hardware_label, simulator_label
+from repro.schema.record import RunInfo
 
-from repro.runfolder import RunRecordError, read_json
-from repro.safetext import clean_strings
-from repro.schema.machine import MachineInfo, ServerInfo, hardware_label, simulator_label
-from repro.schema.record import StagesFile
-from repro.schema.runcontext import CONTEXT_FILE, RunContextFile
+T = TypeVar("T")
 
 
 @dataclass
@@ -32,56 +31,45 @@ class RunListing:
         return asdict(self)
 
 
-def _json(path: Path) -> Any:
-    """A run file's JSON, its strings cleaned for the terminal (`repro.safetext`); None when
-    it is missing or unreadable (the listing goes on)."""
+def _or_none(read: Callable[[], T]) -> T | None:
+    """A run file's model, None when it is missing or unreadable (the listing goes on)."""
     try:
-        return clean_strings(read_json(path))
+        return read()
     except RunRecordError:
         return None
 
 
-def _record_part(folder: Path) -> Path | None:
-    for part in (folder, folder / "bench", folder / "accept"):
-        if (part / "run.json").is_file():
-            return part
-    return None
-
-
-def _status(folder: Path, run: dict[str, Any]) -> str:
+def _status(folder: RunFolder, run: RunInfo | None) -> str:
     """A `repro run` folder: done, `failed at <stage>`, `interrupted at <stage>` or
     `incomplete, next <stage>`; a bench or accept folder: its run.json status."""
-    data = _json(folder / "stages.json")
-    if data is None:  # a bench or accept record: `complete` reads as a run's `done`
-        status = str(run.get("status", "?"))
+    if not folder.is_pipeline():  # a bench or accept record: `complete` reads as a run's `done`
+        status = run.status if run is not None else "?"
         return "done" if status == "complete" else status
     try:
-        stages = StagesFile.model_validate(data).stages
-    except ValidationError:
+        stages = folder.read_stages()
+    except RunRecordError:
         return "unreadable stages.json"
-    failed = next((s for s in stages if s.status == "failed"), None)
+    records = stages.stages if stages is not None else []
+    failed = next((s for s in records if s.status == "failed"), None)
     if failed is not None:  # Ctrl-C or SIGTERM is not the stage's failure
         cut = "interrupted" if failed.summary.startswith("interrupted") else "failed"
         return f"{cut} at {failed.name}"
-    pending = next((s.name for s in stages if s.status == "pending"), None)
+    pending = next((s.name for s in records if s.status == "pending"), None)
     return f"incomplete, next {pending}" if pending else "done"
 
 
-def _machine(part: Path) -> str:
-    server, machine = _json(part / "server_info.json"), _json(part / "machine.json")
+def _machine(part: RunFolder) -> str:
     try:
-        sim = simulator_label(ServerInfo.model_validate(server)) if server else None
-        return sim or hardware_label(MachineInfo.model_validate(machine) if machine else None)
-    except ValidationError:
+        sim = simulator_label(part.read_server_info())
+        return sim or hardware_label(part.read_machine())
+    except RunRecordError:
         return "unreadable"
 
 
-def _context_ref(folder: Path) -> str:
+def _context_ref(folder: RunFolder) -> str:
     """The recipe a `repro run` folder runs, from its context.json; `?` when unreadable."""
-    try:
-        return RunContextFile.model_validate(_json(folder / CONTEXT_FILE)).ref
-    except ValidationError:
-        return "?"
+    context = _or_none(folder.read_context)
+    return context.ref if context is not None else "?"
 
 
 def list_runs(runs_dir: Path) -> list[RunListing]:
@@ -89,19 +77,20 @@ def list_runs(runs_dir: Path) -> list[RunListing]:
     if not runs_dir.is_dir():
         return []
     out: list[RunListing] = []
-    for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
-        part = _record_part(folder)
-        if part is None and not (folder / "stages.json").is_file():
+    for path in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
+        folder = RunFolder(path, shown=True)  # shown on a terminal: strings cleaned
+        part = folder.record_part()
+        if part is None and not folder.is_pipeline():
             continue
-        run = (_json(part / "run.json") if part else None) or {}
-        recipe = run.get("recipe_name") or Path(_context_ref(folder)).stem
+        run = _or_none(part.read_run) if part else None
+        recipe = run.recipe_name if run else Path(_context_ref(folder)).stem
         out.append(
             RunListing(
-                folder=str(folder),
-                recipe=str(recipe),
+                folder=str(path),
+                recipe=recipe,
                 machine=_machine(part) if part else hardware_label(None),
                 status=_status(folder, run),
-                started=str(run.get("started_at") or "-"),
+                started=(run.started_at if run else None) or "-",
             )
         )
     return out

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -43,10 +42,8 @@ from repro.run.stages import (
     stage_report,
     stage_stop,
 )
-from repro.runfolder import fresh_run_dir, read_json, write_model
-from repro.schema.record import StageRecord, StagesFile, first_error
-
-STAGES_FILE = "stages.json"
+from repro.runfolder import RunFolder, fresh_run_dir
+from repro.schema.record import StageRecord, StagesFile
 
 
 @dataclass(frozen=True)
@@ -300,18 +297,13 @@ def _print_plan(
 
 
 def _load_records(run_dir: Path) -> list[StageRecord]:
-    path = run_dir / STAGES_FILE
-    if not path.exists():  # the run stopped before its first stage ended: nothing is done
+    stages = RunFolder(run_dir).read_stages()
+    if stages is None:  # the run stopped before its first stage ended: nothing is done
         return [StageRecord(name=name) for name in STAGE_NAMES]
-    try:
-        saved = {stage.name: stage for stage in StagesFile.model_validate(read_json(path)).stages}
-    except ValidationError as err:
-        raise ReproError(
-            f"{path}: {first_error(err)}", hint="is this a `repro run` folder?"
-        ) from None
+    saved = {stage.name: stage for stage in stages.stages}
     return [saved.get(name) or StageRecord(name=name) for name in STAGE_NAMES]
 
 
 def _save_records(run_dir: Path, records: list[StageRecord]) -> None:
     updated_at = datetime.now(UTC).isoformat(timespec="seconds")
-    write_model(run_dir / STAGES_FILE, StagesFile(updated_at=updated_at, stages=records))
+    RunFolder(run_dir).write_stages(StagesFile(updated_at=updated_at, stages=records))

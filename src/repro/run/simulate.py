@@ -20,6 +20,7 @@ from repro.fsutil import write_atomic
 from repro.recipe import load_recipe
 from repro.recipe.images import images_dir_for
 from repro.recipe.yamlio import read_mapping
+from repro.runfolder import RunFolder
 from repro.schema.recipe import Recipe
 from repro.sim.profile import ProfileError, profile_path
 from repro.sim.select import choose_profile
@@ -79,9 +80,10 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
         "env": {TIME_SCALE_ENV: f"{time_scale:g}"},
         "simulator": {"profile": chosen, "load_seconds": 2, "seed": 0},
     }
-    path = run_dir / "recipes" / f"{recipe.name}-sim.yaml"
+    folder = RunFolder(run_dir)
+    path = folder.sim_recipes_dir / f"{recipe.name}-sim.yaml"
     write_atomic(path, yaml.safe_dump(twin, sort_keys=False))
-    images = run_dir / "images"  # the image specs the twin's `image: sim` is looked up in
+    images = folder.sim_images_dir  # the image specs the twin's `image: sim` is looked up in
     if not images.exists():
         os.symlink(images_dir_for(recipe).resolve(), images)
     return path

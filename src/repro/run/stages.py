@@ -17,7 +17,6 @@ from repro.fsutil import write_atomic
 from repro.live import status_line, sweep_bars
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
-from repro.runfolder import write_json
 from repro.schema.level import Level
 from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
 from repro.units import human_bytes
@@ -80,7 +79,7 @@ def stage_doctor(ctx: RunContext, console: Console) -> str:
     repos = [requirements.model_repo] if requirements.model_repo else []
     report = diagnose(collect_fingerprint(repos=repos), requirements)
     failed = [f for f in report.findings if f.status == "fail"]
-    write_json(ctx.run_dir / "machine.json", report.fingerprint.model_dump(mode="json"))
+    ctx.folder.write_machine(report.fingerprint.recorded())
     if failed:
         lines = "; ".join(f"{f.check}: {f.message}" for f in failed)
         raise ReproError(
@@ -156,14 +155,14 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
     from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: numpy
     from repro.run.provenance import local_provenance
 
+    url = _url(ctx)
     with console.status("measuring acceptance") as status:
         [result] = run_accept(
             [_target(ctx)],
             AcceptOptions(
-                urls=[_url(ctx)],
-                output=ctx.run_dir / "accept",
-                collect_machine=False,
-                provenance=local_provenance(),
+                urls=[url],
+                output=ctx.folder.accept.path,
+                provenance=local_provenance([url], machine=False),  # doctor wrote machine.json
                 progress=lambda line: status.update(escape(line)),
             ),
         )
@@ -176,13 +175,14 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
     from repro.bench.sweep import BenchOptions, run_bench  # deferred: numpy
     from repro.run.provenance import local_provenance
 
-    record = ctx.run_dir / "bench"
-    started = (record / "run.json").is_file()  # an interrupted sweep: keep its finished levels
+    record = ctx.folder.bench
+    started = record.has_run()  # an interrupted sweep: keep its finished levels
+    url = _url(ctx)
     options = BenchOptions(
-        url=_url(ctx),
-        output=None if started else record,
-        resume=record if started else None,
-        provenance=local_provenance(),
+        url=url,
+        output=None if started else record.path,
+        resume=record.path if started else None,
+        provenance=local_provenance([url], machine=False),  # doctor wrote machine.json
     )
     with sweep_bars(console) as bars:
         result = run_bench(_target(ctx), options, bars)
@@ -225,12 +225,12 @@ def stage_report(ctx: RunContext, console: Console) -> str:
     from repro.tables import fit
 
     runs = load_runs([ctx.run_dir])  # its bench/ part, with accept/'s results
-    out = ctx.run_dir / "report"
+    out = ctx.folder.report_dir
     out.mkdir(exist_ok=True)
     table = build_report(runs, "output_throughput", None)
     console.print(fit(render_rich(table)))
-    write_atomic(out / "report.md", render_markdown(table))
-    html = out / "report.html"
+    write_atomic(ctx.folder.report_markdown_file, render_markdown(table))
+    html = ctx.folder.report_html_file
     write_atomic(html, render_html(runs, None, ("output_throughput", "ttft")))
     console.print(f"  report: {escape(str(html))}")
     for png in write_plots(runs, out):
@@ -253,11 +253,6 @@ def _url(ctx: RunContext) -> str:
 def stage_stop(ctx: RunContext, console: Console) -> str:
     if ctx.deployment is None:
         return "nothing to stop"
-    # deferred: repro.bench loads numpy, repro.launch python_on_whales
-    from repro.launch.deploy import RECORDED_LOG_TAIL, log_tail
-    from repro.runfolder import write_server_log
-
     name = ctx.deployment
-    write_server_log(ctx.run_dir, log_tail(name, RECORDED_LOG_TAIL))
-    ctx.stop_server()
+    ctx.stop_server()  # keeps the server's log first
     return f"stopped {name}"

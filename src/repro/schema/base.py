@@ -16,6 +16,7 @@ PARSER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 COMMIT_PATTERN = r"^[0-9a-f]{40}$"
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 REPOSITORY_PATTERN = r"^[a-z0-9][a-z0-9._/:-]{0,254}$"
 TAG_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 # An image reference as Docker parses it (distribution/reference's grammar): optional

@@ -176,6 +176,7 @@ class PlannedPoint(BaseModel):
     provenance: str | None = Field(default=None, description="the profile's provenance")
     predicted: list[Level] = Field(default_factory=list, description="predicted levels")
     prediction_error: str | None = None
+    levels_s: float | None = Field(default=None, description="predicted levels' duration")
     estimate_s: float | None = Field(default=None, description="predicted wall time: load + levels")
 
 

@@ -15,9 +15,10 @@ Which SGLang an image holds, and which catalog checks recipes before it exists:
   nightly is `0.0.0.devN+g<sha>`, a commit no release names);
 - `sglang_version` is the (public) version of the image's SGLang; its shipped catalog checks
   recipes before `repro lock`, unless
-- `stand_in_catalog` names another shipped catalog that stands in for the image's own (repro
-  ships catalogs of releases only), adjusted by the options of the image's era that the
-  stand-in lacks or has in excess, declared as a patch set declares what it adds.
+- `stand_in_catalog` makes a shipped release catalog stand in for the image's own (repro ships
+  catalogs of releases only): the newest release built on or before `base.sglang_commit_date`
+  (the version it names must be that one), adjusted by what the image's era has that no
+  release holds (`adds`) or lacks (`lacks`), declared as a patch set declares what it adds.
 Once an image is built, the catalog extracted from it (kept in the lock) is the truth.
 
 Loading lives in `repro.recipe.images`; building, pushing and verifying in `repro.image`.
@@ -26,6 +27,7 @@ Loading lives in `repro.recipe.images`; building, pushing and verifying in `repr
 from __future__ import annotations
 
 import re
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +36,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from repro.schema.base import (
     ALGORITHM_PATTERN,
     COMMIT_PATTERN,
+    DATE_PATTERN,
     DIGEST_PATTERN,
     ENV_NAME_PATTERN,
     HTTPS_URL_PATTERN,
@@ -65,7 +68,7 @@ class BaseImage(StrictModel):
     digest_unverified: bool = Field(
         False,
         description="True while the digest was not read from the registry by repro; "
-        "`repro lock` / `repro image pull` re-pin it.",
+        "`repro image bump SPEC --tag TAG` re-pins it.",
     )
     local: bool = Field(
         False,
@@ -84,6 +87,17 @@ class BaseImage(StrictModel):
         description="What the base's `sglang.__version__` reports, e.g. 0.0.0.dev1+gd91c3682b "
         "for a nightly.",
     )
+    sglang_commit_date: str | None = Field(
+        None,
+        pattern=DATE_PATTERN,
+        description="The day of the SGLang commit a nightly holds (its tag says it, e.g. "
+        "nightly-dev-cu13-20260817-...): picks the release catalog that stands in for it.",
+    )
+
+    @field_validator("sglang_commit_date", mode="before")
+    @classmethod
+    def _date_text(cls, value: Any) -> Any:
+        return value.isoformat() if isinstance(value, date) else value
 
     @model_validator(mode="after")
     def _pinned(self) -> BaseImage:
@@ -166,16 +180,42 @@ class ProvidedOption(StrictModel):
 class OptionConstraint(StrictModel):
     """What a patched algorithm's server-args validation does to another option.
 
-    `requires`: SGLang raises unless the option is unset or `value`; `refuses`: SGLang raises
-    when the option is set; `forces`: SGLang overrides the option to `value` (a recipe setting
-    another value is overridden). `repro recipe check` reads these (rules_speculative).
+    `requires`: SGLang raises unless the option is `value` (unset is accepted unless
+    `explicit`); `refuses`: SGLang raises when the option is set; `forces`: SGLang overrides
+    the option to `value` (a recipe setting another value is overridden); `minimum`: SGLang
+    raises for a value below `value`. `when: full_tree` limits it to DDTREE's full-tree mode
+    (a budget above the drafter's block size - 1). `repro recipe check` reads these
+    (rules_speculative).
     """
 
     algorithm: str = Field(pattern=ALGORITHM_PATTERN, description="The algorithm, e.g. DDTREE.")
     option: str = Field(pattern=OPTION_PATTERN, description="The option, e.g. --page-size.")
-    effect: Literal["requires", "refuses", "forces"] = Field(description="What SGLang does.")
+    effect: Literal["requires", "refuses", "forces", "minimum"] = Field(
+        description="What SGLang does."
+    )
     value: int | float | str | bool | None = Field(
-        None, description="The required or forced value (true for a flag)."
+        None, description="The required, forced or smallest value (true for a flag)."
+    )
+    when: Literal["full_tree"] | None = Field(
+        None,
+        description="full_tree: only when the DDTREE budget exceeds the drafter's block "
+        "size - 1 (a tree, not a chain).",
+    )
+    fallback: str | None = Field(
+        None,
+        pattern=OPTION_PATTERN,
+        description="The option that sets this one when it is unset (e.g. --attention-backend "
+        "for --prefill-attention-backend).",
+    )
+    replaces: str | None = Field(
+        None,
+        max_length=200,
+        description="forces only this value of the option (e.g. tc_piecewise); others stay.",
+    )
+    explicit: bool = Field(
+        False,
+        description="The check reads the raw value before SGLang applies its default (e.g. "
+        "page_size is None until then): the recipe must set it.",
     )
     source: str = Field(
         max_length=500,
@@ -186,7 +226,11 @@ class OptionConstraint(StrictModel):
     @model_validator(mode="after")
     def _value_given(self) -> OptionConstraint:
         if (self.effect == "refuses") != (self.value is None):
-            raise ValueError("@value: requires and forces name a value; refuses names none")
+            raise ValueError("@value: requires, forces and minimum name a value; refuses none")
+        if self.replaces is not None and self.effect != "forces":
+            raise ValueError("@replaces: only a forced value replaces another")
+        if self.explicit and self.effect != "requires":
+            raise ValueError("@explicit: only a required value must be set explicitly")
         return self
 
 
@@ -202,6 +246,11 @@ class Provides(StrictModel):
         default_factory=list,
         description="What its algorithms' validation requires, refuses or forces of other "
         "options; `repro recipe check` enforces them.",
+    )
+    rejects_requests: list[Literal["grammar", "logprobs"]] = Field(
+        default_factory=list,
+        description="Request features its algorithms reject at run time (a request with a "
+        "grammar constraint or asking for logprobs fails).",
     )
 
     @field_validator("speculative_algorithms")
@@ -245,17 +294,19 @@ class PatchSet(StrictModel):
 
 
 class StandInCatalog(StrictModel):
-    """A shipped catalog standing in for the image's own until `repro lock` extracts it."""
+    """A shipped release catalog standing in for the image's own until `repro lock` extracts
+    it: the newest release built on or before the base's SGLang commit date."""
 
-    version: str = Field(
+    version: str | None = Field(
+        None,
         pattern=VERSION_PATTERN,
-        description="SGLang version of the shipped catalog (repro/catalogs/sglang-<version>.json).",
+        description="The release whose shipped catalog stands in (repro/catalogs/"
+        "sglang-<version>.json); when given, it must be the one base.sglang_commit_date picks.",
     )
     adds: list[ProvidedOption] = Field(
         default_factory=list,
-        description="Options of the image's era that the stand-in lacks (e.g. a nightly's "
-        "--mamba-scheduler-strategy), so that recipes using them validate before the image "
-        "exists.",
+        description="Options of the image's era that no release holds, so that recipes using "
+        "them validate before the image exists.",
     )
     lacks: list[str] = Field(
         default_factory=list,
@@ -359,6 +410,15 @@ class ImageSpec(StrictModel):
         return self
 
     @model_validator(mode="after")
+    def _dated_stand_in(self) -> ImageSpec:
+        if self.stand_in_catalog is not None and self.base.sglang_commit_date is None:
+            raise ValueError(
+                "@base.sglang_commit_date: a stand-in catalog is chosen by the day of the "
+                "base's SGLang commit; state it (YYYY-MM-DD)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _same_sglang_as_base(self) -> ImageSpec:
         reported = self.base.sglang_version
         public = reported.split("+")[0] if reported else None
@@ -372,11 +432,6 @@ class ImageSpec(StrictModel):
     @property
     def source_path(self) -> Path | None:
         return self._source_path
-
-    @property
-    def catalog_version(self) -> str:
-        """The version of the shipped catalog that checks recipes before the image exists."""
-        return self.stand_in_catalog.version if self.stand_in_catalog else self.sglang_version
 
     @property
     def provides(self) -> Provides:

@@ -12,6 +12,8 @@ timestamps: re-locking an unchanged recipe gives a byte-identical file. Top-leve
 - `model_facts`, `drafter_facts`: what config.json says at the pinned commits that the drafter
   and the parallel sizes must fit (architecture, vocab_size, hidden_size, attention heads;
   absent when simulated or not readable)
+- `drafter_architectures`: the drafter config.json's `architectures` (e.g. DFlash2DraftModel;
+  absent like `drafter_block_size`), checked against the model classes the image's SGLang has
 - `image`: the built/pulled image (`LockedImage`), written by the image stage through
   `update_lock_image`; null until then
 - `catalog`: the SGLang option catalog (JSON form of `repro.schema.option_catalog.Catalog`): the
@@ -126,6 +128,17 @@ class PatchPin(BaseModel):
     sha256: str = Field(pattern=SHA256_PATTERN, description="sha256 of the patch bytes.")
 
 
+# Label -> manifest key of the versions a lock and its drift show (sglang-kernel is the
+# distribution of the `sgl_kernel` package since SGLang 0.5.17).
+IMAGE_COMPONENTS = {
+    "sglang": "sglang_version",
+    "sglang-kernel": "sgl_kernel",
+    "flashinfer": "flashinfer",
+    "torch": "torch",
+    "cuda": "cuda",
+}
+
+
 class LockedImage(BaseModel):
     """The lock's `image` section: the contract between the machine that built the image and
     the clusters that pull it.
@@ -170,6 +183,13 @@ class LockedImage(BaseModel):
         """What to run: the pinned digest when pushed, else the local tag."""
         return self.pinned or self.reference
 
+    @property
+    def components(self) -> dict[str, str | None]:
+        """The versions of what runs the model, from the manifest (write-manifest.py):
+        a kernel change between two images shows here even when SGLang's version does not."""
+        manifest = self.manifest or {}
+        return {name: manifest.get(key) for name, key in IMAGE_COMPONENTS.items()}
+
     def pushed(self, digest: str, pinned: str) -> LockedImage:
         """This image as recorded after a push to a registry."""
         return self.model_copy(update={"digest": digest, "pinned": pinned})
@@ -197,6 +217,10 @@ class Lock(BaseModel):
     drafter_facts: DrafterFacts | None = Field(
         default=None, description="The drafter's config.json facts at the pinned commit."
     )
+    drafter_architectures: list[str] | None = Field(
+        default=None,
+        description="The drafter's config.json `architectures` (the model class SGLang loads).",
+    )
     image: LockedImage | None = None
     catalog: Catalog | None = None
     patches: list[PatchPin] = Field(default_factory=list)
@@ -215,7 +239,7 @@ class Lock(BaseModel):
         """Locks without a drafter block size or config facts keep their bytes (no `null`
         key added)."""
         data: dict[str, Any] = handler(self)
-        for key in ("drafter_block_size", "model_facts", "drafter_facts"):
+        for key in ("drafter_block_size", "model_facts", "drafter_facts", "drafter_architectures"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

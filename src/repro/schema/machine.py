@@ -168,6 +168,7 @@ class ServerInfo(BaseModel):
     pp_size: LenientInt = _server_arg("pipeline stages")
     ep_size: LenientInt = _server_arg("expert parallel ranks")
     dp_size: LenientInt = _server_arg("data parallel ranks")
+    attn_dp_size: LenientInt = _server_arg("attention DP ranks (0.5.23+; dp_size is then 1)")
     max_running_requests: LenientInt = _server_arg("None: the scheduler chose")
     max_total_num_tokens: LenientInt = _server_arg("KV cache capacity (scheduler info)")
     speculative_algorithm: LenientStr = _server_arg("EAGLE, DFLASH, ...; None or NONE: none")

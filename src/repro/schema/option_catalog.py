@@ -157,6 +157,9 @@ class Catalog:
     speculative_algorithms: list[str]
     source: str = ""
     env: list[str] = field(default_factory=list)
+    released: str | None = None  # YYYY-MM-DD a release was built; None for an image's own
+    # the model classes SGLang registers (srt/models EntryClass), e.g. DFlash2DraftModel
+    model_architectures: list[str] = field(default_factory=list)
     _by_name: dict[str, CatalogOption] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -217,17 +220,24 @@ class Catalog:
             speculative_algorithms=algos,
             source=self.source,
             env=envs,
+            released=self.released,
+            model_architectures=self.model_architectures,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The catalog in its JSON form (what a lock stores)."""
-        return {
+        out: dict[str, Any] = {
             "sglang_version": self.sglang_version,
             "source": self.source,
             "flags": [opt.to_dict() for opt in self.options],
             "builtin_speculative_algorithms": list(self.speculative_algorithms),
             "env": list(self.env),
         }
+        if self.released is not None:
+            out["released"] = self.released
+        if self.model_architectures:
+            out["model_architectures"] = list(self.model_architectures)
+        return out
 
     @classmethod
     def __get_pydantic_core_schema__(cls, _source: Any, _handler: Any) -> CoreSchema:
@@ -263,6 +273,8 @@ class Catalog:
                 speculative_algorithms=algos,
                 source=str(data.get("source") or origin),
                 env=[str(e) for e in data.get("env") or []],
+                released=str(data["released"]) if data.get("released") else None,
+                model_architectures=[str(a) for a in data.get("model_architectures") or []],
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise RecipeError(

@@ -1,8 +1,9 @@
-"""`recipe.json` as reports read it: the resolved recipe a run recorded.
+"""`recipe.json`: the resolved recipe a run recorded, as it is written and read back.
 
 Lenient (the MachineInfo pattern): every key is kept, the fields reports read are typed, and
 each may be missing, because a `--url` run records only its name, URL and bench plan and older
-records may lack newer fields. The strict model of a recipe is repro.schema.recipe.Recipe.
+records may lack newer fields. The strict model of a recipe is repro.schema.recipe.Recipe;
+`RecordedRecipe.of` records one.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from repro.schema.recipe import Bench, Recipe
 
 
 class _Lenient(BaseModel):
@@ -45,6 +48,24 @@ class RecordedRecipe(_Lenient):
     speculative: RecordedSpeculative | None = None
     parallelism: dict[str, Any] = Field(default_factory=dict, description="tp, ep, dp, pp, ...")
     topology: RecordedTopology | None = None
+    bench: dict[str, Any] | None = Field(
+        default=None, description="a bench run's plan after CLI overrides (`Bench`)"
+    )
+
+    @classmethod
+    def of(cls, recipe: Recipe, bench: Bench | None = None) -> RecordedRecipe:
+        """What a run records of `recipe`, with `bench` (the plan after CLI overrides) when
+        it benches."""
+        data = recipe.model_dump(mode="json")
+        if bench is not None:
+            data["bench"] = bench.model_dump(mode="json")
+        return cls.model_validate(data)
+
+    @classmethod
+    def of_url(cls, name: str, url: str | None, bench: Bench) -> RecordedRecipe:
+        """A `--url` run's target: the server and the plan, nothing a recipe would pin."""
+        plan = bench.model_dump(mode="json")
+        return cls.model_validate({"name": name, "url": url, "bench": plan})
 
     @property
     def gpus(self) -> int:

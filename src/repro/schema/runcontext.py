@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, StrictInt, StrictStr, ValidationError
 
-CONTEXT_FILE = "context.json"
-
 
 class RunContextFile(BaseModel):
     """The saved part of repro.run.context.RunContext. Strict types (a port of `true` or

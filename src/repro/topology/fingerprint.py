@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from repro.schema.machine import InterconnectProbe
+from repro.schema.machine import InterconnectProbe, MachineInfo
 from repro.topology.host import (
     DiskInfo,
     DockerInfo,
@@ -61,6 +61,10 @@ class MachineFingerprint(BaseModel):
         description="all-reduce bus bandwidth measured by `repro doctor --probe` (the last "
         "probe of exactly these GPUs)",
     )
+
+    def recorded(self) -> MachineInfo:
+        """What a run folder's machine.json keeps of it: every key, as `MachineInfo`."""
+        return MachineInfo.model_validate(self.model_dump(mode="json"))
 
     @property
     def gpu_uuids(self) -> list[str]:

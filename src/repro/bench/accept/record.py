@@ -12,12 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from repro.bench.options import MeasureOptions
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
-from repro.runfolder import new_run_dir, read_json, utc_now, write_json, write_model
+from repro.runfolder import RunFolder, new_run_dir, utc_now
 from repro.schema.accept import AcceptResults, AcceptSet
 from repro.schema.level import Summary
 from repro.schema.machine import ServerInfo
@@ -26,10 +24,7 @@ from repro.schema.record import (
     AcceptWorkload,
     RunStatus,
     ServerIdentity,
-    first_error,
 )
-
-ACCEPT_FILE = "accept.json"
 
 
 @dataclass
@@ -43,14 +38,18 @@ class AcceptRecord:
         self.results.sets.append(result)
         self.save()
 
+    @property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.run_dir)
+
     def save(self) -> None:
-        write_model(self.run_dir / ACCEPT_FILE, self.results)
+        self.folder.write_accept(self.results)
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
         self.save()
         if self.run is not None:
             self.run.status, self.run.error, self.run.finished_at = status, error, utc_now()
-            write_model(self.run_dir / "run.json", self.run)
+            self.folder.write_run(self.run)
 
 
 def open_record(
@@ -65,7 +64,7 @@ def open_record(
     if opts.resume is not None:
         return _resumed(opts.resume, results)
     out = opts.output
-    if out is not None and (out / "run.json").is_file():
+    if out is not None and RunFolder(out).has_run():
         return AcceptRecord(out, None, results)  # add accept.json to an existing run
     recipe, lock = target.recipe, target.lock
     run_dir = new_run_dir(f"{target.name}-accept", out, opts.runs_dir)
@@ -87,29 +86,30 @@ def open_record(
         ),
     )
     record = AcceptRecord(run_dir, run, results)
-    write_model(run_dir / "run.json", run)
-    write_json(run_dir / "recipe.json", target.recorded(target.bench))
+    folder = record.folder
+    folder.write_run(run)
+    folder.write_recipe(target.recorded(target.bench))
     if lock is not None:
-        write_json(run_dir / "lock.json", lock.model_dump(mode="json"))
-    write_model(run_dir / "server_info.json", info, exclude_unset=True)
-    write_model(run_dir / "summary.json", Summary(levels=[]), exclude_unset=True)  # no spread
-    if opts.collect_machine and opts.provenance.machine is not None:
-        write_json(run_dir / "machine.json", opts.provenance.machine().model_dump(mode="json"))
+        folder.write_lock(lock)
+    folder.write_server_info(info)
+    folder.write_summary(Summary(levels=[]), exclude_unset=True)  # no spread
+    if opts.provenance.machine is not None:
+        folder.write_machine(opts.provenance.machine)
     record.save()
     return record
 
 
 def _resumed(run_dir: Path, results: AcceptResults) -> AcceptRecord:
     """The run to continue: its finished sets kept, refused when it was measured another way."""
-    path = run_dir / ACCEPT_FILE
-    try:
-        saved = AcceptResults.model_validate(read_json(path))
-        data = read_json(run_dir / "run.json")
-        run = AcceptRunInfo.model_validate(data) if data.get("kind") == "accept" else None
-    except ValidationError as err:
-        raise ReproError(f"{run_dir}: {first_error(err)}", hint="is this an accept run?") from None
-    except AttributeError:
-        raise ReproError(f"{run_dir}/run.json is not a run record") from None
+    folder = RunFolder(run_dir)
+    saved = folder.read_accept()
+    if saved is None:
+        raise ReproError(
+            f"{folder.accept_file}: missing",
+            hint="is this an accept run? `repro accept` wrote none here",
+        )
+    recorded = folder.read_run()
+    run = recorded if isinstance(recorded, AcceptRunInfo) else None
     if saved.recipe_name != results.recipe_name or saved.protocol != results.protocol:
         raise ReproError(
             f"{run_dir} was measured with recipe {saved.recipe_name} and protocol "
@@ -119,5 +119,5 @@ def _resumed(run_dir: Path, results: AcceptResults) -> AcceptRecord:
     results.sets = list(saved.sets)
     if run is not None:
         run.status, run.error, run.finished_at = "running", None, None
-        write_model(run_dir / "run.json", run)
+        folder.write_run(run)
     return AcceptRecord(run_dir, run, results)

@@ -50,7 +50,7 @@ from repro.bench.prompts.sets import load_prompt_set
 from repro.bench.server import speculative_algorithm
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
-from repro.runfolder import write_model
+from repro.runfolder import RunFolder
 from repro.schema.accept import (
     AcceptDiff,
     AcceptProtocol,
@@ -226,7 +226,7 @@ def _baseline_sender(opts: AcceptOptions, bound: Bound) -> Sender | None:
     baseline = opts.baseline
     if baseline is None:
         return None
-    url = baseline.server_url(opts.provenance.deployment_port)
+    url = baseline.server_url()
     return Sender(open_server(baseline, url, opts.provenance).session, bound)
 
 
@@ -343,11 +343,11 @@ def run_accept(targets: list[BenchTarget], opts: AcceptOptions) -> list[AcceptRe
         raise ReproError("--output takes one recipe", hint="omit --output with several recipes")
     out = []
     for i, target in enumerate(targets):
-        url = opts.urls[i] if opts.urls else target.server_url(opts.provenance.deployment_port)
+        url = opts.urls[i] if opts.urls else target.server_url()
         out.append(accept_one(target, url.rstrip("/"), opts))
     if len(out) > 1:
         diffs = compare_drafters(out)
         for r in out:
             r.results.comparison = diffs
-            write_model(r.run_dir / "accept.json", r.results)
+            RunFolder(r.run_dir).write_accept(r.results)
     return out

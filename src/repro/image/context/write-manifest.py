@@ -5,6 +5,9 @@ sgl-kernel and flashinfer versions, compiled GPU architectures, the applied patc
 sha256, the server option catalog (`ServerArgs.add_cli_args` on an argparse parser, the
 same shape as repro's catalogs/sglang-<version>.json) and, on an image whose Python packages
 were installed from downloaded wheels, each wheel's name, version and sha256.
+
+With `--catalog-only` it writes just the option catalog, in the shipped catalogs' form: how
+`repro image catalog` extracts a release's catalog from its wheel on the CPU.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from importlib import metadata
@@ -55,19 +59,23 @@ def option_catalog() -> list[dict[str, object]]:
     flags = []
     for action in parser._actions:
         kind = action_kind(action)
-        flags.append(
-            {
-                "options": list(action.option_strings),
-                "dest": action.dest,
-                "kind": kind,
-                "type": getattr(action.type, "__name__", None) if action.type else None,
-                "nargs": action.nargs
-                if action.nargs is not None
-                else (0 if kind in ("storetrue", "storefalse", "help") else None),
-                "choices": json_default(action.choices) if action.choices else None,
-                "default": json_default(action.default),
-            }
-        )
+        flag: dict[str, object] = {
+            "options": list(action.option_strings),
+            "dest": action.dest,
+            "kind": kind,
+            "type": getattr(action.type, "__name__", None) if action.type else None,
+            "nargs": action.nargs
+            if action.nargs is not None
+            else (0 if kind in ("storetrue", "storefalse", "help") else None),
+            "choices": json_default(action.choices) if action.choices else None,
+            "default": json_default(action.default),
+        }
+        # SGLang's Deprecated*Action carry the spelling that replaces them
+        # (sglang/srt/arg_groups/argparse_actions.py)
+        new_flag = getattr(action, "new_flag", None)
+        if isinstance(new_flag, str):
+            flag["new_flag"] = new_flag
+        flags.append(flag)
     return flags
 
 
@@ -81,6 +89,38 @@ def speculative_algorithms() -> list[str]:
         return list(names)
     enum = getattr(spec_info, "SpeculativeAlgorithm", None)
     return [member.name for member in enum] if enum is not None else []
+
+
+def declared_env() -> list[str]:
+    """The SGLANG_* environment variables SGLang reads: those sglang/srt/environ.py declares
+    (class Envs) and every quoted SGLANG_* name in its source (raw os.getenv calls)."""
+    import sglang
+
+    names: set[str] = set()
+    try:
+        from sglang.srt import environ
+
+        names.update(name for name in vars(type(environ.envs)) if name.isupper() and name[0] != "_")
+    except (ImportError, AttributeError):
+        pass
+    quoted = re.compile(r"[\"'](SGLANG_[A-Z0-9_]+)[\"']")
+    for source in Path(sglang.__file__).parent.rglob("*.py"):
+        names.update(quoted.findall(source.read_text(encoding="utf-8", errors="replace")))
+    return sorted(names)
+
+
+def model_architectures() -> list[str]:
+    """The architectures SGLang can load: every class an `EntryClass` of sglang/srt/models
+    names (what its ModelRegistry imports, sglang/srt/models/registry.py), read as text so
+    that no model module is imported."""
+    import sglang
+
+    entry = re.compile(r"^EntryClass\s*=\s*(\[[^\]]*\]|[A-Za-z_]\w*)", re.MULTILINE)
+    names: set[str] = set()
+    for source in (Path(sglang.__file__).parent / "srt" / "models").rglob("*.py"):
+        for found in entry.findall(source.read_text(encoding="utf-8", errors="replace")):
+            names.update(re.findall(r"[A-Za-z_]\w*", found))
+    return sorted(names)
 
 
 def torch_facts() -> dict[str, object]:
@@ -110,13 +150,52 @@ def installed_wheels(path: Path = Path("/opt/repro/wheels.json")) -> list[object
     return list(json.loads(path.read_text())) if path.is_file() else None
 
 
+def tolerate_registered_configs() -> None:
+    """Let an older SGLang register model configs that a newer transformers already ships.
+
+    A release wheel imported beside the CPU engine's transformers (0.5.15 registers
+    `qwen3_asr`, which transformers 5.19 has) would stop at import; the parser is unaffected.
+    """
+    try:
+        from transformers import AutoConfig
+    except ImportError:  # an image without transformers (the simulator's) registers nothing
+        return
+    register = AutoConfig.register
+
+    def register_again(*args: object, **kwargs: object) -> None:
+        kwargs["exist_ok"] = True
+        register(*args, **kwargs)
+
+    AutoConfig.register = register_again
+
+
+def write_catalog_only(output: Path) -> None:
+    tolerate_registered_configs()
+    import sglang
+
+    catalog = {
+        "sglang_version": getattr(sglang, "__version__", None) or package_version("sglang"),
+        "flags": option_catalog(),
+        "builtin_speculative_algorithms": speculative_algorithms(),
+        "env": declared_env(),
+        "model_architectures": model_architectures(),
+    }
+    output.write_text(json.dumps(catalog, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sglang-dir", required=True)
+    parser.add_argument("--catalog-only", action="store_true", help="write only the catalog")
+    parser.add_argument("--sglang-dir")
     parser.add_argument("--gpu-archs", default="", help="comma list declared by the image spec")
-    parser.add_argument("--patches", type=Path, required=True)
+    parser.add_argument("--patches", type=Path)
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
+    if args.catalog_only:
+        write_catalog_only(args.output)
+        return
+    if args.sglang_dir is None or args.patches is None:
+        parser.error("--sglang-dir and --patches are required (unless --catalog-only)")
 
     import sglang
 
@@ -129,12 +208,15 @@ def main() -> None:
         "python": sys.version.split()[0],
         "torch": facts["torch"],
         "cuda": facts["cuda"],
-        "sgl_kernel": package_version("sgl-kernel") or package_version("sgl_kernel"),
+        # the kernel distribution is sglang-kernel since SGLang 0.5.17 (import name sgl_kernel)
+        "sgl_kernel": package_version("sglang-kernel") or package_version("sgl-kernel"),
         "flashinfer": package_version("flashinfer-python") or package_version("flashinfer"),
         "gpu_archs": declared,
         "compiled_archs": facts["compiled_archs"],
         "patches": patches(args.patches),
         "speculative_algorithms": speculative_algorithms(),
+        "environment": declared_env(),
+        "model_architectures": model_architectures(),
         "catalog": option_catalog(),
     }
     wheels = installed_wheels()

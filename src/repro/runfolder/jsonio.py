@@ -1,19 +1,14 @@
-"""A run folder on disk (docs/run-record.md): the one place it is named, and every file in it
-read and written, with one error style.
-
-bench and accept write their records here, `repro run` its stage state, report and `repro
-runs` read them back. Writes are atomic (`repro.fsutil.write_atomic`) and strict JSON; reads
-are bounded (`repro.fileread`) and end in the file's content or one `RunRecordError` line that
-names the file, what is wrong and what to do.
+"""A run file's JSON in and out, with one error style: writes are atomic
+(`repro.fsutil.write_atomic`) and strict JSON; reads are bounded (`repro.fileread`) and end in
+the file's content or one `RunRecordError` line that names the file, what is wrong and what to
+do. `RunFolder` (folder.py) names the files; this module only moves their bytes.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,51 +17,16 @@ from pydantic import BaseModel, ValidationError
 from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.safetext import clean_lines
 from repro.schema.record import first_error
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-SERVER_LOG = "server.log"
 NOT_A_RUN = "pass a folder printed by `repro run`, or one written by `repro bench`"
 
 
 class RunRecordError(ReproError):
     """A run folder or one of its files is missing, unreadable or not what it should be."""
-
-
-# ---- naming ----------------------------------------------------------------------------------
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def fresh_run_dir(base: Path, name: str) -> Path:
-    """`base/<UTC timestamp>-<name>`, the name made safe for a folder, with -2, -3, ... when
-    that folder exists: the one place a run folder is named (bench, accept and `repro run`)."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = base / f"{stamp}-{_SAFE.sub('-', name)}"
-    n = 1
-    while run_dir.exists():
-        n += 1
-        run_dir = base / f"{stamp}-{_SAFE.sub('-', name)}-{n}"
-    return run_dir
-
-
-def new_run_dir(recipe_name: str, output: Path | None, base: Path = Path("runs")) -> Path:
-    """`runs/<UTC timestamp>-<recipe>/` unless `output` is given; never reuses a folder."""
-    if output is not None:
-        run_dir = output
-        if run_dir.exists() and any(run_dir.iterdir()):
-            raise ReproError(
-                f"{run_dir} already exists and is not empty",
-                hint="pick another --output, or continue that run with --resume",
-            )
-    else:
-        run_dir = fresh_run_dir(base, recipe_name)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    return run_dir
 
 
 # ---- writing ---------------------------------------------------------------------------------
@@ -101,11 +61,11 @@ def write_model(path: Path, model: BaseModel, *, exclude_unset: bool = False) ->
     write_json(path, model.model_dump(mode="json", exclude_unset=exclude_unset))
 
 
-def write_server_log(run_dir: Path, lines: Sequence[str]) -> None:
-    """Keep a server's last log lines in a run folder as `server.log` (nothing when empty):
-    the one writer for the bench record on a failed sweep and `repro run`'s folder at stop."""
-    if lines:
-        write_atomic(run_dir / SERVER_LOG, clean_lines("\n".join(lines)) + "\n")
+def json_lines(models: Iterable[BaseModel]) -> str:
+    """Models as JSON lines (compact strict JSON, one per line)."""
+    return "".join(
+        strict_json(m.model_dump(mode="json"), separators=(",", ":")) + "\n" for m in models
+    )
 
 
 # ---- reading ---------------------------------------------------------------------------------
@@ -133,15 +93,18 @@ def read_json(path: Path, hint: str = NOT_A_RUN, *, required: bool = True) -> An
 
 
 def read_model(path: Path, model: type[M], hint: str = NOT_A_RUN) -> M:
-    """A run file as its model, a wrong field named with the file."""
+    """A JSON file as its model, a wrong field named with the file."""
     return validated(model.model_validate, read_json(path, hint), path)
 
 
-def validated(validate: Callable[[Any], T], data: Any, path: Path) -> T:
+def validated(
+    validate: Callable[[Any], T],
+    data: Any,
+    path: Path,
+    hint: str = "see docs/run-record.md for the expected fields",
+) -> T:
     """`validate(data)`, its error naming the file and the field."""
     try:
         return validate(data)
     except ValidationError as err:
-        raise RunRecordError(
-            f"{path}: {first_error(err)}", hint="see docs/run-record.md for the expected fields"
-        ) from None
+        raise RunRecordError(f"{path}: {first_error(err)}", hint=hint) from None
