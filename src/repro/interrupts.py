@@ -13,6 +13,7 @@ an error is already being handled (its clean-up then finishes, silently).
 from __future__ import annotations
 
 import os
+import select
 import signal
 import sys
 import threading
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 HANDLED = (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
 _pipe_interrupted = False  # a closed pipe interrupts a command once
+_stream_closed = False  # a guarded standard stream found its reader gone
 
 
 class Interrupted(KeyboardInterrupt):
@@ -51,13 +53,31 @@ def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
     half-way through a step, and the loop's clean-up cancels the rest."""
     global _pipe_interrupted
     if signum == signal.SIGPIPE:
-        if _pipe_interrupted or _stopping():
+        if _pipe_interrupted or _stopping() or not _reader_gone():
             return  # already stopping: the output just goes nowhere now
         _pipe_interrupted = True
     loop = _running_loop()
     if loop is None:
         raise Interrupted(signum)
     loop.call_soon_threadsafe(_raise_now, signum)
+
+
+def _reader_gone() -> bool:
+    """Whether the SIGPIPE is the standard streams': one found closed by its guard, or a pipe
+    whose reader went away (poll reports POLLERR on its write end). The kernel sends SIGPIPE
+    for a socket written after its peer closed too (bench's connections, a server that
+    hangs up); that write fails with EPIPE where it was made, and the command goes on."""
+    if _stream_closed:
+        return True
+    poller = select.poll()
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is None:
+            continue
+        try:
+            poller.register(stream.fileno(), 0)  # POLLERR and POLLHUP come unasked
+        except (OSError, ValueError):  # not a file
+            continue
+    return any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poller.poll(0))
 
 
 def _stopping() -> bool:
@@ -97,6 +117,8 @@ class _PipeGuard:
         self._stream = stream
 
     def _closed(self) -> None:
+        global _stream_closed
+        _stream_closed = True
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:
             os.dup2(devnull, self._stream.fileno())

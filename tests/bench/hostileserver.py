@@ -111,21 +111,23 @@ class HostileServer:
 
 
 @contextlib.contextmanager
-def hostile_server(scenario: Scenario) -> Iterator[str]:
-    """The server's URL while the block runs."""
+def threaded_server(
+    serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+    on_stop: Callable[[asyncio.Server], None],
+) -> Iterator[tuple[str, asyncio.Server]]:
+    """`serve` on 127.0.0.1, on an event loop of its own in a thread, until the block ends
+    (`on_stop` first, then every task cancelled): the server's URL and listener."""
     loop = asyncio.new_event_loop()
-    server = HostileServer(scenario)
-    listener = loop.run_until_complete(asyncio.start_server(server._serve, "127.0.0.1", 0))
-    server.listener = listener
+    listener = loop.run_until_complete(asyncio.start_server(serve, "127.0.0.1", 0))
     port = listener.sockets[0].getsockname()[1]
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", listener
     finally:
 
         async def stop() -> None:
-            server.die()
+            on_stop(listener)
             for task in asyncio.all_tasks():
                 if task is not asyncio.current_task():
                     task.cancel()
@@ -134,3 +136,12 @@ def hostile_server(scenario: Scenario) -> Iterator[str]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         loop.close()
+
+
+@contextlib.contextmanager
+def hostile_server(scenario: Scenario) -> Iterator[str]:
+    """The server's URL while the block runs."""
+    server = HostileServer(scenario)
+    with threaded_server(server._serve, lambda _listener: server.die()) as (url, listener):
+        server.listener = listener
+        yield url

@@ -78,9 +78,39 @@ def test_cli_side_by_side(
          "--prompts", f"chat,{prompts}", "-n", "2", "--max-new-tokens", "8", "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
+    # the old spelling of --prompt-sets still works, and says so
+    assert "accept --prompts is deprecated: use --prompt-sets" in res.stderr
     doc = json.loads(res.stdout[res.stdout.index("[") :])
     assert len(doc) == 2 and [s["prompt_set"] for s in doc[0]["sets"]] == ["chat", "mine"]
     keys = ("prompt_set", "accept_length", "accept_length_per_prompt", "accept_histogram")
     same = [[{k: s[k] for k in keys} for s in d["sets"]] for d in doc]
     assert same[0] == same[1]  # temperature 0, same seed: same drafts accepted
     assert all(d["verdict"] == "within noise" for d in doc[0]["comparison"])
+
+
+def test_a_bare_url_is_measured_as_it_answers(
+    sim_spec: SimServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No recipe: a server someone else started, its drafter measured and its identity
+    recorded as found."""
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(
+        main,
+        ["accept", "--url", sim_spec.url, "--prompt-sets", "math", "-n", "2",
+         "--max-new-tokens", "8", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "deprecated" not in res.stderr
+    [doc] = json.loads(res.stdout[res.stdout.index("[") :])
+    [math] = doc["sets"]
+    assert math["prompts"] == 2 and math["accept_length"] > 1.0 and not math["reasons"]
+    run_dir = Path(doc["run_dir"])
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "complete"
+    assert run["server_identity"]["found"]["model_path"] == "repro-sim/tiny-chat"
+    assert json.loads((run_dir / "recipe.json").read_text())["url"] == sim_spec.url
+
+
+def test_accept_needs_a_recipe_or_a_url(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["accept"])
+    assert res.exit_code == 1 and "give a RECIPE or a server --url" in res.stderr

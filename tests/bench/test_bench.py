@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.bench import BenchOptions, RequestResult, run_bench
-from repro.bench.server import _unreachable
+from repro.bench.session import unreachable
 from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.cli.bench import summary_table
@@ -177,9 +177,9 @@ def test_unreachable_server_is_a_clear_error(demo: Any, runs: Path) -> None:
 
 def test_a_silent_server_and_a_bare_error_each_say_something() -> None:
     """A timeout and an OSError without a message were once "cannot reach the server at X: "."""
-    silent = _unreachable("http://127.0.0.1:1", TimeoutError())
+    silent = unreachable("http://127.0.0.1:1", TimeoutError())
     assert silent.message == "the server at http://127.0.0.1:1 did not answer within 30 s"
-    assert _unreachable("http://127.0.0.1:1", OSError()).message.endswith(": OSError")
+    assert unreachable("http://127.0.0.1:1", OSError()).message.endswith(": OSError")
 
 
 @pytest.fixture()

@@ -51,7 +51,7 @@ def test_sets_are_formatted_as_z_labs_script_does(hub: HubServer, tmp_path: Path
 def test_accept_on_the_benchmark_sets(
     sim_spec: SimServer, sim_plain: SimServer, hub: HubServer, tmp_path: Path
 ) -> None:
-    res = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
+    res = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompt-sets",
               "gsm8k,math500,humaneval,mbpp,mt-bench", "-n", "4", "--max-new-tokens", "24",
               "--thinking", "--baseline", sim_plain.url, "--json")  # fmt: skip
     assert res.returncode == 0, res.stderr

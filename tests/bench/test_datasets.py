@@ -252,7 +252,7 @@ def test_cli_accept_and_bench_from_a_hub_dataset(
     sim_spec: SimServer, hub: HubServer, tmp_path: Path
 ) -> None:
     sha = hub.datasets["org/qa"].refs["main"]
-    res = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
+    res = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompt-sets",
               "math,hf:org/qa:question", "-n", "3", "--max-new-tokens", "8", "--json")  # fmt: skip
     assert res.returncode == 0, res.stderr
     (doc,) = json.loads(res.stdout[res.stdout.index("[") :])
@@ -265,7 +265,7 @@ def test_cli_accept_and_bench_from_a_hub_dataset(
                                         "sha256": doc["sets"][0]["source"]["sha256"]}  # fmt: skip
 
     # offline, the same reference resolves from the cache to the same commit
-    offline = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompts",
+    offline = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompt-sets",
                   "hf:org/qa:question", "-n", "2", "--max-new-tokens", "8", "--json",
                   HF_HUB_OFFLINE="1")  # fmt: skip
     assert offline.returncode == 0, offline.stderr

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from repro.bench import BenchOptions, run_bench
 from repro.bench.energy import LevelMeter, usd_per_mtok
+from repro.bench.session import ServerSession
 from repro.bench.target import BenchTarget
 from repro.bench.telemetry import integrate_power, is_local
 from repro.cli import main
@@ -70,7 +71,7 @@ def test_without_a_price_a_level_has_energy_but_no_cost(
 
 def test_a_remote_server_gets_no_readings_and_a_reason() -> None:
     async def level() -> LevelEnergy:
-        meter = LevelMeter("http://10.255.255.1:30000")
+        meter = LevelMeter(ServerSession("http://10.255.255.1:30000"))
         await meter.start()
         return await meter.stop()
 

@@ -253,7 +253,7 @@ def _accept_answer(**meta: Any) -> bytes:
 
 
 def _accept(url: str, out: Path) -> Result:
-    args = ["accept", "demo", "--url", url, "--prompts", "chat", "-n", "3", "--max-new-tokens",
+    args = ["accept", "demo", "--url", url, "--prompt-sets", "chat", "-n", "3", "--max-new-tokens",
             "8", "--read-timeout", "1", "--request-timeout", "2", "--output", str(out)]  # fmt: skip
     return CliRunner().invoke(main, args)
 

@@ -63,7 +63,7 @@ def _server_info(run_dir: str) -> dict[str, object]:
 
 def test_accept_a_b_measures_each_recipes_own_server(workdir: Path) -> None:
     res = CliRunner().invoke(
-        main, ["accept", "drafter-a", "drafter-b", "--prompts", "math", "-n", "2",
+        main, ["accept", "drafter-a", "drafter-b", "--prompt-sets", "math", "-n", "2",
                "--max-new-tokens", "8"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
@@ -137,7 +137,7 @@ def test_a_baseline_recipe_is_checked_and_recorded_by_the_name_given(
     doc = yaml.safe_load((workdir / "recipes" / "drafter-b.yaml").read_text())
     doc["server"]["port"] = servers["drafter-a"].port  # drafter-b's recipe, drafter-a's server
     (workdir / "recipes" / "misplaced.yaml").write_text(yaml.safe_dump(doc))
-    args = ["accept", "drafter-a", "--prompts", "math", "-n", "2", "--max-new-tokens", "8"]
+    args = ["accept", "drafter-a", "--prompt-sets", "math", "-n", "2", "--max-new-tokens", "8"]
     res = CliRunner().invoke(main, [*args, "--baseline", "misplaced"])
     assert res.exit_code != 0
     assert f"the server at {servers['drafter-a'].url} is not misplaced" in res.output
@@ -168,7 +168,7 @@ def test_a_locked_recipe_is_measured_against_its_current_lock(
     ] == ("lock")
     assert json.loads(RunFolder(run_dir).lock_file.read_text()) == lock
     res = CliRunner().invoke(
-        main, ["accept", "drafter-a", "--prompts", "math", "-n", "2", "--max-new-tokens", "8"]
+        main, ["accept", "drafter-a", "--prompt-sets", "math", "-n", "2", "--max-new-tokens", "8"]
     )
     assert res.exit_code == 0, res.output
     assert json.loads(RunFolder(res.stdout.split()[-1]).lock_file.read_text()) == lock

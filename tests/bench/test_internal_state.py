@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from repro.bench.plausible import acceptance_problem
 from repro.bench.server import is_simulated, served_model, server_accept_length
 from repro.bench.serverstate import server_limits
 from repro.runfolder import RunFolder
@@ -42,9 +43,12 @@ def test_odd_values_read_as_none_and_never_fail() -> None:
     state = first_state(odd)
     assert state is not None and state.avg_spec_accept_length is None and state.simulated
     assert server_accept_length(_info(odd)) is None
-    for value, read in ((True, None), (3, 3.0), (2000.0, None)):
+    for value, read in ((True, None), (3, 3.0), (2000.0, 2000.0)):
         doc = {"internal_states": [{"avg_spec_accept_length": value}]}
         assert server_accept_length(_info(doc)) == read
+    # read as reported; what no verify step can give is judged where the level is built
+    assert acceptance_problem(2000.0, 8, "acceptance") is not None
+    assert acceptance_problem(3.0, 8, "acceptance") is None
     assert first_state({"internal_states": "x"}) is None and first_state({}) is None
     assert served_model(_info({"internal_states": [{"served_model_name": "m"}]})) == "m"
     assert served_model(_info({"internal_states": [{"served_model_name": 7}]})) == "default"

@@ -72,7 +72,7 @@ def test_cli_lossless_exit_codes(
 ) -> None:  # fmt: skip
     monkeypatch.setenv("REPRO_RECIPES_DIR", str(repo_root / "recipes"))
     monkeypatch.chdir(tmp_path)
-    base = ["accept", "demo", "--prompts", "code", "-n", "2", "--max-new-tokens", "16",
+    base = ["accept", "demo", "--prompt-sets", "code", "-n", "2", "--max-new-tokens", "16",
             "--baseline", sim_plain.url, "--check-lossless"]  # fmt: skip
     ok = CliRunner().invoke(main, [*base, "--url", sim_spec.url])
     assert ok.exit_code == 0, ok.output

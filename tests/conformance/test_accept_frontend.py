@@ -32,16 +32,24 @@ def finished_metas(log_dir: Path) -> list[dict[str, Any]]:
     return metas
 
 
+@pytest.mark.parametrize("with_recipe", [True, False], ids=["recipe", "bare-url"])
 def test_accept_record_matches_sglang_per_request(
-    pair: Pair, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+    pair: Pair,
+    tmp_path: Path,
+    repo_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    with_recipe: bool,
 ) -> None:
+    """With the recipe the server runs, and with `--url` alone (a server repro did not
+    launch, measured as it answers, rendered with the built-in template)."""
     monkeypatch.setenv("REPRO_RECIPES_DIR", str(repo_root / "recipes"))
     monkeypatch.chdir(tmp_path)  # run folders go to ./runs
     recipe = tmp_path / "tiny-frontend.yaml"
     recipe.write_text(RECIPE)
+    target = [str(recipe)] if with_recipe else ["--chat-template-fallback"]
     res = CliRunner().invoke(
         main,
-        ["accept", str(recipe), "--url", pair.sglang.url, "--prompts", "math",
+        ["accept", *target, "--url", pair.sglang.url, "--prompt-sets", "math",
          "-n", str(PROMPTS), "--max-new-tokens", "24", "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output

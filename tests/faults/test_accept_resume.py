@@ -24,7 +24,7 @@ def _sets(run_dir: Path) -> list[str]:
 def test_a_server_killed_in_the_second_set_keeps_the_first(tmp_path: Path, repo_root: Path) -> None:
     env = isolated_env(tmp_path)
     out = tmp_path / "acc"
-    plan = ["--prompts", "chat,code", "-n", "6", "--max-new-tokens", "48"]
+    plan = ["--prompt-sets", "chat,code", "-n", "6", "--max-new-tokens", "48"]
     first = SimServer(tmp_path / "sim1.log", *DFLASH, REPRO_SIM_TIME_SCALE="1.5")
     try:
         process = subprocess.Popen(

@@ -34,7 +34,7 @@ def test_a_parquet_file_with_a_corrupt_page(tmp_path: Path, repo_root: Path) -> 
     data[100 : len(data) // 2] = b"\xff" * (len(data) // 2 - 100)  # pages, not the footer
     path.write_bytes(bytes(data))
     assert pq.read_schema(path).names == ["prompt"]
-    for command in (["bench", "demo", "--dataset"], ["accept", "demo", "--prompts"]):
+    for command in (["bench", "demo", "--dataset"], ["accept", "demo", "--prompt-sets"]):
         result = repro(
             *command, str(path), "--url", "http://127.0.0.1:9", cwd=repo_root,
             env=isolated_env(tmp_path), timeout=120,

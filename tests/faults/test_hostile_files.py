@@ -53,7 +53,7 @@ def test_bench_resume_of_a_hostile_record(
 
 
 @pytest.mark.parametrize(
-    "command", [["bench", "demo", "--dataset"], ["accept", "demo", "--prompts"]]
+    "command", [["bench", "demo", "--dataset"], ["accept", "demo", "--prompt-sets"]]
 )
 @pytest.mark.parametrize(
     ("content", "words"),

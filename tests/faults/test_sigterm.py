@@ -58,7 +58,7 @@ def test_sigterm_to_accept_keeps_the_finished_sets(
     sim: Sim, tmp_path: Path, repo_root: Path
 ) -> None:
     out = tmp_path / "acc"
-    plan = ["--prompts", "chat,code", "-n", "40", "--max-new-tokens", "64"]
+    plan = ["--prompt-sets", "chat,code", "-n", "40", "--max-new-tokens", "64"]
     process = subprocess.Popen(
         [REPRO, "accept", "demo", "--url", sim.url, *plan, "--output", str(out)],
         cwd=repo_root,

@@ -14,7 +14,14 @@ from tests.report.simbench import REPO, start_simulator
 
 
 def _accept(url: str, out: Path) -> Path:
-    args = ["accept", str(REPO / "recipes" / "demo.yaml"), "--url", url, "--prompts", "math,chat"]
+    args = [
+        "accept",
+        str(REPO / "recipes" / "demo.yaml"),
+        "--url",
+        url,
+        "--prompt-sets",
+        "math,chat",
+    ]
     result = CliRunner().invoke(
         main, [*args, "-n", "4", "--max-new-tokens", "24", "--output", str(out)]
     )

@@ -62,7 +62,7 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     sim = _serve(recipe, tmp / "forced.log")
     try:
         out["forced"] = _bench(recipe, sim.url, tmp / "forced")
-        _run("accept", str(recipe), "--url", sim.url, "--prompts", "chat", "-n", "4",
+        _run("accept", str(recipe), "--url", sim.url, "--prompt-sets", "chat", "-n", "4",
              "--max-new-tokens", "301", "--output", str(tmp / "accepted"))  # fmt: skip
         out["accept"] = tmp / "accepted"
     finally:

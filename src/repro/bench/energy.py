@@ -8,15 +8,14 @@ energy counter is; a real SGLang server answers 404 and nothing is recorded from
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 
-import aiohttp
-
+from repro.bench.client.bounded import Refused
+from repro.bench.session import ServerSession
 from repro.bench.telemetry import DEFAULT_INTERVAL_S, GpuSampler, Reading, is_local
 from repro.schema.server import GpuEnergy, LevelEnergy
-
-_TIMEOUT = aiohttp.ClientTimeout(total=5)
 
 
 def usd_per_mtok(gpus: int, gpu_hour_usd: float | None, output_tok_s: float) -> float | None:
@@ -68,28 +67,29 @@ def nvml_energy(reading: Reading) -> LevelEnergy:
     )
 
 
-async def _sim_energy(session: aiohttp.ClientSession, url: str) -> tuple[float, int] | None:
-    """(joules so far, GPUs) from the simulator's power model; None from anything else."""
+async def _sim_energy(session: ServerSession) -> tuple[float, int] | None:
+    """(joules so far, GPUs) from the simulator's power model; None from anything else (a
+    reading that is no finite, non-negative number counts as none)."""
     try:
-        async with session.get(url + "/repro_sim/power") as resp:
-            if resp.status != 200:
-                return None
-            data = await resp.json()
-    except (TimeoutError, aiohttp.ClientError, OSError, ValueError):
+        data = await session.sim_reading("power")
+    except Refused:
         return None
-    if not isinstance(data, dict) or data.get("simulated") is not True:
+    if data is None:
         return None
-    try:
-        return float(data["energy_j"]), int(data["gpus"])
-    except (KeyError, TypeError, ValueError):
+    joules, gpus = data.get("energy_j"), data.get("gpus")
+    if not isinstance(joules, int | float) or not isinstance(gpus, int) or isinstance(gpus, bool):
         return None
+    if not (math.isfinite(joules) and joules >= 0 and gpus >= 0):
+        return None
+    return float(joules), gpus
 
 
 class LevelMeter:
     """Energy over one level: `await start()` before its first request, `await stop()` after."""
 
-    def __init__(self, url: str, interval_s: float = DEFAULT_INTERVAL_S) -> None:
-        self.url = url.rstrip("/")
+    def __init__(self, session: ServerSession, interval_s: float = DEFAULT_INTERVAL_S) -> None:
+        self.session = session
+        self.url = session.url
         self.sampler = GpuSampler(interval_s)
         self.why_not: str | None = None
         self._sim0: tuple[float, int] | None = None
@@ -101,8 +101,7 @@ class LevelMeter:
         elif not self.sampler.start():
             self.why_not = self.sampler.why_not
         if self.why_not:
-            async with aiohttp.ClientSession(timeout=_TIMEOUT) as session:
-                self._sim0 = await _sim_energy(session, self.url)
+            self._sim0 = await _sim_energy(self.session)
             self._t0 = time.perf_counter()
 
     async def stop(self) -> LevelEnergy:
@@ -110,10 +109,9 @@ class LevelMeter:
         if reading is not None:
             return nvml_energy(reading)
         if self._sim0 is not None:
-            async with aiohttp.ClientSession(timeout=_TIMEOUT) as session:
-                end = await _sim_energy(session, self.url)
+            end = await _sim_energy(self.session)
             duration = time.perf_counter() - self._t0
-            if end is not None and duration > 0:
+            if end is not None and duration > 0 and end[0] >= self._sim0[0]:
                 joules = end[0] - self._sim0[0]
                 return LevelEnergy(
                     source="simulated",

@@ -186,7 +186,7 @@ def goodput(results: Sequence[RequestResult], slos: Mapping[str, float], dur: fl
     }
 
 
-def summarize_level(
+def level_fields(
     results: Sequence[RequestResult],
     *,
     concurrency: int,
@@ -195,9 +195,9 @@ def summarize_level(
     gpus: int = 0,
     slos: Mapping[str, float] | None = None,
     server_accept_length: float | None = None,
-) -> Level:
-    """The summary of one level (one entry of `summary.json` `levels`), by its JSON keys
-    (Level says which are bench_serving's); `server_accept_length` is the server's own
+) -> dict[str, Any]:
+    """What the requests of one level say (one entry of `summary.json` `levels`, by its JSON
+    keys: Level says which are bench_serving's); `server_accept_length` is the server's own
     (bench_serving's `accept_length`)."""
     ok = [r for r in results if r.ok]
     errors = Counter(r.error_kind or "unknown" for r in results if not r.ok)
@@ -240,7 +240,13 @@ def summarize_level(
     level["verify_steps_per_s"] = verify / dur if verify else None
     if slos and ok:
         level.update(goodput(results, slos, dur))
-    return Level.model_validate(level)
+    return level
+
+
+def summarize_level(results: Sequence[RequestResult], **fields: Any) -> Level:
+    """The requests' side of a level alone (`level_fields`' keywords; repro.bench.observer
+    adds the server's side)."""
+    return Level.model_validate(level_fields(results, **fields))
 
 
 def spread(levels: Sequence[Level]) -> list[ConcurrencySpread]:

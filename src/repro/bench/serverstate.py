@@ -4,9 +4,13 @@ Limits come from `/server_info` (sglang/srt/entrypoints/http_server.py `server_i
 resolved server arguments, so a speculative server started without `--max-running-requests`
 reports the 48 that srt/arg_groups/speculative_hook.py set; `internal_states[i]
 .effective_max_running_requests_per_dp` from srt/managers/scheduler_components/
-internal_state.py). The series is `/metrics` (with `--enable-metrics`) scraped on the
-benchmark's own event loop while the level runs, read with prometheus_client's parser; the
-gauge names are those of sglang/srt/observability/metrics_collector.py.
+internal_state.py). The series is `/metrics` (with `--enable-metrics`) scraped through the
+run's ServerSession while the level runs (a page over `METRICS.max_bytes` is skipped), its
+gauge lines picked out by name and parsed with prometheus_client's parser in a worker thread,
+off the event loop that stamps token arrival times; the gauge names are those of
+sglang/srt/observability/metrics_collector.py. A gauge that is no finite,
+non-negative number (repro.bench.plausible) drops its page and names the problem, which makes
+the level invalid.
 """
 
 from __future__ import annotations
@@ -17,12 +21,12 @@ import statistics
 import time
 from collections.abc import Callable, Iterable
 
-import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
 
-from repro.bench.server import fetch_server_info
-from repro.errors import ReproError
+from repro.bench.client.bounded import Refused
+from repro.bench.plausible import gauge_problem
+from repro.bench.session import ServerSession
 from repro.schema.machine import ServerInfo
 from repro.schema.server import MetricsSample, ServerLimits, ServerState
 
@@ -41,10 +45,17 @@ _GAUGES: dict[str, tuple[str, Combine, Combine]] = {
     "sglang:gen_throughput": ("gen_throughput", statistics.fmean, sum),
     "sglang:spec_accept_length": ("spec_accept_length", statistics.fmean, statistics.fmean),
 }
-# only these lines reach the parser: a real server's page is mostly histograms
-_PREFIXES = tuple(
-    p for name in _GAUGES for p in (f"{name}{{", f"{name} ", f"# HELP {name} ", f"# TYPE {name} ")
-)
+# only these lines reach the parser (a real server's page is mostly histograms), found by
+# bytes.find per name: half the CPU of a line-by-line filter (benchmarks/metrics_parse.py)
+_KEYS = tuple(b"\n" + name.encode() for name in _GAUGES)
+MAX_GAUGE_LINES = 65536
+"""Gauge lines of one page at most (SGLang writes one per gauge, TP rank and PP stage)."""
+
+
+class GaugeRefused(ValueError):
+    """A gauge held a value no server can report."""
+
+
 _LIMIT_KEYS = (
     "max_running_requests",
     "dp_size",
@@ -56,7 +67,6 @@ _LIMIT_KEYS = (
     "speculative_ddtree_budget",
     "decode_log_interval",
 )
-_TIMEOUT = aiohttp.ClientTimeout(total=10)
 
 
 def server_limits(info: ServerInfo) -> ServerLimits | None:
@@ -71,32 +81,52 @@ def server_limits(info: ServerInfo) -> ServerLimits | None:
         return None
 
 
-async def fetch_limits(url: str) -> ServerLimits | None:
-    """The server's limits now; None when it does not answer (a dead server fails the level
-    itself, which says why)."""
-    try:
-        return server_limits(await fetch_server_info(url))
-    except ReproError:
-        return None
+def _gauge_lines(page: bytes) -> list[bytes]:
+    """The sample lines of the gauges in _GAUGES, each gauge's under a `# TYPE` line of its
+    own (untyped samples would each parse as a family); ValueError past MAX_GAUGE_LINES."""
+    page = b"\n" + page
+    lines: list[bytes] = []
+    for key in _KEYS:
+        pos = page.find(key)
+        if pos >= 0:
+            lines.append(b"# TYPE " + key[1:] + b" gauge")
+        while pos >= 0:
+            end = page.find(b"\n", pos + 1)
+            end = len(page) if end < 0 else end
+            if page[pos + len(key) : pos + len(key) + 1] in (b"{", b" "):
+                lines.append(page[pos + 1 : end])
+                if len(lines) > MAX_GAUGE_LINES:
+                    raise ValueError(f"a /metrics page of over {MAX_GAUGE_LINES} gauge lines")
+            pos = page.find(key, end)
+    return lines
 
 
-def parse_metrics(text: str, t_s: float) -> MetricsSample:
+def _checked(name: str, value: float) -> float:
+    problem = gauge_problem(name, value)
+    if problem:
+        raise GaugeRefused(problem)
+    return value
+
+
+def parse_metrics(page: str | bytes, t_s: float) -> MetricsSample:
     """One `/metrics` page as a sample; a gauge reported per TP/EP rank counts once per PP
     stage of a DP rank (its first sample), the stages and the DP ranks combined as _GAUGES
-    says."""
-    wanted = "\n".join(line for line in text.splitlines() if line.startswith(_PREFIXES))
+    says. ValueError for a malformed page; GaugeRefused for an impossible gauge."""
+    data = page.encode() if isinstance(page, str) else page
+    wanted = b"\n".join(_gauge_lines(data)).decode("utf-8", errors="replace")
     values: dict[str, float] = {}
     for family in text_string_to_metric_families(wanted + "\n"):
         field, across_stages, across_dp = _GAUGES[family.name]
         per_stage: dict[tuple[str, str], float] = {}
         for sample in family.samples:
             rank = (sample.labels.get("dp_rank", ""), sample.labels.get("pp_rank", ""))
-            per_stage.setdefault(rank, float(sample.value))
+            per_stage.setdefault(rank, _checked(family.name, float(sample.value)))
         per_dp: dict[str, list[float]] = {}
         for (dp, _stage), value in per_stage.items():
             per_dp.setdefault(dp, []).append(value)
         if per_dp:
-            values[field] = across_dp(across_stages(v) for v in per_dp.values())
+            combined = across_dp(across_stages(v) for v in per_dp.values())
+            values[field] = _checked(family.name, combined)
     return MetricsSample(t_s=t_s, **values)
 
 
@@ -104,14 +134,16 @@ class MetricsScraper:
     """Scrapes `/metrics` every `interval` seconds from `start()` until `stop()`.
 
     A 404 (no `--enable-metrics`) ends the scraping with `available` False; a failed scrape
-    (the server busy or gone) is skipped.
+    (the server busy or gone, the page malformed or over the bound) is skipped; a page with
+    an impossible gauge is dropped and `problem` names the first.
     """
 
-    def __init__(self, url: str, interval: float) -> None:
-        self.url = url.rstrip("/") + "/metrics"
+    def __init__(self, session: ServerSession, interval: float) -> None:
+        self.session = session
         self.interval = interval
         self.samples: list[MetricsSample] = []
         self.available = False
+        self.problem: str | None = None
         self._t0 = 0.0
         self._task: asyncio.Task[None] | None = None
 
@@ -128,26 +160,25 @@ class MetricsScraper:
         return self.samples
 
     async def _run(self) -> None:
-        async with aiohttp.ClientSession(timeout=_TIMEOUT) as session:
-            while True:
-                if not await self._scrape(session):
-                    return
-                await asyncio.sleep(self.interval)
+        while await self._scrape():
+            await asyncio.sleep(self.interval)
 
-    async def _scrape(self, session: aiohttp.ClientSession) -> bool:
+    async def _scrape(self) -> bool:
         """One sample; False when the server has no /metrics."""
         try:
-            async with session.get(self.url) as resp:
-                if resp.status == 404:
-                    return False
-                if resp.status != 200:
-                    return True
-                text = await resp.text(errors="replace")
-        except (TimeoutError, aiohttp.ClientError, OSError):
+            page = await self.session.metrics_page()
+        except (Refused, OSError, TimeoutError):
             return True
+        if page is None:
+            return False
         self.available = True
-        with contextlib.suppress(ValueError):
-            self.samples.append(parse_metrics(text, time.perf_counter() - self._t0))
+        t_s = time.perf_counter() - self._t0
+        try:  # off the loop: a large page must not delay the token timestamps
+            self.samples.append(await asyncio.to_thread(parse_metrics, page, t_s))
+        except GaugeRefused as exc:
+            self.problem = self.problem or str(exc)
+        except ValueError:
+            pass
         return True
 
 

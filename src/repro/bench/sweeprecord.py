@@ -7,19 +7,21 @@ the server it started with and the same prompts.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from repro.bench.forced import run_forced_acceptance
-from repro.bench.identity import check_identity, check_same_server, found_identity
+from repro.bench.identity import check_same_server
+from repro.bench.opening import open_server
+from repro.bench.options import BenchOptions
+from repro.bench.plausible import max_accept_length
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_source
 from repro.bench.record import RunWriter
-from repro.bench.server import fetch_server_info, is_simulated, served_model, server_info_record
+from repro.bench.server import served_model
+from repro.bench.session import ServerSession
 from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
@@ -30,15 +32,10 @@ from repro.schema.recipe import Bench
 from repro.schema.record import (
     BenchRunInfo,
     BenchWorkload,
-    ClientLimits,
     Endpoint,
-    ServerIdentity,
     first_error,
 )
 from repro.schema.recordedrecipe import RecordedRecipe
-
-if TYPE_CHECKING:
-    from repro.bench.sweep import BenchOptions
 
 # `repro bench` measures without thinking, on both endpoints (the record says which switch)
 BENCH_THINKING = False
@@ -48,7 +45,9 @@ BENCH_THINKING = False
 class SweepPlan:
     """What a sweep sends and where it writes: the run record, the bench plan, the served
     model's name (as requests name it), the prompts and template, the GPUs the recipe declares
-    (0: none, for per-GPU numbers), and the (concurrency, repeat) levels still to measure."""
+    (0: none, for per-GPU numbers), the run's server session (its identity pinned), the most
+    tokens a verify step can commit on that server, and the (concurrency, repeat) levels
+    still to measure."""
 
     record: RunWriter
     bench: Bench
@@ -56,6 +55,8 @@ class SweepPlan:
     source: PromptSet | None
     template: ChatTemplate | None
     gpus: int
+    session: ServerSession
+    max_accept: int
     todo: list[tuple[int, int]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -89,18 +90,6 @@ def _workload(
         request_rate=bench.request_rate,
         dataset_source=source.source if source else None,
         chat_template=template.describe(BENCH_THINKING) if template else None,
-    )
-
-
-def _limits(opts: BenchOptions, recorded: ClientLimits | None) -> ClientLimits:
-    """The client's limits: the options given, else the run's own, else the defaults."""
-    given = {
-        "read_timeout_s": opts.read_timeout,
-        "request_timeout_s": opts.request_timeout,
-        "max_event_bytes": opts.max_event_bytes,
-    }
-    return (recorded or ClientLimits()).model_copy(
-        update={k: v for k, v in given.items() if v is not None}
     )
 
 
@@ -138,23 +127,11 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
         )
     source = _source(bench.dataset)  # a bad dataset fails before the server is asked
     url = (opts.url or target.server_url()).rstrip("/")
-    info = asyncio.run(fetch_server_info(url))  # fails before any folder is made
-    image = opts.provenance.image(url)  # of a deployment repro launched there
-    recipe, lock = target.recipe, target.lock
-    if recipe is None:  # --url alone: record what answers
-        identity = ServerIdentity(found=found_identity(info, image))
-    else:
-        identity = check_identity(url, info, recipe, lock, image)
-    simulated = target.declares_simulator or is_simulated(info)
-    forced = run_forced_acceptance(recipe, opts.forced, info)
+    server = open_server(target, url, opts.provenance)  # fails before any folder is made
+    forced = run_forced_acceptance(target.recipe, opts.forced, server.info)
     template = None
     if _needs_template(opts.endpoint, source):
-        template = recipe_template(
-            recipe.model if recipe else None, lock, info, simulated=simulated,
-            fallback=opts.chat_template_fallback,
-        )  # fmt: skip
-    launched = image.model_dump() if image is not None else {}
-    server_info = server_info_record(info, **launched, simulated=simulated)
+        template = server.template(opts.chat_template_fallback)
     run_dir = new_run_dir(target.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
         run_dir,
@@ -162,28 +139,31 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             run_id=run_dir.name,
             recipe_name=target.name,
             status="running",
-            simulated=simulated,
+            simulated=server.simulated,
             started_at=utc_now(),
             server_url=url,
             endpoint=opts.endpoint,
             workload=_workload(bench, source, template),
-            server_identity=identity,
+            server_identity=server.identity,
             slos=opts.slos,
             max_failed_pct=(
                 DEFAULT_MAX_FAILED_PCT if opts.max_failed_pct is None else opts.max_failed_pct
             ),
             gpu_hour_usd=target.gpu_hour_usd if opts.gpu_hour_usd is None else opts.gpu_hour_usd,
-            client_limits=_limits(opts, None),
+            client_limits=opts.client_limits(),
             forced_acceptance=forced,
         ),
     )
     record.folder.write_recipe(target.recorded(bench))
-    if lock is not None:
-        record.folder.write_lock(lock)
-    record.folder.write_server_info(server_info)
+    if target.lock is not None:
+        record.folder.write_lock(target.lock)
+    record.folder.write_server_info(server.recorded_info())
     if opts.provenance.machine is not None:
         record.folder.write_machine(opts.provenance.machine)
-    return SweepPlan(record, bench, served_model(info), source, template, target.gpus)
+    return SweepPlan(
+        record, bench, served_model(server.info), source, template, target.gpus,
+        server.session, server.max_accept,
+    )  # fmt: skip
 
 
 def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
@@ -244,16 +224,20 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
             f"{opts.resume} has levels measured with the SLOs {recorded}, not {opts.slos}",
             hint="resume without --slo (the run's own SLOs apply), or start a new run",
         )
-    opts.slos = opts.slos or recorded
-    record.run.slos = opts.slos
+    record.run.slos = opts.slos or recorded
     if opts.max_failed_pct is not None:
         record.run.max_failed_pct = opts.max_failed_pct
     if opts.gpu_hour_usd is not None:
         record.run.gpu_hour_usd = opts.gpu_hour_usd
-    record.run.client_limits = _limits(opts, record.run.client_limits)
-    info = asyncio.run(fetch_server_info(record.run.server_url or ""))
-    check_same_server(record.run.server_url or "", info, record.run.server_identity)
+    record.run.client_limits = opts.client_limits(record.run.client_limits)
+    session = ServerSession(record.run.server_url or "")
+    info = session.call(session.server_info())
+    check_same_server(session.url, info, record.run.server_identity)
+    session.pin(info)
     template = _resumed_template(record, resolved, info, source)
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
-    return SweepPlan(record, bench, served_model(info), source, template, resolved.gpus)
+    max_accept = max_accept_length(info.speculative_num_draft_tokens)
+    return SweepPlan(
+        record, bench, served_model(info), source, template, resolved.gpus, session, max_accept
+    )

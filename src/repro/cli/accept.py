@@ -4,19 +4,20 @@ intervals), speedup over a baseline, and the lossless check."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from repro.bench.accept.runner import AcceptOptions, AcceptResult, lossless_failure, run_accept
+from repro.bench.accept.runner import AcceptResult, lossless_failure, run_accept
+from repro.bench.options import AcceptOptions
 from repro.bench.prompts.benchsets import BENCH_SETS
 from repro.bench.target import BenchTarget
 from repro.cli import options
 from repro.cli.bench import recipe_target
-from repro.cli.options import FiniteFloat, given_options, json_option, refuse_with, warn
+from repro.cli.options import given_options, json_option, measure_options, refuse_with, warn
 from repro.errors import ReproError
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance, target_url
@@ -26,7 +27,6 @@ from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateU
 from repro.schema.base import Interval
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.recipe import MAX_CONCURRENCY, Accept
-from repro.schema.record import ClientLimits
 from repro.urls import server_urls
 
 _console = Console(stderr=True, highlight=False)
@@ -104,20 +104,47 @@ def _baseline(ref: str) -> BenchTarget:
     return replace(target, url=target_url(target))
 
 
+def _sets(prompt_sets: str | None, deprecated: str | None) -> list[str] | None:
+    if deprecated is not None:
+        warn(
+            "note: accept --prompts is deprecated: use --prompt-sets (--prompts counts "
+            "prompts, as in bench; -n here)"
+        )
+    given = prompt_sets or deprecated
+    return [s.strip() for s in given.split(",") if s.strip()] if given else None
+
+
+def _targets(recipes: tuple[str, ...], urls: list[str]) -> list[BenchTarget]:
+    """The recipes named, else the servers at `urls` as they answer."""
+    if recipes:
+        return [recipe_target(ref) for ref in recipes]
+    if not urls:
+        raise ReproError(
+            "give a RECIPE or a server --url",
+            hint="e.g. repro accept demo, or repro accept --url http://127.0.0.1:30000",
+        )
+    return [BenchTarget.from_url(url) for url in urls]
+
+
 @click.command("accept")
-@click.argument("recipes", nargs=-1, required=True)
-@click.option("--url", "urls", multiple=True, help="Server URL, once per recipe (in order).")
+@click.argument("recipes", nargs=-1)
+@click.option(
+    "--url",
+    "urls",
+    multiple=True,
+    help="Server URL, once per recipe (in order); alone, without a RECIPE, the servers to "
+    "measure as they answer.",
+)
 @click.option(
     "--prompt-sets",
-    "--prompts",
     "prompt_sets",
-    help="Comma-separated prompt sets (also --prompts; -n counts prompts): the benchmark "
-    "sets of z-lab's DFlash protocol ("
+    help="Comma-separated prompt sets: the benchmark sets of z-lab's DFlash protocol ("
     + ", ".join(BENCH_SETS)
     + ": Hub datasets pinned to their commit), the offline sets math, code, chat, "
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
-    "e.g. --prompts gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
+    "e.g. --prompt-sets gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )
+@click.option("--prompts", "deprecated_sets", hidden=True)  # the old --prompt-sets
 @click.option(
     "-n", "--num-prompts", type=options.field_range(Accept, "prompts"), help="Prompts per set."
 )
@@ -133,12 +160,6 @@ def _baseline(ref: str) -> BenchTarget:
     "enable_thinking) [default: the recipe's accept.thinking].",
 )
 @click.option(
-    "--chat-template-fallback",
-    is_flag=True,
-    help="Render with the built-in ChatML when the model's chat template is not in the local "
-    "Hub cache at the pinned commit (the record marks it).",
-)
-@click.option(
     "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=1, show_default=True
 )
 @click.option(
@@ -151,46 +172,34 @@ def _baseline(ref: str) -> BenchTarget:
     help="Compare output token ids with and without the drafter (needs --baseline), at "
     "--concurrency and at the recipe's top bench concurrency; exit 1 when any differ.",
 )
-@click.option("--output", type=click.Path(path_type=Path), help="Run folder (or a bench run).")
-@click.option(
-    "--resume",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
-    help="Continue this accept run: its finished prompt sets are kept, the rest measured "
-    "(give the recipe and options it was started with).",
-)
-@click.option("--read-timeout", type=FiniteFloat(min=0), default=3600.0, show_default=True,
-              help="Seconds without data (a non-streaming response: until it comes) before a "
-              "request fails; 0: no limit.")  # fmt: skip
-@click.option("--request-timeout", type=FiniteFloat(min=0), default=3600.0,
-              show_default=True,
-              help="Seconds a request may take in all; 0: no limit.")  # fmt: skip
+@measure_options
 @options.forced_acceptance_option()
 @json_option("the results")
 def accept(
     recipes: tuple[str, ...],
     urls: tuple[str, ...],
     prompt_sets: str | None,
+    deprecated_sets: str | None,
     num_prompts: int | None,
     max_new_tokens: int | None,
     thinking: bool | None,
-    chat_template_fallback: bool,
     concurrency: int,
     baseline: str | None,
     check_lossless: bool,
-    output: Path | None,
-    resume: Path | None,
-    read_timeout: float,
-    request_timeout: float,
     forced: ForcedAcceptance | None,
     as_json: bool,
+    **shared: Any,
 ) -> None:
     """Measure each RECIPE's acceptance length per prompt set (z-lab's DFlash protocol:
     /flush_cache and warmup, chat-formatted prompts, temperature 0, concurrency 1) and print
     both conventions with 95% intervals; with two recipes, their paired difference.
 
+    Without a RECIPE, `--url URL` alone measures that server as it answers (the default
+    prompt sets, its identity recorded as found, not checked).
+
     Writes accept.json into a run folder per recipe and prints the folders on stdout.
     """
-    if resume is not None:
+    if shared["resume"] is not None:
         ctx = click.get_current_context()
         refuse_with(
             ctx,
@@ -198,27 +207,22 @@ def accept(
             "cannot be combined with --resume: it continues one recipe's run in its folder",
         )
     checked_urls = server_urls(urls, warn)  # a bad URL fails before any recipe is read
-    targets = [recipe_target(ref) for ref in recipes]
+    targets = _targets(recipes, checked_urls)
     checked_urls = checked_urls or [target_url(t) for t in targets]
     base = _baseline(baseline) if baseline else None
     measured = [*checked_urls, *([base.server_url()] if base else [])]
     opts = AcceptOptions(
         urls=checked_urls,
-        prompt_sets=[s.strip() for s in prompt_sets.split(",") if s.strip()]
-        if prompt_sets
-        else None,
+        prompt_sets=_sets(prompt_sets, deprecated_sets),
         prompts=num_prompts,
         max_new_tokens=max_new_tokens,
         thinking=thinking,
-        chat_template_fallback=chat_template_fallback,
         forced=forced,
         concurrency=concurrency,
         baseline=base,
         check_lossless=check_lossless,
-        output=output,
-        resume=resume,
-        client=ClientLimits(read_timeout_s=read_timeout, request_timeout_s=request_timeout),
-        provenance=local_provenance(measured, machine=resume is None),
+        provenance=local_provenance(measured, machine=shared["resume"] is None),
+        **shared,
     )
     with _console.status("measuring acceptance") as status:
         opts.progress = lambda line: status.update(escape(clean(line)))

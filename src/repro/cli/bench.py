@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
@@ -18,6 +17,7 @@ from repro.cli.options import (
     forced_acceptance_option,
     given_options,
     json_option,
+    measure_options,
     refuse_with,
     warn,
 )
@@ -175,17 +175,6 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     show_default=True,
     help="SGLang's native /generate or /v1/chat/completions (both report speculative stats).",
 )
-@click.option("--output", type=click.Path(path_type=Path), help="Run folder (default: runs/...).")
-@click.option("--resume", type=click.Path(path_type=Path), help="Continue this run folder.")
-@click.option("--read-timeout", type=FiniteFloat(min=0),
-              help="Seconds without data before a request fails as stalled; 0: no limit "
-              "[default: 300, or the resumed run's own].")  # fmt: skip
-@click.option("--request-timeout", type=FiniteFloat(min=0),
-              help="Seconds a request may take in all, however steadily data comes; 0: no "
-              "limit [default: 3600, or the resumed run's own].")  # fmt: skip
-@click.option("--max-event-bytes", type=click.IntRange(min=1024),
-              help="Bytes of one streamed event before the request fails as malformed "
-              "[default: 64 MiB, or the resumed run's own].")  # fmt: skip
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
 @click.option("--max-failed-pct", type=FiniteFloat(min=0, max=100),
@@ -196,9 +185,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option("--gpu-hour-usd", type=FiniteFloat(min=0, min_open=True),
               help="Price of one GPU-hour in USD, for $/Mtok per level [default: the "
               "recipe's cost.gpu_hour_usd].")  # fmt: skip
-@click.option("--chat-template-fallback", is_flag=True,
-              help="Render with the built-in ChatML when the model's chat template is not in "
-              "the local Hub cache at the pinned commit (the record marks it).")  # fmt: skip
+@measure_options
 @forced_acceptance_option()
 @json_option("the summary")
 def bench(
@@ -210,18 +197,13 @@ def bench(
     dataset: str | None,
     prompts: int | None,
     endpoint: str,
-    output: Path | None,
-    resume: Path | None,
-    read_timeout: float | None,
-    request_timeout: float | None,
-    max_event_bytes: int | None,
     slo: tuple[str, ...],
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
-    chat_template_fallback: bool,
     forced: ForcedAcceptance | None,
     as_json: bool,
+    **shared: Any,
 ) -> None:
     """Sweep concurrency levels against RECIPE's server and write a run record.
 
@@ -234,6 +216,7 @@ def bench(
     not running the offered load, acceptance disagreeing with the server's, a saturated
     client). With --resume RUN, valid levels are kept; invalid and missing ones run.
     """
+    resume = shared["resume"]
     if recipe is None and resume is None and url is None:
         raise ReproError(
             "give a RECIPE, a server --url, or --resume RUN",
@@ -266,18 +249,13 @@ def bench(
         dataset=dataset,
         prompts=prompts,
         endpoint="chat" if endpoint == "chat" else "generate",
-        output=output,
-        resume=resume,
-        read_timeout=read_timeout,
-        request_timeout=request_timeout,
-        max_event_bytes=max_event_bytes,
         slos=parse_slos(slo),
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
-        chat_template_fallback=chat_template_fallback,
         forced=forced,
         provenance=local_provenance([url] if url else [], machine=resume is None),
+        **shared,
     )
     with sweep_bars(_console) as bars:
         result = run_bench(target, opts, bars)

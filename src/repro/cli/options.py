@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import click
@@ -129,3 +130,32 @@ def sim_options(command: Any) -> Any:
         "kimi26-ep4-dflash). Doctor then skips weight and GPU checks. Every number is "
         "SIMULATED.",
     )(command)
+
+
+_MEASURE_OPTIONS = (
+    click.option("--output", type=click.Path(path_type=Path),
+                 help="Run folder (default: runs/<UTC>-<name>...; accept: or a bench run's)."),
+    click.option("--resume", type=click.Path(path_type=Path),
+                 help="Continue this run folder: what it finished is kept, the rest measured."),
+    click.option("--read-timeout", type=FiniteFloat(min=0),
+                 help="Seconds without data before a request fails; 0: no limit [default: "
+                 "bench 300, accept 3600 (a whole response comes at once), or the resumed "
+                 "run's own]."),
+    click.option("--request-timeout", type=FiniteFloat(min=0),
+                 help="Seconds a request may take in all, however steadily data comes; 0: no "
+                 "limit [default: 3600, or the resumed run's own]."),
+    click.option("--max-event-bytes", type=click.IntRange(min=1024),
+                 help="Bytes of one streamed event (accept: of one response) before the "
+                 "request fails as malformed [default: 64 MiB, or the resumed run's own]."),
+    click.option("--chat-template-fallback", is_flag=True,
+                 help="Render with the built-in ChatML when the model's chat template is not "
+                 "in the local Hub cache at the pinned commit (the record marks it)."),
+)  # fmt: skip
+
+
+def measure_options(command: Any) -> Any:
+    """The options `repro bench` and `repro accept` share, one name and one meaning each
+    (repro.bench.options.MeasureOptions' fields, which the command receives as keywords)."""
+    for option in reversed(_MEASURE_OPTIONS):
+        command = option(command)
+    return command

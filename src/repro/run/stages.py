@@ -131,12 +131,10 @@ def stage_launch(ctx: RunContext, console: Console) -> str:
 
 def clock_warning(url: str) -> str:
     """What the simulator measured at start: a time-scale below what this host keeps."""
-    import asyncio
-
-    from repro.bench.server import fetch_server_info  # deferred: aiohttp
+    from repro.bench.session import read_server_info  # deferred: the bench client
 
     try:
-        info = asyncio.run(fetch_server_info(url))
+        info = read_server_info(url)
     except ReproError:
         return ""
     scale, clock = info.sim_time_scale, info.sim_clock
@@ -154,7 +152,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
         return "skipped: no drafter"
     if ctx.recipe.accept is None:
         return "skipped: the recipe has no `accept:` section"
-    from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: aiohttp, numpy
+    from repro.bench.accept.runner import AcceptOptions, run_accept  # deferred: numpy
     from repro.run.provenance import local_provenance
 
     url = _url(ctx)
@@ -174,7 +172,7 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
 
 
 def stage_bench(ctx: RunContext, console: Console) -> str:
-    from repro.bench.sweep import BenchOptions, run_bench  # deferred: aiohttp, numpy
+    from repro.bench.sweep import BenchOptions, run_bench  # deferred: numpy
     from repro.run.provenance import local_provenance
 
     record = ctx.folder.bench

@@ -11,22 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from repro.bench.options import MeasureOptions
+from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.runfolder import RunFolder, new_run_dir, utc_now
 from repro.schema.accept import AcceptResults, AcceptSet
 from repro.schema.level import Summary
-from repro.schema.lock import Lock
 from repro.schema.machine import ServerInfo
-from repro.schema.recipe import Recipe
 from repro.schema.record import (
     AcceptRunInfo,
     AcceptWorkload,
     RunStatus,
     ServerIdentity,
 )
-from repro.schema.recordedrecipe import RecordedRecipe
 
 
 @dataclass
@@ -55,9 +53,8 @@ class AcceptRecord:
 
 
 def open_record(
-    recipe: Recipe,
-    lock: Lock | None,
-    opts: Any,
+    target: BenchTarget,
+    opts: MeasureOptions,
     url: str,
     info: ServerInfo,
     results: AcceptResults,
@@ -69,11 +66,12 @@ def open_record(
     out = opts.output
     if out is not None and RunFolder(out).has_run():
         return AcceptRecord(out, None, results)  # add accept.json to an existing run
-    run_dir = new_run_dir(f"{recipe.name}-accept", out, opts.runs_dir)
+    recipe, lock = target.recipe, target.lock
+    run_dir = new_run_dir(f"{target.name}-accept", out, opts.runs_dir)
     protocol = results.protocol
     run = AcceptRunInfo(
         run_id=run_dir.name,
-        recipe_name=recipe.name,
+        recipe_name=target.name,
         status="running",
         simulated=results.simulated,
         forced_acceptance=results.forced_acceptance,
@@ -82,7 +80,7 @@ def open_record(
         endpoint="generate",
         server_identity=identity,
         workload=AcceptWorkload(
-            accept=recipe.accept.model_dump(mode="json") if recipe.accept else None,
+            accept=recipe.accept.model_dump(mode="json") if recipe and recipe.accept else None,
             chat_template=protocol.chat_template if protocol else None,
             protocol=protocol,
         ),
@@ -90,7 +88,7 @@ def open_record(
     record = AcceptRecord(run_dir, run, results)
     folder = record.folder
     folder.write_run(run)
-    folder.write_recipe(RecordedRecipe.of(recipe))
+    folder.write_recipe(target.recorded(target.bench))
     if lock is not None:
         folder.write_lock(lock)
     folder.write_server_info(info)

@@ -11,6 +11,10 @@ histogram; a set's acceptance is reported both pooled, sum(completion_tokens) /
 sum(spec_verify_ct), and as the mean of per-request values (z-lab's), each with a 95%
 bootstrap interval; never the server's cumulative `avg_spec_accept_length`.
 
+Every call to a server goes through one ServerSession per server (repro.bench.session): its
+identity is pinned when the run starts and checked again after each prompt set. A bare URL
+(no recipe) is measured as it answers: the default sets, its identity recorded as found.
+
 With a baseline (a recipe without the drafter, or a URL) the same requests go there too, for
 the speedup; `check_lossless` compares each prompt's output token ids with and without the
 drafter at the run's concurrency and at the recipe's top bench concurrency. With several
@@ -23,36 +27,29 @@ as `output`; `resume` continues a run that failed part-way, measuring only its m
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repro.bench.accept.client import Batch, Completion, body, run_batch
+from repro.bench.accept.completion import Batch, Completion, Sender, body, response_bound
 from repro.bench.accept.record import open_record
 from repro.bench.accept.stats import lossless_level, paired_difference, set_result
+from repro.bench.client.bounded import Bound
 from repro.bench.forced import run_forced_acceptance
-from repro.bench.identity import check_identity
+from repro.bench.opening import open_server
+from repro.bench.options import AcceptOptions
 from repro.bench.prompts.benchsets import (
     BENCH_SETS,
     PROTOCOL,
     PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_SAMPLING,
 )
-from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
+from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import load_prompt_set
-from repro.bench.provenance import Provenance
-from repro.bench.server import (
-    fetch_server_info,
-    flush_cache,
-    is_simulated,
-    server_info_record,
-    speculative_algorithm,
-)
+from repro.bench.server import speculative_algorithm
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
-from repro.progress import Progress, quiet
 from repro.runfolder import RunFolder
 from repro.schema.accept import (
     AcceptDiff,
@@ -62,33 +59,13 @@ from repro.schema.accept import (
     LosslessCheck,
     SimulatedProfile,
 )
-from repro.schema.forced import ForcedAcceptance
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
-from repro.schema.record import ClientLimits, ServerIdentity
+
+__all__ = ["AcceptOptions", "AcceptResult", "lossless_failure", "run_accept"]
 
 Payload = dict[str, Any]
-
-
-@dataclass
-class AcceptOptions:
-    urls: list[str] = field(default_factory=list)  # one per recipe, in order; else the port
-    prompt_sets: list[str] | None = None  # default: recipe.accept.prompt_sets
-    prompts: int | None = None
-    max_new_tokens: int | None = None  # default: 2048 for BENCH_SETS, else the recipe's plan
-    thinking: bool | None = None
-    chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
-    forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
-    concurrency: int = 1
-    temperature: float = 0.0
-    baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
-    check_lossless: bool = False
-    output: Path | None = None
-    resume: Path | None = None  # an accept run to continue: only its missing sets are measured
-    runs_dir: Path = Path("runs")
-    client: ClientLimits = field(default_factory=lambda: ClientLimits(read_timeout_s=3600.0))
-    provenance: Provenance = field(default_factory=Provenance)  # machine.json, images
-    progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
+DEFAULT_SETS = ["math", "code", "chat"]
 
 
 @dataclass
@@ -111,16 +88,19 @@ class SetPlan:
     measured: list[Payload]
 
 
-def _prompt_sets(recipe: Recipe, opts: AcceptOptions) -> list[PromptSet]:
-    plan = recipe.accept
-    set_refs = opts.prompt_sets or (plan.prompt_sets if plan else ["math", "code", "chat"])
+def _prompt_sets(recipe: Recipe | None, opts: AcceptOptions) -> list[PromptSet]:
+    plan = recipe.accept if recipe else None
+    set_refs = opts.prompt_sets or (plan.prompt_sets if plan else DEFAULT_SETS)
     return [load_prompt_set(ref) for ref in set_refs]
 
 
 def _plan(
-    recipe: Recipe, opts: AcceptOptions, prompt_sets: list[PromptSet], template: ChatTemplate
+    recipe: Recipe | None,
+    opts: AcceptOptions,
+    prompt_sets: list[PromptSet],
+    template: ChatTemplate,
 ) -> tuple[list[SetPlan], bool]:
-    plan = recipe.accept
+    plan = recipe.accept if recipe else None
     count = opts.prompts or (plan.prompts if plan else 32)
     thinking = opts.thinking if opts.thinking is not None else (plan.thinking if plan else False)
     sampling = {**PROTOCOL_SAMPLING, "temperature": opts.temperature}
@@ -140,32 +120,31 @@ def _plan(
     return plans, thinking
 
 
-def _measure(url: str, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
-    """Warm up, then measure one prompt set, telling `opts.progress` the prompts done."""
+def _measure(sender: Sender, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
+    """Warm up, then measure one prompt set, telling `opts.progress` the prompts done; then
+    check the server still is the one the run started with."""
     warmup, measured = len(plan.warmup), len(plan.measured)
     opts.progress(f"{label}: warm-up 0/{warmup}")
-    run_batch(
-        url,
+    sender.run(
         plan.warmup,
         opts.concurrency,
-        opts.client,
         lambda n: opts.progress(f"{label}: warm-up {n}/{warmup}"),
     )
     opts.progress(f"{label}: 0/{measured} prompts")
-    batch = run_batch(
-        url,
+    batch = sender.run(
         plan.measured,
         opts.concurrency,
-        opts.client,
         lambda n: opts.progress(f"{label}: {n}/{measured} prompts"),
     )
+    session = sender.session
     if not any(r.ok for r in batch.results):
         first = next((r for r in batch.results if r.error), None)
         raise ReproError(
-            f"every request of prompt set {plan.prompt_set.name!r} failed at {url}"
+            f"every request of prompt set {plan.prompt_set.name!r} failed at {session.url}"
             + (f" ({first.error})" if first else ""),
             hint="check the server (repro status / logs) and try again",
         )
+    session.call(session.server_info())  # ServerChanged when another deployment answers now
     return batch
 
 
@@ -186,9 +165,9 @@ def _check_speculative(url: str, info: ServerInfo, batch: Batch | None = None) -
 
 
 def _lossless(
-    recipe: Recipe,
-    url: str,
-    base_url: str,
+    top: int,
+    spec_sender: Sender,
+    base_sender: Sender,
     base_ref: str | None,
     plans: list[SetPlan],
     measured: list[tuple[Batch, Batch]],
@@ -205,17 +184,16 @@ def _lossless(
             opts.concurrency, labels, flat([m for m, _ in measured]), flat([b for _, b in measured])
         )
     ]
-    top = max(recipe.bench.concurrencies)
     if top > opts.concurrency:
         payloads = [p for plan in plans for p in plan.measured]
         total = max(len(payloads), top)  # enough requests to hold `top` in flight
         cycled = [payloads[i % len(payloads)] for i in range(total)]
         cycled_labels = [labels[i % len(labels)] for i in range(total)]
-        spec = run_batch(url, cycled, top, opts.client).results
-        plain = run_batch(base_url, cycled, top, opts.client).results
+        spec = spec_sender.run(cycled, top).results
+        plain = base_sender.run(cycled, top).results
         levels.append(lossless_level(top, cycled_labels, spec, plain))
     return LosslessCheck(
-        baseline=base_ref or base_url,
+        baseline=base_ref or base_sender.session.url,
         passed=all(not level.divergent and level.prompts for level in levels),
         levels=levels,
     )
@@ -243,26 +221,17 @@ def _simulated_profile(info: ServerInfo) -> SimulatedProfile | None:
     return SimulatedProfile(name=info.sim_profile, drafter=info.sim_drafter)
 
 
-def _checked_server(
-    url: str, target: BenchTarget, recipe: Recipe, opts: AcceptOptions
-) -> tuple[ServerInfo, ServerInfo, ServerIdentity]:
-    """The server's /server_info (as reported, and as recorded) and identity, refused when it
-    is not `recipe`'s."""
-    info = asyncio.run(fetch_server_info(url))
-    simulated = target.declares_simulator or is_simulated(info)
-    server_info = server_info_record(info, simulated=simulated)
-    _check_speculative(url, info)
-    image = opts.provenance.image(url)
-    return info, server_info, check_identity(url, info, recipe, target.lock, image)
-
-
-def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResult:
-    """Acceptance per prompt set of `target`'s server at `url` (against `opts.baseline`)."""
-    recipe = target.need_recipe("acceptance length")
-    prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
+def _baseline_sender(opts: AcceptOptions, bound: Bound) -> Sender | None:
+    """The baseline's server, checked to be its recipe's when it names one."""
     baseline = opts.baseline
-    base_url = baseline.server_url() if baseline else None
-    if opts.check_lossless and base_url is None:
+    if baseline is None:
+        return None
+    url = baseline.server_url()
+    return Sender(open_server(baseline, url, opts.provenance).session, bound)
+
+
+def _refuse_options(opts: AcceptOptions) -> None:
+    if opts.check_lossless and opts.baseline is None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
             hint="give the same model without the drafter: --baseline RECIPE or --baseline URL",
@@ -272,18 +241,13 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
             "--check-lossless compares every set's outputs: it cannot resume a run",
             hint="start a new run with --check-lossless",
         )
-    info, server_info, identity = _checked_server(url, target, recipe, opts)
-    if base_url and baseline is not None and baseline.recipe is not None:
-        base_info = asyncio.run(fetch_server_info(base_url))
-        check_identity(base_url, base_info, baseline.recipe, baseline.lock)
-    simulated = target.declares_simulator or is_simulated(info)
-    forced = run_forced_acceptance(recipe, opts.forced, info)
-    template = recipe_template(
-        recipe.model, target.lock, info, simulated=simulated,
-        fallback=opts.chat_template_fallback,
-    )  # fmt: skip
-    plans, thinking = _plan(recipe, opts, prompt_sets, template)
-    protocol = AcceptProtocol(
+
+
+def _protocol(
+    opts: AcceptOptions, template: ChatTemplate, thinking: bool, plans: list[SetPlan]
+) -> AcceptProtocol:
+    baseline = opts.baseline
+    return AcceptProtocol(
         name=PROTOCOL,
         thinking=thinking,
         concurrency=opts.concurrency,
@@ -296,46 +260,64 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
         max_new_tokens={p.prompt_set.name: p.max_new_tokens for p in plans},
         client_limits=opts.client,
     )
+
+
+def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResult:
+    """Acceptance per prompt set of `target`'s server at `url` (against `opts.baseline`)."""
+    recipe = target.recipe
+    prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
+    _refuse_options(opts)
+    server = open_server(target, url, opts.provenance)
+    info, session, simulated = server.info, server.session, server.simulated
+    _check_speculative(url, info)
+    bound = response_bound(opts.client)
+    sender = Sender(session, bound, server.max_accept)
+    base_sender = _baseline_sender(opts, bound)
+    forced = run_forced_acceptance(recipe, opts.forced, info)
+    template = server.template(opts.chat_template_fallback)
+    plans, thinking = _plan(recipe, opts, prompt_sets, template)
     results = AcceptResults(
         simulated=simulated,
-        recipe_name=recipe.name,
-        protocol=protocol,
+        recipe_name=target.name,
+        protocol=_protocol(opts, template, thinking, plans),
         simulated_profile=_simulated_profile(info),
         forced_acceptance=forced,
     )
-    record = open_record(recipe, target.lock, opts, url, server_info, results, identity)
+    record = open_record(target, opts, url, server.recorded_info(), results, server.identity)
     done = {s.prompt_set for s in results.sets}
     try:
-        asyncio.run(flush_cache(url))
-        if base_url:
-            asyncio.run(flush_cache(base_url))
+        session.call(session.flush_cache())
+        if base_sender is not None:
+            base_sender.session.call(base_sender.session.flush_cache())
         measured = []
         for number, plan in enumerate(plans, 1):
             if plan.prompt_set.name in done:
                 continue
-            label = f"{recipe.name}: set {plan.prompt_set.name} ({number}/{len(plans)})"
-            batch = _measure(url, plan, opts, label)
+            label = f"{target.name}: set {plan.prompt_set.name} ({number}/{len(plans)})"
+            batch = _measure(sender, plan, opts, label)
             _check_speculative(url, info, batch)
-            base = _measure(base_url, plan, opts, f"{label}, baseline") if base_url else None
+            base = _measure(base_sender, plan, opts, f"{label}, baseline") if base_sender else None
             if base is not None:
                 measured.append((batch, base))
             name, source = plan.prompt_set.name, plan.prompt_set.source
             record.save_set(set_result(name, source, batch, plan.max_new_tokens, base))
-        if opts.check_lossless and base_url:
-            base_ref = baseline.ref if baseline else None
-            results.lossless = _lossless(recipe, url, base_url, base_ref, plans, measured, opts)
+        if opts.check_lossless and base_sender is not None:
+            base_ref = opts.baseline.ref if opts.baseline else None
+            top = max(target.bench.concurrencies)
+            results.lossless = _lossless(top, sender, base_sender, base_ref, plans, measured, opts)
     except BaseException as exc:  # a dead server, Ctrl-C: the finished sets stay, resumable
         message = exc.message if isinstance(exc, ReproError) else f"{type(exc).__name__}: {exc}"
         record.finish("failed", message)
         if isinstance(exc, ReproError) and results.sets:
+            again = target.ref if target.recipe is not None else f"--url {url}"
             exc.hint = (
                 f"the finished sets are kept in {record.run_dir}; continue with "
-                f"`repro accept {recipe.name} --resume {record.run_dir}`"
+                f"`repro accept {again} --resume {record.run_dir}`"
             )
         raise
     record.finish("complete")
     algorithm = speculative_algorithm(info)
-    return AcceptResult(recipe.name, record.run_dir, simulated, algorithm, results.sets, results)
+    return AcceptResult(target.name, record.run_dir, simulated, algorithm, results.sets, results)
 
 
 def compare_drafters(results: list[AcceptResult]) -> list[AcceptDiff]:

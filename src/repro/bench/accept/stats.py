@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 
-from repro.bench.accept.client import Batch, Completion
+from repro.bench.accept.completion import Batch, Completion
 from repro.bench.metrics import acceptance_stats, bootstrap
 from repro.schema.accept import AcceptDiff, AcceptSet, Divergence, LosslessLevel
 from repro.schema.base import Interval

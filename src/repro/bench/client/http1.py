@@ -13,8 +13,10 @@ request's task wakes once, when the response ends.
 
 Scope: what SGLang's servers (uvicorn) and the simulator send: a status line and headers, then
 a body framed by `Transfer-Encoding: chunked`, `Content-Length`, or the connection's close.
-TLS through the loop's own; no redirects, no compression (none is asked for); a 1xx head is
-skipped. A connection the server closed is never written to: the request fails as
+TLS through the loop's own; a 1xx head is skipped. A redirect is never followed (its
+`Location` is kept for the error message) and nothing is decompressed here: the body comes as
+sent, its `Content-Encoding` kept for repro.bench.client.bounded, which inflates it within its
+bound. A connection the server closed is never written to: the request fails as
 `ServerDisconnected`.
 """
 
@@ -31,6 +33,8 @@ MAX_HEAD = 64 * 1024
 """Bytes of a response head (status line and headers) before it counts as malformed."""
 MAX_ERROR_BODY = 64 * 1024
 """Bytes kept of the body of a response other than 200 (the rest is read and dropped)."""
+MAX_LOCATION = 512
+"""Bytes kept of a redirect's `Location` (shown, never followed)."""
 
 
 class ProtocolError(Exception):
@@ -51,6 +55,8 @@ class Connection(asyncio.Protocol):
         self.deliver: Callable[[bytes], None] | None = None  # the request's body callback
         self.status = 0
         self.error_body = bytearray()  # the start of the body of a response other than 200
+        self.encoding = b""  # the response's Content-Encoding, lower case
+        self.location = b""  # the response's Location (of a redirect, never followed)
         self.reusable = False
         self._parser: httptools.HttpResponseParser | None = None
         self._parts: list[bytes] = []
@@ -108,8 +114,13 @@ class Connection(asyncio.Protocol):
             self._extra = True
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if name.lower() in (b"content-length", b"transfer-encoding"):
+        key = name.lower()
+        if key in (b"content-length", b"transfer-encoding"):
             self._framed = True
+        elif key == b"content-encoding":
+            self.encoding = value.strip().lower()
+        elif key == b"location":
+            self.location = value[:MAX_LOCATION]
 
     def on_headers_complete(self) -> None:
         assert self._parser is not None
@@ -155,6 +166,7 @@ class Connection(asyncio.Protocol):
         self.deliver = on_body
         self.status = 0
         self.error_body = bytearray()
+        self.encoding = self.location = b""
         self.reusable = False
         self._parser = httptools.HttpResponseParser(self)
         self._parts = []

@@ -11,8 +11,10 @@ completion_tokens may not exceed the request's max_new_tokens nor go back, promp
 exceed what the request's bytes can hold, cached_tokens not exceed prompt_tokens and
 spec_verify_ct not exceed completion_tokens (each verify step commits at least its bonus
 token: scheduler_components/batch_result_processor.py; the output is capped at
-max_new_tokens: managers/schedule_batch.py `_cap_finished_len_at_max_new_tokens`). A value
-outside them raises `Implausible`, which fails the request.
+max_new_tokens: managers/schedule_batch.py `_cap_finished_len_at_max_new_tokens`), nor
+completion_tokens exceed what spec_verify_ct steps can commit (`max_accept` each, plus the
+prefill's token: repro.bench.plausible). A value outside them raises `Implausible`, which
+fails the request.
 """
 
 from __future__ import annotations
@@ -53,20 +55,27 @@ PROMPT_TEMPLATE_TOKENS = 4096
 class Bounds:
     """What a request allows the server to report: completion tokens up to `max_tokens`
     (the request's max_new_tokens / max_tokens), prompt tokens up to `max_prompt_tokens` (a
-    token is at least one byte of the request, plus what a chat template adds)."""
+    token is at least one byte of the request, plus what a chat template adds), tokens per
+    verify step up to `max_accept` (the server's draft tokens + 1)."""
 
     max_tokens: int = MAX_COUNT
     max_prompt_tokens: int = MAX_COUNT
     max_event_bytes: int = MAX_EVENT_BYTES
+    max_accept: float = MAX_COUNT
 
     @classmethod
     def of_request(
-        cls, body: bytes, max_tokens: int | None, max_event_bytes: int = MAX_EVENT_BYTES
+        cls,
+        body: bytes,
+        max_tokens: int | None,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+        max_accept: float = MAX_COUNT,
     ) -> Bounds:
         return cls(
             max_tokens if max_tokens is not None else MAX_COUNT,
             len(body) + PROMPT_TEMPLATE_TOKENS,
             max_event_bytes,
+            max_accept,
         )
 
 
@@ -131,10 +140,16 @@ class EventReader:
             raise Implausible(
                 f"cached_tokens {r.cached_tokens} is more than prompt_tokens {r.prompt_tokens}"
             )
-        if r.spec_verify_ct is not None and r.spec_verify_ct > r.completion_tokens:
+        verify = r.spec_verify_ct
+        if verify is not None and verify > r.completion_tokens:
             raise Implausible(
-                f"spec_verify_ct {r.spec_verify_ct} is more than completion_tokens "
+                f"spec_verify_ct {verify} is more than completion_tokens "
                 f"{r.completion_tokens} (each verify step commits a token)"
+            )
+        if verify and r.completion_tokens > verify * bounds.max_accept + 1:
+            raise Implausible(
+                f"completion_tokens {r.completion_tokens} in {verify} verify steps: more than "
+                f"the {bounds.max_accept:g} tokens a step can commit"
             )
 
     def server_error(self, message: str) -> None:

@@ -41,7 +41,7 @@ from repro.bench.client.readers import (
     Implausible,
     StreamStopped,
 )
-from repro.bench.client.wire import MAX_EVENT_BYTES, EventTooLarge
+from repro.bench.client.wire import MAX_COUNT, MAX_EVENT_BYTES, EventTooLarge
 from repro.schema.record import ClientLimits, Endpoint
 
 T = TypeVar("T")
@@ -152,6 +152,7 @@ class StreamClient:
         request_timeout: float = 0.0,
         max_event_bytes: int = MAX_EVENT_BYTES,
         connect_timeout: float = 10.0,
+        max_accept: float = MAX_COUNT,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.endpoint: Endpoint = endpoint
@@ -169,18 +170,22 @@ class StreamClient:
         self.read_timeout = read_timeout
         self.request_timeout = request_timeout
         self.max_event_bytes = max_event_bytes
+        self.max_accept = max_accept  # tokens one verify step can commit on this server
         self._pool: Pool | None = None
         self._live: set[_Live] = set()
         self._watchdog: asyncio.Task[None] | None = None
 
     @classmethod
-    def limited(cls, base_url: str, endpoint: Endpoint, limits: ClientLimits) -> StreamClient:
+    def limited(
+        cls, base_url: str, endpoint: Endpoint, limits: ClientLimits, max_accept: float = MAX_COUNT
+    ) -> StreamClient:
         return cls(
             base_url,
             endpoint,
             read_timeout=limits.read_timeout_s,
             request_timeout=limits.request_timeout_s,
             max_event_bytes=limits.max_event_bytes,
+            max_accept=max_accept,
         )
 
     async def __aenter__(self) -> StreamClient:
@@ -234,7 +239,10 @@ class StreamClient:
         pool = self.pool
         conn: Connection | None = None
         reader: EventReader = (GenerateReader if self.endpoint == "generate" else ChatReader)(
-            result, 0.0, live, Bounds.of_request(body, max_tokens, self.max_event_bytes)
+            result,
+            0.0,
+            live,
+            Bounds.of_request(body, max_tokens, self.max_event_bytes, self.max_accept),
         )
         try:
             try:

@@ -207,6 +207,9 @@ class EventTooLarge(ValueError):
     """An SSE event grew past the parser's limit without ending."""
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 class SSEParser:
     """Incremental Server-Sent-Events parser: feed raw bytes, get the complete `data:` payloads.
 
@@ -216,17 +219,32 @@ class SSEParser:
     and nothing pending, costs one `find` per event and one slice per payload. An incomplete
     event waits in a buffer that each read extends and searches from where the last search
     stopped, so a long event costs time linear in its size. An event over `max_event_bytes`
-    (ended or not, however the reads split it) raises `EventTooLarge`.
+    (ended or not, however the reads split it) raises `EventTooLarge`. One UTF-8 byte order
+    mark before the stream's first byte is dropped, as the SSE standard says (html.spec.whatwg
+    .org, "event stream interpretation"), however the reads split it.
     """
 
-    __slots__ = ("_buf", "_scanned", "max_event_bytes")
+    __slots__ = ("_buf", "_head", "_scanned", "max_event_bytes")
 
     def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self._buf = bytearray()
         self._scanned = 0  # bytes of _buf known to hold no event end
+        self._head: bytes | None = b""  # the stream's first bytes until past a BOM; then None
         self.max_event_bytes = max_event_bytes
 
+    def _after_bom(self, data: bytes) -> bytes:
+        head = (self._head or b"") + data
+        if len(head) < len(BOM) and BOM.startswith(head):
+            self._head = head  # maybe a BOM split across reads: wait for more
+            return b""
+        self._head = None
+        return head[len(BOM) :] if head.startswith(BOM) else head
+
     def feed(self, data: bytes) -> list[bytes]:
+        if self._head is not None:
+            data = self._after_bom(data)
+            if not data:
+                return []
         buf = self._buf
         if buf:
             buf += data

@@ -9,9 +9,12 @@ What the server sends is decoded by msgspec into narrow structs that refuse anyt
 non-negative integers (NaN, Infinity, "lots", a histogram of dicts, -50, 1e300 each fail the
 request as implausible), then checked against the request: completion_tokens and the output
 ids at most max_new_tokens (SGLang caps the output there), spec_verify_ct at most
-completion_tokens (a verify step commits at least one token), the histogram's verify steps at
-most spec_verify_ct. The response is read up to `ClientLimits.max_event_bytes`, within the
-read and request timeouts.
+completion_tokens (a verify step commits at least one token) and at least completion_tokens
+over what one step can commit (repro.bench.plausible), the histogram's verify steps at most
+spec_verify_ct. Requests go through the run's ServerSession: the response is read whole up to
+`ClientLimits.max_event_bytes` after decompression, within the shorter of the read and
+request timeouts (a non-streaming response sends nothing until it is whole); a redirect is
+not followed, the request fails naming it.
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 import msgspec
 
-from repro.bench.client.stream import measure
-from repro.bench.client.wire import Count
+from repro.bench.client.bounded import Bound, Refused
+from repro.bench.client.wire import MAX_COUNT, Count
+from repro.bench.session import ServerSession
 from repro.schema.record import ClientLimits
 
 
@@ -78,7 +81,9 @@ def _implausible(e2e: float, why: str) -> Completion:
     )
 
 
-def _completion(raw: bytes, e2e: float, max_new_tokens: int) -> Completion:
+def _completion(
+    raw: bytes, e2e: float, max_new_tokens: int, max_accept: float = MAX_COUNT
+) -> Completion:
     try:
         doc = _DECODER.decode(raw)
     except msgspec.ValidationError as exc:
@@ -97,6 +102,10 @@ def _completion(raw: bytes, e2e: float, max_new_tokens: int) -> Completion:
         )
     if verify is not None and verify > tokens:
         return _implausible(e2e, f"spec_verify_ct {verify} > completion_tokens {tokens}")
+    if verify and tokens > verify * max_accept + 1:
+        return _implausible(
+            e2e, f"{tokens} tokens in {verify} verify steps of at most {max_accept:g} each"
+        )
     if hist is not None and (len(hist) > tokens + 1 or sum(hist) > (verify or 0)):
         return _implausible(e2e, f"a histogram of {sum(hist)} verify steps in {len(hist)} bins")
     return Completion(
@@ -109,73 +118,70 @@ def _completion(raw: bytes, e2e: float, max_new_tokens: int) -> Completion:
     )
 
 
-async def _read(resp: aiohttp.ClientResponse, limit: int) -> bytes | None:
-    """The body, or None past `limit` bytes."""
-    if (resp.content_length or 0) > limit:
-        return None
-    body = bytearray()
-    async for piece in resp.content.iter_any():
-        body += piece
-        if len(body) > limit:
-            return None
-    return bytes(body)
+def response_bound(limits: ClientLimits) -> Bound:
+    """A whole response: `max_event_bytes`, within the shorter timeout given (0: none)."""
+    timeouts = [t for t in (limits.read_timeout_s, limits.request_timeout_s) if t > 0]
+    return Bound(limits.max_event_bytes, min(timeouts) if timeouts else None)
 
 
-async def _one(
-    session: aiohttp.ClientSession, url: str, payload: dict[str, Any], limit: int
-) -> Completion:
-    start = time.perf_counter()
-    try:
-        async with session.post(f"{url}/generate", json=payload) as resp:
-            if resp.status != 200:
-                text = (await resp.content.read(200)).decode(errors="replace")
-                return Completion(ok=False, error=f"HTTP {resp.status}: {text}")
-            raw = await _read(resp, limit)
-    except TimeoutError:
-        return Completion(ok=False, error="the response did not come within the read or "
-                          "request timeout")  # fmt: skip
-    except (aiohttp.ClientError, ValueError) as exc:
-        return Completion(ok=False, error=f"{type(exc).__name__}: {exc}")
-    if raw is None:
-        return Completion(ok=False, error=f"a response of over {limit} bytes")
-    max_new_tokens = payload["sampling_params"]["max_new_tokens"]
-    return _completion(raw, time.perf_counter() - start, max_new_tokens)
+@dataclass(frozen=True)
+class Sender:
+    """Where and how accept's requests go: the run's session, the response bound, the most
+    tokens a verify step can commit on that server."""
 
+    session: ServerSession
+    bound: Bound
+    max_accept: float = MAX_COUNT
 
-async def generate_all(
-    url: str,
-    payloads: list[dict[str, Any]],
-    concurrency: int,
-    limits: ClientLimits,
-    on_done: Callable[[int], None] = lambda _n: None,
-) -> Batch:
-    """Every payload, at most `concurrency` in flight, results in payload order; `on_done`
-    gets the count finished so far after each."""
-    gate = asyncio.Semaphore(max(1, concurrency))
-    timeout = aiohttp.ClientTimeout(
-        total=limits.request_timeout_s or None, sock_read=limits.read_timeout_s or None
-    )
-    async with aiohttp.ClientSession(timeout=timeout) as session:
+    async def one(self, payload: dict[str, Any]) -> Completion:
+        start = time.perf_counter()
+        try:
+            response = await self.session.generate(payload, self.bound)
+        except Refused as exc:
+            return Completion(ok=False, error=str(exc))
+        except TimeoutError:
+            return Completion(ok=False, error="the response did not come within the read or "
+                              "request timeout")  # fmt: skip
+        except OSError as exc:
+            return Completion(ok=False, error=f"{type(exc).__name__}: {exc}")
+        if response.redirect:
+            where = response.location or "?"
+            return Completion(
+                ok=False, error=f"a redirect (HTTP {response.status} to {where}), not followed"
+            )
+        if response.status != 200:
+            text = response.body[:200].decode(errors="replace")
+            return Completion(ok=False, error=f"HTTP {response.status}: {text}")
+        max_new_tokens = payload["sampling_params"]["max_new_tokens"]
+        e2e = time.perf_counter() - start
+        return _completion(response.body, e2e, max_new_tokens, self.max_accept)
+
+    async def all(
+        self,
+        payloads: list[dict[str, Any]],
+        concurrency: int,
+        on_done: Callable[[int], None] = lambda _n: None,
+    ) -> Batch:
+        """Every payload, at most `concurrency` in flight, results in payload order; `on_done`
+        gets the count finished so far after each."""
+        gate = asyncio.Semaphore(max(1, concurrency))
+        finished: list[Completion] = []
 
         async def gated(payload: dict[str, Any]) -> Completion:
             async with gate:
-                result = await _one(session, url, payload, limits.max_event_bytes)
+                result = await self.one(payload)
             finished.append(result)
             on_done(len(finished))
             return result
-
-        finished: list[Completion] = []
 
         start = time.perf_counter()
         results = await asyncio.gather(*(gated(p) for p in payloads))
         return Batch(list(results), time.perf_counter() - start)
 
-
-def run_batch(
-    url: str,
-    payloads: list[dict[str, Any]],
-    concurrency: int,
-    limits: ClientLimits,
-    on_done: Callable[[int], None] = lambda _n: None,
-) -> Batch:
-    return measure(generate_all(url, payloads, concurrency, limits, on_done))
+    def run(
+        self,
+        payloads: list[dict[str, Any]],
+        concurrency: int,
+        on_done: Callable[[int], None] = lambda _n: None,
+    ) -> Batch:
+        return self.session.call(self.all(payloads, concurrency, on_done))
