@@ -356,9 +356,11 @@ class HubServer:
             if corrupt and pos <= f.size // 2 < stop:
                 i = f.size // 2 - pos
                 chunk = chunk[:i] + bytes([chunk[i] ^ 0xFF]) + chunk[i + 1 :]
+            # counted before the write returns: a client may have the whole body (and the
+            # test its result) before this coroutine runs again
+            entry.sent = stop - start
             await resp.write(chunk)
             pos = stop
-            entry.sent = pos - start
             if limit is not None and pos >= limit:
                 assert request.transport is not None
                 request.transport.close()  # the peer sees a short body
