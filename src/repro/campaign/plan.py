@@ -49,7 +49,7 @@ def plan_campaign(
     points = expand(campaign)
     scratch = None
     if recipes_folder is None:
-        scratch = Path(tempfile.mkdtemp(prefix="repro-campaign-", dir=Path.cwd()))
+        scratch = Path(tempfile.mkdtemp(prefix="repro-campaign-"))
         recipes_folder = scratch / "recipes"
     try:
         return _plan(campaign, path, points, recipes_folder, predict, progress)
