@@ -253,8 +253,11 @@ def crossover(point: PointLevels, baseline: PointLevels) -> Crossover:
         verdict = f"pays below c~{at:.0f}, loses above"
     elif all(v > 1.0 for v in ratio.values()):
         verdict = f"pays at every level up to c={common[-1]}"
-    else:
+    elif all(v <= 1.0 for v in ratio.values()):
         verdict = "does not pay at any level"
+    else:  # below 1.0 first, above it later: no loss of a gain to report, say where it pays
+        paying = [c for c, v in ratio.items() if v > 1.0]
+        verdict = f"pays only at c={', '.join(str(c) for c in paying)}"
     return Crossover(
         point=point.name,
         baseline=baseline.name,
