@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -244,6 +245,8 @@ def _write_plots(out: Path, decision: Decision, points: Sequence[PointLevels]) -
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    ax.set_xlabel("output tok/s per user")
+    ax.set_ylabel("output tok/s per GPU")
     for point in points:
         curve = [
             (lv.output_throughput_per_user, point.per_gpu(lv))
@@ -255,14 +258,7 @@ def _write_plots(out: Path, decision: Decision, points: Sequence[PointLevels]) -
     frontier = [(f.tok_s_per_user, f.tok_s_per_gpu) for f in decision.frontier]
     if frontier:
         ax.plot(*zip(*frontier, strict=True), color="black", linestyle="--", label="frontier")
-    ax.set_xlabel("output tok/s per user")
-    ax.set_ylabel("output tok/s per GPU")
-    ax.set_title("Pareto frontier")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(out / "frontier.png")
-    fig.savefig(paths[-1], dpi=100)
-    plt.close(fig)
+    paths.append(_saved(fig, ax, "Pareto frontier", out / "frontier.png"))
     if decision.crossovers:
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         for cross in decision.crossovers:
@@ -272,10 +268,17 @@ def _write_plots(out: Path, decision: Decision, points: Sequence[PointLevels]) -
         ax.set_xscale("log", base=2)
         ax.set_xlabel("concurrency")
         ax.set_ylabel("speedup over the baseline")
-        ax.set_title("Speculation crossover")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        paths.append(out / "crossover.png")
-        fig.savefig(paths[-1], dpi=100)
-        plt.close(fig)
+        paths.append(_saved(fig, ax, "Speculation crossover", out / "crossover.png"))
     return paths
+
+
+def _saved(fig: Any, ax: Any, title: str, path: Path) -> Path:
+    """The figure with its title and legend, written as a PNG and closed."""
+    from matplotlib import pyplot as plt
+
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
