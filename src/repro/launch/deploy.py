@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
-from repro.errors import ReproError
+from repro.errors import DockerUnavailable, ReproError
 from repro.exitcodes import ExitCode
 from repro.fsutil import write_atomic
 from repro.image.engine import client, image_exists
@@ -138,7 +138,7 @@ def running_image(url: str) -> RunningImage | None:
             continue
         try:
             container = container_of(spec)
-        except DockerException:  # no engine to ask: the image stays unrecorded
+        except (DockerException, DockerUnavailable):  # no engine: the image stays unrecorded
             return None
         if container is not None and container.state.running:
             return RunningImage(

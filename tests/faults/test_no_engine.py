@@ -1,0 +1,41 @@
+"""`repro bench --url` on a machine whose Docker engine does not answer (a lent GPU box runs
+SGLang bare), where an earlier `repro launch` left a deployment at the same port: the server
+is still measured, and the record names no image rather than failing on the engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from repro.launch.deploy import SPEC_NAME
+from repro.launch.spec import LaunchSpec
+from tests.bench.simserver import SimServer
+from tests.support.cli import isolated_env, repro
+
+
+def test_bench_url_measures_the_server_when_a_stale_deployment_holds_its_port_and_no_engine_answers(
+    tmp_path: Path,
+) -> None:
+    server = SimServer(tmp_path / "sim.log")
+    try:
+        env = isolated_env(tmp_path)
+        stale = LaunchSpec(
+            name="demo", image="repro/demo:gone", argv=[], port=30000,
+            host_port=server.port, gpu_ids=None, hf_cache=tmp_path / "hub",
+        )  # fmt: skip
+        folder = Path(env["REPRO_STATE_DIR"]) / "deployments" / "demo"
+        folder.mkdir(parents=True)
+        (folder / SPEC_NAME).write_text(stale.model_dump_json())
+        env["DOCKER_HOST"] = f"unix://{tmp_path}/no-engine.sock"
+        out = tmp_path / "run"
+        result = repro(
+            "bench", "--url", server.url, "--concurrency", "1", "--prompts", "2",
+            "--output-len", "8", "--output", str(out), cwd=tmp_path, env=env,
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr
+    assert "Docker engine" not in result.stderr
+    info = json.loads((out / "server_info.json").read_text())
+    assert "image_id" not in info and "deployment" not in info, info
+    assert (out / "summary.json").exists()
