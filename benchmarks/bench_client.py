@@ -46,7 +46,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from repro.bench.client.stream import LevelRun, RequestResult, StreamClient, measure  # noqa: E402
+from repro.bench.client.result import RequestResult  # noqa: E402
+from repro.bench.client.stream import LevelRun, StreamClient, measure  # noqa: E402
 from repro.bench.client.wire import generate_body  # noqa: E402
 from repro.bench.prompts.sets import bench_prompts  # noqa: E402
 from tests.bench.simserver import SimServer, free_port  # noqa: E402

@@ -20,7 +20,8 @@ from repro.bench.client.readers import (
     Implausible,
     StreamStopped,
 )
-from repro.bench.client.stream import RequestResult, _Live
+from repro.bench.client.result import RequestResult
+from repro.bench.client.stream import _Live
 from repro.bench.client.wire import EventTooLarge, SSEParser
 from tests.bench.hostileserver import meta_event, sse, stream
 from tests.support.transport import NullTransport

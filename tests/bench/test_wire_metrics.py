@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro.bench.client.http1 import Connection
-from repro.bench.client.stream import RequestResult
+from repro.bench.client.result import RequestResult
 from repro.bench.client.wire import GEN_DECODER, SSEParser, decode_generate, finish_type
 from repro.bench.metrics import parse_slos, summarize_level
 from repro.errors import ReproError

@@ -13,7 +13,8 @@ Public API:
     chat_template_for(repo, revision, fallback=, simulated=) -> ChatTemplate   # pinned commit
 """
 
-from repro.bench.client.stream import LevelRun, RequestResult, StreamClient
+from repro.bench.client.result import RequestResult
+from repro.bench.client.stream import LevelRun, StreamClient
 from repro.bench.metrics import accept_length, parse_slos, spread, summarize_level
 from repro.bench.options import AcceptOptions, BenchOptions, MeasureOptions
 from repro.bench.prompts.chattemplate import ChatTemplate, chat_template_for

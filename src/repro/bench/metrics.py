@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from repro.bench.client.stream import RequestResult
+from repro.bench.client.result import RequestResult
 from repro.errors import ReproError
 from repro.schema.base import Interval
 from repro.schema.level import SPREAD_KEYS, ConcurrencySpread, Level, Range, RequestRow

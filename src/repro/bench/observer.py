@@ -13,7 +13,8 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.bench.client.stream import LevelRun, RequestResult
+from repro.bench.client.result import RequestResult
+from repro.bench.client.stream import LevelRun
 from repro.bench.energy import LevelMeter, usd_per_mtok
 from repro.bench.metrics import level_fields
 from repro.bench.plausible import acceptance_problem

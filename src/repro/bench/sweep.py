@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from repro.bench.client.stream import RequestResult, StreamClient
+from repro.bench.client.result import RequestResult
+from repro.bench.client.stream import StreamClient
 from repro.bench.client.wire import chat_body, generate_body
 from repro.bench.metrics import request_row
 from repro.bench.observer import LevelObserver, LevelPlan, build_level

@@ -14,7 +14,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro.bench.client.stream import RequestResult
+from repro.bench.client.result import RequestResult
 from repro.bench.metrics import summarize_level
 from repro.errors import ReproError
 from repro.lock import load_locked

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from repro.bench.client.result import RequestResult
 from repro.bench.client.wire import (
     CHAT_DECODER,
     DONE,
@@ -34,9 +35,6 @@ from repro.bench.client.wire import (
     finish_type,
     spec_verify_ct,
 )
-
-if TYPE_CHECKING:
-    from repro.bench.client.stream import RequestResult
 
 
 class StreamStopped(Exception):

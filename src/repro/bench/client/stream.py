@@ -24,7 +24,7 @@ import contextlib
 import ssl
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -41,33 +41,12 @@ from repro.bench.client.readers import (
     Implausible,
     StreamStopped,
 )
+from repro.bench.client.result import RequestResult
 from repro.bench.client.wire import MAX_COUNT, MAX_EVENT_BYTES, EventTooLarge
 from repro.schema.record import ClientLimits, Endpoint
 
 T = TypeVar("T")
 PATHS: dict[str, str] = {"generate": "/generate", "chat": "/v1/chat/completions"}
-
-
-@dataclass(slots=True)
-class RequestResult:
-    """One request as the client saw it (a line of `levels/c<C>-r<R>.jsonl`)."""
-
-    concurrency: int
-    repeat: int
-    index: int
-    ok: bool = False
-    error_kind: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    spec_verify_ct: int | None = None
-    ttft_s: float | None = None
-    chunk_gap_s: list[float] = field(default_factory=list)
-    chunk_tokens: list[int] = field(default_factory=list)
-    e2e_s: float | None = None
-    start_s: float = 0.0
-    finish_reason: str | None = None
-    error: str | None = None
 
 
 @dataclass
