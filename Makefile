@@ -11,7 +11,8 @@ REPRO := $(BIN)/repro
 help:
 	@echo "make demo               run the demo recipe end to end on the CPU simulator"
 	@echo "make demo-real          run qwen3-tiny-cpu end to end on SGLang's own engine (CPU)"
-	@echo "make test               run every test (unit + real Docker engine)"
+	@echo "make test               run every test (unit + real Docker engine + SGLang's engine)"
+	@echo "make test-unit          the fast tier: no Docker engine, no SGLang (minutes)"
 	@echo "make lint               ruff + mypy + the layers contract (import-linter)"
 	@echo "make recipe R=<name>    lock, build, fetch, launch and benchmark recipes/<name>.yaml"
 	@echo "make image R=<name>     build the pinned image of a recipe"
@@ -39,8 +40,10 @@ sglang-engine:
 test: setup docker test-tools sglang-engine
 	$(BIN)/pytest
 
-test-unit: setup sglang-engine
-	$(BIN)/pytest -m "not docker"
+# The fast tier: neither the Docker engine nor SGLang's own (tests marked `docker` or
+# `real_sglang` are left out), so a fresh machine runs it without either installed.
+test-unit: setup test-tools
+	$(BIN)/pytest -m "not docker and not real_sglang"
 
 test-docker: setup docker test-tools
 	$(BIN)/pytest -m docker

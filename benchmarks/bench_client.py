@@ -50,7 +50,8 @@ from repro.bench.client.result import RequestResult  # noqa: E402
 from repro.bench.client.stream import LevelRun, StreamClient, measure  # noqa: E402
 from repro.bench.client.wire import generate_body  # noqa: E402
 from repro.bench.prompts.sets import bench_prompts  # noqa: E402
-from tests.bench.simserver import SimServer, free_port  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
+from tests.support.simulator import Sim, Simulators  # noqa: E402
 
 CLIENT_CPU, SERVER_CPU = 0, 1
 
@@ -143,7 +144,7 @@ async def _serve(events_file: str, port: int) -> None:
 
 def _render(tmp: Path, tokens: int) -> Path:
     """One real /generate stream of the simulator, as the replay server will send it."""
-    server = SimServer(tmp / "render.log", profile="instant", REPRO_SIM_TIME_SCALE="0")
+    server = Simulators(tmp / "render").tiny(profile="instant", REPRO_SIM_TIME_SCALE="0")
     try:
         req = urllib.request.Request(
             server.url + "/generate", data=_bodies(1, tokens)[0],
@@ -259,7 +260,7 @@ def _p99(values: list[float]) -> float:
 
 
 def _accuracy_once(
-    server: SimServer, trace: Path, streams: int, tokens: int, rate: float | None
+    server: Sim, trace: Path, streams: int, tokens: int, rate: float | None
 ) -> dict[str, float]:
     trace.write_text("")
     (m,) = measure(_run(server.url, _bodies(streams, tokens, rids=True), streams, rate=rate))
@@ -312,8 +313,8 @@ def accuracy(
     streams: int, tokens: int, step_ms: float, repeats: int, rate: float | None, tmp: Path
 ) -> None:
     trace = tmp / "trace.jsonl"
-    server = SimServer(
-        tmp / "fixed.log", "--max-running-requests", str(streams),
+    server = Simulators(tmp / "fixed").tiny(
+        "--max-running-requests", str(streams),
         profile=str(_fixed_step_profile(tmp, step_ms, streams)), REPRO_SIM_TRACE_FILE=str(trace),
     )  # fmt: skip
     try:
@@ -378,8 +379,8 @@ def main() -> None:
             finally:
                 replay.stop()
         if args.sim_throughput:
-            sim = SimServer(
-                tmp / "instant.log", "--max-running-requests", "4096",
+            sim = Simulators(tmp / "instant").tiny(
+                "--max-running-requests", "4096",
                 profile="instant", REPRO_SIM_TIME_SCALE="0",
             )  # fmt: skip
             try:

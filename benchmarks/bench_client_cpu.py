@@ -66,7 +66,7 @@ from repro.bench.client.stream import StreamClient, measure  # noqa: E402
 from repro.bench.client.wire import generate_body  # noqa: E402
 from repro.bench.metrics import per_token_itl  # noqa: E402
 from repro.bench.prompts.sets import bench_prompts  # noqa: E402
-from tests.bench.simserver import free_port  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
 
 SERVER = Path(__file__).with_name("sglang_stream_server.py")
 RUST_RUNNER = Path(__file__).with_name("sglang_rust_client.py")

@@ -50,7 +50,7 @@ bundle() {  # site.txz, sgx.txz and py311.txz are kept when DIR has them (site: 
   tmp=$(mktemp -d)
   cp -r "$here/src" "$here/benchmarks" "$dir/repo/"
   cp -r "$here/tests/support" "$here/tests/hubserver" "$dir/repo/tests/"
-  cp "$here/tests/bench/__init__.py" "$here/tests/bench/simserver.py" "$dir/repo/tests/bench/"
+  cp "$here/tests/bench/__init__.py" "$dir/repo/tests/bench/"
   find "$dir/repo" -name __pycache__ -prune -exec rm -rf {} +
   echo "${WHEELS[*]}" >"$tmp/site.txt"
   if ! cmp -s "$tmp/site.txt" "$dir/site.txt"; then

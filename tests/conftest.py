@@ -7,9 +7,12 @@ Tests marked `docker` use the real engine that `make test` installs and starts; 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.simulator import Simulators
 
 # testcontainers' Ryuk reaper pulls its own image from a registry CI cannot reach.
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
@@ -26,6 +29,14 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulators]:
+    """Starts simulators (`simulator(args, env)`, `simulator.tiny(*args)`): the one way tests
+    run one; all are stopped when the session ends."""
+    with Simulators(tmp_path_factory.mktemp("simlogs")) as simulators:
+        yield simulators
 
 
 @pytest.fixture(scope="session")

@@ -6,23 +6,21 @@ from pathlib import Path
 import pytest
 
 from repro.recipe import load_recipe
-from tests.bench.simserver import DFLASH, SimServer
+from tests.support.simulator import DFLASH, Sim, Simulators
 
 
 @pytest.fixture(scope="session")
-def sim_spec(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimServer]:
+def sim_spec(simulator: Simulators) -> Iterator[Sim]:
     """A DFLASH simulator (demo profile, time scaled down)."""
-    server = SimServer(
-        tmp_path_factory.mktemp("sim") / "spec.log", *DFLASH, REPRO_SIM_TIME_SCALE="0.3"
-    )
+    server = simulator.tiny(*DFLASH, REPRO_SIM_TIME_SCALE="0.3")
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="session")
-def sim_plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimServer]:
+def sim_plain(simulator: Simulators) -> Iterator[Sim]:
     """A simulator without speculative decoding."""
-    server = SimServer(tmp_path_factory.mktemp("sim") / "plain.log", REPRO_SIM_TIME_SCALE="0.3")
+    server = simulator.tiny(REPRO_SIM_TIME_SCALE="0.3")
     yield server
     server.stop()
 

@@ -16,7 +16,7 @@ from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.errors import ReproError
 from repro.runfolder import RunFolder
-from tests.bench.simserver import SimServer
+from tests.support.simulator import Sim
 
 
 def test_shipped_prompt_sets_and_template() -> None:
@@ -26,7 +26,7 @@ def test_shipped_prompt_sets_and_template() -> None:
     assert text.startswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
 
 
-def test_accept_per_prompt_set(sim_spec: SimServer, demo: Any, runs: Path) -> None:
+def test_accept_per_prompt_set(sim_spec: Sim, demo: Any, runs: Path) -> None:
     shown: list[str] = []
     opts = AcceptOptions(
         urls=[sim_spec.url], prompt_sets=["math", "code"], prompts=6, max_new_tokens=24,
@@ -47,17 +47,13 @@ def test_accept_per_prompt_set(sim_spec: SimServer, demo: Any, runs: Path) -> No
     assert run["kind"] == "accept" and run["status"] == "complete"
 
 
-def test_accept_refuses_a_non_speculative_server(
-    sim_plain: SimServer, demo: Any, runs: Path
-) -> None:
+def test_accept_refuses_a_non_speculative_server(sim_plain: Sim, demo: Any, runs: Path) -> None:
     opts = AcceptOptions(urls=[sim_plain.url], prompts=2, max_new_tokens=8, runs_dir=runs)
     with pytest.raises(ReproError, match="speculative"):
         run_accept([BenchTarget.from_recipe(demo)], opts)
 
 
-def test_accept_refuses_an_empty_prompt_file(
-    sim_spec: SimServer, demo: Any, tmp_path: Path
-) -> None:
+def test_accept_refuses_an_empty_prompt_file(sim_spec: Sim, demo: Any, tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     opts = AcceptOptions(urls=[sim_spec.url], prompt_sets=[str(empty)])
@@ -66,7 +62,7 @@ def test_accept_refuses_an_empty_prompt_file(
 
 
 def test_cli_side_by_side(
-    sim_spec: SimServer, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+    sim_spec: Sim, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REPRO_RECIPES_DIR", str(repo_root / "recipes"))
     monkeypatch.chdir(tmp_path)  # the run folders go to ./runs: keep them out of the checkout
@@ -89,7 +85,7 @@ def test_cli_side_by_side(
 
 
 def test_a_bare_url_is_measured_as_it_answers(
-    sim_spec: SimServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sim_spec: Sim, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No recipe: a server someone else started, its drafter measured and its identity
     recorded as found."""

@@ -20,7 +20,8 @@ from repro.cli.bench import summary_table
 from repro.errors import ReproError
 from repro.runfolder import RunFolder
 from repro.schema.level import Level
-from tests.bench.simserver import SimServer, free_port
+from tests.support.ports import free_port
+from tests.support.simulator import Sim, Simulators
 
 LEVEL_KEYS = {
     "max_concurrency", "concurrency", "repeat", "completed", "failed", "errors", "duration",
@@ -49,7 +50,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -> None:
+def test_bench_writes_a_run_record(sim_spec: Sim, demo: Any, runs: Path) -> None:
     result = run_bench(BenchTarget.from_recipe(demo), _opts(sim_spec.url, runs))
     run_dir = result.run_dir
     assert run_dir.parent == runs and run_dir.name.endswith("-demo")
@@ -84,9 +85,7 @@ def test_bench_writes_a_run_record(sim_spec: SimServer, demo: Any, runs: Path) -
     assert not list(run_dir.rglob("*.tmp"))
 
 
-def test_chat_endpoint_and_poisson_arrivals(
-    sim_plain: SimServer, demo_plain: Any, runs: Path
-) -> None:
+def test_chat_endpoint_and_poisson_arrivals(sim_plain: Sim, demo_plain: Any, runs: Path) -> None:
     demo_plain.bench.request_rate = 50.0
     result = run_bench(
         BenchTarget.from_recipe(demo_plain),
@@ -101,7 +100,7 @@ def test_chat_endpoint_and_poisson_arrivals(
     assert starts[-1] > 0.02  # arrivals spread out, not all at t=0
 
 
-def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, runs: Path) -> None:
+def test_resume_never_repeats_a_finished_level(sim_spec: Sim, demo: Any, runs: Path) -> None:
     first = run_bench(
         BenchTarget.from_recipe(demo), _opts(sim_spec.url, runs, concurrencies=[1, 2, 4])
     )
@@ -139,9 +138,9 @@ def test_resume_never_repeats_a_finished_level(sim_spec: SimServer, demo: Any, r
 
 
 def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
-    tmp_path: Path, demo_plain: Any, runs: Path
+    simulator: Simulators, tmp_path: Path, demo_plain: Any, runs: Path
 ) -> None:
-    server = SimServer(tmp_path / "dying.log", REPRO_SIM_TIME_SCALE="0.3")
+    server = simulator.tiny(REPRO_SIM_TIME_SCALE="0.3")
     try:
 
         class KillAfterFirst:
@@ -205,12 +204,12 @@ def test_a_server_that_is_not_sglang(not_sglang: str, demo: Any, runs: Path) -> 
         run_bench(BenchTarget.from_recipe(demo), _opts(not_sglang, runs))
 
 
-def test_empty_level_is_refused(sim_plain: SimServer, demo: Any, runs: Path) -> None:
+def test_empty_level_is_refused(sim_plain: Sim, demo: Any, runs: Path) -> None:
     with pytest.raises(ReproError, match="empty"):
         run_bench(BenchTarget.from_recipe(demo), _opts(sim_plain.url, runs, prompts=0))
 
 
-def test_cli_prints_run_dir_and_json(sim_spec: SimServer, tmp_path: Path) -> None:
+def test_cli_prints_run_dir_and_json(sim_spec: Sim, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "cli-run"
     args = ["bench", "demo", "--url", sim_spec.url, "--concurrency", "2", "--prompts", "4",
@@ -226,7 +225,7 @@ def test_cli_prints_run_dir_and_json(sim_spec: SimServer, tmp_path: Path) -> Non
     assert res.exit_code == 1 and "cannot reach" in res.output and "Traceback" not in res.output
 
 
-def test_cli_slo_flags_give_goodput(sim_spec: SimServer, tmp_path: Path) -> None:
+def test_cli_slo_flags_give_goodput(sim_spec: Sim, tmp_path: Path) -> None:
     runner = CliRunner()
     base = ["bench", "demo", "--url", sim_spec.url, "--concurrency", "2", "--prompts", "4",
             "--input-len", "16", "--output-len", "8", "--json"]  # fmt: skip
@@ -254,7 +253,7 @@ def test_cli_slo_flags_give_goodput(sim_spec: SimServer, tmp_path: Path) -> None
     assert "Traceback" not in res.output
 
 
-def test_cli_bench_with_only_a_url(sim_spec: SimServer, tmp_path: Path) -> None:
+def test_cli_bench_with_only_a_url(sim_spec: Sim, tmp_path: Path) -> None:
     out = tmp_path / "url-only"
     host_port = sim_spec.url.split("//", 1)[1].rstrip("/")
     res = CliRunner().invoke(
@@ -276,9 +275,7 @@ def test_cli_bench_with_only_a_url(sim_spec: SimServer, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "--url" in res.output and "Traceback" not in res.output
 
 
-def test_cli_without_a_terminal_prints_a_line_per_level(
-    sim_spec: SimServer, tmp_path: Path
-) -> None:
+def test_cli_without_a_terminal_prints_a_line_per_level(sim_spec: Sim, tmp_path: Path) -> None:
     args = ["bench", "demo", "--url", sim_spec.url, "--concurrency", "1,2", "--prompts", "4",
             "--input-len", "16", "--output-len", "8", "--output", str(tmp_path / "o")]  # fmt: skip
     res = CliRunner().invoke(main, args)  # its stderr is no terminal, as under `| tee` or CI

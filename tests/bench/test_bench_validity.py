@@ -15,7 +15,7 @@ from repro.cli import main
 from repro.report import build_report, compare_runs, load_run
 from repro.runfolder import RunFolder
 from repro.schema.level import Level
-from tests.bench.simserver import DFLASH, SimServer
+from tests.support.simulator import DFLASH, Simulators
 
 
 class Levels:
@@ -39,9 +39,9 @@ class Levels:
 
 
 def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
-    tmp_path: Path, demo: Any, runs: Path
+    simulator: Simulators, tmp_path: Path, demo: Any, runs: Path
 ) -> None:
-    server = SimServer(tmp_path / "capped.log", *DFLASH, "--enable-metrics",
+    server = simulator.tiny(*DFLASH, "--enable-metrics",
                        REPRO_SIM_TIME_SCALE="0.3")  # fmt: skip
     try:
         opts = BenchOptions(
@@ -87,9 +87,9 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
 
 
 def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
-    tmp_path: Path, demo_plain: Any, runs: Path
+    simulator: Simulators, tmp_path: Path, demo_plain: Any, runs: Path
 ) -> None:
-    first = SimServer(tmp_path / "killed.log", REPRO_SIM_TIME_SCALE="0.3")
+    first = simulator.tiny(REPRO_SIM_TIME_SCALE="0.3")
     try:
         opts = BenchOptions(
             url=first.url, concurrencies=[2, 4], input_len=16, output_len=16, prompts=8,
@@ -107,7 +107,7 @@ def test_a_level_whose_server_was_killed_is_invalid_and_resumed(
     summary = json.loads(RunFolder(result.run_dir).summary_file.read_text())
     assert summary["levels"][0]["valid"] is False
 
-    second = SimServer(tmp_path / "second.log", REPRO_SIM_TIME_SCALE="0.3")
+    second = simulator.tiny(REPRO_SIM_TIME_SCALE="0.3")
     try:
         seen = Levels()
         resumed = run_bench(

@@ -15,7 +15,7 @@ from repro.bench.prompts.benchsets import BENCH_SETS, MATH_SUFFIX
 from repro.bench.prompts.sets import load_prompt_set
 from repro.runfolder import RunFolder
 from tests.bench.hubcli import hub_cli
-from tests.bench.simserver import SimServer
+from tests.support.simulator import Sim
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_sets_are_formatted_as_z_labs_script_does(hub: HubServer, tmp_path: Path
 
 
 def test_accept_on_the_benchmark_sets(
-    sim_spec: SimServer, sim_plain: SimServer, hub: HubServer, tmp_path: Path
+    sim_spec: Sim, sim_plain: Sim, hub: HubServer, tmp_path: Path
 ) -> None:
     res = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompt-sets",
               "gsm8k,math500,humaneval,mbpp,mt-bench", "-n", "4", "--max-new-tokens", "24",

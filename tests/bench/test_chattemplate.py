@@ -18,8 +18,7 @@ from repro.errors import ReproError
 from repro.runfolder import RunFolder
 from repro.schema.accept import TemplateUse
 from repro.schema.recipe import Bench
-from tests.bench.simserver import DFLASH
-from tests.support.simulator import Sim
+from tests.support.simulator import DFLASH, Sim, Simulators
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 # Kimi K2.x's ending (moonshotai/Kimi-K2.5 chat_template.jinja): `thinking`, and transformers'
@@ -116,9 +115,9 @@ def test_a_missing_or_broken_template_is_an_error_naming_it(cache: Path, tmp_pat
     )
 
 
-def _server(log: Path, repo: str) -> Sim:
+def _server(simulator: Simulators, repo: str) -> Sim:
     args = ["--model-path", repo, "--revision", SHA, *DFLASH]
-    return Sim(args, {"REPRO_SIM_LOAD_SECONDS": "0", "REPRO_SIM_TIME_SCALE": "0.3"}, log)
+    return simulator(args, {"REPRO_SIM_LOAD_SECONDS": "0", "REPRO_SIM_TIME_SCALE": "0.3"})
 
 
 def _recipe(demo: Any, repo: str) -> Any:
@@ -130,10 +129,10 @@ def _recipe(demo: Any, repo: str) -> Any:
 
 @pytest.mark.parametrize("repo", sorted(STYLES))
 def test_both_endpoints_send_the_same_workload_thinking_off(
-    cache: Path, demo: Any, tmp_path: Path, repo: str
+    cache: Path, demo: Any, tmp_path: Path, repo: str, simulator: Simulators
 ) -> None:
     _, switch, closed = STYLES[repo]
-    server = _server(tmp_path / "sim.log", repo).wait_ready()
+    server = _server(simulator, repo)
     recipe = _recipe(demo, repo)
     try:
         for endpoint in ("generate", "chat"):

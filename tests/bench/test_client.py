@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from repro.bench.client.stream import StreamClient, measure
 from repro.bench.client.wire import SSEParser, generate_body
-from tests.bench.simserver import SimServer
+from tests.support.simulator import Sim, Simulators
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,10 +28,8 @@ def _stalling_profile(tmp: Path) -> Path:
     return path
 
 
-def test_a_stalled_stream_hits_the_read_timeout(tmp_path: Path) -> None:
-    server = SimServer(
-        tmp_path / "stall.log", "--skip-server-warmup", profile=str(_stalling_profile(tmp_path))
-    )
+def test_a_stalled_stream_hits_the_read_timeout(simulator: Simulators, tmp_path: Path) -> None:
+    server = simulator.tiny("--skip-server-warmup", profile=str(_stalling_profile(tmp_path)))
     body = generate_body("hello there", 8, temperature=0.0, ignore_eos=True)
 
     async def go() -> tuple[float, list]:
@@ -39,8 +38,8 @@ def test_a_stalled_stream_hits_the_read_timeout(tmp_path: Path) -> None:
             run = await client.run([body, body], 2)
             return time.perf_counter() - t, run.results
 
-    try:
-        elapsed, results = measure(go())
+    try:  # the stalled step lasts ten minutes: ending at all shows the read timeout cut it
+        elapsed, results = measure(asyncio.wait_for(go(), 60))
     finally:
         server.kill()  # SIGTERM waits for the ten-minute step to end
         server.stop()
@@ -48,10 +47,10 @@ def test_a_stalled_stream_hits_the_read_timeout(tmp_path: Path) -> None:
         assert not r.ok and r.error_kind == "timeout", r
         assert "read timeout (0.5 s)" in str(r.error)
         assert r.ttft_s is not None and r.completion_tokens == 1  # the prefill token came
-    assert 0.5 <= elapsed < 2.0
+    assert elapsed >= 0.5  # not before the read timeout
 
 
-def test_a_fast_stream_is_not_cut_by_a_short_or_no_read_timeout(sim_plain: SimServer) -> None:
+def test_a_fast_stream_is_not_cut_by_a_short_or_no_read_timeout(sim_plain: Sim) -> None:
     body = generate_body("hello there", 32, temperature=0.0, ignore_eos=True)
 
     async def go(timeout: float) -> list:
@@ -75,12 +74,12 @@ def _wall_minus_perf() -> float:
     return min(readings)[1]
 
 
-def test_each_request_s_ttft_spans_the_server_s(tmp_path: Path) -> None:
+def test_each_request_s_ttft_spans_the_server_s(simulator: Simulators, tmp_path: Path) -> None:
     """In a burst, each request's clock starts when its bytes leave (not before the client's
     work on the rest of the burst), and its first token comes after the server received it.
     How close the two clocks are is benchmarks/bench_client.py's business."""
     trace = tmp_path / "trace.jsonl"
-    server = SimServer(tmp_path / "burst.log", REPRO_SIM_TRACE_FILE=str(trace))
+    server = simulator.tiny(REPRO_SIM_TRACE_FILE=str(trace))
     n = 128
     bodies = [
         generate_body("a burst", 4, temperature=0.0, ignore_eos=True)[:-1] + b',"rid":"b%d"}' % i

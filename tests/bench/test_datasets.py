@@ -26,11 +26,11 @@ from repro.hub import GatedRepoAccess, HubError
 from repro.schema.dataset import SHAREGPT_FILE, SHAREGPT_REPO
 from repro.schema.recipe import Bench
 from tests.bench.hubcli import hub_cli
-from tests.bench.simserver import SimServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hubserver import HubFile, HubServer
 from repro.runfolder import RunFolder
+from tests.support.simulator import Sim
 
 
 def jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -167,7 +167,7 @@ def test_sharegpt_is_bench_servings_file_from_the_hub(hub: HubServer, cache: Pat
     assert len(hub.downloads()) == fetched  # cached after the first time
 
 
-def test_bench_from_a_local_file(sim_spec: SimServer, demo: Any, tmp_path: Path) -> None:
+def test_bench_from_a_local_file(sim_spec: Sim, demo: Any, tmp_path: Path) -> None:
     data = tmp_path / "prompts.csv"
     data.write_text("question\nWhat is a B-tree?\nWhy is the sky blue?\n")
     opts = BenchOptions(
@@ -249,7 +249,7 @@ def test_bad_references_and_recipe_values(tmp_path: Path) -> None:
 
 
 def test_cli_accept_and_bench_from_a_hub_dataset(
-    sim_spec: SimServer, hub: HubServer, tmp_path: Path
+    sim_spec: Sim, hub: HubServer, tmp_path: Path
 ) -> None:
     sha = hub.datasets["org/qa"].refs["main"]
     res = hub_cli(tmp_path, hub, "accept", "demo", "--url", sim_spec.url, "--prompt-sets",

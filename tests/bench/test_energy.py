@@ -20,7 +20,7 @@ from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.runfolder import RunFolder
 from repro.schema.server import LevelEnergy
-from tests.bench.simserver import SimServer
+from tests.support.simulator import Sim
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu" / "h200_energy.json"
 
@@ -33,7 +33,7 @@ def _opts(url: str, runs: Path, **kw: Any) -> BenchOptions:
 
 
 def test_sim_levels_record_simulated_energy_and_cost(
-    sim_plain: SimServer, demo_plain: Any, runs: Path
+    sim_plain: Sim, demo_plain: Any, runs: Path
 ) -> None:
     result = run_bench(
         BenchTarget.from_recipe(demo_plain), _opts(sim_plain.url, runs, gpu_hour_usd=2.5)
@@ -59,7 +59,7 @@ def test_sim_levels_record_simulated_energy_and_cost(
 
 
 def test_without_a_price_a_level_has_energy_but_no_cost(
-    sim_plain: SimServer, demo_plain: Any, runs: Path
+    sim_plain: Sim, demo_plain: Any, runs: Path
 ) -> None:
     result = run_bench(
         BenchTarget.from_recipe(demo_plain), _opts(sim_plain.url, runs, concurrencies=[2])
@@ -109,7 +109,7 @@ def test_h200_power_readings_lag_a_load_change() -> None:
 
 
 def test_report_shows_cost_and_plots_the_cost_pareto(
-    sim_plain: SimServer, demo_plain: Any, runs: Path, tmp_path: Path
+    sim_plain: Sim, demo_plain: Any, runs: Path, tmp_path: Path
 ) -> None:
     result = run_bench(
         BenchTarget.from_recipe(demo_plain), _opts(sim_plain.url, runs, gpu_hour_usd=2.0)

@@ -13,21 +13,20 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.runfolder import RunFolder
-from tests.support.simulator import Sim
+from tests.support.simulator import TINY_CHAT, Sim, Simulators
 
 DRAFTERS = {"drafter-a": "repro-sim/tiny-chat-dflash", "drafter-b": "repro-sim/tiny-chat-dflash-b"}
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sim]]:
-    logs = tmp_path_factory.mktemp("sims")
+def servers(simulator: Simulators) -> Iterator[dict[str, Sim]]:
     env = {"REPRO_SIM_LOAD_SECONDS": "0", "REPRO_SIM_TIME_SCALE": "0.3"}
     started = {
-        name: Sim(
-            ["--model-path", "repro-sim/tiny-chat", "--revision", "main",
+        name: simulator(
+            [*TINY_CHAT, "--revision", "main",
              "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", drafter,
              "--speculative-num-draft-tokens", "8"],
-            env, logs / f"{name}.log",
+            env, wait=False,
         )
         for name, drafter in DRAFTERS.items()
     }  # fmt: skip

@@ -17,13 +17,12 @@ from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.runfolder import RunFolder
 from repro.schema.accept import AcceptSet
-from tests.bench.simserver import DFLASH, SimServer
+from tests.support.simulator import DFLASH, Sim, Simulators
 
 
 @pytest.fixture(scope="module")
-def sim_lossy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimServer]:
-    server = SimServer(
-        tmp_path_factory.mktemp("sim") / "lossy.log", *DFLASH,
+def sim_lossy(simulator: Simulators) -> Iterator[Sim]:
+    server = simulator.tiny(*DFLASH,
         REPRO_SIM_TIME_SCALE="0.05", REPRO_SIM_LOSSY_DRAFTER="1",
     )  # fmt: skip
     yield server
@@ -38,7 +37,7 @@ def _opts(url: str, baseline: str, runs: Path) -> AcceptOptions:
 
 
 def test_speculation_keeps_the_greedy_output(
-    sim_spec: SimServer, sim_plain: SimServer, demo: Any, runs: Path
+    sim_spec: Sim, sim_plain: Sim, demo: Any, runs: Path
 ) -> None:
     (result,) = run_accept(
         [BenchTarget.from_recipe(demo)], _opts(sim_spec.url, sim_plain.url, runs)
@@ -52,7 +51,7 @@ def test_speculation_keeps_the_greedy_output(
 
 
 def test_a_lossy_drafter_fails_naming_the_prompt_and_position(
-    sim_lossy: SimServer, sim_plain: SimServer, demo: Any, runs: Path
+    sim_lossy: Sim, sim_plain: Sim, demo: Any, runs: Path
 ) -> None:
     (result,) = run_accept(
         [BenchTarget.from_recipe(demo)], _opts(sim_lossy.url, sim_plain.url, runs)
@@ -67,7 +66,7 @@ def test_a_lossy_drafter_fails_naming_the_prompt_and_position(
 
 
 def test_cli_lossless_exit_codes(
-    sim_spec: SimServer, sim_lossy: SimServer, sim_plain: SimServer, tmp_path: Path,
+    sim_spec: Sim, sim_lossy: Sim, sim_plain: Sim, tmp_path: Path,
     repo_root: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.setenv("REPRO_RECIPES_DIR", str(repo_root / "recipes"))

@@ -8,14 +8,14 @@ from typing import Any
 from repro.bench import BenchOptions, run_bench
 from repro.bench.target import BenchTarget
 from repro.run.stages import clock_warning
-from tests.bench.simserver import DFLASH, SimServer
+from tests.support.simulator import DFLASH, Simulators
 
 
 def test_a_simulator_behind_its_clock_invalidates_the_level(
-    tmp_path: Path, demo: Any, runs: Path
+    simulator: Simulators, tmp_path: Path, demo: Any, runs: Path
 ) -> None:
     # demo's decode steps are ~8 ms: at time-scale 0.0005 the host cannot emit them in time
-    server = SimServer(tmp_path / "saturated.log", *DFLASH, REPRO_SIM_TIME_SCALE="0.0005")
+    server = simulator.tiny(*DFLASH, REPRO_SIM_TIME_SCALE="0.0005")
     try:
         opts = BenchOptions(
             url=server.url, concurrencies=[32], input_len=16, output_len=64, prompts=64,
@@ -30,9 +30,11 @@ def test_a_simulator_behind_its_clock_invalidates_the_level(
     assert any("fell behind its clock" in r and "time-scale 0.0005" in r for r in level.reasons)
 
 
-def test_the_launch_stage_warns_of_a_scale_this_host_cannot_keep(tmp_path: Path) -> None:
-    fast = SimServer(tmp_path / "fast.log", REPRO_SIM_TIME_SCALE="0.0005")
-    kept = SimServer(tmp_path / "kept.log", REPRO_SIM_TIME_SCALE="50")
+def test_the_launch_stage_warns_of_a_scale_this_host_cannot_keep(
+    simulator: Simulators, tmp_path: Path
+) -> None:
+    fast = simulator.tiny(REPRO_SIM_TIME_SCALE="0.0005")
+    kept = simulator.tiny(REPRO_SIM_TIME_SCALE="50")
     try:
         assert "time-scale 0.0005 is below" in clock_warning(fast.url)
         assert clock_warning(kept.url) == ""

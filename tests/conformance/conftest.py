@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from repro.realengine.engine import DEFAULT_VENV, EngineError, engine_python, make_tiny_model
-from tests.support.simulator import Sim
+from tests.support.simulator import Sim, Simulators
 
 FRONTEND = ("-m", "repro.sim.sglang_frontend")
 # the demo recipe on the tiny model, as a user would write it for this server
@@ -72,22 +72,16 @@ def argv(model: Path, drafter: Path, log_dir: Path) -> list[str]:
 
 @pytest.fixture(scope="session")
 def pair(
-    tmp_path_factory: pytest.TempPathFactory, tiny_models: tuple[Path, Path]
+    simulator: Simulators, tmp_path_factory: pytest.TempPathFactory, tiny_models: tuple[Path, Path]
 ) -> Iterator[Pair]:
     logs = tmp_path_factory.mktemp("conformance")
     request_log = logs / "requests"
     request_log.mkdir()
     args = argv(*tiny_models, request_log)
     env = {"REPRO_SIM_PROFILE": "demo", "REPRO_SIM_SEED": "7"}
-    sglang = Sim(
-        args,
-        env,
-        logs / "sglang.log",
-        shim=None,
-        module=FRONTEND,
-        python=str(engine_python(sglang_venv())),
-    )
-    sim = Sim(args, env, logs / "sim.log")
+    python = str(engine_python(sglang_venv()))
+    sglang = simulator(args, env, wait=False, shim=None, module=FRONTEND, python=python)
+    sim = simulator(args, env, wait=False)
     try:
         yield Pair(sim.wait_ready(60), sglang.wait_ready(300), request_log)
     finally:

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from repro.runfolder import RunFolder
-from tests.bench.simserver import DFLASH, SimServer
 from tests.support.cli import REPRO, isolated_env, repro
+from tests.support.simulator import DFLASH, Simulators
 
 
 def _sets(run_dir: Path) -> list[str]:
@@ -21,11 +21,13 @@ def _sets(run_dir: Path) -> list[str]:
     return [s["prompt_set"] for s in json.loads(path.read_text())["sets"]]
 
 
-def test_a_server_killed_in_the_second_set_keeps_the_first(tmp_path: Path, repo_root: Path) -> None:
+def test_a_server_killed_in_the_second_set_keeps_the_first(
+    simulator: Simulators, tmp_path: Path, repo_root: Path
+) -> None:
     env = isolated_env(tmp_path)
     out = tmp_path / "acc"
     plan = ["--prompt-sets", "chat,code", "-n", "6", "--max-new-tokens", "48"]
-    first = SimServer(tmp_path / "sim1.log", *DFLASH, REPRO_SIM_TIME_SCALE="1.5")
+    first = simulator.tiny(*DFLASH, REPRO_SIM_TIME_SCALE="1.5")
     try:
         process = subprocess.Popen(
             [REPRO, "accept", "demo", "--url", first.url, *plan, "--output", str(out)],
@@ -45,7 +47,7 @@ def test_a_server_killed_in_the_second_set_keeps_the_first(tmp_path: Path, repo_
     assert run["status"] == "failed" and run["error"]
     kept = json.loads(RunFolder(out).accept_file.read_text())["sets"][0]
 
-    second = SimServer(tmp_path / "sim2.log", *DFLASH, REPRO_SIM_TIME_SCALE="0.1")
+    second = simulator.tiny(*DFLASH, REPRO_SIM_TIME_SCALE="0.1")
     try:
         resumed = repro(
             "accept", "demo", "--url", second.url, *plan, "--resume", str(out),

@@ -9,14 +9,15 @@ from pathlib import Path
 
 from repro.launch.deploy import SPEC_NAME
 from repro.launch.spec import LaunchSpec
-from tests.bench.simserver import SimServer
 from tests.support.cli import isolated_env, repro
+from tests.support.simulator import Simulators
 
 
 def test_bench_url_measures_the_server_when_a_stale_deployment_holds_its_port_and_no_engine_answers(
+    simulator: Simulators,
     tmp_path: Path,
 ) -> None:
-    server = SimServer(tmp_path / "sim.log")
+    server = simulator.tiny()
     try:
         env = isolated_env(tmp_path)
         stale = LaunchSpec(

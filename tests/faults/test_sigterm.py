@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 
 from repro.runfolder import RunFolder
-from tests.bench.simserver import DFLASH, SimServer
 from tests.support.cli import REPRO, isolated_env
-from tests.support.simulator import Sim
+from tests.support.simulator import DFLASH, Sim, Simulators
 
 
 @pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
-    server = SimServer(tmp_path_factory.mktemp("sim") / "spec.log", *DFLASH)
+def sim(simulator: Simulators) -> Iterator[Sim]:
+    server = simulator.tiny(*DFLASH)
     yield server
     server.stop()
 

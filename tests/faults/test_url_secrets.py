@@ -8,16 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.simserver import SimServer
 from tests.support.cli import isolated_env, repro
-from tests.support.simulator import Sim
+from tests.support.simulator import Sim, Simulators
 
 SECRET = "S3cr3tPassw0rd"
 
 
 @pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
-    server = SimServer(tmp_path_factory.mktemp("sim") / "plain.log", REPRO_SIM_TIME_SCALE="0.1")
+def sim(simulator: Simulators) -> Iterator[Sim]:
+    server = simulator.tiny(REPRO_SIM_TIME_SCALE="0.1")
     yield server
     server.stop()
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.simbench import REPO, run_accept, run_bench, start_simulator
+from tests.report.simbench import NO_LOAD, REPO, REPRO_SIM, run_accept, run_bench
+from tests.support.simulator import Simulators
 
 AR_ARGS = ["--model-path", "repro-sim/tiny-chat"]
 DFLASH_ARGS = [
@@ -48,7 +49,7 @@ class Runs:
 
 
 @pytest.fixture(scope="session")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+def runs(simulator: Simulators, tmp_path_factory: pytest.TempPathFactory) -> Runs:
     root = tmp_path_factory.mktemp("runs")
     recipes = root / "recipes"
     recipes.mkdir()
@@ -58,7 +59,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
         ("demo-dflash-c48", DFLASH_ARGS, 1, True, "4,8"),
     ]
     with ExitStack() as stack:
-        sims = [stack.enter_context(start_simulator(p[1], log=root / f"{p[0]}.log")) for p in plan]
+        sims = [simulator(p[1], NO_LOAD, wait=False, module=REPRO_SIM) for p in plan]
+        for sim in sims:
+            stack.callback(sim.stop)
+            sim.wait_ready()
 
         paths = []
         for (name, _, repeats, drafter, conc), sim in zip(plan, sims, strict=True):

@@ -1,35 +1,24 @@
 """Real run records for the report tests, measured against the SGLang simulator.
 
-`start_simulator` runs `python -m repro.sim` on a free 127.0.0.1 port; `run_bench` and
-`run_accept` run the real `repro bench` / `repro accept` commands against it.
+The `simulator` fixture runs `python -m repro.sim` (REPRO_SIM) on a free 127.0.0.1 port;
+`run_bench` and `run_accept` run the real `repro bench` / `repro accept` commands against it.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from repro.cli import main
-from tests.support.simulator import Sim
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-@contextmanager
-def start_simulator(
-    args: list[str], profile: str = "demo", log: Path | None = None
-) -> Iterator[Sim]:
-    """`python -m repro.sim ARGS` until the block ends."""
-    env = {"REPRO_SIM_PROFILE": profile, "REPRO_SIM_LOAD_SECONDS": "0"}
-    sim = Sim(args, env, log or Path(os.devnull), module=("-m", "repro.sim"))
-    try:
-        yield sim.wait_ready()
-    finally:
-        sim.stop()
+REPRO_SIM = ("-m", "repro.sim")
+"""How the report tests run the simulator (`simulator(args, NO_LOAD, module=REPRO_SIM)`): as
+`repro sim serve` does, without the sglang shim's launcher."""
+NO_LOAD = {"REPRO_SIM_LOAD_SECONDS": "0"}
 
 
 def _repro(args: list[str]) -> None:

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from tests.report.conftest import DFLASH_ARGS
-from tests.report.simbench import REPO, start_simulator
+from tests.report.simbench import NO_LOAD, REPO, REPRO_SIM
+from tests.support.simulator import Simulators
 
 
 def _accept(url: str, out: Path) -> Path:
@@ -29,10 +30,13 @@ def _accept(url: str, out: Path) -> Path:
     return out
 
 
-def test_report_and_compare_of_two_accept_runs(tmp_path: Path) -> None:
-    with start_simulator(DFLASH_ARGS) as sim:
+def test_report_and_compare_of_two_accept_runs(simulator: Simulators, tmp_path: Path) -> None:
+    sim = simulator(DFLASH_ARGS, NO_LOAD, module=REPRO_SIM)
+    try:
         a = _accept(sim.url, tmp_path / "a")
         b = _accept(sim.url, tmp_path / "b")
+    finally:
+        sim.stop()
 
     shown = CliRunner().invoke(main, ["report", str(a), str(b)], env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output

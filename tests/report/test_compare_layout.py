@@ -14,18 +14,20 @@ from repro.cli import main
 from repro.report.compare import number
 from repro.report.labels import distinct_pair
 from tests.report.conftest import AR_ARGS, DFLASH_ARGS, _recipe
-from tests.report.simbench import run_bench, start_simulator
+from tests.report.simbench import NO_LOAD, REPRO_SIM, run_bench
+from tests.support.simulator import Simulators
 
 NINE = "1,2,4,8,16,32,64,128,256"
 
 
 @pytest.fixture(scope="module")
-def nine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def nine(simulator: Simulators, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("nine")
     with ExitStack() as stack:
         paths = []
         for name, args, drafter in (("demo-ar", AR_ARGS, False), ("demo", DFLASH_ARGS, True)):
-            sim = stack.enter_context(start_simulator(args, log=root / f"{name}.log"))
+            sim = simulator(args, NO_LOAD, module=REPRO_SIM)
+            stack.callback(sim.stop)
             recipe = _recipe(root, name, 1, drafter)
             paths.append(run_bench(recipe, sim.url, root / name, NINE))
     return paths[0], paths[1]

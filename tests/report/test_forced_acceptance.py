@@ -15,7 +15,7 @@ from repro.recipe import load_recipe
 from repro.recipe.render import render_env
 from repro.runfolder import RunFolder
 from tests.report.simbench import REPO
-from tests.support.simulator import Sim
+from tests.support.simulator import Sim, Simulators
 
 FAST = {"REPRO_SIM_TIME_SCALE": "0.05", "REPRO_SIM_LOAD_SECONDS": "0", "REPRO_SIM_SEED": "0"}
 WIDE = {"COLUMNS": "200"}
@@ -30,7 +30,7 @@ def _forced_recipe(folder: Path) -> Path:
     return path
 
 
-def _serve(recipe: Path, log: Path, forced: bool = True) -> Sim:
+def _serve(simulator: Simulators, recipe: Path, forced: bool = True) -> Sim:
     """The simulator as the recipe launches it (its rendered argv and environment)."""
     env = {
         k: v for k, v in render_env(load_recipe(str(recipe))).items() if forced or "ACC" not in k
@@ -39,7 +39,7 @@ def _serve(recipe: Path, log: Path, forced: bool = True) -> Sim:
             "--speculative-draft-model-path", "repro-sim/tiny-chat-dflash",
             "--speculative-num-draft-tokens", "8", "--context-length", "4096",
             "--max-running-requests", "64"]  # fmt: skip
-    return Sim(args, {**env, **FAST}, log).wait_ready()
+    return simulator(args, {**env, **FAST})
 
 
 def _run(*args: str) -> str:
@@ -55,11 +55,11 @@ def _bench(recipe: Path, url: str, out: Path, *extra: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def records(simulator: Simulators, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("forced")
     recipe = _forced_recipe(tmp)
     out: dict[str, Path] = {"recipe": recipe}
-    sim = _serve(recipe, tmp / "forced.log")
+    sim = _serve(simulator, recipe)
     try:
         out["forced"] = _bench(recipe, sim.url, tmp / "forced")
         _run("accept", str(recipe), "--url", sim.url, "--prompt-sets", "chat", "-n", "4",
@@ -67,7 +67,7 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         out["accept"] = tmp / "accepted"
     finally:
         sim.stop()
-    plain = _serve(recipe, tmp / "plain.log", forced=False)
+    plain = _serve(simulator, recipe, forced=False)
     try:
         out["measured"] = _bench(REPO / "recipes" / "demo.yaml", plain.url, tmp / "measured")
         result = CliRunner().invoke(

@@ -15,7 +15,7 @@ from repro.bench import BenchOptions, BenchTarget, run_bench
 from repro.report.records import load_runs
 from repro.report.verifyfit import Point, fit, leave_one_out, points
 from repro.sim.profile import load_profile
-from tests.support.simulator import Sim
+from tests.support.simulator import Simulators
 
 REPO = Path(__file__).resolve().parents[2]
 SCALE = 1.0  # a busy shared host keeps it; invalid levels are left out
@@ -23,7 +23,7 @@ SCALE = 1.0  # a busy shared host keeps it; invalid levels are left out
 SWEEP = [(0, None), (8, 1.0), (8, 2.0), (8, 4.0), (16, 2.0), (16, 6.0)]
 
 
-def _sweep(folder: Path) -> list[Path]:
+def _sweep(simulator: Simulators, folder: Path) -> list[Path]:
     records = []
     for tokens, length in SWEEP:
         args = ["--model-path", "repro-sim/tiny-chat"]
@@ -34,7 +34,7 @@ def _sweep(folder: Path) -> list[Path]:
                      "--speculative-draft-model-path", "repro-sim/tiny-chat-dflash",
                      "--speculative-num-draft-tokens", str(tokens)]  # fmt: skip
             env["SGLANG_SIMULATE_ACC_LEN"] = str(length)
-        sim = Sim(args, env, folder / f"sim-{tokens}-{length}.log").wait_ready()
+        sim = simulator(args, env)
         try:
             out = folder / f"t{tokens}-a{length}"
             opts = BenchOptions(
@@ -53,8 +53,8 @@ def _points(records: list[Path]) -> list[Point]:
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    return _sweep(tmp_path_factory.mktemp("sweep"))
+def records(simulator: Simulators, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return _sweep(simulator, tmp_path_factory.mktemp("sweep"))
 
 
 def test_the_fit_finds_the_simulators_step_cost_and_predicts_held_out_levels(

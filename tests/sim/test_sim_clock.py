@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.simulator import Simulators
 
 from .simproc import MODEL, get_json
 
@@ -65,11 +66,11 @@ async def _load_and_watch(url: str, requests: int, tokens: int) -> list[dict[str
 
 @pytest.mark.parametrize("interval", [5, 1000])
 def test_gauges_refresh_every_decode_log_interval(
-    sim_factory: Any, profile: Path, interval: int
+    simulator: Simulators, profile: Path, interval: int
 ) -> None:
     env = {"REPRO_SIM_PROFILE": str(profile), "REPRO_SIM_TIME_SCALE": "0.3"}
     args = ["--model-path", MODEL, "--enable-metrics", "--decode-log-interval", str(interval)]
-    sim = sim_factory(args, env)
+    sim = simulator(args, env)
     seen = asyncio.run(_load_and_watch(sim.url, REQUESTS, TOKENS))
     running = max(s["sglang:num_running_reqs"] for s in seen)
     rate = max(s["sglang:gen_throughput"] for s in seen)
@@ -81,9 +82,9 @@ def test_gauges_refresh_every_decode_log_interval(
     assert idle["simulated"] is True and idle["steps"] >= TOKENS
 
 
-def test_a_host_that_cannot_keep_the_scale_is_reported(sim_factory: Any) -> None:
+def test_a_host_that_cannot_keep_the_scale_is_reported(simulator: Simulators) -> None:
     # demo steps are ~8 ms; at time-scale 0.0005 a step is 4 us, far less than emitting it
-    sim = sim_factory(["--model-path", MODEL], {"REPRO_SIM_TIME_SCALE": "0.0005"})
+    sim = simulator(["--model-path", MODEL], {"REPRO_SIM_TIME_SCALE": "0.0005"})
     info = get_json(sim.url + "/server_info")
     assert info["sim_clock"]["min_time_scale"] > 0.0005
     assert "time-scale 0.0005 is below" in sim.log()

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.simulator import Simulators
+
 from .simproc import FAST, MODEL, get_json, post_json
 
 RANDOM = "qz3 vv# ..pl x9x9 ]]k mmq@ 77z %rt bb-- zzk7 ,,q"
@@ -34,9 +36,9 @@ def _accept_length(outs: list[dict[str, Any]]) -> float:
 
 
 @pytest.mark.parametrize("length", [1.0, 2.5, 4.0, 8.0])
-def test_forced_length_is_the_acceptance(sim_factory: Any, length: float) -> None:
+def test_forced_length_is_the_acceptance(simulator: Simulators, length: float) -> None:
     env = {**FAST, "SGLANG_SIMULATE_ACC_LEN": f"{length:g}"}
-    sim = sim_factory(DFLASH_8, env)
+    sim = simulator(DFLASH_8, env)
     outs = _metas(sim.url, 16, 400)
     # random-token prompts: the drafter alone would accept almost nothing
     assert _accept_length(outs) == pytest.approx(length, rel=0.02)
@@ -50,34 +52,34 @@ def test_forced_length_is_the_acceptance(sim_factory: Any, length: float) -> Non
     assert all(set(o["output_ids"][1:]) == {100} for o in outs)
 
 
-def test_forced_length_is_clamped_to_the_block(sim_factory: Any) -> None:
-    sim = sim_factory(DFLASH_8, {**FAST, "SGLANG_SIMULATE_ACC_LEN": "12"})
+def test_forced_length_is_clamped_to_the_block(simulator: Simulators) -> None:
+    sim = simulator(DFLASH_8, {**FAST, "SGLANG_SIMULATE_ACC_LEN": "12"})
     assert _accept_length(_metas(sim.url, 4, 161)) == pytest.approx(8.0, rel=0.02)
 
 
-def test_real_draft_tokens_and_multinomial(sim_factory: Any) -> None:
+def test_real_draft_tokens_and_multinomial(simulator: Simulators) -> None:
     env = {
         **FAST,
         "SGLANG_SIMULATE_ACC_LEN": "4",
         "SGLANG_SIMULATE_ACC_METHOD": "multinomial",
         "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
     }
-    outs = _metas(sim_factory(DFLASH_8, env).url, 16, 400)
+    outs = _metas(simulator(DFLASH_8, env).url, 16, 400)
     # a normal draw (sd 1) rounded inside [1, 8] around 4: the mean stays near 4
     assert _accept_length(outs) == pytest.approx(4.0, rel=0.05)
     assert all(len(set(o["output_ids"])) > 10 for o in outs)
 
 
-def test_off_without_speculative_decoding_or_below_zero(sim_factory: Any) -> None:
-    plain = sim_factory(["--model-path", MODEL], {**FAST, "SGLANG_SIMULATE_ACC_LEN": "4"})
+def test_off_without_speculative_decoding_or_below_zero(simulator: Simulators) -> None:
+    plain = simulator(["--model-path", MODEL], {**FAST, "SGLANG_SIMULATE_ACC_LEN": "4"})
     assert get_json(plain.url + "/server_info")["sim_forced_acceptance"] is None
-    off = sim_factory(DFLASH_8, {**FAST, "SGLANG_SIMULATE_ACC_LEN": "-1"})
+    off = simulator(DFLASH_8, {**FAST, "SGLANG_SIMULATE_ACC_LEN": "-1"})
     assert get_json(off.url + "/server_info")["sim_forced_acceptance"] is None
     assert _accept_length(_metas(off.url, 8, 200)) < 1.6
 
 
-def test_a_token_mode_sglang_refuses_stops_the_start(sim_factory: Any) -> None:
+def test_a_token_mode_sglang_refuses_stops_the_start(simulator: Simulators) -> None:
     env = {**FAST, "SGLANG_SIMULATE_ACC_LEN": "3", "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real"}
-    sim = sim_factory(DFLASH_8, env, wait=False)
+    sim = simulator(DFLASH_8, env, wait=False)
     assert sim.wait_exit() == 1
     assert "Invalid SGLANG_SIMULATE_ACC_TOKEN_MODE 'real'" in sim.log()

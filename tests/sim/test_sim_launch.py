@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.sim.server_argparser import DEFAULT_CATALOG, build_parser, load_catalog
+from tests.support.simulator import Simulators
 
 from .simproc import MODEL, PYTHON, SHIM, SRC, get_json, post_json, request
 
@@ -126,9 +127,9 @@ def test_shim_dumps_the_catalog_it_parses(patched_shim: Path) -> None:
     assert ["--speculative-ddtree-budget"] in [f["options"] for f in patched["flags"]]
 
 
-def test_ddtree_with_the_patched_registry(sim_factory: Any, patched_shim: Path) -> None:
+def test_ddtree_with_the_patched_registry(simulator: Simulators, patched_shim: Path) -> None:
     args = ["--model-path", MODEL, "--speculative-algorithm", "DDTREE", *DFLASH]
-    sim = sim_factory([*args, "--speculative-ddtree-budget", "32"], {}, shim=patched_shim)
+    sim = simulator([*args, "--speculative-ddtree-budget", "32"], {}, shim=patched_shim)
     info = get_json(sim.url + "/server_info")
     assert "DDTREE" in info["sim_speculative_registry"]
     assert info["speculative_ddtree_budget"] == 32 and info["speculative_num_draft_tokens"] == 16
@@ -143,13 +144,13 @@ def test_ddtree_with_the_patched_registry(sim_factory: Any, patched_shim: Path) 
         assert len(meta["spec_correct_drafts_histogram"]) <= 16  # depth capped by the block
 
 
-def test_load_delay_crash_and_sigterm(sim_factory: Any) -> None:
+def test_load_delay_crash_and_sigterm(simulator: Simulators) -> None:
     args = ["--model-path", MODEL, "--api-key", "sekret"]
-    slow = sim_factory(args, {"REPRO_SIM_LOAD_SECONDS": "2"}, wait=False)
-    failing = sim_factory(
+    slow = simulator(args, {"REPRO_SIM_LOAD_SECONDS": "2"}, wait=False)
+    failing = simulator(
         ["--model-path", MODEL], {"REPRO_SIM_FAIL_AT_START": "CUDA out of memory"}, wait=False
     )
-    crashing = sim_factory(
+    crashing = simulator(
         ["--model-path", MODEL],
         {"REPRO_SIM_EXIT_AFTER_SECONDS": "2", "REPRO_SIM_EXIT_CODE": "3"},
         wait=False,

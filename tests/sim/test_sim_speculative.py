@@ -6,6 +6,8 @@ import itertools
 import json
 from typing import Any
 
+from tests.support.simulator import Simulators
+
 from .simproc import FAST, MODEL, get_json, metric_value, post_json, sse
 
 MATH = "Solve the equation 3x + 7 = 22 and explain each step of the derivation carefully."
@@ -118,18 +120,18 @@ def test_streamed_chat_carries_sglext_only_when_asked(sim_dflash: Any) -> None:
     assert chunks.index(ext) == len(chunks) - 2 and "usage" in chunks[-1]
 
 
-def test_speculative_server_runs_at_most_48_unless_told(sim_factory: Any) -> None:
+def test_speculative_server_runs_at_most_48_unless_told(simulator: Simulators) -> None:
     """speculative_hook.py: without --max-running-requests a speculative server runs 48."""
     args = [
         "--model-path", MODEL, "--speculative-algorithm", "DFLASH",
         "--speculative-draft-model-path", "z-lab/Qwen3-0.6B-DFlash",
     ]  # fmt: skip
-    capped = sim_factory(args, FAST)
+    capped = simulator(args, FAST)
     info = get_json(capped.url + "/server_info")
     assert info["max_running_requests"] == 48
     assert info["internal_states"][0]["effective_max_running_requests_per_dp"] == 48
     assert "Max running requests is reset to 48" in capped.log()
-    chosen = sim_factory([*args, "--max-running-requests", "96"], FAST)
+    chosen = simulator([*args, "--max-running-requests", "96"], FAST)
     info = get_json(chosen.url + "/server_info")
     assert info["max_running_requests"] == 96
     assert info["internal_states"][0]["effective_max_running_requests_per_dp"] == 96

@@ -11,6 +11,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.support.simulator import Simulators
+
 from .simproc import MODEL, post_json
 
 # 20 ms per step + 1 ms per running request, at most 16 running: tokens/s = n / (20 + n) ms
@@ -31,7 +33,7 @@ TOKENS = 24
 
 
 @pytest.fixture(scope="module")
-def scaling(sim_factory: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def scaling(simulator: Simulators, tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("scaling")
     profile = root / "scaling.json"
     profile.write_text(json.dumps(PROFILE))
@@ -41,13 +43,20 @@ def scaling(sim_factory: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
         "REPRO_SIM_SEED": "7",
         "REPRO_SIM_TRACE_FILE": str(root / "trace.jsonl"),
     }
-    sim = sim_factory(["--model-path", MODEL, "--enable-metrics"], env)
+    sim = simulator(["--model-path", MODEL, "--enable-metrics"], env)
     sim.trace = root / "trace.jsonl"
     return sim
 
 
+async def _scheduled_s(session: aiohttp.ClientSession, url: str) -> float:
+    async with session.get(url + "/repro_sim/clock") as r:
+        return float((await r.json())["scheduled_s"])
+
+
 async def _level(url: str, concurrency: int) -> tuple[float, int]:
-    """Wall time for `concurrency` requests sent at once, and the most queued requests seen."""
+    """The seconds the simulator's clock scheduled for `concurrency` requests sent at once
+    (its own timeline: this host's load does not stretch it), and the most queued requests
+    seen."""
     body = {"sampling_params": {"max_new_tokens": TOKENS, "ignore_eos": True}}
     most_queued = 0
     async with aiohttp.ClientSession() as session:
@@ -66,19 +75,19 @@ async def _level(url: str, concurrency: int) -> tuple[float, int]:
                 await asyncio.sleep(0.02)
 
         watcher = asyncio.ensure_future(watch())
-        start = time.perf_counter()
-        tokens = await asyncio.gather(*(one(i) for i in range(concurrency)))
-        elapsed = time.perf_counter() - start
+        start = await _scheduled_s(session, url)
+        tokens = await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(concurrency))), 60)
+        scheduled = await _scheduled_s(session, url) - start
         watcher.cancel()
     assert tokens == [TOKENS] * concurrency
-    return elapsed, most_queued
+    return scheduled, most_queued
 
 
 def test_throughput_rises_then_saturates(scaling: Any) -> None:
     throughput, queued = {}, {}
     for n in (1, 4, 16, 48):
-        elapsed, queued[n] = asyncio.run(_level(scaling.url, n))
-        throughput[n] = n * TOKENS / elapsed
+        scheduled, queued[n] = asyncio.run(_level(scaling.url, n))
+        throughput[n] = n * TOKENS / scheduled
     # model: 1/(21 ms), 4/(24 ms), 16/(36 ms), then capped at 16 running
     print({n: round(t) for n, t in throughput.items()})
     assert throughput[4] > 2.0 * throughput[1]

@@ -1,7 +1,8 @@
 """The SGLang simulator as a real subprocess on 127.0.0.1 (the one allowed stand-in).
 
 Servers run as `python -m sglang.launch_server <argv>` with PYTHONPATH = the sglang shim + src,
-exactly the way the simulator image starts them; their log goes to a file.
+exactly the way the simulator image starts them; their log goes to a file. Tests start them
+through one fixture, `simulator` (tests/conftest.py, a `Simulators`); `Sim` is one process.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 
 from tests.support.ports import free_port
 
@@ -23,6 +26,14 @@ SHIM = SRC / "repro" / "sim" / "shim"
 # aiohttp 3.8.4 (Debian 12's, what the simulator image carries) to test against it.
 PYTHON = os.environ.get("REPRO_SIM_TEST_PYTHON") or sys.executable
 LAUNCH_SERVER = ("-m", "sglang.launch_server")
+TINY_CHAT = ("--model-path", "repro-sim/tiny-chat")
+DFLASH = (
+    "--speculative-algorithm", "DFLASH",
+    "--speculative-draft-model-path", "repro-sim/tiny-chat-dflash",
+    "--speculative-num-draft-tokens", "8",
+)  # fmt: skip
+QUICK = {"REPRO_SIM_SEED": "0", "REPRO_SIM_LOAD_SECONDS": "0"}
+"""Seed 0 and no imitated weight loading: what the bench, report and fault tests serve."""
 
 
 class Sim:
@@ -90,3 +101,53 @@ class Sim:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+
+
+class Simulators:
+    """Every simulator a test session starts (the `simulator` fixture): a call starts one and
+    waits until it is ready; `close` stops those still running and fails when a log holds a
+    Python traceback (a simulator that broke while the test only saw a failed request)."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        logs.mkdir(parents=True, exist_ok=True)
+        self.started: list[Sim] = []
+
+    def __call__(
+        self,
+        args: Sequence[str] = TINY_CHAT,
+        env: Mapping[str, str] | None = None,
+        *,
+        wait: bool = True,
+        shim: Path | None = SHIM,
+        module: tuple[str, ...] = LAUNCH_SERVER,
+        python: str = PYTHON,
+    ) -> Sim:
+        log = self.logs / f"sim{len(self.started)}.log"
+        sim = Sim(list(args), dict(env or {}), log, shim, module, python)
+        self.started.append(sim)
+        return sim.wait_ready() if wait else sim
+
+    def tiny(self, *args: str, profile: str = "demo", **env: str) -> Sim:
+        """tiny-chat (`args` added) on `profile`, seed 0, no load delay, `env` added."""
+        return self([*TINY_CHAT, *args], {**QUICK, "REPRO_SIM_PROFILE": profile, **env})
+
+    def close(self) -> None:
+        for sim in self.started:  # SIGTERM them all first: they shut down in parallel
+            if sim.proc.poll() is None:
+                sim.proc.terminate()
+        for sim in self.started:
+            sim.stop()
+        broken = [sim.log_path for sim in self.started if "Traceback" in sim.log()]
+        assert not broken, f"simulator logs with a traceback: {broken}"
+
+    def __enter__(self) -> Simulators:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
