@@ -172,6 +172,19 @@ def test_unknown_gpu_model_warns(project: Project) -> None:
     assert f.severity == "warning" and "min_gpu_memory_gb" in f.message
 
 
+def test_a_gpu_of_several_memory_sizes_warns_yet_its_architecture_is_checked(
+    project: Project,
+) -> None:
+    """The doctor's GPU table is the rules' too: an A100 (40 or 80 GB) has no one memory size,
+    but it is sm_80, which an image built for sm_90 and up lacks."""
+    recipe = load(project, "topology: {gpu_models: [NVIDIA A100-SXM4-80GB]}\n")
+    findings = check_recipe(resolved(recipe))
+    [memory] = by_rule(findings, "gpu-models")
+    assert memory.severity == "warning" and "no one memory size" in memory.message
+    [arch] = by_rule(findings, "image-arch")
+    assert arch.path == "topology.gpu_models[0]" and "sm_80" in arch.message
+
+
 def test_kimi_weights_do_not_fit_half_the_box(project: Project) -> None:
     fits = load(project, "model: {repo: moonshotai/Kimi-K2.6}\n")
     assert by_rule(check_recipe(resolved(fits)), "weights-fit") == []

@@ -1,10 +1,14 @@
-"""What the recipe rules know about GPUs and model sizes.
+"""What repro knows about GPUs and model sizes: the one GPU table.
 
-Memory is the usable HBM per GPU in GB as vendors state it for the 8-GPU systems the users
-run: RTX PRO 6000 Blackwell 96 GB; B200 180 GB (DGX B200: 1,440 GB for 8 GPUs); B300 288 GB
-(HGX/DGX B300: 288 GB HBM3e per GPU); H200 141 GB; H100 80 GB. Architectures follow DESIGN.md
-("GPUs and topology"). Names match whole words of what nvidia-smi prints, longest first, so
-"NVIDIA RTX PRO 6000 Blackwell Server Edition" is an RTX PRO 6000.
+Each GPU model's CUDA compute capability (the architecture an image must carry kernels for:
+RTX PRO 6000 = sm_120, B200 = sm_100, B300 = sm_103, H100/H200 = sm_90; the rest are NVIDIA's
+published compute capabilities) and, for the GPUs the recipes run on, the usable HBM per GPU
+in GB as vendors state it for their 8-GPU systems: RTX PRO 6000 Blackwell 96 GB; B200 180 GB
+(DGX B200: 1,440 GB for 8 GPUs); B300 288 GB (HGX/DGX B300: 288 GB HBM3e per GPU); H200
+141 GB; H100 80 GB. The recipe rules read both; the doctor stage reads the architecture when
+nvidia-smi cannot report `compute_cap` (repro.topology.arch). Names match whole words of what
+nvidia-smi prints, longest first, so "NVIDIA RTX PRO 6000 Blackwell Server Edition" is an
+RTX PRO 6000 and "A100" is not read as "A10".
 """
 
 from __future__ import annotations
@@ -16,18 +20,33 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class GpuModel:
     name: str
-    memory_gb: float
     arch: str  # CUDA compute capability, "12.0"
+    memory_gb: float | None = None  # None: no one size (several variants) or not needed
 
 
 GPU_MODELS: dict[str, GpuModel] = {
     g.name: g
     for g in (
-        GpuModel("RTX PRO 6000", 96, "12.0"),
-        GpuModel("B300", 288, "10.3"),
-        GpuModel("B200", 180, "10.0"),
-        GpuModel("H200", 141, "9.0"),
-        GpuModel("H100", 80, "9.0"),
+        GpuModel("RTX PRO 6000", "12.0", 96),
+        GpuModel("RTX PRO 6000D", "12.0"),
+        GpuModel("RTX 5090", "12.0"),
+        GpuModel("GB300", "10.3"),
+        GpuModel("B300", "10.3", 288),
+        GpuModel("GB200", "10.0"),
+        GpuModel("B200", "10.0", 180),
+        GpuModel("GH200", "9.0"),
+        GpuModel("H200", "9.0", 141),
+        GpuModel("H100", "9.0", 80),
+        GpuModel("H800", "9.0"),
+        GpuModel("H20", "9.0"),
+        GpuModel("RTX 6000 Ada", "8.9"),
+        GpuModel("L40S", "8.9"),
+        GpuModel("L40", "8.9"),
+        GpuModel("L4", "8.9"),
+        GpuModel("A100", "8.0"),
+        GpuModel("A800", "8.0"),
+        GpuModel("A10", "8.6"),
+        GpuModel("A40", "8.6"),
     )
 }
 

@@ -19,7 +19,8 @@ def _gpu_memory(ctx: Context) -> float | None:
     topo = ctx.recipe.topology
     if topo.min_gpu_memory_gb is not None:
         return topo.min_gpu_memory_gb
-    known = [m.memory_gb for m in map(gpu_model, topo.gpu_models) if m is not None]
+    models = [m for m in map(gpu_model, topo.gpu_models) if m is not None]
+    known = [m.memory_gb for m in models if m.memory_gb is not None]
     return min(known) if known else None
 
 
@@ -30,13 +31,13 @@ def rule_gpu_models_known(ctx: Context) -> list[Issue]:
     topo, out = ctx.recipe.topology, []
     for i, name in enumerate(topo.gpu_models):
         model = gpu_model(name)
-        if model is None:
+        if model is None or model.memory_gb is None:
             if topo.min_gpu_memory_gb is None:
+                what = "unknown GPU model" if model is None else "no one memory size for GPU"
                 out.append(
                     warn(
                         ("topology", "gpu_models", i),
-                        f"unknown GPU model '{name}': memory checks skipped; set "
-                        "topology.min_gpu_memory_gb",
+                        f"{what} '{name}': memory checks skipped; set topology.min_gpu_memory_gb",
                         "gpu-models",
                     )
                 )
