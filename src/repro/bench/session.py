@@ -33,7 +33,7 @@ from repro.bench.client.stream import measure
 from repro.bench.identity import found_identity
 from repro.errors import ReproError
 from repro.schema.machine import ServerInfo
-from repro.schema.record import first_error
+from repro.schema.validation import first_problem
 
 T = TypeVar("T")
 
@@ -160,7 +160,7 @@ class ServerSession:
             return ServerInfo.model_validate(doc)
         except ValidationError as err:
             raise ReproError(
-                f"{self.url}{path}: {first_error(err)}",
+                f"{self.url}{path}: {first_problem(err)}",
                 hint="is this an SGLang server? point --url at one",
             ) from None
 

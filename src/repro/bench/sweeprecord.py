@@ -33,9 +33,9 @@ from repro.schema.record import (
     BenchRunInfo,
     BenchWorkload,
     Endpoint,
-    first_error,
 )
 from repro.schema.recordedrecipe import RecordedRecipe
+from repro.schema.validation import first_problem
 
 # `repro bench` measures without thinking, on both endpoints (the record says which switch)
 BENCH_THINKING = False
@@ -202,7 +202,7 @@ def _recorded_plan(folder: RunFolder) -> tuple[RecordedRecipe, Bench]:
         return recorded, Bench.model_validate(recorded.bench)
     except ValidationError as err:
         raise ReproError(
-            f"{folder.recipe_file}: bench.{first_error(err)}", hint="is this a bench run?"
+            f"{folder.recipe_file}: {first_problem(err, ('bench',))}", hint="is this a bench run?"
         ) from None
 
 

@@ -14,11 +14,10 @@ from pydantic import ValidationError
 from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.recipe.findings import format_loc
 from repro.recipe.loader import RECIPE_SUFFIXES, YAML_LOCK_SUFFIXES
-from repro.recipe.yamlio import expected_text
 from repro.schema.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
 from repro.schema.option_catalog import Catalog
+from repro.schema.validation import first_problem
 
 ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
 
@@ -85,11 +84,8 @@ def parse_lock(data: dict[str, Any], path: Path) -> Lock:
     try:
         return Lock.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = format_loc(first["loc"]) or "<top>"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise LockError(
-            f"{path}: {where}: {expected_text(first)}{more}",
+            f"{path}: {first_problem(exc)}",
             hint=recover_hint(path),
         ) from None
 

@@ -13,7 +13,6 @@ errors and a whole directory can be checked in one go.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -63,14 +62,3 @@ def _is_below_cwd(p: Path) -> bool:
     except ValueError:
         return False
     return True
-
-
-def format_loc(loc: Iterable[str | int]) -> str:
-    """('server', 'extra_args', 1) -> 'server.extra_args[1]'."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out

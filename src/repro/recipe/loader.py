@@ -29,9 +29,10 @@ from pydantic import ValidationError
 
 from repro import fileread
 from repro.errors import RecipeError, short_repr, suggestion
-from repro.recipe.findings import display_path, format_loc
+from repro.recipe.findings import display_path
 from repro.recipe.yamlio import Document, origin, problem_lines, read_mapping
 from repro.schema.recipe import Recipe
+from repro.schema.validation import format_loc
 
 ENV_RECIPES_DIR = "REPRO_RECIPES_DIR"
 RECIPE_SUFFIXES = (".yaml", ".yml")

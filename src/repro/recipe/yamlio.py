@@ -11,7 +11,7 @@ import copy
 import json
 import re
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from repro import fileread
 from repro.errors import RecipeError, short_repr, suggestion
-from repro.recipe.findings import Loc, display_path, format_loc
-from repro.schema.base import PATTERN_WORDS
+from repro.recipe.findings import Loc, display_path
+from repro.schema.validation import expected_text, format_loc
 
 MAX_DEPTH = 40
 MAX_BYTES = 4 * 1024 * 1024
@@ -206,52 +206,6 @@ def check_plain(data: Any, shown: str) -> list[str]:
 
 
 # --- pydantic errors -> problems -------------------------------------------------------------
-def expected_text(err: Mapping[str, Any]) -> str:
-    """What a pydantic error expected, in words, with the value it got."""
-    kind = err["type"]
-    ctx = err.get("ctx") or {}
-    got = f", got {short_repr(err.get('input'))}"
-    simple = {
-        "int_type": "expected an integer",
-        "int_parsing": "expected an integer",
-        "int_from_float": "expected a whole number",
-        "float_type": "expected a number",
-        "float_parsing": "expected a number",
-        "finite_number": "expected a finite number",
-        "bool_type": "expected true or false",
-        "bool_parsing": "expected true or false",
-        "string_type": "expected a string (quote it)",
-        "list_type": "expected a list",
-        "dict_type": "expected a mapping",
-        "model_type": "expected a mapping",
-        "model_attributes_type": "expected a mapping",
-    }
-    if kind in simple:
-        return simple[kind] + got
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "literal_error":
-        return f"expected one of {ctx.get('expected', '')}{got}"
-    if kind == "string_pattern_mismatch":
-        pattern = str(ctx.get("pattern"))
-        words = PATTERN_WORDS.get(pattern, f"text matching {pattern}")
-        return f"expected {words}{got}"
-    bounds = {
-        "greater_than": ">",
-        "greater_than_equal": ">=",
-        "less_than": "<",
-        "less_than_equal": "<=",
-    }
-    if kind in bounds:
-        limit = next(iter(ctx.values()), "?")
-        return f"expected a value {bounds[kind]} {limit}{got}"
-    if kind in ("too_short", "too_long"):
-        return f"{str(err['msg']).lower()}"
-    if kind == "value_error":
-        return str(err["msg"]).removeprefix("Value error, ")
-    return f"{err['msg']}{got}"
-
-
 def _model_of(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation

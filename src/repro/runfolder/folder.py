@@ -41,11 +41,11 @@ from repro.schema.record import (
     BenchRunInfo,
     RunInfo,
     StagesFile,
-    first_error,
 )
 from repro.schema.recordedrecipe import RecordedRecipe
-from repro.schema.runcontext import RunContextFile, context_error
+from repro.schema.runcontext import RunContextFile
 from repro.schema.server import MetricsSample
+from repro.schema.validation import first_problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -263,7 +263,9 @@ class RunFolder:
         try:
             return RunContextFile.model_validate(self._json(path, hint))
         except ValidationError as err:
-            raise RunRecordError(f"{path} {context_error(err)}", hint=hint) from None
+            raise RunRecordError(
+                f"{path}: not a run context: {first_problem(err)}", hint=hint
+            ) from None
 
     def read_requests(self, concurrency: int, repeat: int) -> list[RequestRow]:
         """The per-request rows of one level."""
@@ -276,7 +278,7 @@ class RunFolder:
                 rows.append(RequestRow.model_validate_json(line))
             except ValidationError as err:
                 raise RunRecordError(
-                    f"{path}:{number}: not a request row: {first_error(err)}",
+                    f"{path}:{number}: not a request row: {first_problem(err)}",
                     hint="the file is corrupt; re-run the level with `repro bench --resume`",
                 ) from None
         return rows

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.schema.record import first_error
+from repro.schema.validation import first_problem
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -107,4 +107,4 @@ def validated(
     try:
         return validate(data)
     except ValidationError as err:
-        raise RunRecordError(f"{path}: {first_error(err)}", hint=hint) from None
+        raise RunRecordError(f"{path}: {first_problem(err)}", hint=hint) from None

@@ -18,7 +18,6 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
-    ValidationError,
 )
 
 from repro.schema.accept import AcceptProtocol, AcceptResults, TemplateUse
@@ -215,10 +214,3 @@ class StagesFile(BaseModel):
 
     updated_at: str = Field(description="UTC, ISO 8601")
     stages: list[StageRecord]
-
-
-def first_error(err: ValidationError) -> str:
-    """A record's validation error in one line: `levels[1].output_throughput: <why>`."""
-    first = err.errors()[0]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
-    return f"{where.removeprefix('.') or '(top level)'}: {first['msg']}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 
 class RunContextFile(BaseModel):
@@ -16,14 +16,3 @@ class RunContextFile(BaseModel):
     deployment: StrictStr | None = Field(default=None, description="the compose project")
     container_id: StrictStr | None = Field(default=None, description="the server container")
     port: StrictInt | None = Field(default=None, ge=1, le=65535, description="the host port")
-
-
-def context_error(err: ValidationError) -> str:
-    """One line for a bad `context.json`: the field, what it holds, what was expected."""
-    first = err.errors()[0]
-    field = ".".join(str(p) for p in first["loc"])
-    if not field:
-        return f"is not a run context ({first['msg']})"
-    if first["type"] == "missing":
-        return f"is not a run context: it has no `{field}`"
-    return f"`{field}` is {first['input']!r}: {first['msg']}"
