@@ -57,3 +57,25 @@ def test_the_record_a_path_names(tmp_path: Path) -> None:
         record_folder(run).read_run()
     with pytest.raises(RunRecordError, match="no such run record folder"):
         record_folder(tmp_path / "nope")
+
+
+def test_an_edited_file_is_one_line_naming_the_field_the_expectation_and_the_value(
+    tmp_path: Path,
+) -> None:
+    """Every file's bad value reads the same: path, field, what was expected, what was found."""
+    run = tmp_path / "run"
+    shutil.copytree(EARLIER / "v2-run", run)
+    folder = RunFolder(run)
+    context = json.loads(folder.context_file.read_text())
+    folder.context_file.write_text(json.dumps({**context, "port": 99999}))
+    with pytest.raises(RunRecordError) as caught:
+        folder.read_context()
+    assert caught.value.message == (
+        f"{folder.context_file}: not a run context: port: expected a value <= 65535, got 99999"
+    )
+    stages = json.loads(folder.stages_file.read_text())
+    stages["stages"][1]["seconds"] = "soon"
+    folder.stages_file.write_text(json.dumps(stages))
+    with pytest.raises(RunRecordError) as caught:
+        folder.read_stages()
+    assert caught.value.message.endswith("stages[1].seconds: expected a number, got 'soon'")
