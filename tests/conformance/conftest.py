@@ -8,14 +8,14 @@ tiny model is the one the real-engine tests serve (repro.realengine.tinymodel).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from repro.realengine.engine import DEFAULT_VENV, EngineError, engine_python, make_tiny_model
+from repro.realengine.engine import EngineError, engine_python, make_tiny_model
+from repro.settings import SGLANG_PYTHON
 from tests.support.simulator import Sim, Simulators
 
 FRONTEND = ("-m", "repro.sim.sglang_frontend")
@@ -38,8 +38,7 @@ class Pair:
 
 def sglang_venv() -> Path:
     """.venv-sglang/, or the environment of REPRO_SGLANG_PYTHON."""
-    override = os.environ.get("REPRO_SGLANG_PYTHON")
-    venv = Path(override).parents[1] if override else DEFAULT_VENV
+    venv = Path(SGLANG_PYTHON.text()).parents[1]
     try:
         engine_python(venv)
     except EngineError as e:

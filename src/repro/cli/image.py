@@ -20,10 +20,10 @@ from repro.image.bump import Bump, bump_image
 from repro.image.registry import export_archive, export_enroot
 from repro.image.release_catalog import extract_release_catalog
 from repro.lock import load_locked
-from repro.realengine.engine import DEFAULT_VENV
 from repro.recipe.images import list_image_specs, load_image_spec
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
+from repro.settings import SGLANG_PYTHON
 from repro.topology import collect_fingerprint
 
 _console = Console(stderr=True, highlight=False)
@@ -226,8 +226,8 @@ def arch_check(ref: str, caps: tuple[str, ...]) -> None:
     "--python",
     "sglang_python",
     type=click.Path(dir_okay=False, path_type=Path),
-    envvar="REPRO_SGLANG_PYTHON",
-    default=DEFAULT_VENV / "bin" / "python",
+    envvar=SGLANG_PYTHON.name,
+    default=Path(SGLANG_PYTHON.text()),
     show_default=True,
     help="The CPU engine's Python (scripts/ensure-sglang) that imports SGLang's parser.",
 )

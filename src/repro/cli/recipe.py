@@ -28,6 +28,7 @@ from repro.recipe.findings import display_path
 from repro.recipe.render import LAUNCH
 from repro.schema.image import ImageSpec
 from repro.schema.recipe import Recipe
+from repro.settings import RECIPES_DIR
 from repro.tables import fit
 
 
@@ -44,8 +45,8 @@ def _dump_json(data: Any) -> None:
 @click.option(
     "--recipes-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    envvar="REPRO_RECIPES_DIR",
-    help="Directory of recipes (default: ./recipes or $REPRO_RECIPES_DIR).",
+    envvar=RECIPES_DIR.name,
+    help=f"Directory of recipes (default: ${RECIPES_DIR.name}, else ./recipes).",
 )
 @click.pass_context
 def recipe(ctx: click.Context, recipes_dir: Path | None) -> None:

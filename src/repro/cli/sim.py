@@ -14,14 +14,13 @@ from rich.table import Table
 
 from repro.cli.options import PORT, FiniteFloat, json_option
 from repro.errors import ReproError
-from repro.realengine.engine import DEFAULT_VENV
+from repro.settings import SGLANG_PYTHON, SIM_LOAD_SECONDS, SIM_PROFILE, SIM_SEED, SIM_TIME_SCALE
 from repro.sim import main as sim_main
 from repro.sim.calibration import check
 from repro.sim.profile import Profile, ProfileError, list_profiles, load_profile
 from repro.sim.select import layout
 
 _console = Console(highlight=False)
-SGLANG_PYTHON = DEFAULT_VENV / "bin" / "python"
 
 
 def _profile_or_error(name: str) -> None:
@@ -63,8 +62,8 @@ def sim() -> None:
     "--python",
     "sglang_python",
     type=click.Path(dir_okay=False, path_type=Path),
-    envvar="REPRO_SGLANG_PYTHON",
-    default=SGLANG_PYTHON,
+    envvar=SGLANG_PYTHON.name,
+    default=Path(SGLANG_PYTHON.text()),
     show_default=True,
     help="With --frontend sglang: the Python that has SGLang installed.",
 )
@@ -94,14 +93,14 @@ def serve(
         --speculative-algorithm DFLASH --speculative-draft-model-path DRAFTER_DIR
     """
     _profile_or_error(profile)
-    os.environ["REPRO_SIM_PROFILE"] = profile
-    for name, value in (
-        ("REPRO_SIM_SEED", seed),
-        ("REPRO_SIM_TIME_SCALE", time_scale),
-        ("REPRO_SIM_LOAD_SECONDS", load_seconds),
+    os.environ[SIM_PROFILE.name] = profile
+    for setting, value in (
+        (SIM_SEED, seed),
+        (SIM_TIME_SCALE, time_scale),
+        (SIM_LOAD_SECONDS, load_seconds),
     ):
         if value is not None:
-            os.environ[name] = str(value)
+            os.environ[setting.name] = str(value)
     argv = list(sglang_args)
     has_model = bool({"--model-path", "--model"} & {a.split("=", 1)[0] for a in argv})
     if frontend == "sglang":

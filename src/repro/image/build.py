@@ -29,6 +29,7 @@ from repro.image.leftovers import remove_stale, scratch_tag, workdir_prefix
 from repro.progress import Progress, quiet
 from repro.schema.lock import LockedImage
 from repro.schema.option_catalog import Catalog
+from repro.settings import GPU_ARCHS
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "Dockerfile.sglang"
 CONTEXT_SCRIPTS = Path(__file__).resolve().parent / "context"
@@ -76,7 +77,7 @@ class BuildPlan(BaseModel):
             "BASE_IMAGE": self.base_ref,
             "SGLANG_COMMIT": self.sglang_commit or "",
             "PIP_PACKAGES": " ".join(self.pip_packages),
-            "REPRO_GPU_ARCHS": ",".join(self.gpu_archs),
+            GPU_ARCHS.name: ",".join(self.gpu_archs),
         }
 
     def content_hash(self) -> str:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+
+from repro.settings import STATE_DIR
 
 SERVICE = "sglang"
 
 
 def state_dir() -> Path:
     """Where repro keeps deployment state: REPRO_STATE_DIR, else `.repro` here."""
-    return Path(os.environ.get("REPRO_STATE_DIR", ".repro"))
+    return Path(STATE_DIR.text())
 
 
 def state_id(state_dir: Path) -> str:

@@ -18,8 +18,7 @@ from repro.recipe.loader import RECIPE_SUFFIXES, YAML_LOCK_SUFFIXES
 from repro.schema.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
 from repro.schema.option_catalog import Catalog
 from repro.schema.validation import first_problem
-
-ENV_LOCKS_DIR = "REPRO_LOCKS_DIR"
+from repro.settings import LOCKS_DIR
 
 
 class LockError(ReproError):
@@ -31,7 +30,7 @@ def default_locks_dir(recipe_file: Path | None = None) -> Path:
 
     For `recipes/x.yaml` that is `locks/` at the project root, beside `recipes/` and `images/`.
     """
-    env = os.environ.get(ENV_LOCKS_DIR)
+    env = LOCKS_DIR.read()
     if env:
         return Path(env)
     if recipe_file is not None:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repro.errors import ReproError
+from repro.settings import SGLANG_VENV
 from repro.urls import http_status
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-DEFAULT_VENV = REPO_ROOT / ".venv-sglang"
+DEFAULT_VENV = SGLANG_VENV
 
 # What serves a small text model on SGLang 0.5.23's CPU engine (checked on 2 cores): the
 # torch-native attention backend, a small KV pool and the Prometheus endpoint.

@@ -7,7 +7,6 @@ built, the catalog extracted from it (kept in the lock) is the truth.
 
 from __future__ import annotations
 
-import os
 from datetime import date
 from pathlib import Path
 
@@ -22,8 +21,7 @@ from repro.schema.image import ImageSpec, StandInCatalog
 from repro.schema.lock import Lock
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import Recipe
-
-ENV_IMAGES_DIR = "REPRO_IMAGES_DIR"
+from repro.settings import IMAGES_DIR
 
 
 class ImageSpecError(RecipeError):
@@ -36,7 +34,7 @@ class ImageSpecNotFound(ImageSpecError):
 
 def default_images_dir(near: Path | None = None) -> Path:
     """`$REPRO_IMAGES_DIR`, else `images/` next to `near` (a recipes dir), else `./images`."""
-    env = os.environ.get(ENV_IMAGES_DIR)
+    env = IMAGES_DIR.read()
     if env:
         return Path(env)
     if near is not None and (near.parent / "images").is_dir():
@@ -62,7 +60,7 @@ def load_image_spec(ref: str | Path, images_dir: Path | None = None) -> ImageSpe
         known = list_image_specs(path.parent)
         raise ImageSpecNotFound(
             f"no image spec '{ref}' at {display_path(path)}{suggestion(str(ref), known)}",
-            hint=f"image specs there: {', '.join(known)}" if known else f"set {ENV_IMAGES_DIR}",
+            hint=f"image specs there: {', '.join(known)}" if known else f"set {IMAGES_DIR.name}",
         )
     doc = read_mapping(path, "image spec")
     data = dict(doc.data)

@@ -33,8 +33,8 @@ from repro.recipe.findings import display_path
 from repro.recipe.yamlio import Document, origin, problem_lines, read_mapping
 from repro.schema.recipe import Recipe
 from repro.schema.validation import format_loc
+from repro.settings import RECIPES_DIR
 
-ENV_RECIPES_DIR = "REPRO_RECIPES_DIR"
 RECIPE_SUFFIXES = (".yaml", ".yml")
 YAML_LOCK_SUFFIXES = (".lock.yaml", ".lock.yml")  # a lock written as YAML, not a recipe
 NOT_INHERITED = frozenset({"name", "description", "extends"})
@@ -43,7 +43,7 @@ MAX_EXTENDS_DEPTH = 32
 
 def default_recipes_dir() -> Path:
     """`$REPRO_RECIPES_DIR`, else `recipes/` under the current directory."""
-    env = os.environ.get(ENV_RECIPES_DIR)
+    env = RECIPES_DIR.read()
     return Path(env) if env else Path.cwd() / "recipes"
 
 
@@ -53,7 +53,7 @@ def list_recipe_files(recipes_dir: Path | None = None) -> list[Path]:
     if not root.is_dir():
         raise RecipeError(
             f"no recipes directory at {display_path(root)}",
-            hint=f"run from the project root, or set {ENV_RECIPES_DIR}",
+            hint=f"run from the project root, or set {RECIPES_DIR.name}",
         )
     files = [p for p in root.iterdir() if p.suffix in RECIPE_SUFFIXES and p.is_file()]
     return sorted(files, key=lambda p: p.stem)
@@ -88,7 +88,7 @@ def resolve_recipe_path(ref: str | Path, recipes_dir: Path | None = None) -> Pat
         hint=(
             f"recipes there: {', '.join(sorted(known))}"
             if known
-            else f"run from the project root, or set {ENV_RECIPES_DIR}"
+            else f"run from the project root, or set {RECIPES_DIR.name}"
         ),
     )
 

@@ -18,17 +18,10 @@ from repro.recipe.findings import Loc
 from repro.recipe.loader import locate
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import Recipe
+from repro.settings import SIM_LOAD_SECONDS, SIM_PROFILE, SIM_SEED
 from repro.shellquote import word, words
 
 LAUNCH = ("python3", "-m", "sglang.launch_server")
-
-# Environment a simulated deployment passes to the simulator (it reads SGLang's argv like
-# SGLang does; its own settings come from these variables).
-SIM_ENV = {
-    "profile": "REPRO_SIM_PROFILE",
-    "load_seconds": "REPRO_SIM_LOAD_SECONDS",
-    "seed": "REPRO_SIM_SEED",
-}
 
 
 @dataclass
@@ -280,9 +273,9 @@ def render_env(recipe: Recipe) -> dict[str, str]:
         env.update(forced.env())
     if recipe.simulator is not None:
         sim = recipe.simulator
-        env[SIM_ENV["profile"]] = sim.profile
-        env[SIM_ENV["load_seconds"]] = _value(sim.load_seconds)
-        env[SIM_ENV["seed"]] = str(sim.seed)
+        env[SIM_PROFILE.name] = sim.profile
+        env[SIM_LOAD_SECONDS.name] = _value(sim.load_seconds)
+        env[SIM_SEED.name] = str(sim.seed)
     return env
 
 

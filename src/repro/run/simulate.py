@@ -22,11 +22,11 @@ from repro.recipe.images import images_dir_for
 from repro.recipe.yamlio import read_mapping
 from repro.runfolder import RunFolder
 from repro.schema.recipe import Recipe
+from repro.settings import SIM_TIME_SCALE
 from repro.sim.profile import ProfileError, profile_path
 from repro.sim.select import choose_profile
 
 SIM_IMAGE = "sim"
-TIME_SCALE_ENV = "REPRO_SIM_TIME_SCALE"  # read by repro.sim.config
 
 
 def _parents_beside(recipe: Recipe, folder: Path) -> str:
@@ -77,7 +77,7 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
             "interconnect": "any",
             "min_gpu_memory_gb": None,
         },
-        "env": {TIME_SCALE_ENV: f"{time_scale:g}"},
+        "env": {SIM_TIME_SCALE.name: f"{time_scale:g}"},
         "simulator": {"profile": chosen, "load_seconds": 2, "seed": 0},
     }
     folder = RunFolder(run_dir)

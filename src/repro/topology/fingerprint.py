@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from repro.schema.machine import InterconnectProbe, MachineInfo
+from repro.settings import DOCKER, NVIDIA_SMI
 from repro.topology.host import (
     DiskInfo,
     DockerInfo,
@@ -25,8 +26,6 @@ from repro.topology.models import GpuInfo, InterconnectClass, TopoMatrix
 from repro.topology.nvidia import collect_nvidia
 from repro.topology.probe import last_probe
 from repro.topology.runner import (
-    DOCKER_ENV,
-    NVIDIA_SMI_ENV,
     Runner,
     find_executable,
     run_command,
@@ -91,16 +90,16 @@ def collect_fingerprint(
     already in the Hub cache are recorded (`disk.cached_bytes`).
     """
     environ = dict(os.environ if env is None else env)
-    nvidia = collect_nvidia(find_executable("nvidia-smi", NVIDIA_SMI_ENV, environ), runner)
+    nvidia = collect_nvidia(find_executable("nvidia-smi", NVIDIA_SMI, environ), runner)
     if nvidia.executable is None:
-        where = environ.get(NVIDIA_SMI_ENV)
+        where = NVIDIA_SMI.read(environ)
         nvidia.problems.insert(
             0,
-            f"{NVIDIA_SMI_ENV}={where} is not an executable"
+            f"{NVIDIA_SMI.name}={where} is not an executable"
             if where
             else "nvidia-smi not found on PATH: no NVIDIA driver on this machine",
         )
-    docker = docker_info(find_executable("docker", DOCKER_ENV, environ), runner)
+    docker = docker_info(find_executable("docker", DOCKER, environ), runner)
     gpu_count = len(nvidia.gpus)
     gpu_names = {f"GPU{g.index}" for g in nvidia.gpus}
     if nvidia.topology is not None and set(nvidia.topology.gpu_indices) != {

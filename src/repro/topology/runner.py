@@ -13,8 +13,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-NVIDIA_SMI_ENV = "REPRO_NVIDIA_SMI"
-DOCKER_ENV = "REPRO_DOCKER"
+from repro.settings import Setting
 
 
 @dataclass(frozen=True)
@@ -63,10 +62,12 @@ def run_command(argv: Sequence[str], timeout: float) -> CommandResult:
     return CommandResult(args, proc.returncode, proc.stdout, proc.stderr)
 
 
-def find_executable(name: str, env_var: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The executable to use: `$env_var` when set (even if it does not exist), else PATH."""
+def find_executable(
+    name: str, setting: Setting, env: Mapping[str, str] | None = None
+) -> str | None:
+    """The executable to use: `setting`'s when set (even if it does not exist), else PATH."""
     environ = os.environ if env is None else env
-    override = environ.get(env_var)
+    override = setting.read(environ)
     if override:
         return override if os.access(override, os.X_OK) else None
     return shutil.which(name, path=environ.get("PATH"))
