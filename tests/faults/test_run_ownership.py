@@ -39,6 +39,7 @@ def _run_folder(tmp_path: Path, repo_root: Path, url: str, container_id: str | N
     return folder
 
 
+@pytest.mark.docker  # a dry run asks the engine which image it would run
 @pytest.mark.parametrize("container_id", [None, "0" * 64])
 def test_resume_never_adopts_a_foreign_server_at_the_saved_url(
     tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch, container_id: str | None

@@ -82,6 +82,7 @@ def test_render_and_dry_run_refuse_what_check_rejects(repo_root: Path, tmp_path:
         assert "needs a drafter" in _refused(CliRunner().invoke(main, args))
 
 
+@pytest.mark.docker  # a dry run asks the engine which image it would run
 def test_dry_run_shows_markup_and_emoji_codes_literally(repo_root: Path, tmp_path: Path) -> None:
     runs = tmp_path / "[red]x[/] :-1:"
     demo = str(repo_root / "recipes" / "demo.yaml")
@@ -116,6 +117,7 @@ def test_a_full_disk_is_one_line_and_leaves_no_temp_file(
         subprocess.run(["umount", disk], check=True)
 
 
+@pytest.mark.docker  # a dry run asks the engine which image it would run
 def test_resume_honours_a_new_port(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REPRO_STATE_DIR", str(run_dir / "state"))
     args = ["run", "--resume", str(run_dir), "--port", "4321", "--dry-run"]

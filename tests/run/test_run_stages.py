@@ -32,6 +32,7 @@ def test_help_and_from_choices_follow_the_list() -> None:
     assert "[" + "|".join(ORDER) + "]" in text
 
 
+@pytest.mark.docker  # a dry run asks the engine which image it would run
 def test_dry_run_plans_every_stage_in_order_and_writes_nothing(
     repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,6 +59,7 @@ def test_dry_run_plans_every_stage_in_order_and_writes_nothing(
         ("kimi26-tp8-dflash-b200", "kimi26-tp8-b200"),
     ],
 )
+@pytest.mark.docker  # a dry run asks the engine which image it would run
 def test_a_simulated_dry_run_plans_on_the_layouts_profile_and_keeps_no_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recipe: str, profile: str
 ) -> None:
