@@ -17,6 +17,7 @@ from repro.bench.target import BenchTarget
 from repro.progress import Progress, quiet
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.record import ClientLimits, Endpoint
+from repro.schema.slo import SloSearch
 
 ACCEPT_LIMITS = ClientLimits(read_timeout_s=3600.0)
 """accept's defaults: a non-streaming response sends nothing until it is whole."""
@@ -63,6 +64,7 @@ class BenchOptions(MeasureOptions):
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
+    slo_search: SloSearch | None = None  # overrides the recipe's bench.slo_search
 
 
 @dataclass

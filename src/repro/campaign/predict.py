@@ -17,6 +17,7 @@ from pathlib import Path
 
 from repro.bench.client.stream import RequestResult
 from repro.bench.metrics import summarize_level
+from repro.bench.slo import next_search_level
 from repro.errors import ReproError
 from repro.lock import load_locked
 from repro.recipe import load_recipe
@@ -62,8 +63,9 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     bench = recipe.bench
     category = "random" if bench.dataset == "random" else "chat"
     gpus = load_recipe(recipe_file).topology.gpus
-    levels = []
-    for concurrency in bench.concurrencies:
+    levels: list[Level] = []
+
+    def measure(concurrency: int) -> None:
         for repeat in range(bench.repeats):
             run = server.run_level(
                 concurrency,
@@ -74,6 +76,14 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
                 warmup=bench.warmup,
             )
             levels.append(_summary(run, repeat, gpus))
+
+    for concurrency in bench.concurrencies:
+        measure(concurrency)
+    while bench.slo_search is not None:  # as the sweep searches (SweepPlan.levels)
+        found = next_search_level(levels, bench.slo_search, bench.concurrencies)
+        if found is None:
+            break
+        measure(found)
     return Prediction(profile.name, profile.provenance, levels)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from repro.bench.slo import search_summary
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
@@ -188,7 +189,11 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
         result = run_bench(_target(ctx), options, bars)
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
-    return bench_summary(result.levels, ctx.recipe.bench.prompts_per_level)
+    summary = bench_summary(result.levels, ctx.recipe.bench.prompts_per_level)
+    search = ctx.recipe.bench.slo_search
+    if search is not None:
+        summary += f"; {search_summary(result.levels, search, ctx.recipe.bench.concurrencies)}"
+    return summary
 
 
 def bench_summary(levels: list[Level], prompts_per_level: int) -> str:

@@ -30,6 +30,7 @@ from repro.schema.deployment import (
     SpeculativeSpec,
     Topology,
 )
+from repro.schema.slo import SloSearch
 
 # Secrets never live in a recipe: repro forwards them from the environment at launch time.
 SECRET_ENV_NAMES = frozenset(
@@ -73,6 +74,11 @@ class Bench(StrictModel):
         gt=0,
         le=1_000_000,
         description="Open-loop Poisson arrival rate (req/s); none = closed loop.",
+    )
+    slo_search: SloSearch | None = Field(
+        None,
+        description="After the ladder, bisect between the highest level that meets these "
+        "latency limits and the lowest that fails, adding up to extra_levels levels.",
     )
 
     @field_validator("dataset")
