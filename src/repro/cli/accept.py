@@ -211,7 +211,8 @@ def accept(
     With --accuracy, the answers of gsm8k-style sets are scored too, for the recipe and
     its --baseline (the same model without the drafter): a recipe whose accuracy falls below
     the baseline's beyond the interval exits 1. `repro compare A B` holds two such runs (two
-    machines, one lock) against each other.
+    machines, one lock) against each other. E.g. `repro accept kimi26-ep4-dflash
+    --prompt-sets gsm8k -n 200 --accuracy --baseline kimi26-ep4`.
 
     Writes accept.json (and accuracy.json) into a run folder per recipe and prints the
     folders on stdout.

@@ -193,7 +193,11 @@ def compare(
 ) -> None:
     """B relative to A on matched concurrency levels: delta, direction, and whether it is
     within the runs' own spread (repeats) or a real change; machines side by side. Levels
-    whose validity verdict failed are left out (named in a warning) unless --include-invalid."""
+    whose validity verdict failed are left out (named in a warning) unless --include-invalid.
+
+    Accept runs compare acceptance per prompt set; with accuracy (`repro accept --accuracy`
+    on two machines, one lock), B's accuracy against A's with a 95% interval: a drop beyond
+    it is flagged REGRESSION and exits 1."""
     run_a, run_b = load_runs([a, b])
     if speeds is not None:
         _compare_at_interactivity(run_a, run_b, _speeds(speeds), as_json)

@@ -39,20 +39,28 @@ def verdict_text(check: AccuracyCheck) -> str:
     return FLAG if check.verdict == "regression" else check.verdict
 
 
+def _table(title: str, first: list[str], numbers: list[str], verdict: bool = True) -> Table:
+    """A table of per-set rows: `first` columns as text, `numbers` right-justified, then the
+    gate's verdict."""
+    table = Table(title=title, title_justify="left")
+    for name in first:
+        table.add_column(name, no_wrap=name == "run")
+    for name in numbers:
+        table.add_column(name, justify="right")
+    if verdict:
+        table.add_column("verdict")
+    return table
+
+
 def results_table(results: AccuracyResults) -> Table:
     """One accept run's accuracy: the recipe, its baseline and the gate per prompt set."""
     base = {s.prompt_set: s for s in results.baseline_sets}
     checks = {c.prompt_set: c for c in results.checks}
-    table = Table(
-        title=f"{results.recipe_name}: accuracy (exact final number) [Wilson 95%]"
-        + (f"\nbaseline: {results.baseline}; B - A in points [Newcombe 95%]" if base else ""),
-        title_justify="left",
-    )
-    table.add_column("prompt set")
-    for header in ("n", "recipe", *(("baseline", "B - A") if base else ())):
-        table.add_column(header, justify="right")
+    title = f"{results.recipe_name}: accuracy (exact final number) [Wilson 95%]"
     if base:
-        table.add_column("verdict")
+        title += f"\nbaseline: {results.baseline}; B - A in points [Newcombe 95%]"
+    numbers = ["n", "recipe", *(["baseline", "B - A"] if base else [])]
+    table = _table(title, ["prompt set"], numbers, verdict=bool(base))
     for s in results.sets:
         row = [s.prompt_set, str(s.asked), percent(s.accuracy, s.ci95)]
         b, check = base.get(s.prompt_set), checks.get(s.prompt_set)
@@ -75,14 +83,11 @@ def _sets(run: LoadedRun) -> list[AccuracySet]:
 
 def report_table(runs: list[LoadedRun]) -> Table:
     """Accuracy per prompt set per run (its baseline's beside it, where measured)."""
-    table = Table(
-        title="Accuracy per prompt set (exact final number) [Wilson 95%]", title_justify="left"
+    table = _table(
+        "Accuracy per prompt set (exact final number) [Wilson 95%]",
+        ["prompt set", "run"],
+        ["n", "accuracy", "baseline"],
     )
-    table.add_column("prompt set")
-    table.add_column("run", no_wrap=True)
-    for header in ("n", "accuracy", "baseline"):
-        table.add_column(header, justify="right")
-    table.add_column("verdict")
     names = list(dict.fromkeys(s.prompt_set for run in runs for s in _sets(run)))
     for name in names:
         for run in runs:
@@ -106,14 +111,11 @@ def compare_accuracy(a: LoadedRun, b: LoadedRun) -> list[AccuracyCheck]:
 
 
 def comparison_table(a: LoadedRun, b: LoadedRun, checks: list[AccuracyCheck]) -> Table:
-    table = Table(
-        title=f"Accuracy: B = {b.label} vs A = {a.label}\nB - A in points [Newcombe 95%]",
-        title_justify="left",
+    table = _table(
+        f"Accuracy: B = {b.label} vs A = {a.label}\nB - A in points [Newcombe 95%]",
+        ["prompt set"],
+        ["A", "B", "B - A"],
     )
-    table.add_column("prompt set")
-    for header in ("A", "B", "B - A"):
-        table.add_column(header, justify="right")
-    table.add_column("verdict")
     sa = {s.prompt_set: s for s in _sets(a)}
     sb = {s.prompt_set: s for s in _sets(b)}
     for c in checks:
