@@ -43,6 +43,7 @@ def sims(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, SimServ
         "spec": SimServer(logs / "spec.log", *DFLASH, **env),
         "regressed": SimServer(logs / "bad.log", *DFLASH, **env, REPRO_SIM_WRONG_ANSWERS="0.5"),
         "plain": SimServer(logs / "plain.log", **env),
+        "forced": SimServer(logs / "forced.log", *DFLASH, **env, SGLANG_SIMULATE_ACC_LEN="3"),
     }
     yield servers
     for server in servers.values():
@@ -125,3 +126,13 @@ def test_a_set_without_an_answer_key_is_refused_before_any_request(
     assert "prompt set 'math' has no answer key" in res.stderr
     assert "Traceback" not in res.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_forced_acceptance_server_is_not_scored(
+    sims: dict[str, SimServer], hub: HubServer, tmp_path: Path
+) -> None:
+    """Forced acceptance commits tokens the model did not choose: no answer of it counts."""
+    res = hub_cli(tmp_path, hub, "accept", "--url", sims["forced"].url, "--prompt-sets",
+                  "gsm8k", "--accuracy")  # fmt: skip
+    assert res.returncode == 1
+    assert "forced acceptance (forced 3)" in res.stderr and "Traceback" not in res.stderr

@@ -276,6 +276,7 @@ def _protocol(
         baseline=baseline.ref if baseline else None,
         prompts_per_set=len(plans[0].measured) if plans else 0,
         max_new_tokens={p.prompt_set.name: p.max_new_tokens for p in plans},
+        accuracy=opts.accuracy,
         client_limits=opts.client,
     )
 
@@ -292,6 +293,12 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
     sender = Sender(session, bound, server.max_accept)
     base_sender = _baseline_sender(opts, bound)
     forced = run_forced_acceptance(recipe, opts.forced, info)
+    if forced is not None and opts.accuracy:
+        raise ReproError(
+            f"the server at {url} runs with forced acceptance ({forced.label()}): it commits "
+            "tokens its model did not choose, so its answers are not the model's",
+            hint="score accuracy on a server launched without SGLANG_SIMULATE_ACC_LEN",
+        )
     template = server.template(opts.chat_template_fallback)
     plans, thinking = _plan(recipe, opts, prompt_sets, template)
     results = AcceptResults(
