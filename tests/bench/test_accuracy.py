@@ -115,6 +115,10 @@ def test_two_machines_compared_flag_the_one_that_answers_worse(
     assert good_correct == PROMPTS > bad_correct
     table = hub_cli(tmp_path, hub, "report", *runs)
     assert "Accuracy per prompt set" in table.stdout and "100% [89, 100]" in table.stdout
+    page = hub_cli(tmp_path, hub, "report", *runs, "--format", "html", "-o", "page.html")
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "page.html").read_text()
+    assert "<h2>Accuracy per prompt set</h2>" in html and "100% [89, 100]" in html
 
 
 def test_a_set_without_an_answer_key_is_refused_before_any_request(

@@ -48,7 +48,7 @@ def _table(title: str, first: list[str], numbers: list[str], verdict: bool = Tru
     for name in numbers:
         table.add_column(name, justify="right")
     if verdict:
-        table.add_column("verdict")
+        table.add_column("verdict", no_wrap=True)
     return table
 
 
@@ -81,13 +81,10 @@ def _sets(run: LoadedRun) -> list[AccuracySet]:
     return run.accuracy.sets if run.accuracy else []
 
 
-def report_table(runs: list[LoadedRun]) -> Table:
-    """Accuracy per prompt set per run (its baseline's beside it, where measured)."""
-    table = _table(
-        "Accuracy per prompt set (exact final number) [Wilson 95%]",
-        ["prompt set", "run"],
-        ["n", "accuracy", "baseline"],
-    )
+def accuracy_rows(runs: list[LoadedRun]) -> list[dict[str, Any]]:
+    """One row per (prompt set, run), formatted: accuracy with its interval, the baseline's
+    and the gate's verdict where measured (the terminal table and the HTML page show them)."""
+    rows = []
     names = list(dict.fromkeys(s.prompt_set for run in runs for s in _sets(run)))
     for name in names:
         for run in runs:
@@ -96,12 +93,27 @@ def report_table(runs: list[LoadedRun]) -> Table:
                 continue
             base = next((s for s in run.accuracy.baseline_sets if s.prompt_set == name), None)
             check = next((c for c in run.accuracy.checks if c.prompt_set == name), None)
-            table.add_row(
-                name, run.label + (" (SIMULATED)" if run.simulated else ""), str(found.asked),
-                percent(found.accuracy, found.ci95),
-                percent(base.accuracy, base.ci95) if base else "-",
-                verdict_text(check) if check else "-",
-            )  # fmt: skip
+            rows.append({
+                "prompt_set": name, "run": run.label, "simulated": run.simulated,
+                "asked": str(found.asked), "accuracy": percent(found.accuracy, found.ci95),
+                "baseline": percent(base.accuracy, base.ci95) if base else "-",
+                "verdict": verdict_text(check) if check else "-",
+            })  # fmt: skip
+    return rows
+
+
+def report_table(runs: list[LoadedRun]) -> Table:
+    """Accuracy per prompt set per run (its baseline's beside it, where measured)."""
+    table = _table(
+        "Accuracy per prompt set (exact final number) [Wilson 95%]",
+        ["prompt set", "run"],
+        ["n", "accuracy", "baseline"],
+    )
+    for row in accuracy_rows(runs):
+        run = row["run"] + (" (SIMULATED)" if row["simulated"] else "")
+        table.add_row(
+            row["prompt_set"], run, row["asked"], row["accuracy"], row["baseline"], row["verdict"]
+        )
     return table
 
 
