@@ -14,8 +14,10 @@ from repro.schema.accuracy import AccuracyCheck, AccuracySet, Verdict
 
 
 def check_accuracy(a_name: str, a: AccuracySet, b_name: str, b: AccuracySet) -> AccuracyCheck:
-    """B against A on one prompt set (A the reference)."""
-    found = difference(b.correct, b.asked, a.correct, a.asked)
+    """B against A on one prompt set (A the reference); not comparable when their answer
+    keys differ (other questions, or another count of them)."""
+    same_questions = not (a.expected and b.expected) or a.expected == b.expected
+    found = difference(b.correct, b.asked, a.correct, a.asked) if same_questions else None
     verdict: Verdict = "not comparable"
     if found is not None:
         interval = found[1]

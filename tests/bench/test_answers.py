@@ -92,3 +92,9 @@ def test_the_gate_flags_only_a_drop_beyond_the_interval() -> None:
         "within noise"
     )
     assert check_accuracy("base", _scored(5, 24), "run", _scored(22, 24)).verdict == "higher"
+
+
+def test_sets_of_other_questions_are_not_compared() -> None:
+    a, b = _scored(24, 24), _scored(2, 24)
+    a.expected, b.expected = ["1"] * 24, ["2"] * 24
+    assert check_accuracy("a", a, "b", b).verdict == "not comparable"
