@@ -140,3 +140,23 @@ def test_a_forced_acceptance_server_is_not_scored(
                   "gsm8k", "--accuracy")  # fmt: skip
     assert res.returncode == 1
     assert "forced acceptance (forced 3)" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_recipe_whose_accept_plan_asks_for_accuracy_scores_a_file_set(
+    sims: dict[str, SimServer], hub: HubServer, tmp_path: Path
+) -> None:
+    """`accept: {accuracy: true}` (what `repro run` measures) on a gsm8k-style data file."""
+    rows = [{"question": q, "answer": a} for q, a in zip(QUESTIONS, KEY, strict=True)]
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    recipe = tmp_path / "demo-accuracy.yaml"
+    recipe.write_text(
+        "extends: demo\naccept: {prompt_sets: [qa.jsonl], prompts: 8, max_new_tokens: 32, "
+        "accuracy: true}\n"
+    )
+    res = hub_cli(tmp_path, hub, "accept", str(recipe), "--url", sims["spec"].url, "--json")
+    assert res.returncode == 0, res.stderr
+    (doc,) = json.loads(res.stdout[res.stdout.index("[") :])
+    (scored,) = doc["accuracy"]["sets"]
+    assert scored["prompt_set"] == "qa" and scored["correct"] == scored["asked"] == 8
+    assert doc["protocol"]["accuracy"] is True
+    assert doc["accuracy"]["checks"] == []  # no baseline: nothing to gate against

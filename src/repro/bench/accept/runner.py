@@ -32,7 +32,7 @@ as `output`; `resume` continues a run that failed part-way, measuring only its m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -284,6 +284,8 @@ def _protocol(
 def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResult:
     """Acceptance per prompt set of `target`'s server at `url` (against `opts.baseline`)."""
     recipe = target.recipe
+    if recipe is not None and recipe.accept is not None and recipe.accept.accuracy:
+        opts = replace(opts, accuracy=True)  # the recipe's plan asks for it
     prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
     _refuse_options(opts)
     server = open_server(target, url, opts.provenance)
