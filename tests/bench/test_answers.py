@@ -25,6 +25,7 @@ from repro.schema.accuracy import AccuracySet
         ("\\boxed{x} but the answer is -2.50", "-2.5"),  # a box without a number does not
         ("72.00 apples", "72"),  # 72, 72.0 and 72.00 match
         ("no number here", None),
+        ("9" * 100_000, None),  # a server's megabyte of digits is no answer to record
     ],
 )
 def test_the_final_number_of_a_response(response: str, number: str | None) -> None:
