@@ -78,6 +78,7 @@ class AcceptOptions(MeasureOptions):
     temperature: float = 0.0
     baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
     check_lossless: bool = False
+    accuracy: bool = False  # score answers of gsm8k-style sets (accuracy.json)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
     @property

@@ -169,7 +169,9 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
         )
     lengths = ", ".join(f"{s.prompt_set} {s.accept_length:.2f}" for s in result.sets)
     forced = result.results.forced_acceptance
-    return f"acceptance length{f' ({forced.label()})' if forced else ''}: {lengths}"
+    scored = result.accuracy.sets if result.accuracy is not None else []
+    accuracy = "".join(f"; accuracy {s.prompt_set} {s.correct}/{s.asked}" for s in scored)
+    return f"acceptance length{f' ({forced.label()})' if forced else ''}: {lengths}{accuracy}"
 
 
 def stage_bench(ctx: RunContext, console: Console) -> str:

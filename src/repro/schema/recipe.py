@@ -115,6 +115,11 @@ class Accept(StrictModel):
     thinking: bool = Field(
         False, description="Render the chat template with thinking on (where it supports it)."
     )
+    accuracy: bool = Field(
+        False,
+        description="Also score the answers (gsm8k-style sets: an answer key) into "
+        "accuracy.json, as `repro accept --accuracy`.",
+    )
 
     @field_validator("prompt_sets")
     @classmethod

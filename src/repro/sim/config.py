@@ -15,6 +15,8 @@ environment so that a rendered argv stays valid for real SGLang:
   REPRO_SIM_CATALOG             another option catalog JSON (default: SGLang 0.5.23's)
   REPRO_SIM_LOSSY_DRAFTER       non-empty: the drafter is lossy (accepted drafts differ from
                                 the target's greedy tokens), to test a lossless check
+  REPRO_SIM_ANSWER_KEY          questions with answers the simulator gives (sim/answers.py)
+  REPRO_SIM_WRONG_ANSWERS       the share of those it answers wrongly (a planted regression)
 
 SGLang's own SGLANG_SIMULATE_ACC_LEN, _METHOD and _TOKEN_MODE force the acceptance of a
 speculative server as SGLang 0.5.23 does (sim/forced.py).
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from repro.sim.answers import AnswerKey, key_from_env
 from repro.sim.forced import ForcedAcceptance, forced_from_env
 from repro.sim.profile import (
     CATEGORIES,
@@ -79,6 +82,7 @@ class SimConfig:
     lossy_drafter: bool = False
     forced: ForcedAcceptance | None = None  # SGLANG_SIMULATE_ACC_LEN on a speculative server
     draft_tokens: int = 0  # speculative_num_draft_tokens
+    answer_key: AnswerKey | None = None  # scripted answers (sim/answers.py)
     verify_tokens: int = 1  # tokens the target verifies per request and step
     accept_cap: int = 0  # most drafts one step can accept
     accept_cdfs: dict[str, list[float]] = field(default_factory=dict)
@@ -312,6 +316,10 @@ def resolve(
     cfg.exit_after = _env_float(env, "REPRO_SIM_EXIT_AFTER_SECONDS", None)
     cfg.exit_code = int(_env_float(env, "REPRO_SIM_EXIT_CODE", 1) or 0)
     cfg.trace_file = env.get("REPRO_SIM_TRACE_FILE") or None
+    try:
+        cfg.answer_key = key_from_env(env)
+    except ValueError as e:
+        raise StartupError(str(e)) from None
     _speculative(cfg, parser, env)
     if cfg.algorithm and not args.max_running_requests:
         args.max_running_requests = SPECULATIVE_MAX_RUNNING
