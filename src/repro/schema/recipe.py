@@ -30,6 +30,7 @@ from repro.schema.deployment import (
     SpeculativeSpec,
     Topology,
 )
+from repro.schema.slo import SloSearch
 
 # Secrets never live in a recipe: repro forwards them from the environment at launch time.
 SECRET_ENV_NAMES = frozenset(
@@ -74,6 +75,11 @@ class Bench(StrictModel):
         le=1_000_000,
         description="Open-loop Poisson arrival rate (req/s); none = closed loop.",
     )
+    slo_search: SloSearch | None = Field(
+        None,
+        description="After the ladder, bisect between the highest level that meets these "
+        "latency limits and the lowest that fails, adding up to extra_levels levels.",
+    )
 
     @field_validator("dataset")
     @classmethod
@@ -108,6 +114,11 @@ class Accept(StrictModel):
     max_new_tokens: int = Field(512, ge=1, le=1_000_000, description="Tokens generated per prompt.")
     thinking: bool = Field(
         False, description="Render the chat template with thinking on (where it supports it)."
+    )
+    accuracy: bool = Field(
+        False,
+        description="Also score the answers (gsm8k-style sets: an answer key) into "
+        "accuracy.json, as `repro accept --accuracy`.",
     )
 
     @field_validator("prompt_sets")
