@@ -20,8 +20,6 @@ from repro.errors import ReproError
 from repro.settings import SGLANG_VENV
 from repro.urls import http_status
 
-DEFAULT_VENV = SGLANG_VENV
-
 # What serves a small text model on SGLang 0.5.23's CPU engine (checked on 2 cores): the
 # torch-native attention backend, a small KV pool and the Prometheus endpoint.
 CPU_ENGINE_ARGS: tuple[str, ...] = (
@@ -54,7 +52,7 @@ class Engine:
         return "\n".join(text[-lines:])
 
 
-def engine_python(venv: Path = DEFAULT_VENV) -> Path:
+def engine_python(venv: Path = SGLANG_VENV) -> Path:
     python = venv / "bin" / "python"
     if not python.is_file():
         raise EngineError(
@@ -79,7 +77,7 @@ def make_tiny_model(
     seed: int = 0,
     drafter: Path | None = None,
     block_size: int | None = None,
-    venv: Path = DEFAULT_VENV,
+    venv: Path = SGLANG_VENV,
 ) -> Path:
     """Write the seeded tiny Qwen3 (and, with `drafter`, its DFlash drafter of `block_size`,
     else tinymodel.py's default) with the engine's Python, which has the
@@ -105,7 +103,7 @@ def running_engine(
     port: int,
     log: Path,
     *,
-    venv: Path = DEFAULT_VENV,
+    venv: Path = SGLANG_VENV,
     extra_args: Sequence[str] = (),
     env: dict[str, str] | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
