@@ -35,8 +35,9 @@ def fixtures_dir() -> Path:
 def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulators]:
     """Starts simulators (`simulator(args, env)`, `simulator.tiny(*args)`): the one way tests
     run one; all are stopped when the session ends."""
-    with Simulators(tmp_path_factory.mktemp("simlogs")) as simulators:
-        yield simulators
+    simulators = Simulators(tmp_path_factory.mktemp("simlogs"))
+    yield simulators
+    simulators.close()
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
 from tests.support.ports import free_port
 
@@ -140,14 +139,3 @@ class Simulators:
             sim.stop()
         broken = [sim.log_path for sim in self.started if "Traceback" in sim.log()]
         assert not broken, f"simulator logs with a traceback: {broken}"
-
-    def __enter__(self) -> Simulators:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
