@@ -27,11 +27,21 @@ try:
     raised = ""
 except NotImplementedError as e:
     raised = str(e)
-print(json.dumps({"p": by_p.tolist(), "k": by_k.tolist(), "raised": raised}))
+from flashinfer.comm.mnnvl import TorchDistBackend
+class Fixed(TorchDistBackend):  # as sglang/srt/layers/flashinfer_comm_fusion.py does
+    pass
+try:
+    Fixed()
+    made = ""
+except NotImplementedError as e:
+    made = str(e)
+print(json.dumps({"p": by_p.tolist(), "k": by_k.tolist(), "raised": raised, "made": made}))
 """
 
 
-def test_renorm_ops_do_the_math_and_the_rest_raise(tmp_path: Path) -> None:
+def test_renorm_ops_do_the_math_the_rest_raise_and_a_class_can_be_subclassed(
+    tmp_path: Path,
+) -> None:
     env = {**os.environ, "PYTHONPATH": str(STANDINS), "REPRO_STANDINS_EXTRA": "flashinfer"}
     log = tmp_path / "ops.jsonl"
     env["REPRO_STANDIN_LOG"] = str(log)
@@ -46,5 +56,6 @@ def test_renorm_ops_do_the_math_and_the_rest_raise(tmp_path: Path) -> None:
     assert out["k"][0] == pytest.approx([1.0, 0.0, 0.0, 0.0])
     assert sum(out["k"][1]) == pytest.approx(1.0) and out["k"][1].count(0.0) == 1
     assert "flashinfer.norm.rmsnorm is a repro CPU-test stand-in" in out["raised"]
+    assert "flashinfer.comm.mnnvl.TorchDistBackend is a repro CPU-test stand-in" in out["made"]
     calls = [line for line in log.read_text().splitlines() if '"call"' in line]
     assert any("top_p_renorm_probs" in line for line in calls)

@@ -104,6 +104,17 @@ REAL_OPS: dict[str, Callable[..., Any]] = {
 }
 
 
+def _standin_class(qualname: str) -> type:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _log("call", qualname)
+        raise NotImplementedError(
+            f"{qualname} is a repro CPU-test stand-in: the native class is not available here"
+        )
+
+    module, _, name = qualname.rpartition(".")
+    return type(name, (), {"__init__": __init__, "__module__": module, "__qualname__": name})
+
+
 class StandinOp:
     """A native op, class or constant that is not here: calling it raises, naming it (except
     as a bare decorator); any attribute of it is another stand-in (``InterpolationMode.BICUBIC``
@@ -123,6 +134,12 @@ class StandinOp:
         raise NotImplementedError(
             f"{self.__qualname__} is a repro CPU-test stand-in: the native op is not available here"
         )
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        """As a base class (SGLang subclasses ``flashinfer.comm.mnnvl.TorchDistBackend`` at
+        import time): a class that raises when anything makes an instance of it."""
+        _log("subclass", self.__qualname__)
+        return (_standin_class(self.__qualname__),)
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
