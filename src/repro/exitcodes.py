@@ -29,7 +29,8 @@ class ExitCode(IntEnum):
 MEANING: dict[ExitCode, str] = {
     ExitCode.OK: "success",
     ExitCode.USER_ERROR: "a user-fixable error (bad recipe, bad input, a check that failed: "
-    "`doctor`, `lock --check`, `recipe check`)",
+    "`doctor`, `lock --check`, `recipe check`, `accept --check-lossless`, the accuracy gate of "
+    "`accept --accuracy` and `compare`)",
     ExitCode.USAGE: "usage error: an unknown command, option or argument value (Click)",
     ExitCode.NO_SPACE: "not enough free disk space for a download (`fetch`, a Hub prompt dataset)",
     ExitCode.DOCKER: "Docker engine, Compose or buildx missing or not running",
