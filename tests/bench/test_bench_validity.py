@@ -14,7 +14,7 @@ from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.report import build_report, compare_runs, load_run
 from repro.runfolder import RunFolder
-from repro.schema.level import Level
+from repro.schema.level import Level, Load
 from tests.bench.simserver import DFLASH, SimServer
 
 
@@ -22,12 +22,12 @@ class Levels:
     """Records which levels a sweep measures; optionally acts after the n-th request."""
 
     def __init__(self, after: int = 0, action: Any = None) -> None:
-        self.started: list[int] = []
+        self.started: list[int] = []  # the closed-loop concurrencies started
         self.done = 0
         self.after, self.action = after, action
 
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
-        self.started.append(concurrency)
+    def level_started(self, load: Load, repeat: int, total: int) -> None:
+        self.started.append(int(load.value))
 
     def request_done(self, result: RequestResult) -> None:
         self.done += 1

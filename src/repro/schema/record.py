@@ -47,8 +47,21 @@ class BenchWorkload(BaseModel):
     prompts_per_level: int | None = Field(default=None, description="measured requests per level")
     warmup: int | None = Field(default=None, description="unrecorded requests before each level")
     repeats: int | None = Field(default=None, description="how often every concurrency is measured")
-    request_rate: float | None = Field(
-        default=None, description="Poisson arrivals/s; None: closed loop"
+    request_rate: list[float] | float | None = Field(
+        default=None,
+        description="the open-loop rates swept, req/s (older runs: one rate, Poisson, for "
+        "every concurrency); None: closed loop",
+    )
+    burstiness: float | None = Field(
+        default=None, description="gamma shape of the rate levels' gaps (1: Poisson)"
+    )
+    max_concurrency: int | None = Field(
+        default=None, description="the open-loop levels' cap on requests in flight"
+    )
+    trace: str | None = Field(default=None, description="the Mooncake trace replayed, as given")
+    trace_speedup: list[float] | None = Field(default=None, description="its speed-ups swept")
+    trace_source: PromptSource | None = Field(
+        default=None, description="exactly which trace ran (shipped/file/hub)"
     )
     dataset_source: PromptSource | None = Field(
         default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
