@@ -25,7 +25,7 @@ from repro.schema.accept import AcceptProtocol, AcceptResults, TemplateUse
 from repro.schema.client import ClientLimits
 from repro.schema.dataset import PromptSource
 from repro.schema.forced import ForcedAcceptance
-from repro.schema.level import Level
+from repro.schema.level import Level, Load
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo
 from repro.schema.recordedrecipe import RecordedRecipe
@@ -209,6 +209,11 @@ class RunRecord(BaseModel):
     @property
     def concurrencies(self) -> list[int]:
         return sorted({level.concurrency for level in self.levels})
+
+    @property
+    def loads(self) -> list[Load]:
+        """The levels' loads (concurrencies, rates, trace speed-ups), in order."""
+        return sorted({level.load for level in self.levels})
 
 
 StageStatus = Literal["pending", "done", "skipped", "failed"]
