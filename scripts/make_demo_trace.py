@@ -1,4 +1,5 @@
-"""Write the small Mooncake-format trace repro ships (src/repro/bench/prompts/data/trace-demo.jsonl).
+"""Write the small Mooncake-format trace repro ships (src/repro/bench/prompts/data/
+trace-demo.jsonl).
 
 Deterministic (a fixed seed, no clock): running it again writes the same bytes, which
 tests/bench/test_trace.py checks. 48 requests over about 12 s: bursts of 2-5 requests a few
