@@ -177,6 +177,7 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 @click.option(
     "--burstiness",
     type=FiniteFloat(min=0, min_open=True, max=1000),
+    metavar="B",
     help="Gamma shape of the gaps between a rate level's requests, as bench_serving and "
     "vLLM: 1 is a Poisson process, 0.5 burstier (bursts and lulls at the same mean rate), "
     "above 1 steadier [default: 1, or the recipe's bench.burstiness].",
