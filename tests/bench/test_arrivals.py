@@ -18,6 +18,7 @@ from repro.bench.arrivals import level_seed, rate_schedule
 from repro.bench.target import BenchTarget
 from repro.bench.validity import schedule_reasons
 from repro.cli import main
+from repro.errors import ReproError
 from repro.runfolder import RunFolder
 from repro.schema.level import Arrival, Level, Load
 from repro.schema.recipe import Bench
@@ -133,3 +134,16 @@ def test_the_plan_takes_one_kind_of_level() -> None:
     bad = CliRunner().invoke(main, ["bench", "demo", "--request-rate", "2,fast"])
     assert bad.exit_code == 1 and "--request-rate '2,fast'" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_a_run_from_before_rate_levels_is_not_resumed_as_one(
+    sim_spec: SimServer, demo: Any, tmp_path: Path
+) -> None:
+    opts = BenchOptions(url=sim_spec.url, concurrencies=[1], prompts=2, runs_dir=tmp_path)
+    run_dir = run_bench(BenchTarget.from_recipe(demo), opts).run_dir
+    run_file = RunFolder(run_dir).run_file
+    run = json.loads(run_file.read_text())
+    run["workload"]["request_rate"] = 50.0  # how runs before rate levels wrote Poisson arrivals
+    run_file.write_text(json.dumps(run))
+    with pytest.raises(ReproError, match="Poisson arrivals at every concurrency"):
+        run_bench(None, BenchOptions(resume=run_dir))

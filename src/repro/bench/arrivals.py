@@ -120,3 +120,19 @@ def level_seed(load: Load, repeat: int) -> int:
         return int(load.value) * 1009 + repeat
     kind = 1 if load.kind == "rate" else 2
     return (kind * 10_000_000 + round(load.value * 1000)) * 1009 + repeat
+
+
+def sweep_description(bench: Bench) -> str:
+    """What a plan sweeps, in words: `concurrency sweep [1, 4]`, `request-rate ladder
+    [2, 4] req/s, burstiness 0.5`, `trace replay demo at [1, 2]x`."""
+    if bench.trace is not None:
+        return f"trace replay {bench.trace} at {[_n(s) for s in bench.trace_speedup]}x"
+    if bench.request_rate is not None:
+        cap = f", at most {bench.max_concurrency} in flight" if bench.max_concurrency else ""
+        rates = [_n(r) for r in bench.request_rate]
+        return f"request-rate ladder {rates} req/s, burstiness {bench.burstiness:g}{cap}"
+    return f"concurrency sweep {bench.concurrencies}"
+
+
+def _n(value: float) -> int | float:
+    return int(value) if value.is_integer() else value

@@ -140,7 +140,8 @@ def _offer(plan: SweepPlan, load: Load, seed: int) -> _Offer:
         bodies = _plan_bodies(plan, n, seed)
         return _Offer(bodies, None, int(load.value), bench.output_len, None)
     cap = arrival.max_concurrency
-    if plan.trace is not None and arrival.mode == "trace":
+    if arrival.mode == "trace":
+        assert plan.trace is not None  # sweeprecord loads the plan's trace
         bodies, longest = _trace_bodies(plan, plan.trace, n)
         times = [r.timestamp_ms for r in plan.trace.first(n)]
         schedule = trace_schedule(times, arrival.speedup)

@@ -258,6 +258,12 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
     assert opts.resume is not None
     record = RunWriter.open(opts.resume)
     resolved, bench = _recorded_plan(record.folder)
+    if isinstance(record.run.workload.request_rate, float):
+        raise ReproError(
+            f"{opts.resume} sent Poisson arrivals at every concurrency, as repro did before "
+            "request-rate levels: its plan does not resume as one",
+            hint="start a new run (--request-rate sweeps rates, --max-concurrency caps them)",
+        )
     if opts.dataset is not None and opts.dataset != bench.dataset:
         raise ReproError(
             f"{opts.resume} measures dataset {bench.dataset!r}, not {opts.dataset!r}",
