@@ -79,7 +79,7 @@ def test_a_1x_replay_keeps_the_traces_times(sim_spec: SimServer, tmp_path: Path)
     args = ["bench", "demo", "--url", sim_spec.url, "--trace", "demo", "--output", str(out)]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
-    assert "trace 1x" in res.stderr
+    assert "trace 1x" in res.stderr and "sent/s" in res.stderr
     trace = load_trace("demo")
     rows = _rows(RunFolder(out).requests_file(Load("trace", 1), 0))
     first = trace.requests[0].timestamp_ms
@@ -100,15 +100,18 @@ def test_a_1x_replay_keeps_the_traces_times(sim_spec: SimServer, tmp_path: Path)
 def test_a_faster_replay_compresses_the_times(
     sim_spec: SimServer, demo: Any, tmp_path: Path
 ) -> None:
+    """On the chat endpoint: the prompts go as words, one per token id."""
     opts = BenchOptions(
-        url=sim_spec.url, trace="demo", trace_speedups=[4.0], prompts=10, runs_dir=tmp_path
-    )
+        url=sim_spec.url, trace="demo", trace_speedups=[4.0], prompts=10, runs_dir=tmp_path,
+        endpoint="chat",
+    )  # fmt: skip
     result = run_bench(BenchTarget.from_recipe(demo), opts)
     (level,) = result.levels
     assert level.load == Load("trace", 4) and level.load.label == "trace 4x"
     rows = _rows(RunFolder(result.run_dir).requests_file(level.load, 0))
     trace = load_trace("demo").first(10)
-    assert len(rows) == 10
+    assert len(rows) == 10 and all(r["ok"] for r in rows)
+    assert [r["completion_tokens"] for r in rows] == [t.output_length for t in trace]
     assert [r["offered_s"] for r in rows] == pytest.approx(
         [(t.timestamp_ms - trace[0].timestamp_ms) / 4000 for t in trace]
     )

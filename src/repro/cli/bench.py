@@ -94,13 +94,18 @@ def _verdict(level: Level) -> Text:
 def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -> Table:
     """One row per level; ITL is per token (bench_serving's), chunk the gap between stream
     chunks (a verify step on a speculative server), accept the pooled tokens per verify step
-    (titled `forced` when SGLANG_SIMULATE_ACC_LEN set it)."""
+    (titled `forced` when SGLANG_SIMULATE_ACC_LEN set it); open-loop levels add the rate
+    offered and sent and how late the sends were."""
     table = Table(title="bench" + (f" (acceptance {forced.label()})" if forced else ""))
     for col in ("level", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
                 "TTFT p50 ms", "ITL p50 ms", "chunk p50 ms", "TPOT p50 ms", "E2E p99 ms",
                 "accept", "steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     goodput = any(lv.goodput is not None for lv in levels)
+    arrivals = any(lv.arrival is not None for lv in levels)
+    if arrivals:
+        for col in ("offered/s", "sent/s", "late p99 ms"):
+            table.add_column(col, justify="right")
     energy = _energy_headers(table, levels)
     table.add_column("valid", justify="left")
     if goodput:
@@ -121,11 +126,24 @@ def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -
             bench_number(lv.p99_e2e_latency_ms),
             bench_number(lv.accept_length, 2),
             bench_number(lv.verify_steps_per_s, 0),
+            *(_arrival_cells(lv) if arrivals else []),
             *_energy_cells(lv, energy),
             _verdict(lv),
             *([bench_number(lv.goodput, 2)] if goodput else []),
         )
     return table
+
+
+def _arrival_cells(lv: Level) -> list[str]:
+    """An open-loop level's schedule as kept: the rate offered, the rate sent, how late."""
+    arrival = lv.arrival
+    if arrival is None:
+        return ["-", "-", "-"]
+    return [
+        bench_number(arrival.offered_rate, 2),
+        bench_number(arrival.achieved_rate, 2),
+        bench_number(arrival.send_lag_p99_ms, 1),
+    ]
 
 
 def _energy_headers(table: Table, levels: list[Level]) -> bool:
