@@ -17,6 +17,7 @@ from repro.bench.target import BenchTarget
 from repro.progress import Progress, quiet
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.record import ClientLimits, Endpoint
+from repro.schema.slo import SloSearch
 
 ACCEPT_LIMITS = ClientLimits(read_timeout_s=3600.0)
 """accept's defaults: a non-streaming response sends nothing until it is whole."""
@@ -68,6 +69,7 @@ class BenchOptions(MeasureOptions):
     max_concurrency: int | None = None  # the open-loop levels' cap on requests in flight
     trace: str | None = None  # a Mooncake trace to replay (recipe bench.trace)
     trace_speedups: list[float] | None = None  # its replay speed-ups
+    slo_search: SloSearch | None = None  # overrides the recipe's bench.slo_search
 
 
 @dataclass
@@ -81,6 +83,7 @@ class AcceptOptions(MeasureOptions):
     temperature: float = 0.0
     baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
     check_lossless: bool = False
+    accuracy: bool = False  # score answers of gsm8k-style sets (accuracy.json)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
     @property

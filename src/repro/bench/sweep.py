@@ -71,6 +71,7 @@ class BenchResult:
     levels: list[Level] = field(default_factory=list)
     error: str | None = None
     forced: ForcedAcceptance | None = None  # the acceptance is SGLANG_SIMULATE_ACC_LEN's
+    bench: Bench | None = None  # the plan the run measured (its SLO search, its ladder)
 
 
 def _bodies(
@@ -175,7 +176,7 @@ def run_bench(
     else:
         record.finish("complete")
     forced = record.run.forced_acceptance
-    return BenchResult(record.dir, record.run.status, record.levels, error, forced)
+    return BenchResult(record.dir, record.run.status, record.levels, error, forced, plan.bench)
 
 
 async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | None) -> str | None:
@@ -186,7 +187,7 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
     observer = LevelObserver(plan.session, opts.metrics_interval)
     client = StreamClient.limited(plan.url, plan.endpoint, limits, max_accept=plan.max_accept)
     async with client:
-        for load, repeat in plan.todo:
+        for load, repeat in plan.levels():
             seed = level_seed(load, repeat)
             offer = _offer(plan, load, seed)
             if bench.warmup:

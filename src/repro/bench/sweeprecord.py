@@ -7,6 +7,7 @@ the server it started with and the same prompts (and trace).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
@@ -24,12 +25,13 @@ from repro.bench.prompts.trace import Trace, load_trace
 from repro.bench.record import RunWriter
 from repro.bench.server import served_model
 from repro.bench.session import ServerSession
+from repro.bench.slo import next_search_level
 from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
 from repro.runfolder import RunFolder, new_run_dir, utc_now
 from repro.schema.dataset import HubSource, PromptSource, bench_dataset_problem
-from repro.schema.level import Load
+from repro.schema.level import Load, closed
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Bench
 from repro.schema.record import (
@@ -71,6 +73,18 @@ class SweepPlan:
             for load in planned_loads(self.bench)
             if (load, r) not in done
         ]
+
+    def levels(self) -> Iterator[tuple[Load, int]]:
+        """The (load, repeat) levels to measure: what is still to do of the ladder, then the
+        SLO search's concurrencies one at a time, each chosen from every level so far."""
+        yield from self.todo
+        search = self.bench.slo_search
+        while search is not None:
+            found = next_search_level(self.record.levels, search, self.bench.concurrencies)
+            if found is None:
+                return
+            for repeat in range(self.bench.repeats):
+                yield closed(found), repeat
 
     @property
     def url(self) -> str:
@@ -134,12 +148,15 @@ def _overridden(bench: Bench, opts: BenchOptions) -> Bench:
         "max_concurrency": opts.max_concurrency,
         "trace": opts.trace,
         "trace_speedup": opts.trace_speedups,
+        "slo_search": opts.slo_search,
     }
     data = bench.model_dump() | {k: v for k, v in overrides.items() if v is not None}
     if opts.concurrencies is not None or opts.trace is not None:
         data["request_rate"] = opts.request_rates
     if opts.concurrencies is not None or opts.request_rates is not None:
         data["trace"] = opts.trace
+    if opts.request_rates is not None or opts.trace is not None:
+        data["slo_search"] = opts.slo_search  # it bisects concurrencies
     if data["prompts_per_level"] < 1 or not data["concurrencies"]:
         raise ReproError(
             "the dataset is empty: nothing to send",

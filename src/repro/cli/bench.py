@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
+from repro.bench.slo import search_summary
 from repro.bench.target import BenchTarget
 from repro.cli.options import (
     FiniteFloat,
@@ -31,6 +32,7 @@ from repro.safetext import clean
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import MAX_CONCURRENCY, MAX_REQUEST_RATE, Bench
+from repro.schema.slo import SloSearch, check_limits
 from repro.tables import fit
 from repro.urls import server_urls
 
@@ -70,6 +72,26 @@ def _rates(value: str | None, option: str, example: str) -> list[float] | None:
             hint=f"e.g. {option} {example}",
         )
     return list(dict.fromkeys(levels))
+
+
+def _search(specs: tuple[str, ...], extra_levels: int) -> SloSearch | None:
+    """`--slo-search p90_ttft_ms=2000 ...` as the plan's search (None: none given)."""
+    if not specs:
+        return None
+    limits: dict[str, float] = {}
+    for spec in specs:
+        key, _, value = spec.partition("=")
+        try:
+            limits[key.strip()] = float(value)
+        except ValueError:
+            limits[key.strip()] = float("nan")
+    try:
+        check_limits(limits, "--slo-search")
+    except ValueError as err:
+        raise ReproError(
+            str(err), hint="e.g. --slo-search p90_ttft_ms=2000 --slo-search p90_tpot_ms=50"
+        ) from None
+    return SloSearch(limits=limits, extra_levels=extra_levels)
 
 
 def recipe_target(ref: str) -> BenchTarget:
@@ -256,6 +278,12 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 )
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
+@click.option("--slo-search", "slo_search", multiple=True, metavar="KEY=MS",
+              help="After the ladder, bisect between the highest level meeting these limits "
+              "and the lowest failing, repeatable: p90_ttft_ms=2000 (keys: Level's "
+              "mean/median/p90/p99 *_ms).")  # fmt: skip
+@click.option("--search-levels", type=click.IntRange(1, 16), default=3, show_default=True,
+              help="Levels --slo-search may add at most.")  # fmt: skip
 @click.option("--max-failed-pct", type=FiniteFloat(min=0, max=100),
               help="A level with more failed requests (percent) is invalid [default: 1, or "
               "the resumed run's own].")  # fmt: skip
@@ -282,6 +310,8 @@ def bench(
     prompts: int | None,
     endpoint: str,
     slo: tuple[str, ...],
+    slo_search: tuple[str, ...],
+    search_levels: int,
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
@@ -330,6 +360,11 @@ def bench(
                 f"cannot be combined with --{first.replace('_', '-')}: a level is one of a "
                 "concurrency, a request rate or a trace",
             )  # fmt: skip
+    if given_options(ctx, "slo_search"):
+        refuse_with(
+            ctx, given_options(ctx, "request_rate", "trace"),
+            "cannot be combined with --slo-search: the search bisects concurrencies",
+        )  # fmt: skip
     if url is not None:
         [url] = server_urls([url], warn)
     target = None
@@ -352,6 +387,7 @@ def bench(
         prompts=prompts,
         endpoint="chat" if endpoint == "chat" else "generate",
         slos=parse_slos(slo),
+        slo_search=_search(slo_search, search_levels),
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
@@ -365,6 +401,9 @@ def bench(
         folder = RunFolder(result.run_dir)
         keep_server_log(folder, folder.read_run().recipe_name)
     _console.print(fit(summary_table(result.levels, result.forced)))
+    if result.bench is not None and result.bench.slo_search is not None:
+        search = search_summary(result.levels, result.bench.slo_search, result.bench.concurrencies)
+        _console.print(search)
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]

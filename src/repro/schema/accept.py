@@ -129,6 +129,7 @@ class AcceptProtocol(BaseModel):
         default_factory=dict, description="per prompt set"
     )
     client_limits: ClientLimits | None = None
+    accuracy: bool = Field(default=False, description="answers scored too (accuracy.json)")
 
 
 class SimulatedProfile(BaseModel):

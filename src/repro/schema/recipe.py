@@ -30,6 +30,7 @@ from repro.schema.deployment import (
     SpeculativeSpec,
     Topology,
 )
+from repro.schema.slo import SloSearch
 
 # Secrets never live in a recipe: repro forwards them from the environment at launch time.
 SECRET_ENV_NAMES = frozenset(
@@ -105,6 +106,11 @@ class Bench(StrictModel):
         max_length=MAX_LEVELS,
         description="Trace replay speed-ups to sweep: 2 sends the trace in half its time.",
     )
+    slo_search: SloSearch | None = Field(
+        None,
+        description="After the ladder, bisect between the highest level that meets these "
+        "latency limits and the lowest that fails, adding up to extra_levels levels.",
+    )
 
     @field_validator("request_rate", mode="before")
     @classmethod
@@ -126,6 +132,10 @@ class Bench(StrictModel):
     def _one_arrival(self) -> Bench:
         if self.trace is not None and self.request_rate is not None:
             raise ValueError("give request_rate or trace, not both: a trace sets its own times")
+        if self.slo_search is not None and (self.trace or self.request_rate):
+            raise ValueError(
+                "slo_search bisects concurrencies: give it without request_rate or trace"
+            )
         return self
 
     @field_validator("dataset")
@@ -161,6 +171,11 @@ class Accept(StrictModel):
     max_new_tokens: int = Field(512, ge=1, le=1_000_000, description="Tokens generated per prompt.")
     thinking: bool = Field(
         False, description="Render the chat template with thinking on (where it supports it)."
+    )
+    accuracy: bool = Field(
+        False,
+        description="Also score the answers (gsm8k-style sets: an answer key) into "
+        "accuracy.json, as `repro accept --accuracy`.",
     )
 
     @field_validator("prompt_sets")

@@ -54,6 +54,7 @@ class PromptSet:
     prompts: list[str]
     source: PromptSource  # provenance, for the run record
     fit_to_length: bool = False  # synthetic prompts that bench pads to input_len
+    answers: list[str] | None = None  # the key's final numbers, per prompt (prompts.answers)
 
 
 # ---- reading files --------------------------------------------------------------------------
