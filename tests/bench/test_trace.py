@@ -115,6 +115,11 @@ def test_a_faster_replay_compresses_the_times(
     assert [r["offered_s"] for r in rows] == pytest.approx(
         [(t.timestamp_ms - trace[0].timestamp_ms) / 4000 for t in trace]
     )
+    RunFolder(result.run_dir).requests_file(level.load, 0).unlink()  # as if it crashed there
+    resumed = run_bench(None, BenchOptions(resume=result.run_dir))
+    assert [lv.load for lv in resumed.levels] == [Load("trace", 4)]
+    again = _rows(RunFolder(result.run_dir).requests_file(level.load, 0))
+    assert [r["offered_s"] for r in again] == [r["offered_s"] for r in rows]
 
 
 @pytest.fixture
