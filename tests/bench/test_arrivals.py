@@ -57,6 +57,9 @@ def test_a_rate_ladder_with_burstiness_keeps_its_schedule(
     assert run["request_rate"] == [2.0, 4.0, 8.0] and run["burstiness"] == 0.5
     report = CliRunner().invoke(main, ["report", str(out)])
     assert report.exit_code == 0 and "r=8/s" in report.output, report.output
+    compared = CliRunner().invoke(main, ["compare", str(out), str(out), "--json"])
+    assert compared.exit_code == 0, compared.output
+    assert json.loads(compared.stdout)["matched"] == ["r=2/s", "r=4/s", "r=8/s"]
 
 
 def test_a_cap_that_holds_sends_back_makes_the_level_invalid(
