@@ -68,7 +68,10 @@ class Bench(StrictModel):
         "Dataset prompts are sent as they are, chat-formatted; output_len applies to all.",
     )
     prompts_per_level: int = Field(
-        64, ge=1, le=1_000_000, description="Requests measured per concurrency level."
+        64,
+        ge=1,
+        le=1_000_000,
+        description="Requests measured per level (a trace replay: its first ones).",
     )
     warmup: int = Field(2, ge=0, le=100_000, description="Warmup requests, not measured.")
     repeats: int = Field(1, ge=1, le=100, description="Repeats of each level (for a spread).")
