@@ -33,10 +33,10 @@ def test_sweep_bars_on_a_terminal_show_the_warm_up_and_an_eta() -> None:
         assert isinstance(bars, SweepBars)
         bars.warmup_started(4, 0, 2)
         shown = [t.description for t in bars.progress.tasks]
-        assert shown == ["c=4 r=0 warm-up"]
+        assert shown == ["c=4 rep=0 warm-up"]
         bars.level_started(4, 0, 8)
         bars.request_done(None)
-        assert [t.description for t in bars.progress.tasks] == ["c=4 r=0"]  # warm-up gone
+        assert [t.description for t in bars.progress.tasks] == ["c=4 rep=0"]  # warm-up gone
     assert "eta" in out.getvalue()
 
 
@@ -47,4 +47,5 @@ def test_sweep_without_a_terminal_prints_plain_lines() -> None:
         assert isinstance(lines, SweepLines)
         lines.warmup_started(1, 0, 2)
         lines.level_started(1, 0, 8)
-    assert out.getvalue().splitlines() == ["c=1 r=0: warm-up, 2 requests", "c=1 r=0: 8 requests"]
+    lines = out.getvalue().splitlines()
+    assert lines == ["c=1 rep=0: warm-up, 2 requests", "c=1 rep=0: 8 requests"]

@@ -28,7 +28,7 @@ from rich.progress import (
 )
 
 from repro.safetext import clean
-from repro.schema.level import Level
+from repro.schema.level import Level, Load, as_load
 
 # What a spinner line needs besides its text: the spinner, a space, and a margin.
 _SPINNER_WIDTH = 4
@@ -43,16 +43,16 @@ class SweepBars:
         self.task: Any = None
         self.warmup: Any = None
 
-    def warmup_started(self, concurrency: int, repeat: int, total: int) -> None:
+    def warmup_started(self, load: Load | int, repeat: int, total: int) -> None:
         self.warmup = self.task = self.progress.add_task(
-            f"c={concurrency} r={repeat} warm-up", total=total
+            f"{as_load(load).label} rep={repeat} warm-up", total=total
         )
 
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+    def level_started(self, load: Load | int, repeat: int, total: int) -> None:
         if self.warmup is not None:  # done: its bar makes room for the level's
             self.progress.remove_task(self.warmup)
             self.warmup = None
-        self.task = self.progress.add_task(f"c={concurrency} r={repeat}", total=total)
+        self.task = self.progress.add_task(f"{as_load(load).label} rep={repeat}", total=total)
 
     def request_done(self, result: object) -> None:
         self.progress.update(self.task, advance=1)
@@ -60,7 +60,7 @@ class SweepBars:
     def level_done(self, summary: Level) -> None:
         self.progress.update(
             self.task,
-            description=f"c={summary.concurrency} r={summary.repeat} "
+            description=f"{summary.load.label} rep={summary.repeat} "
             f"{summary.output_throughput:.0f} tok/s, {summary.failed} failed"
             + ("" if summary.valid else ", INVALID"),
         )
@@ -76,12 +76,12 @@ class SweepLines:
     def _line(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
-    def warmup_started(self, concurrency: int, repeat: int, total: int) -> None:
-        self._line(f"c={concurrency} r={repeat}: warm-up, {total} requests")
+    def warmup_started(self, load: Load | int, repeat: int, total: int) -> None:
+        self._line(f"{as_load(load).label} rep={repeat}: warm-up, {total} requests")
 
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+    def level_started(self, load: Load | int, repeat: int, total: int) -> None:
         self.started = time.monotonic()
-        self._line(f"c={concurrency} r={repeat}: {total} requests")
+        self._line(f"{as_load(load).label} rep={repeat}: {total} requests")
 
     def request_done(self, result: object) -> None:
         pass
@@ -89,7 +89,7 @@ class SweepLines:
     def level_done(self, summary: Level) -> None:
         verdict = "valid" if summary.valid else "INVALID: " + "; ".join(summary.reasons)
         self._line(
-            f"c={summary.concurrency} r={summary.repeat}: done in "
+            f"{summary.load.label} rep={summary.repeat}: done in "
             f"{time.monotonic() - self.started:.1f} s, {summary.output_throughput:.0f} tok/s, "
             f"{summary.failed} failed, {verdict}"
         )

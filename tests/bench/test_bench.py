@@ -19,7 +19,7 @@ from repro.cli import main
 from repro.cli.bench import summary_table
 from repro.errors import ReproError
 from repro.runfolder import RunFolder
-from repro.schema.level import Level
+from repro.schema.level import Level, Load
 from tests.support.ports import free_port
 from tests.support.simulator import Sim, Simulators
 
@@ -86,18 +86,22 @@ def test_bench_writes_a_run_record(sim_spec: Sim, demo: Any, runs: Path) -> None
 
 
 def test_chat_endpoint_and_poisson_arrivals(sim_plain: Sim, demo_plain: Any, runs: Path) -> None:
-    demo_plain.bench.request_rate = 50.0
     result = run_bench(
         BenchTarget.from_recipe(demo_plain),
-        _opts(sim_plain.url, runs, endpoint="chat", concurrencies=[2]),
-    )
+        _opts(sim_plain.url, runs, endpoint="chat", concurrencies=None, request_rates=[50.0],
+              max_concurrency=2),
+    )  # fmt: skip
     (level,) = result.levels
     assert level.completed == 8 and level.accept_length is None
     assert level.total_output_tokens == 8 * 16
+    assert level.load == Load("rate", 50.0) and level.concurrency == 2
+    assert level.arrival is not None and level.arrival.mode == "poisson"
+    assert level.arrival.max_concurrency == 2
     run = json.loads(RunFolder(result.run_dir).run_file.read_text())
-    assert run["endpoint"] == "chat" and run["workload"]["request_rate"] == 50.0
-    starts = sorted(r["start_s"] for r in _rows(RunFolder(result.run_dir).requests_file(2, 0)))
-    assert starts[-1] > 0.02  # arrivals spread out, not all at t=0
+    assert run["endpoint"] == "chat" and run["workload"]["request_rate"] == [50.0]
+    rows = _rows(RunFolder(result.run_dir).requests_file(level.load, 0))
+    assert sorted(r["start_s"] for r in rows)[-1] > 0.02  # arrivals spread out, not all at t=0
+    assert all(r["offered_s"] is not None for r in rows)
 
 
 def test_resume_never_repeats_a_finished_level(sim_spec: Sim, demo: Any, runs: Path) -> None:
@@ -111,11 +115,11 @@ def test_resume_never_repeats_a_finished_level(sim_spec: Sim, demo: Any, runs: P
     summary["levels"] = summary["levels"][:2]
     RunFolder(run_dir).summary_file.write_text(json.dumps(summary))
     before = RunFolder(run_dir).requests_file(1, 0).read_bytes()
-    seen: list[int] = []
+    seen: list[Load] = []
 
     class Seen:
-        def level_started(self, concurrency: int, repeat: int, total: int) -> None:
-            seen.append(concurrency)
+        def level_started(self, load: Load, repeat: int, total: int) -> None:
+            seen.append(load)
 
         def request_done(self, result: RequestResult) -> None:
             pass
@@ -124,7 +128,7 @@ def test_resume_never_repeats_a_finished_level(sim_spec: Sim, demo: Any, runs: P
             pass
 
     resumed = run_bench(None, BenchOptions(resume=run_dir), Seen())
-    assert seen == [4]
+    assert seen == [Load("c", 4)]
     assert resumed.status == "complete"
     assert [lv.concurrency for lv in resumed.levels] == [1, 2, 4]
     assert RunFolder(run_dir).requests_file(1, 0).read_bytes() == before
@@ -144,7 +148,7 @@ def test_server_dying_mid_sweep_fails_the_run_and_keeps_levels(
     try:
 
         class KillAfterFirst:
-            def level_started(self, concurrency: int, repeat: int, total: int) -> None:
+            def level_started(self, load: Load, repeat: int, total: int) -> None:
                 pass
 
             def request_done(self, result: RequestResult) -> None:
@@ -282,7 +286,7 @@ def test_cli_without_a_terminal_prints_a_line_per_level(sim_spec: Sim, tmp_path:
     assert res.exit_code == 0, res.output
     lines = res.stderr.splitlines()
     for c in (1, 2):
-        assert f"c={c} r=0: warm-up, 2 requests" in lines  # the demo recipe warms up twice
-        assert f"c={c} r=0: 4 requests" in lines
-        assert any(line.startswith(f"c={c} r=0: done in ") for line in lines), res.stderr
-    assert lines.index("c=1 r=0: warm-up, 2 requests") < lines.index("c=1 r=0: 4 requests")
+        assert f"c={c} rep=0: warm-up, 2 requests" in lines  # the demo recipe warms up twice
+        assert f"c={c} rep=0: 4 requests" in lines
+        assert any(line.startswith(f"c={c} rep=0: done in ") for line in lines), res.stderr
+    assert lines.index("c=1 rep=0: warm-up, 2 requests") < lines.index("c=1 rep=0: 4 requests")

@@ -14,7 +14,7 @@ from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.report import build_report, compare_runs, load_run
 from repro.runfolder import RunFolder
-from repro.schema.level import Level
+from repro.schema.level import Level, Load
 from tests.support.simulator import DFLASH, Simulators
 
 
@@ -22,12 +22,12 @@ class Levels:
     """Records which levels a sweep measures; optionally acts after the n-th request."""
 
     def __init__(self, after: int = 0, action: Any = None) -> None:
-        self.started: list[int] = []
+        self.started: list[int] = []  # the closed-loop concurrencies started
         self.done = 0
         self.after, self.action = after, action
 
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
-        self.started.append(concurrency)
+    def level_started(self, load: Load, repeat: int, total: int) -> None:
+        self.started.append(int(load.value))
 
     def request_done(self, result: RequestResult) -> None:
         self.done += 1
@@ -68,12 +68,12 @@ def test_dflash_sweep_past_the_cap_is_invalid_and_left_out(
         run = load_run(result.run_dir)
         report = build_report([run], "output_throughput")
         (row,) = report.rows
-        assert row.cells[64].value is None and row.cells[64].reasons
-        assert row.peak_concurrency != 64
-        shown = build_report([run], "output_throughput", include_invalid=True).rows[0].cells[64]
+        assert row.cells["c=64"].value is None and row.cells["c=64"].reasons
+        assert row.peak_level != "c=64"
+        shown = build_report([run], "output_throughput", include_invalid=True).rows[0].cells["c=64"]
         assert shown.value == high.output_throughput and shown.invalid
         cmp = compare_runs(run, run)
-        assert all(p.concurrency != 64 for p in cmp.points)
+        assert all(p.level != "c=64" for p in cmp.points)
         assert any("c=64 is invalid" in w and "48" in w for w in cmp.warnings)
         res = CliRunner().invoke(main, ["report", str(result.run_dir), "--format", "markdown"])
         assert res.exit_code == 0 and "invalid" in res.output, res.output

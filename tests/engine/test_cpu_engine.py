@@ -5,7 +5,8 @@ pins its commit, then `main` moves to a commit with another context length. The 
 built through Dockerfile.sglang like a GPU image; `repro fetch` downloads the locked commit;
 the server, launched through Compose from the lock with the Hub offline, must have loaded that
 commit (its context length, and SGLang's own log line naming the snapshot) and not `main`.
-Then a bench on both endpoints and the report. One test: the server takes a minute to start.
+Then a bench on both endpoints and the report, a request-rate ladder and a replay of the
+shipped trace. One test: the server takes a minute to start.
 """
 
 from __future__ import annotations
@@ -106,5 +107,26 @@ def test_the_tiny_recipe_serves_its_locked_commit_on_sglangs_own_engine(
             records.append(str(out))
         report = _run(project, "report", *records).stdout
         assert "SIMULATED" not in report
+        _open_loop_levels(project, url)
     finally:
         _run(project, "stop", RECIPE)
+
+
+def _open_loop_levels(project: Project, url: str) -> None:
+    """A rate ladder with bursts and a trace replay on the real engine: each level records
+    its schedule and achieved rate, and the trace's shared blocks hit SGLang's radix cache."""
+    runs = project.root / "runs"
+    _run(project, "bench", RECIPE, "--url", url, "--request-rate", "2,4,8", "--burstiness",
+         "0.5", "--output", str(runs / "rates"), timeout=900)  # fmt: skip
+    _run(project, "bench", RECIPE, "--url", url, "--trace", "demo", "--prompts", "8",
+         "--output", str(runs / "trace"), timeout=900)  # fmt: skip
+    for name, labels in (("rates", ["r=2/s", "r=4/s", "r=8/s"]), ("trace", ["trace 1x"])):
+        folder = RunFolder(runs / name)
+        levels = folder.read_summary().levels
+        assert [lv.load.label for lv in levels] == labels
+        for level in levels:
+            assert level.arrival is not None and (level.arrival.achieved_rate or 0) > 0
+            rows = folder.read_requests(level.load, level.repeat)
+            assert all(r.ok and r.offered_s is not None for r in rows)
+    rows = RunFolder(runs / "trace").read_requests(levels[0].load, 0)
+    assert any(r.cached_tokens >= 512 for r in rows[1:])  # a block another request sent

@@ -19,14 +19,14 @@ from tests.report.helpers import raw_values
 
 def test_deltas_direction_and_verdict_follow_the_records(runs: Runs) -> None:
     cmp = compare_runs(load_run(runs.ar), load_run(runs.dflash))
-    assert cmp.matched == [1, 4] and cmp.only_a == [] and cmp.only_b == []
+    assert cmp.matched == ["c=1", "c=4"] and cmp.only_a == [] and cmp.only_b == []
     assert "different models" not in " ".join(cmp.warnings)
     tput = [p for p in cmp.points if p.metric == "output_throughput"]
-    assert [p.concurrency for p in tput] == [1, 4]
+    assert [p.level for p in tput] == ["c=1", "c=4"]
     a_vals = raw_values(runs.ar, "output_throughput")
     b_vals = raw_values(runs.dflash, "output_throughput")
     for p in tput:
-        a, b = a_vals[p.concurrency], b_vals[p.concurrency]
+        a, b = a_vals[int(p.level[2:])], b_vals[int(p.level[2:])]
         assert p.a == pytest.approx(sum(a) / len(a)) and p.b == pytest.approx(sum(b) / len(b))
         assert p.delta == pytest.approx(p.b - p.a)
         disjoint = max(a) < min(b) or max(b) < min(a)
@@ -45,8 +45,8 @@ def test_deltas_direction_and_verdict_follow_the_records(runs: Runs) -> None:
 
 def test_only_matched_points_and_no_spread_without_repeats(runs: Runs) -> None:
     cmp = compare_runs(load_run(runs.dflash), load_run(runs.dflash_c48))
-    assert cmp.matched == [4] and cmp.only_a == [1] and cmp.only_b == [8]
-    assert {p.concurrency for p in cmp.points} == {4}
+    assert cmp.matched == ["c=4"] and cmp.only_a == ["c=1"] and cmp.only_b == ["c=8"]
+    assert {p.level for p in cmp.points} == {"c=4"}
     assert {p.verdict for p in cmp.points} == {"no spread (1 repeat)"}
     assert cmp.same_machine
 
@@ -83,7 +83,7 @@ def test_runs_on_different_prompts_are_refused_unless_forced(runs: Runs, tmp_pat
     assert "prompts:" in err.value.message and "0" * 64 in err.value.message
     meta["workload"].pop("dataset_source")  # a record from before sources were kept
     RunFolder(other).run_file.write_text(json.dumps(meta))
-    assert compare_runs(load_run(runs.ar), load_run(other)).matched == [1, 4]
+    assert compare_runs(load_run(runs.ar), load_run(other)).matched == ["c=1", "c=4"]
 
 
 def test_fingerprints_side_by_side_across_machines(runs: Runs, tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_cli_json(runs: Runs) -> None:
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["simulated"] is True and data["matched"] == [1, 4]
+    assert data["simulated"] is True and data["matched"] == ["c=1", "c=4"]
     assert {p["metric"] for p in data["points"]} == {"itl"}
 
 

@@ -11,6 +11,7 @@ from repro.cli import main
 from repro.report import load_run
 from repro.run.listing import list_runs
 from repro.runfolder import RunFolder
+from repro.schema.level import closed
 from repro.schema.record import AcceptWorkload, BenchRunInfo
 
 EARLIER = Path(__file__).parents[1] / "fixtures" / "earlier-runs"
@@ -21,7 +22,7 @@ def test_a_first_format_bench_record_loads_with_its_old_meanings() -> None:
     assert isinstance(run.run, BenchRunInfo) and run.recipe_name == "demo"
     assert run.concurrencies == [1, 2]  # `concurrency` was the configured level
     assert all(level.valid for level in run.levels)  # written before the verdict existed
-    assert run.points("output_throughput")[2].values[0] > 0
+    assert run.points("output_throughput")[closed(2)].values[0] > 0
     assert run.hardware_class == "no GPUs" and run.simulated
     assert len(run.requests(2, 0)) == 2
 

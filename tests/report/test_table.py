@@ -20,22 +20,22 @@ def test_values_best_peak_and_speedup_follow_the_records(runs: Runs) -> None:
         "demo-ar": raw_means(runs.ar, "output_throughput"),
         "demo-dflash": raw_means(runs.dflash, "output_throughput"),
     }
-    assert report.concurrencies == [1, 4]
+    assert report.levels == ["c=1", "c=4"]
     assert [r.label for r in report.rows] == ["demo-ar", "demo-dflash"]
     assert report.rows[0].is_baseline and report.baseline == "demo-ar"
     for row in report.rows:
         assert row.simulated
         for c in (1, 4):
-            assert row.cells[c].value == pytest.approx(means[row.label][c])
-            assert row.cells[c].repeats == 2
+            assert row.cells[f"c={c}"].value == pytest.approx(means[row.label][c])
+            assert row.cells[f"c={c}"].repeats == 2
             expected = means[row.label][c] / means["demo-ar"][c]
-            assert row.cells[c].speedup == pytest.approx(expected)
+            assert row.cells[f"c={c}"].speedup == pytest.approx(expected)
         peak_c = max(means[row.label], key=means[row.label].__getitem__)
-        assert row.peak_concurrency == peak_c
+        assert row.peak_level == f"c={peak_c}"
         assert row.peak == pytest.approx(means[row.label][peak_c])
     for c in (1, 4):
         winner = max(means, key=lambda label, c=c: means[label][c])
-        assert [r.label for r in report.rows if r.cells[c].best] == [winner]
+        assert [r.label for r in report.rows if r.cells[f"c={c}"].best] == [winner]
     base_peak = report.rows[0].peak or 0.0
     assert report.rows[1].peak_speedup == pytest.approx((report.rows[1].peak or 0.0) / base_peak)
 
@@ -56,7 +56,7 @@ def test_lower_is_better_metric_marks_the_minimum(runs: Runs) -> None:
         tied = {  # a run whose repeats overlap the winner's is not beaten: it shares the mark
             label for label, v in values.items() if min(v[c]) <= max(w) and min(w) <= max(v[c])
         }
-        assert {r.label for r in report.rows if r.cells[c].best} == {winner} | tied
+        assert {r.label for r in report.rows if r.cells[f"c={c}"].best} == {winner} | tied
     for row in report.rows:
         assert row.peak == pytest.approx(min(means[row.label].values()))
 
@@ -64,7 +64,7 @@ def test_lower_is_better_metric_marks_the_minimum(runs: Runs) -> None:
 def test_baseline_outside_the_list_becomes_the_first_row(runs: Runs) -> None:
     report = build_report([load_run(runs.dflash)], baseline=load_run(runs.ar))
     assert [r.label for r in report.rows] == ["demo-ar", "demo-dflash"]
-    assert report.rows[0].cells[1].speedup == pytest.approx(1.0)
+    assert report.rows[0].cells["c=1"].speedup == pytest.approx(1.0)
 
 
 def test_markdown_shows_values_and_simulated(runs: Runs) -> None:
@@ -94,7 +94,7 @@ def test_cli_json_numbers_match_the_records(runs: Runs) -> None:
     ar = raw_means(runs.ar, "output_throughput")
     df = raw_means(runs.dflash, "output_throughput")
     for c in (1, 4):
-        cell = rows["demo-dflash"]["cells"][str(c)]
+        cell = rows["demo-dflash"]["cells"][f"c={c}"]
         assert cell["value"] == pytest.approx(df[c])
         assert cell["speedup"] == pytest.approx(df[c] / ar[c])
 

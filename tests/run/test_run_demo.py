@@ -56,9 +56,9 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
     assert json.loads(RunFolder(run_dir).bench.run_file.read_text())["simulated"] is True
     for concurrency in levels:  # no terminal: the bench stage's plain line per level
         assert re.search(
-            rf"c={concurrency} r=0: done in [\d.]+ s, \d+ tok/s, 0 failed", result.stderr
+            rf"c={concurrency} rep=0: done in [\d.]+ s, \d+ tok/s, 0 failed", result.stderr
         )
-        assert f"c={concurrency} r=0: warm-up" in result.stderr
+        assert f"c={concurrency} rep=0: warm-up" in result.stderr
     info = json.loads(RunFolder(run_dir).bench.server_info_file.read_text())
     assert info["image_id"].startswith("sha256:") and info["image_reference"]
 

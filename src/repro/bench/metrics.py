@@ -25,7 +25,7 @@ import numpy as np
 from repro.bench.client.result import RequestResult
 from repro.errors import ReproError
 from repro.schema.base import Interval
-from repro.schema.level import SPREAD_KEYS, ConcurrencySpread, Level, Range, RequestRow
+from repro.schema.level import SPREAD_KEYS, ConcurrencySpread, Level, Load, Range, RequestRow
 
 BOOTSTRAP_RESAMPLES = 1000
 
@@ -250,16 +250,22 @@ def summarize_level(results: Sequence[RequestResult], **fields: Any) -> Level:
 
 
 def spread(levels: Sequence[Level]) -> list[ConcurrencySpread]:
-    """min / median / max over the repeats of each concurrency, for the SPREAD_KEYS."""
-    by_c: dict[int, list[Level]] = {}
+    """min / median / max over the repeats of each load (a concurrency, a rate, a trace
+    speed-up), for the SPREAD_KEYS."""
+    by_load: dict[Load, list[Level]] = {}
     for level in levels:
-        by_c.setdefault(level.concurrency, []).append(level)
+        by_load.setdefault(level.load, []).append(level)
     out = []
-    for c, group in sorted(by_c.items()):
+    for load, group in sorted(by_load.items()):
         ranges: dict[str, Range] = {}
         for key in SPREAD_KEYS:
             vals = [v for g in group if (v := g.value(key)) is not None]
             if vals:
                 ranges[key] = Range(min=min(vals), median=float(np.median(vals)), max=max(vals))
-        out.append(ConcurrencySpread(concurrency=c, repeats=len(group), **ranges))
+        label = None if load.kind == "c" else load.label
+        out.append(
+            ConcurrencySpread(
+                concurrency=group[0].concurrency, load=label, repeats=len(group), **ranges
+            )
+        )
     return out

@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
+from repro.bench.arrivals import ArrivalPlan, kept_schedule
 from repro.bench.client.result import RequestResult
 from repro.bench.client.stream import LevelRun
 from repro.bench.energy import LevelMeter, usd_per_mtok
@@ -24,7 +25,7 @@ from repro.bench.session import ServerChanged, ServerSession
 from repro.bench.simclock import SimClockMeter
 from repro.bench.validity import judge, offered_load
 from repro.errors import ReproError
-from repro.schema.level import Level
+from repro.schema.level import Arrival, Level
 from repro.schema.machine import ServerInfo
 from repro.schema.server import LevelEnergy, MetricsSample, SimClock
 
@@ -50,7 +51,7 @@ class LevelPlan:
     concurrency: int
     repeat: int
     prompts: int
-    closed_loop: bool
+    arrival: ArrivalPlan | None  # None: closed loop
     gpus: int = 0
     slos: dict[str, float] | None = None
     max_failed_pct: float = 1.0
@@ -116,6 +117,14 @@ def _energy_fields(energy: LevelEnergy, plan: LevelPlan, fields: dict[str, Any])
     }
 
 
+def _arrival(results: list[RequestResult], plan: ArrivalPlan | None) -> Arrival | None:
+    """An open-loop level's schedule as kept: offered against actual send times."""
+    if plan is None:
+        return None
+    sent = [(r.offered_s, r.start_s) for r in results if r.offered_s is not None]
+    return kept_schedule(plan, [o for o, _ in sent], [s for _, s in sent])
+
+
 def build_level(seen: Observation, plan: LevelPlan) -> Level:
     """The level's record, built once: the requests' numbers, the server's state, the client's
     CPU, energy and clock, and the verdict."""
@@ -143,10 +152,11 @@ def build_level(seen: Observation, plan: LevelPlan) -> Level:
         client_cpu_s=seen.cpu_s,
         client_cpu_per_s=seen.cpu_s / duration if duration > 0 else None,
         sim_clock=seen.sim_clock,
+        arrival=_arrival(run.results, plan.arrival),
         **_energy_fields(seen.energy, plan, fields),
     )
     level = Level.model_validate(fields)
-    offered = offered_load(level, plan.prompts, plan.closed_loop)
+    offered = offered_load(level, plan.prompts, plan.arrival is None)
     implausible = implausible_reason(run.results)
     level.reasons = judge(level, offered=offered, max_failed_pct=plan.max_failed_pct) + [
         p for p in (implausible, *problems) if p

@@ -64,6 +64,11 @@ class BenchOptions(MeasureOptions):
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
+    request_rates: list[float] | None = None  # open-loop levels, req/s (recipe request_rate)
+    burstiness: float | None = None  # gamma shape of their gaps (1: Poisson)
+    max_concurrency: int | None = None  # the open-loop levels' cap on requests in flight
+    trace: str | None = None  # a Mooncake trace to replay (recipe bench.trace)
+    trace_speedups: list[float] | None = None  # its replay speed-ups
     slo_search: SloSearch | None = None  # overrides the recipe's bench.slo_search
 
 

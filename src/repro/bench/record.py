@@ -11,7 +11,7 @@ from pathlib import Path
 from repro import fileread
 from repro.bench.metrics import spread
 from repro.runfolder import RunFolder, RunRecordError, utc_now
-from repro.schema.level import Level, RequestRow, Summary
+from repro.schema.level import Level, Load, RequestRow, Summary
 from repro.schema.record import BenchRunInfo, RunStatus
 from repro.schema.server import MetricsSample
 
@@ -52,15 +52,15 @@ class RunWriter:
             raise RunRecordError(f"{folder.run_file} is not a bench run record")
         levels = folder.read_summary().levels if folder.summary_file.exists() else []
         # a level counts as finished only when both its summary and its JSONL exist
-        levels = [lv for lv in levels if folder.requests_file(lv.concurrency, lv.repeat).exists()]
+        levels = [lv for lv in levels if folder.requests_file(*lv.key).exists()]
         return cls(run_dir, run, levels)
 
-    def finished(self) -> set[tuple[int, int]]:
-        return {(lv.concurrency, lv.repeat) for lv in self.levels}
+    def finished(self) -> set[tuple[Load, int]]:
+        return {lv.key for lv in self.levels}
 
-    def kept(self) -> set[tuple[int, int]]:
+    def kept(self) -> set[tuple[Load, int]]:
         """The finished levels `--resume` keeps: the valid ones (invalid ones run again)."""
-        return {(lv.concurrency, lv.repeat) for lv in self.levels if lv.valid}
+        return {lv.key for lv in self.levels if lv.valid}
 
     # ---- writing ----------------------------------------------------------------------------
     def save_run(self) -> None:
@@ -71,9 +71,8 @@ class RunWriter:
     ) -> None:
         """The metrics series and per-request JSONL first, then summary.json: a level is
         finished once its JSONL and summary exist."""
-        self.folder.write_level_rows(summary.concurrency, summary.repeat, rows, series)
-        key = (summary.concurrency, summary.repeat)
-        self.levels = [lv for lv in self.levels if (lv.concurrency, lv.repeat) != key]
+        self.folder.write_level_rows(summary.load, summary.repeat, rows, series)
+        self.levels = [lv for lv in self.levels if lv.key != summary.key]
         self.levels.append(summary)
         self.save_summary()
 

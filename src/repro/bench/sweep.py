@@ -1,8 +1,10 @@
-"""`repro bench`: a concurrency sweep against a running server, written as a run record.
+"""`repro bench`: a sweep against a running server, written as a run record.
 
 `run_bench` measures a `BenchTarget` (repro.bench.target) or resumes a run, either way as
-the `SweepPlan` sweeprecord.py opens. Each (concurrency, repeat) level runs its warmup
-requests (not recorded), then `prompts_per_level` measured requests while the level observer
+the `SweepPlan` sweeprecord.py opens. Each (load, repeat) level (a closed loop at a
+concurrency, an open loop at a request rate, or a trace replayed at a speed-up:
+repro.bench.arrivals) runs its warmup requests (not recorded, closed loop), then
+`prompts_per_level` measured requests (a trace: its first ones) while the level observer
 (observer.py) watches the server through the run's one session; the level's record is built
 once from what it saw, and its per-request JSONL, its metrics series and the updated
 summary.json are written as soon as it finishes, with the server's limits, the client's CPU
@@ -19,6 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from repro.bench.arrivals import (
+    ArrivalPlan,
+    arrival_plan,
+    level_seed,
+    rate_schedule,
+    trace_schedule,
+)
 from repro.bench.client.result import RequestResult
 from repro.bench.client.stream import StreamClient
 from repro.bench.client.wire import chat_body, generate_body
@@ -28,12 +37,13 @@ from repro.bench.options import BenchOptions
 from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_prompts
+from repro.bench.prompts.trace import Trace, trace_text, trace_tokens
 from repro.bench.session import ServerChanged
 from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan, resume_run, start_run
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.schema.forced import ForcedAcceptance
-from repro.schema.level import Level
+from repro.schema.level import Level, Load
 from repro.schema.recipe import Bench
 from repro.schema.record import ClientLimits
 
@@ -47,10 +57,10 @@ class SweepObserver(Protocol):
     progress bar per level, a line per summary), so they carry data, not wording.
     """
 
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None: ...
+    def level_started(self, load: Load, repeat: int, total: int) -> None: ...
     def request_done(self, result: RequestResult) -> None: ...
 
-    # optional: `warmup_started(concurrency, repeat, total)`, before a level's warm-up
+    # optional: `warmup_started(load, repeat, total)`, before a level's warm-up
     # requests, whose request_done then arrive too
     def level_done(self, summary: Level) -> None: ...
 
@@ -94,6 +104,55 @@ def _plan_bodies(plan: SweepPlan, n: int, seed: int) -> list[bytes]:
     return _bodies(plan.bench, plan.source, plan.endpoint, plan.model, n, seed, plan.template)
 
 
+@dataclass
+class _Offer:
+    """One level's requests as sent: bodies, their send times (None: closed loop), the cap
+    in flight, the most tokens any asks for, and how the level was offered."""
+
+    bodies: list[bytes]
+    schedule: list[float] | None
+    concurrency: int
+    max_tokens: int
+    arrival: ArrivalPlan | None
+
+
+def _trace_bodies(plan: SweepPlan, trace: Trace, n: int) -> tuple[list[bytes], int]:
+    """The trace's first `n` requests, with their own lengths: token ids on /generate, one
+    word per id on chat (repro.bench.prompts.trace); and the longest output asked."""
+    requests = trace.first(n)
+    if plan.endpoint == "chat":
+        bodies = [
+            chat_body(plan.model, [{"role": "user", "content": trace_text(r, i)}],
+                      r.output_length, temperature=0.0, ignore_eos=True)
+            for i, r in enumerate(requests)
+        ]  # fmt: skip
+    else:
+        bodies = [
+            generate_body(trace_tokens(r, i), r.output_length, temperature=0.0, ignore_eos=True)
+            for i, r in enumerate(requests)
+        ]
+    return bodies, max(r.output_length for r in requests)
+
+
+def _offer(plan: SweepPlan, load: Load, seed: int) -> _Offer:
+    bench = plan.bench
+    n = bench.prompts_per_level
+    arrival = arrival_plan(bench, load)
+    if arrival is None:
+        bodies = _plan_bodies(plan, n, seed)
+        return _Offer(bodies, None, int(load.value), bench.output_len, None)
+    cap = arrival.max_concurrency
+    if arrival.mode == "trace":
+        assert plan.trace is not None  # sweeprecord loads the plan's trace
+        bodies, longest = _trace_bodies(plan, plan.trace, n)
+        times = [r.timestamp_ms for r in plan.trace.first(n)]
+        schedule = trace_schedule(times, arrival.speedup)
+        return _Offer(bodies, schedule, cap or len(bodies), longest, arrival)
+    bodies = _plan_bodies(plan, n, seed)
+    schedule = rate_schedule(n, load.value, arrival.burstiness, seed)
+    return _Offer(bodies, schedule, cap or len(bodies), bench.output_len, arrival)
+
+
 def run_bench(
     target: BenchTarget | None, opts: BenchOptions, progress: SweepObserver | None = None
 ) -> BenchResult:
@@ -129,34 +188,32 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
     observer = LevelObserver(plan.session, opts.metrics_interval)
     client = StreamClient.limited(plan.url, plan.endpoint, limits, max_accept=plan.max_accept)
     async with client:
-        for concurrency, repeat in plan.levels():
-            seed = concurrency * 1009 + repeat
+        for load, repeat in plan.levels():
+            seed = level_seed(load, repeat)
+            offer = _offer(plan, load, seed)
             if bench.warmup:
                 warm = _plan_bodies(plan, bench.warmup, seed + 7_000_000)
                 shown = getattr(progress, "warmup_started", None)  # optional in the protocol
                 if shown is not None:
-                    shown(concurrency, repeat, len(warm))
+                    shown(load, repeat, len(warm))
                 await client.run(
                     warm,
-                    min(concurrency, len(warm)),
+                    min(offer.concurrency, len(warm)),
                     repeat=repeat,
                     max_tokens=out_len,
                     on_done=progress.request_done if shown is not None and progress else None,
                 )
-            n = bench.prompts_per_level
-            bodies = _plan_bodies(plan, n, seed)
             if progress:
-                progress.level_started(concurrency, repeat, len(bodies))
+                progress.level_started(load, repeat, len(offer.bodies))
             try:
                 seen = await observer.watch(
                     client.run(
-                        bodies,
-                        concurrency,
+                        offer.bodies,
+                        offer.concurrency,
                         repeat=repeat,
-                        request_rate=bench.request_rate,
-                        seed=seed,
+                        schedule=offer.schedule,
                         on_done=progress.request_done if progress else None,
-                        max_tokens=out_len,
+                        max_tokens=offer.max_tokens,
                     )
                 )
             except ServerChanged as exc:
@@ -167,13 +224,13 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
                 kinds = ", ".join(f"{k}: {v}" for k, v in sorted(failed.items()))
                 sample = next((r.error for r in results if r.error), "")
                 return (
-                    f"every request of level c{concurrency}-r{repeat} failed ({kinds}); "
+                    f"every request of level {load.stem}-r{repeat} failed ({kinds}); "
                     f"first error: {sample}"
                 )
             level = build_level(
                 seen,
                 LevelPlan(
-                    concurrency, repeat, n, bench.request_rate is None, plan.gpus,
+                    offer.concurrency, repeat, len(offer.bodies), offer.arrival, plan.gpus,
                     record.run.slos, record.run.max_failed_pct, record.run.gpu_hour_usd,
                 ),
             )  # fmt: skip

@@ -2,7 +2,7 @@
 plan after CLI overrides, the server checked to be the target's (identity.py), the chat
 template at the pinned commit, the client's limits, and the files a run folder starts with
 (run.json, recipe.json, lock.json, server_info.json, machine.json). A resumed run must find
-the server it started with and the same prompts.
+the server it started with and the same prompts (and trace).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from repro.bench.arrivals import planned_loads
 from repro.bench.forced import run_forced_acceptance
 from repro.bench.identity import check_same_server
 from repro.bench.opening import open_server
@@ -20,6 +21,7 @@ from repro.bench.plausible import max_accept_length
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
 from repro.bench.prompts.sets import bench_source
+from repro.bench.prompts.trace import Trace, load_trace
 from repro.bench.record import RunWriter
 from repro.bench.server import served_model
 from repro.bench.session import ServerSession
@@ -28,7 +30,8 @@ from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
 from repro.runfolder import RunFolder, new_run_dir, utc_now
-from repro.schema.dataset import HubSource, bench_dataset_problem
+from repro.schema.dataset import HubSource, PromptSource, bench_dataset_problem
+from repro.schema.level import Load, closed
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Bench
 from repro.schema.record import (
@@ -48,8 +51,8 @@ class SweepPlan:
     """What a sweep sends and where it writes: the run record, the bench plan, the served
     model's name (as requests name it), the prompts and template, the GPUs the recipe declares
     (0: none, for per-GPU numbers), the run's server session (its identity pinned), the most
-    tokens a verify step can commit on that server, and the (concurrency, repeat) levels
-    still to measure."""
+    tokens a verify step can commit on that server, the trace a replay sends (None: none),
+    and the (load, repeat) levels still to measure."""
 
     record: RunWriter
     bench: Bench
@@ -59,20 +62,21 @@ class SweepPlan:
     gpus: int
     session: ServerSession
     max_accept: int
-    todo: list[tuple[int, int]] = field(init=False)
+    trace: Trace | None = None
+    todo: list[tuple[Load, int]] = field(init=False)
 
     def __post_init__(self) -> None:
         done = self.record.kept()
         self.todo = [
-            (c, r)
+            (load, r)
             for r in range(self.bench.repeats)
-            for c in self.bench.concurrencies
-            if (c, r) not in done
+            for load in planned_loads(self.bench)
+            if (load, r) not in done
         ]
 
-    def levels(self) -> Iterator[tuple[int, int]]:
-        """The (concurrency, repeat) levels to measure: what is still to do of the ladder,
-        then the SLO search's levels one at a time, each chosen from every level so far."""
+    def levels(self) -> Iterator[tuple[Load, int]]:
+        """The (load, repeat) levels to measure: what is still to do of the ladder, then the
+        SLO search's concurrencies one at a time, each chosen from every level so far."""
         yield from self.todo
         search = self.bench.slo_search
         while search is not None:
@@ -80,7 +84,7 @@ class SweepPlan:
             if found is None:
                 return
             for repeat in range(self.bench.repeats):
-                yield found, repeat
+                yield closed(found), repeat
 
     @property
     def url(self) -> str:
@@ -92,8 +96,9 @@ class SweepPlan:
 
 
 def _workload(
-    bench: Bench, source: PromptSet | None, template: ChatTemplate | None
+    bench: Bench, source: PromptSet | None, template: ChatTemplate | None, trace: Trace | None
 ) -> BenchWorkload:
+    open_loop = bench.request_rate is not None or trace is not None
     return BenchWorkload(
         input_len=bench.input_len,
         output_len=bench.output_len,
@@ -102,6 +107,11 @@ def _workload(
         warmup=bench.warmup,
         repeats=bench.repeats,
         request_rate=bench.request_rate,
+        burstiness=bench.burstiness if bench.request_rate is not None else None,
+        max_concurrency=bench.max_concurrency if open_loop else None,
+        trace=bench.trace,
+        trace_speedup=bench.trace_speedup if trace is not None else None,
+        trace_source=trace.source if trace is not None else None,
         dataset_source=source.source if source else None,
         chat_template=template.describe(BENCH_THINKING) if template else None,
     )
@@ -124,23 +134,63 @@ def _needs_template(endpoint: str, source: PromptSet | None) -> bool:
     return endpoint == "chat" or source is not None
 
 
-def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
-    """A new run record (recipe.json holds the bench plan after CLI overrides)."""
+def _overridden(bench: Bench, opts: BenchOptions) -> Bench:
+    """The recipe's bench plan with the CLI's options, checked as a whole: a level kind given
+    on the command line (concurrencies, rates, a trace) replaces the recipe's."""
     overrides = {
         "concurrencies": opts.concurrencies,
         "input_len": opts.input_len,
         "output_len": opts.output_len,
         "dataset": opts.dataset,
         "prompts_per_level": opts.prompts,
+        "request_rate": opts.request_rates,
+        "burstiness": opts.burstiness,
+        "max_concurrency": opts.max_concurrency,
+        "trace": opts.trace,
+        "trace_speedup": opts.trace_speedups,
         "slo_search": opts.slo_search,
     }
-    bench = target.bench.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-    if bench.prompts_per_level < 1 or not bench.concurrencies:
+    data = bench.model_dump() | {k: v for k, v in overrides.items() if v is not None}
+    if opts.concurrencies is not None or opts.trace is not None:
+        data["request_rate"] = opts.request_rates
+    if opts.concurrencies is not None or opts.request_rates is not None:
+        data["trace"] = opts.trace
+    if opts.request_rates is not None or opts.trace is not None:
+        data["slo_search"] = opts.slo_search  # it bisects concurrencies
+    if data["prompts_per_level"] < 1 or not data["concurrencies"]:
         raise ReproError(
             "the dataset is empty: nothing to send",
             hint="give --prompts >= 1 and at least one --concurrency level",
         )
+    try:
+        return Bench.model_validate(data)
+    except ValidationError as err:
+        raise ReproError(
+            f"the bench plan: {first_problem(err)}", hint="see `repro bench --help`"
+        ) from None
+
+
+def _trace(bench: Bench, recorded: PromptSource | None = None) -> Trace | None:
+    """The trace a plan replays; on resume, the one the run started with (a Hub trace at its
+    recorded commit, a file only when its content is unchanged)."""
+    if bench.trace is None:
+        return None
+    if isinstance(recorded, HubSource):
+        return load_trace(recorded.pinned)
+    trace = load_trace(bench.trace)
+    if recorded is not None and recorded.identity() != trace.source.identity():
+        raise ReproError(
+            f"trace {bench.trace} changed since the run started (sha256 differs)",
+            hint="restore the file, or start a new run",
+        )
+    return trace
+
+
+def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
+    """A new run record (recipe.json holds the bench plan after CLI overrides)."""
+    bench = _overridden(target.bench, opts)
     source = _source(bench.dataset)  # a bad dataset fails before the server is asked
+    trace = _trace(bench)  # so does a bad trace
     url = (opts.url or target.server_url()).rstrip("/")
     server = open_server(target, url, opts.provenance)  # fails before any folder is made
     forced = run_forced_acceptance(target.recipe, opts.forced, server.info)
@@ -158,7 +208,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             started_at=utc_now(),
             server_url=url,
             endpoint=opts.endpoint,
-            workload=_workload(bench, source, template),
+            workload=_workload(bench, source, template, trace),
             server_identity=server.identity,
             slos=opts.slos,
             max_failed_pct=(
@@ -177,7 +227,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
         record.folder.write_machine(opts.provenance.machine)
     return SweepPlan(
         record, bench, served_model(server.info), source, template, target.gpus,
-        server.session, server.max_accept,
+        server.session, server.max_accept, trace,
     )  # fmt: skip
 
 
@@ -225,12 +275,19 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
     assert opts.resume is not None
     record = RunWriter.open(opts.resume)
     resolved, bench = _recorded_plan(record.folder)
+    if isinstance(record.run.workload.request_rate, float):
+        raise ReproError(
+            f"{opts.resume} sent Poisson arrivals at every concurrency, as repro did before "
+            "request-rate levels: its plan does not resume as one",
+            hint="start a new run (--request-rate sweeps rates, --max-concurrency caps them)",
+        )
     if opts.dataset is not None and opts.dataset != bench.dataset:
         raise ReproError(
             f"{opts.resume} measures dataset {bench.dataset!r}, not {opts.dataset!r}",
             hint="resume without --dataset, or start a new run",
         )
     source = _resumed_source(record, bench.dataset)
+    trace = _trace(bench, record.run.workload.trace_source)
     if opts.url:
         record.run.server_url = opts.url.rstrip("/")
     recorded = record.run.slos
@@ -254,5 +311,6 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
     record.save_run()
     max_accept = max_accept_length(info.speculative_num_draft_tokens)
     return SweepPlan(
-        record, bench, served_model(info), source, template, resolved.gpus, session, max_accept
-    )
+        record, bench, served_model(info), source, template, resolved.gpus, session, max_accept,
+        trace,
+    )  # fmt: skip

@@ -13,12 +13,15 @@ host delays past the refreshes, read a stale gauge: its peak is unknown, never l
 the client's acceptance disagrees with the server's `sglang:spec_accept_length`; when the
 client itself was near saturation (its timings then include its own queueing); or when a
 simulator fell behind its own clock (sim/clock.py: the numbers then measure the host, not
-the profile).
+the profile); and, for an open-loop level (a rate or a trace), when the client sent
+behind the schedule: its p99 send lag above a bound, or its achieved rate below its offered
+rate (the cap or the client queued the requests: the level measures a lower rate than
+offered).
 """
 
 from __future__ import annotations
 
-from repro.schema.level import Level
+from repro.schema.level import Arrival, Level
 
 DEFAULT_MAX_FAILED_PCT = 1.0
 RUNNING_SHARE = 0.5
@@ -38,6 +41,11 @@ MIN_GAUGE_REFRESHES = 3
 MIN_SEEN_REFRESHES = 2
 """...and how many of them the scrapes must have seen (a gauge never seen refreshed is stale:
 on a busy host the scrapes can all land before, between the same two, or after them)."""
+SEND_LAG_FLOOR_MS = 50.0
+"""An open-loop level's sends may be this late at p99, or one mean offered gap if longer
+(later than that, a request that should have been in flight was still queued)..."""
+ACHIEVED_RATE_SHARE = 0.9
+"""...and must have reached this share of the schedule's own rate."""
 
 
 def offered_load(level: Level, prompts: int, closed_loop: bool) -> int | None:
@@ -74,8 +82,11 @@ def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[s
         )
     server = level.server
     cap = server.limits.running_cap if server is not None and server.limits else None
-    load = offered if offered is not None else level.concurrency
-    if cap is not None and load > cap:
+    if level.arrival is not None:  # open loop: its cap, when it has one, is the most it offers
+        load = level.arrival.max_concurrency
+    else:
+        load = offered if offered is not None else level.concurrency
+    if cap is not None and load is not None and load > cap:
         reasons.append(
             f"concurrency {load} is above the server's max_running_requests {cap}: "
             "the level measures a queue"
@@ -110,6 +121,8 @@ def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[s
             f"the client used {level.client_cpu_per_s:.2f} CPU s per s: near saturation, "
             "its timings include its own delays"
         )
+    if level.arrival is not None:
+        reasons += schedule_reasons(level.arrival)
     clock = level.sim_clock
     if clock is not None and clock.behind_pct is not None and clock.behind_pct > SIM_BEHIND_PCT:
         cpu = f", its CPU {clock.cpu_per_s:.2f} s per s" if clock.cpu_per_s is not None else ""
@@ -121,5 +134,26 @@ def judge(level: Level, *, offered: int | None, max_failed_pct: float) -> list[s
         reasons.append(
             f"the simulator fell behind its clock by {clock.behind_pct:.0f}% at time-scale "
             f"{clock.time_scale:g}{cpu}{floor}: the level measures this host, not the profile"
+        )
+    return reasons
+
+
+def schedule_reasons(arrival: Arrival) -> list[str]:
+    """Why an open-loop level did not send what it offered: late sends, a low achieved rate."""
+    reasons: list[str] = []
+    offered = arrival.offered_rate
+    bound = max(SEND_LAG_FLOOR_MS, 1000.0 / offered if offered else 0.0)
+    late = arrival.send_lag_p99_ms
+    cap = f" (cap {arrival.max_concurrency} in flight)" if arrival.max_concurrency else ""
+    if late is not None and late > bound:
+        reasons.append(
+            f"sends fell behind the schedule: p99 {late:.0f} ms late (bound {bound:.0f} ms)"
+            f"{cap}: the requests queued in the client"
+        )
+    achieved = arrival.achieved_rate
+    if offered and achieved is not None and achieved < ACHIEVED_RATE_SHARE * offered:
+        reasons.append(
+            f"sent {achieved:.2f} req/s of the {offered:.2f} offered{cap}: the level "
+            "measures a lower rate"
         )
     return reasons

@@ -1,4 +1,5 @@
-"""`repro bench RECIPE`: a concurrency sweep against a running server, as a run record."""
+"""`repro bench RECIPE`: a sweep (concurrencies, request rates or a trace replay) against a
+running server, as a run record."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from repro.runfolder import RunFolder, strict_json
 from repro.safetext import clean
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
-from repro.schema.recipe import MAX_CONCURRENCY, Bench
+from repro.schema.recipe import MAX_CONCURRENCY, MAX_REQUEST_RATE, Bench
 from repro.schema.slo import SloSearch, check_limits
 from repro.tables import fit
 from repro.urls import server_urls
@@ -52,6 +53,23 @@ def _levels(value: str | None) -> list[int] | None:
         raise ReproError(
             f"--concurrency {value!r}: each level is between 1 and {MAX_CONCURRENCY}",
             hint="e.g. --concurrency 1,4,16",
+        )
+    return list(dict.fromkeys(levels))
+
+
+def _rates(value: str | None, option: str, example: str) -> list[float] | None:
+    """A comma-separated list of positive numbers (rates, speed-ups), each once."""
+    if value is None:
+        return None
+    try:
+        levels = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        levels = []
+    if not levels or not all(0 < v <= MAX_REQUEST_RATE for v in levels):
+        raise ReproError(
+            f"{option} {value!r} is not a comma-separated list of numbers above 0 "
+            f"(at most {MAX_REQUEST_RATE:g})",
+            hint=f"e.g. {option} {example}",
         )
     return list(dict.fromkeys(levels))
 
@@ -98,20 +116,25 @@ def _verdict(level: Level) -> Text:
 def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -> Table:
     """One row per level; ITL is per token (bench_serving's), chunk the gap between stream
     chunks (a verify step on a speculative server), accept the pooled tokens per verify step
-    (titled `forced` when SGLANG_SIMULATE_ACC_LEN set it)."""
+    (titled `forced` when SGLANG_SIMULATE_ACC_LEN set it); open-loop levels add the rate
+    offered and sent and how late the sends were."""
     table = Table(title="bench" + (f" (acceptance {forced.label()})" if forced else ""))
-    for col in ("conc", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
+    for col in ("level", "rep", "ok", "fail", "req/s", "out tok/s", "tok/s/user",
                 "TTFT p50 ms", "ITL p50 ms", "chunk p50 ms", "TPOT p50 ms", "E2E p99 ms",
                 "accept", "steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     goodput = any(lv.goodput is not None for lv in levels)
+    arrivals = any(lv.arrival is not None for lv in levels)
+    if arrivals:
+        for col in ("offered/s", "sent/s", "late p99 ms"):
+            table.add_column(col, justify="right")
     energy = _energy_headers(table, levels)
     table.add_column("valid", justify="left")
     if goodput:
         table.add_column("goodput req/s", justify="right")
     for lv in levels:
         table.add_row(
-            str(lv.concurrency),
+            lv.load.label,
             str(lv.repeat),
             str(lv.completed),
             str(lv.failed),
@@ -125,11 +148,24 @@ def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -
             bench_number(lv.p99_e2e_latency_ms),
             bench_number(lv.accept_length, 2),
             bench_number(lv.verify_steps_per_s, 0),
+            *(_arrival_cells(lv) if arrivals else []),
             *_energy_cells(lv, energy),
             _verdict(lv),
             *([bench_number(lv.goodput, 2)] if goodput else []),
         )
     return table
+
+
+def _arrival_cells(lv: Level) -> list[str]:
+    """An open-loop level's schedule as kept: the rate offered, the rate sent, how late."""
+    arrival = lv.arrival
+    if arrival is None:
+        return ["-", "-", "-"]
+    return [
+        bench_number(arrival.offered_rate, 2),
+        bench_number(arrival.achieved_rate, 2),
+        bench_number(arrival.send_lag_p99_ms, 1),
+    ]
 
 
 def _energy_headers(table: Table, levels: list[Level]) -> bool:
@@ -162,7 +198,50 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     help="Server URL (default: http://127.0.0.1:<recipe server.port>); alone, without a "
     "RECIPE, the server to measure.",
 )
-@click.option("--concurrency", "concurrency", help="Comma-separated levels, e.g. 1,2,4,8.")
+@click.option(
+    "--concurrency",
+    "concurrency",
+    help="Closed-loop levels, comma-separated, e.g. 1,2,4,8: each keeps that many requests "
+    "in flight, sending the next as one finishes.",
+)
+@click.option(
+    "--request-rate",
+    "request_rate",
+    metavar="RATES",
+    help="Open-loop levels instead: request rates in req/s, comma-separated, e.g. 2,4,8. "
+    "Requests are sent at random times at that mean rate whether or not earlier ones "
+    "finished, as independent users arrive (queueing shows in TTFT). The record keeps each "
+    "request's offered and actual send time, and the achieved rate; a level that sent "
+    "behind its schedule is invalid.",
+)
+@click.option(
+    "--burstiness",
+    type=FiniteFloat(min=0, min_open=True, max=1000),
+    metavar="B",
+    help="Gamma shape of the gaps between a rate level's requests, as bench_serving and "
+    "vLLM: 1 is a Poisson process, 0.5 burstier (bursts and lulls at the same mean rate), "
+    "above 1 steadier [default: 1, or the recipe's bench.burstiness].",
+)
+@click.option(
+    "--max-concurrency",
+    type=field_range(Bench, "max_concurrency"),
+    help="Cap on requests in flight in an open-loop level (rates, trace); a request over "
+    "the cap waits and is sent late [default: no cap].",
+)
+@click.option(
+    "--trace",
+    metavar="TRACE",
+    help="Replay a Mooncake-format trace at its timestamps instead: demo (a 48-request "
+    "trace repro ships), a JSONL file, or hf:ORG/NAME/FILE.jsonl. Each line's input_length, "
+    "output_length and hash_ids (512-token blocks) shape the prompt: requests naming the "
+    "same block share a real token prefix. --prompts caps the requests replayed.",
+)
+@click.option(
+    "--trace-speedup",
+    metavar="SPEEDUPS",
+    help="Replay speed-ups, comma-separated, one level each: 2 sends the trace in half its "
+    "time [default: 1].",
+)
 @click.option(
     "--input-len",
     type=field_range(Bench, "input_len"),
@@ -220,6 +299,11 @@ def bench(
     recipe: str | None,
     url: str | None,
     concurrency: str | None,
+    request_rate: str | None,
+    burstiness: float | None,
+    max_concurrency: int | None,
+    trace: str | None,
+    trace_speedup: str | None,
     input_len: int | None,
     output_len: int | None,
     dataset: str | None,
@@ -235,7 +319,11 @@ def bench(
     as_json: bool,
     **shared: Any,
 ) -> None:
-    """Sweep concurrency levels against RECIPE's server and write a run record.
+    """Sweep levels against RECIPE's server and write a run record.
+
+    A level is a closed loop at a concurrency (--concurrency, the default), an open loop at
+    a request rate (--request-rate 2,4,8 --burstiness 0.5) or a trace replayed at its
+    timestamps (--trace demo --trace-speedup 1,2); tables head them c=4, r=4/s, trace 2x.
 
     Without a RECIPE, `--url URL` alone measures that server with the default plan (the
     options below override it), recorded under the server's host:port.
@@ -244,7 +332,8 @@ def bench(
     summary). Every level gets a validity verdict (valid, or the reasons it is not: no
     output, failed requests, concurrency above the server's running-request cap, the server
     not running the offered load, acceptance disagreeing with the server's, a saturated
-    client). With --resume RUN, valid levels are kept; invalid and missing ones run.
+    client, an open-loop level sent behind its schedule). With --resume RUN, valid levels
+    are kept; invalid and missing ones run.
     """
     resume = shared["resume"]
     if recipe is None and resume is None and url is None:
@@ -252,17 +341,30 @@ def bench(
             "give a RECIPE, a server --url, or --resume RUN",
             hint="e.g. repro bench demo, or repro bench --url http://127.0.0.1:30000",
         )
+    ctx = click.get_current_context()
     if resume is not None:
-        ctx = click.get_current_context()
         given = given_options(
-            ctx, "concurrency", "input_len", "output_len", "prompts", "endpoint", "output"
-        )
+            ctx, "concurrency", "request_rate", "burstiness", "max_concurrency", "trace",
+            "trace_speedup", "input_len", "output_len", "prompts", "endpoint", "output",
+        )  # fmt: skip
         refuse_with(
             ctx,
             ([recipe] if recipe else []) + given,
             "cannot be combined with --resume: a resumed run measures its own recorded plan "
             "(resume without them, or start a new run)",
         )
+    for first, *others in (("concurrency", "request_rate", "trace"), ("request_rate", "trace")):
+        if given_options(ctx, first):
+            refuse_with(
+                ctx, given_options(ctx, *others),
+                f"cannot be combined with --{first.replace('_', '-')}: a level is one of a "
+                "concurrency, a request rate or a trace",
+            )  # fmt: skip
+    if given_options(ctx, "slo_search"):
+        refuse_with(
+            ctx, given_options(ctx, "request_rate", "trace"),
+            "cannot be combined with --slo-search: the search bisects concurrencies",
+        )  # fmt: skip
     if url is not None:
         [url] = server_urls([url], warn)
     target = None
@@ -274,6 +376,11 @@ def bench(
     opts = BenchOptions(
         url=url,
         concurrencies=_levels(concurrency),
+        request_rates=_rates(request_rate, "--request-rate", "2,4,8"),
+        burstiness=burstiness,
+        max_concurrency=max_concurrency,
+        trace=trace,
+        trace_speedups=_rates(trace_speedup, "--trace-speedup", "1,2,4"),
         input_len=input_len,
         output_len=output_len,
         dataset=dataset,

@@ -26,7 +26,7 @@ from repro.realengine.servermetrics import (
     quantile,
 )
 from repro.runfolder import RunFolder
-from repro.schema.level import Level, RequestRow
+from repro.schema.level import Level, Load, RequestRow
 
 QUANTILES = (0.5, 0.9, 0.99)
 
@@ -36,18 +36,17 @@ class _ServerView:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.before: dict[tuple[int, int], Snapshot] = {}
-        self.deltas: dict[tuple[int, int], Snapshot] = {}
+        self.before: dict[tuple[Load, int], Snapshot] = {}
+        self.deltas: dict[tuple[Load, int], Snapshot] = {}
 
-    def level_started(self, concurrency: int, repeat: int, total: int) -> None:
-        self.before[(concurrency, repeat)] = fetch_snapshot(self.url)
+    def level_started(self, load: Load, repeat: int, total: int) -> None:
+        self.before[(load, repeat)] = fetch_snapshot(self.url)
 
     def request_done(self, result: RequestResult) -> None:
         pass
 
     def level_done(self, summary: Level) -> None:
-        key = (summary.concurrency, summary.repeat)
-        self.deltas[key] = fetch_snapshot(self.url).minus(self.before.pop(key))
+        self.deltas[summary.key] = fetch_snapshot(self.url).minus(self.before.pop(summary.key))
 
 
 @dataclass
@@ -63,7 +62,7 @@ def bench_with_server_view(url: str, opts: BenchOptions) -> tuple[BenchResult, l
     result = run_bench(BenchTarget.from_url(url), opts, view)
     measured = []
     for level in result.levels:
-        delta = view.deltas[(level.concurrency, level.repeat)]
+        delta = view.deltas[level.key]
         measured.append(
             MeasuredLevel(opts.endpoint, level, read_rows(result.run_dir, level), delta)
         )
@@ -71,7 +70,7 @@ def bench_with_server_view(url: str, opts: BenchOptions) -> tuple[BenchResult, l
 
 
 def read_rows(run_dir: Path, level: Level) -> list[RequestRow]:
-    return RunFolder(run_dir).read_requests(level.concurrency, level.repeat)
+    return RunFolder(run_dir).read_requests(*level.key)
 
 
 def client_values(rows: list[RequestRow], metric: str) -> list[float]:

@@ -1,4 +1,4 @@
-"""Compare two runs point by point: matched concurrencies only, deltas, spread and machines.
+"""Compare two runs point by point: matched levels only, deltas, spread and machines.
 
 cmp = compare_runs(a, b)                       # refuses different workloads unless force
 cmp.points[i].delta, .direction ("better"|"worse"|"same"), .verdict
@@ -23,6 +23,7 @@ from repro.report.labels import distinct_pair, unique_labels
 from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
 from repro.report.timescale import require_one_time_scale
+from repro.schema.level import Load
 from repro.schema.machine import MachineInfo, ServerInfo
 from repro.tables import fit, fits
 
@@ -35,7 +36,7 @@ DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "tpot", "accept_length", 
 
 class PointDelta(BaseModel):
     metric: str
-    concurrency: int
+    level: str  # its label: c=4, r=4/s, trace 1x
     a: float
     b: float
     a_range: tuple[float, float]
@@ -66,9 +67,9 @@ class Comparison(BaseModel):
     b_simulated: bool
     a_forced: str | None = None  # `forced 4` when the run's acceptance was forced
     b_forced: str | None = None
-    matched: list[int]
-    only_a: list[int]
-    only_b: list[int]
+    matched: list[str]  # level labels, in order
+    only_a: list[str]
+    only_b: list[str]
     warnings: list[str]
     points: list[PointDelta]
     machines: list[FingerprintRow]
@@ -143,6 +144,13 @@ def _fingerprint(run: LoadedRun) -> dict[str, str]:
     }
 
 
+CLOSED_PREFIX = "c="  # a closed-loop level's label; a table of only those heads them `c`
+
+
+def _labels(loads: set[Load]) -> str:
+    return "[" + ", ".join(c.label for c in sorted(loads)) + "]"
+
+
 def compare_runs(
     a: LoadedRun,
     b: LoadedRun,
@@ -150,7 +158,7 @@ def compare_runs(
     force: bool = False,
     include_invalid: bool = False,
 ) -> Comparison:
-    """B relative to A on the concurrencies both measured with the same workload.
+    """B relative to A on the levels both measured with the same workload.
 
     Different workloads (input/output lengths, dataset and the prompts it gave, request rate)
     are refused unless
@@ -192,13 +200,13 @@ def compare_runs(
             warnings.append(f"{run.label}: run status is {run.run.status}")
         for c, reasons in run.invalid_reasons().items():
             use = "included, marked" if include_invalid else "left out"
-            warnings.append(f"{run.label} c={c} is invalid ({use}): {'; '.join(reasons)}")
-    ca, cb = set(a.concurrencies), set(b.concurrencies)
+            warnings.append(f"{run.label} {c.label} is invalid ({use}): {'; '.join(reasons)}")
+    ca, cb = set(a.loads), set(b.loads)
     matched = sorted(ca & cb)
     if not matched:
         raise ReproError(
-            f"{a.path} and {b.path} share no concurrency level ({sorted(ca)} vs {sorted(cb)})",
-            hint="bench both with overlapping concurrencies",
+            f"{a.path} and {b.path} share no level ({_labels(ca)} vs {_labels(cb)})",
+            hint="bench both with overlapping concurrencies (or request rates, or trace speed-ups)",
         )
     points: list[PointDelta] = []
     for metric in metrics:
@@ -212,7 +220,7 @@ def compare_runs(
             points.append(
                 PointDelta(
                     metric=metric,
-                    concurrency=c,
+                    level=c.label,
                     a=x.mean,
                     b=y.mean,
                     a_range=(x.low, x.high),
@@ -236,9 +244,9 @@ def compare_runs(
         b_simulated=b.simulated,
         a_forced=a.forced.label() if a.forced else None,
         b_forced=b.forced.label() if b.forced else None,
-        matched=matched,
-        only_a=sorted(ca - cb),
-        only_b=sorted(cb - ca),
+        matched=[c.label for c in matched],
+        only_a=[c.label for c in sorted(ca - cb)],
+        only_b=[c.label for c in sorted(cb - ca)],
         warnings=warnings,
         points=points,
         machines=machines,
@@ -281,13 +289,14 @@ def _ratio(p: PointDelta) -> Text:
 def _metric_tables(cmp: Comparison, per_table: int) -> list[Table]:
     """Levels as rows; per metric the A and B values and B/A, `per_table` metrics a table."""
     metrics = list(dict.fromkeys(p.metric for p in cmp.points))
-    by_key = {(p.metric, p.concurrency): p for p in cmp.points}
-    levels = sorted({p.concurrency for p in cmp.points})
+    by_key = {(p.metric, p.level): p for p in cmp.points}
+    levels = list(dict.fromkeys(c for c in cmp.matched if any(p.level == c for p in cmp.points)))
     tables = []
     for start in range(0, len(metrics), per_table):
         group = metrics[start : start + per_table]
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
-        table.add_column("\nc", justify="right")
+        closed = all(c.startswith(CLOSED_PREFIX) for c in levels)
+        table.add_column("\nc" if closed else "\nlevel", justify="right")
         for metric in group:
             info = METRICS[metric]
             head = SHORT.get(metric, f"{metric} {info.unit}")
@@ -295,7 +304,7 @@ def _metric_tables(cmp: Comparison, per_table: int) -> list[Table]:
             table.add_column("\nB", justify="right")
             table.add_column("\nB/A", justify="right")
         for c in levels:
-            row: list[str | Text] = [str(c)]
+            row: list[str | Text] = [c.removeprefix(CLOSED_PREFIX) if closed else c]
             for metric in group:
                 p = by_key.get((metric, c))
                 row += [number(p.a), number(p.b), _ratio(p)] if p else ["-", "-", "-"]
@@ -353,7 +362,7 @@ class _Comparison:
         if cmp.points:
             yield Text(_legend(cmp), style="dim")
         if cmp.only_a or cmp.only_b:
-            only = f"only A {cmp.only_a}, only B {cmp.only_b}"
+            only = f"only A [{', '.join(cmp.only_a)}], only B [{', '.join(cmp.only_b)}]"
             yield Text(f"unmatched levels left out: {only}", "dim")
         differing = [row for row in cmp.machines if row.differs]
         kind = "same machine" if cmp.same_machine else "different machines"

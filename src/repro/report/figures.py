@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from repro.report.records import LoadedRun
 from repro.report.table import SIMULATED
+from repro.schema.level import Load
 
 
 def run_name(run: LoadedRun) -> str:
@@ -30,13 +31,24 @@ def figure(height: float = 5.0) -> Figure:
     return fig
 
 
+AXIS_TITLES = {"c": "concurrency", "rate": "request rate (req/s)", "trace": "trace speed-up"}
+
+
 def concurrency_axis(ax: Axes, runs: list[LoadedRun]) -> None:
-    """A log2 concurrency axis ticked at the levels the runs measured."""
+    """A log2 axis of the levels the runs measured (concurrencies, request rates or trace
+    speed-ups: a level is drawn at its number), ticked and titled by what they are."""
     ax.set_xscale("log", base=2)
-    ticks = sorted({c for run in runs for c in run.concurrencies})
-    if ticks:
-        ax.set_xticks(ticks, [str(c) for c in ticks])
+    loads = sorted({load for run in runs for load in run.loads})
+    kinds = {load.kind for load in loads}
+    ax.set_xlabel(AXIS_TITLES[next(iter(kinds))] if len(kinds) == 1 else "level")
+    if loads:
+        ax.set_xticks([load.value for load in loads], [_tick(load) for load in loads])
         ax.minorticks_off()
+
+
+def _tick(load: Load) -> str:
+    label = load.label
+    return label.removeprefix("c=") if load.kind == "c" else label
 
 
 # The SIMULATED mark's corner: bottom right, below MARK_HEIGHT (a figure legend sits above).

@@ -41,8 +41,8 @@ def latency_figure(swept: list[LoadedRun]) -> Figure | None:
                     continue
                 drawn = True
                 label = f"{run_name(run)} {stat}" if ax is axes[0] else None
-                ax.plot(cs, [points[c].mean for c in cs], style, color=color, marker=".",
-                        label=label)  # fmt: skip
+                ax.plot([c.value for c in cs], [points[c].mean for c in cs], style,
+                        color=color, marker=".", label=label)  # fmt: skip
         ax.set_ylim(bottom=0)
         ax.set_title(f"{title} (ms)", fontsize=10)
         concurrency_axis(ax, swept)
@@ -73,13 +73,12 @@ def plot_speedup(runs: list[LoadedRun], baseline: LoadedRun | None) -> bytes | N
         points = run.points("output_throughput")
         cs = sorted(c for c in set(points) & set(base) if base[c].mean > 0)
         if cs:
-            ax.plot(cs, [points[c].mean / base[c].mean for c in cs], marker="o",
+            ax.plot([c.value for c in cs], [points[c].mean / base[c].mean for c in cs], marker="o",
                     label=run_name(run))  # fmt: skip
     if not ax.get_legend_handles_labels()[0]:
         return None
     ax.axhline(1.0, color="gray", linewidth=1)
     concurrency_axis(ax, [*others, baseline])
-    ax.set_xlabel("concurrency")
     ax.set_ylabel(f"output throughput / {run_name(baseline)}")
     ax.set_title("Speedup against the baseline (above 1 is faster)")
     ax.grid(True, alpha=0.3)

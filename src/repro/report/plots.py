@@ -19,6 +19,7 @@ from repro.report.labels import shortened
 from repro.report.latency_plots import plot_latency, plot_speedup
 from repro.report.records import LoadedRun
 from repro.report.timescale import require_one_time_scale
+from repro.schema.level import Load
 
 
 def plot_throughput(runs: list[LoadedRun]) -> bytes:
@@ -30,19 +31,19 @@ def plot_throughput(runs: list[LoadedRun]) -> bytes:
         if not points:
             continue
         cs = sorted(points)
-        (line,) = ax.plot(cs, [points[c].mean for c in cs], marker="o", label=run_name(run))
+        xs = [c.value for c in cs]
+        (line,) = ax.plot(xs, [points[c].mean for c in cs], marker="o", label=run_name(run))
         if any(points[c].repeats > 1 for c in cs):
             ax.fill_between(
-                cs,
+                xs,
                 [points[c].low for c in cs],
                 [points[c].high for c in cs],
                 color=line.get_color(),
                 alpha=0.2,
             )
     concurrency_axis(ax, runs)
-    ax.set_xlabel("concurrency")
     ax.set_ylabel("output throughput (tok/s)")
-    ax.set_title("Throughput vs concurrency")
+    ax.set_title(f"Throughput vs {ax.get_xlabel()}")
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
@@ -53,7 +54,7 @@ def plot_pareto(runs: list[LoadedRun]) -> bytes:
     """Per-user tok/s (y) vs total output tok/s (x): each run's front, points labelled c=N."""
     fig = figure()
     ax = fig.add_subplot(1, 1, 1)
-    fronts: list[tuple[list[int], list[float], list[float]]] = []
+    fronts: list[tuple[list[Load], list[float], list[float]]] = []
     for run in runs:
         total = run.points("output_throughput")
         per_user = run.points("output_throughput_per_user")
@@ -78,7 +79,7 @@ LABEL_GAP_PX = 28
 """A level's `c=N` label is left out when it would sit this close to one already drawn."""
 
 
-def _label_levels(ax: Axes, fronts: list[tuple[list[int], list[float], list[float]]]) -> None:
+def _label_levels(ax: Axes, fronts: list[tuple[list[Load], list[float], list[float]]]) -> None:
     """`c=N` beside each point, skipping those that would overlap a label already placed."""
     ax.autoscale_view()
     placed: list[tuple[float, float]] = []
@@ -87,7 +88,7 @@ def _label_levels(ax: Axes, fronts: list[tuple[list[int], list[float], list[floa
             px, py = ax.transData.transform((x, y))
             if all(abs(px - qx) + abs(py - qy) > LABEL_GAP_PX for qx, qy in placed):
                 placed.append((px, py))
-                ax.annotate(f"c={c}", (x, y), textcoords="offset points", xytext=(4, 4),
+                ax.annotate(c.label, (x, y), textcoords="offset points", xytext=(4, 4),
                             fontsize=7)  # fmt: skip
 
 
@@ -106,7 +107,7 @@ def plot_cost_pareto(runs: list[LoadedRun]) -> bytes | None:
         ys = [1e6 / cost[c].mean for c in cs]
         ax.plot(xs, ys, marker="o", label=run_name(run))
         for c, x, y in zip(cs, xs, ys, strict=True):
-            ax.annotate(f"c={c}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            ax.annotate(c.label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     if not ax.get_legend_handles_labels()[0]:
         return None
     ax.set_xlabel("per-user output throughput (tok/s)")

@@ -2,9 +2,9 @@
 
     run = load_run("runs/20250101T000000Z-kimi26-ep4")
     run.recipe_name, run.machine_class, run.image_digest_short, run.simulated
-    run.points("output_throughput")        # {concurrency: Point(mean, values per repeat)}
+    run.points("output_throughput")        # {load: Point(mean, values per repeat)}
                                            # from valid levels; include_invalid=True: all
-    run.invalid_reasons()                  # {concurrency: reasons of its invalid levels}
+    run.invalid_reasons()                  # {load: reasons of its invalid levels}
 
 A missing or corrupt file raises `RunRecordError` naming the file and what was wrong.
 """
@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from repro.report.labels import run_title, shortened, unique_labels
 from repro.runfolder import RunFolder, record_folder
 from repro.schema.base import Interval
-from repro.schema.level import RequestRow
+from repro.schema.level import Load, RequestRow
 from repro.schema.machine import engine_label, hardware_label, simulator_label
 from repro.schema.record import BenchWorkload, RunRecord
 
@@ -87,9 +87,10 @@ each latency."""
 
 
 class Point(BaseModel):
-    """One metric at one concurrency: the repeats' values, their mean and range."""
+    """One metric at one load (a concurrency, a rate, a trace speed-up): the repeats' values,
+    their mean and range."""
 
-    concurrency: int
+    load: Load
     values: list[float]
     invalid: int = Field(default=0, description="how many of the values come from invalid levels")
     intervals: list[tuple[float, float]] = Field(
@@ -201,21 +202,22 @@ class LoadedRun(RunRecord):
             "output_len": workload.output_len,
             "dataset": workload.dataset,
             "request_rate": workload.request_rate,
+            "burstiness": workload.burstiness,
+            "max_concurrency": workload.max_concurrency,
+            "trace": workload.trace_source.identity() if workload.trace_source else None,
             "prompts": workload.dataset_source.identity() if workload.dataset_source else None,
         }
 
-    def points(self, metric: str, include_invalid: bool = False) -> dict[int, Point]:
-        """Per concurrency, the metric's value in each repeat (levels without it are left out;
+    def points(self, metric: str, include_invalid: bool = False) -> dict[Load, Point]:
+        """Per load, the metric's value in each repeat (levels without it are left out;
         invalid levels too, unless `include_invalid`)."""
         key = METRICS[metric].key if metric in METRICS else metric
-        out: dict[int, Point] = {}
-        for level in sorted(self.levels, key=lambda lv: (lv.concurrency, lv.repeat)):
+        out: dict[Load, Point] = {}
+        for level in sorted(self.levels, key=lambda lv: lv.key):
             value = level.value(key)
             if value is None or not (level.valid or include_invalid):
                 continue
-            point = out.setdefault(
-                level.concurrency, Point(concurrency=level.concurrency, values=[])
-            )
+            point = out.setdefault(level.load, Point(load=level.load, values=[]))
             point.values.append(value)
             point.invalid += not level.valid
             interval = getattr(level, f"{key}_ci95", None)
@@ -223,22 +225,22 @@ class LoadedRun(RunRecord):
                 point.intervals.append((interval.low, interval.high))
         return out
 
-    def invalid_reasons(self) -> dict[int, list[str]]:
-        """Per concurrency with invalid levels, their reasons (each once, `r<repeat>: ...`
-        when the concurrency was repeated)."""
-        repeated = {lv.concurrency for lv in self.levels if lv.repeat > 0}
-        out: dict[int, list[str]] = {}
-        for level in sorted(self.levels, key=lambda lv: (lv.concurrency, lv.repeat)):
+    def invalid_reasons(self) -> dict[Load, list[str]]:
+        """Per load with invalid levels, their reasons (each once, `r<repeat>: ...` when the
+        load was repeated)."""
+        repeated = {lv.load for lv in self.levels if lv.repeat > 0}
+        out: dict[Load, list[str]] = {}
+        for level in sorted(self.levels, key=lambda lv: lv.key):
             if level.valid:
                 continue
-            tag = f"r{level.repeat}: " if level.concurrency in repeated else ""
-            reasons = out.setdefault(level.concurrency, [])
+            tag = f"r{level.repeat}: " if level.load in repeated else ""
+            reasons = out.setdefault(level.load, [])
             reasons += [tag + r for r in level.reasons or ["invalid"] if tag + r not in reasons]
         return out
 
-    def requests(self, concurrency: int, repeat: int) -> list[RequestRow]:
-        """The per-request rows of one level."""
-        return RunFolder(self.path).read_requests(concurrency, repeat)
+    def requests(self, load: Load | int, repeat: int) -> list[RequestRow]:
+        """The per-request rows of one level (an int: a closed-loop concurrency)."""
+        return RunFolder(self.path).read_requests(load, repeat)
 
 
 def _or_accept_part(folder: RunFolder, read: Callable[[RunFolder], R | None]) -> R | None:

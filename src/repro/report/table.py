@@ -1,9 +1,10 @@
-"""The summary table: one row per run, one column per concurrency, best marked, vs baseline.
+"""The summary table: one row per run, one column per level (c=4, r=4/s, trace 1x), best
+marked, vs baseline.
 
 report = build_report(runs, metric="output_throughput", baseline=base_run)
 render_markdown(report) / render_rich(report) / report_to_json(report)
 
-Cells, best marks, peaks and speedups come from valid levels only; a concurrency whose levels
+Cells, best marks, peaks and speedups come from valid levels only; a level whose repeats
 are all invalid shows `invalid` (the reasons are in the JSON). With `include_invalid`, invalid
 levels count too and their cells are marked `!`.
 """
@@ -25,7 +26,7 @@ INVALID_MARK = "!"
 
 
 class Cell(BaseModel):
-    """One run at one concurrency."""
+    """One run at one level (a concurrency, a rate, a trace speed-up)."""
 
     value: float | None = None
     low: float | None = None
@@ -59,15 +60,15 @@ class ReportRow(BaseModel):
     status: str
     forced: str | None = None  # `forced 4`: acceptance forced by SGLANG_SIMULATE_ACC_LEN
     is_baseline: bool = False
-    cells: dict[int, Cell]
+    cells: dict[str, Cell] = Field(description="by level label: c=4, r=4/s, trace 1x")
     peak: float | None = None
-    peak_concurrency: int | None = None
+    peak_level: str | None = None
     peak_speedup: float | None = None
 
 
 class Report(BaseModel):
     metric: MetricInfo
-    concurrencies: list[int]
+    levels: list[str] = Field(description="the columns' level labels, in order")
     rows: list[ReportRow]
     baseline: str | None = None  # label of the baseline row
     include_invalid: bool = False
@@ -111,14 +112,14 @@ def build_report(
     if baseline is not None and all(r.path.resolve() != baseline.path.resolve() for r in runs):
         all_runs.insert(0, baseline)
     require_one_time_scale(all_runs)
-    concurrencies = sorted({c for r in all_runs for c in r.concurrencies})
+    loads = sorted({load for r in all_runs for load in r.loads})
     rows: list[ReportRow] = []
     base_points = baseline.points(metric, include_invalid) if baseline is not None else {}
     for run in all_runs:
         points = run.points(metric, include_invalid)
         reasons = run.invalid_reasons()
-        cells: dict[int, Cell] = {}
-        for c in concurrencies:
+        cells: dict[str, Cell] = {}
+        for c in loads:
             p = points.get(c)
             cell = (
                 Cell()
@@ -135,13 +136,13 @@ def build_report(
             cell.reasons = reasons.get(c, [])
             if baseline is not None and p is not None and c in base_points:
                 cell.speedup = _speedup(info, p.mean, base_points[c].mean)
-            cells[c] = cell
-        peak_c: int | None = None
-        for c, cell in cells.items():
+            cells[c.label] = cell
+        peak_c: str | None = None
+        for label, cell in cells.items():
             if cell.value is not None and (
                 peak_c is None or _better(info, cell.value, cells[peak_c].value or 0.0)
             ):
-                peak_c = c
+                peak_c = label
         is_base = baseline is not None and run.path.resolve() == baseline.path.resolve()
         rows.append(
             ReportRow(
@@ -156,18 +157,18 @@ def build_report(
                 is_baseline=is_base,
                 cells=cells,
                 peak=cells[peak_c].value if peak_c is not None else None,
-                peak_concurrency=peak_c,
+                peak_level=peak_c,
             )
         )
     if baseline is not None:
         base_row = next(r for r in rows if r.is_baseline)
         for row in rows:
             row.peak_speedup = _speedup(info, row.peak, base_row.peak)
-    for c in concurrencies:
-        _mark_best(info, [r.cells[c] for r in rows])
+    for c in loads:
+        _mark_best(info, [r.cells[c.label] for r in rows])
     return Report(
         metric=info,
-        concurrencies=concurrencies,
+        levels=[c.label for c in loads],
         rows=rows,
         baseline=next((r.label for r in rows if r.is_baseline), None),
         include_invalid=include_invalid,
@@ -238,7 +239,7 @@ def caption(report: Report) -> str:
     m = report.metric
     better = "higher" if m.higher_is_better else "lower"
     parts = [
-        f"{m.label} ({m.unit}, {better} is better) by concurrency; "
+        f"{m.label} ({m.unit}, {better} is better) by level; "
         "* best per column (ties within noise share it)"
     ]
     if report.baseline:
@@ -258,7 +259,7 @@ def render_markdown(report: Report) -> str:
         "run",
         "machine",
         "image",
-        *[f"c={c}" for c in report.concurrencies],
+        *report.levels,
         best_header(report.metric),
     ]
     lines = [
@@ -270,12 +271,12 @@ def render_markdown(report: Report) -> str:
     ]
     for row in report.rows:
         cells = []
-        for c in report.concurrencies:
+        for c in report.levels:
             text = cell_text(row.cells[c], report.metric, with_speedup)
             cells.append(f"**{text}**" if row.cells[c].best else text)
         peak = fmt_value(row.peak, report.metric)
         if row.peak is not None:
-            peak += f" @c={row.peak_concurrency}"
+            peak += f" @{row.peak_level}"
             if with_speedup and row.peak_speedup is not None:
                 peak += f" ({fmt_speedup(row.peak_speedup)})"
         title = row_title(row).replace("|", "\\|")
@@ -297,17 +298,17 @@ def render_rich(report: Report) -> Table:
     table.add_column("run")
     table.add_column("machine")
     table.add_column("image")
-    for c in report.concurrencies:
-        table.add_column(f"c={c}", justify="right")
+    for c in report.levels:
+        table.add_column(c, justify="right")
     table.add_column(best_header(report.metric), justify="right")
     for row in report.rows:
         cells: list[Text | str] = []
-        for c in report.concurrencies:
+        for c in report.levels:
             text = cell_text(row.cells[c], report.metric, with_speedup)
             cells.append(Text(text, style="bold green") if row.cells[c].best else text)
         peak = fmt_value(row.peak, report.metric)
         if row.peak is not None:
-            peak += f" @c={row.peak_concurrency}"
+            peak += f" @{row.peak_level}"
             if with_speedup and row.peak_speedup is not None:
                 peak += f" ({fmt_speedup(row.peak_speedup)})"
         name = Text(row.label)
@@ -326,7 +327,6 @@ def report_to_json(report: Report) -> dict[str, Any]:
     data["simulated"] = report.any_simulated
     data["caption"] = caption(report)
     for row in data["rows"]:
-        row["cells"] = {str(c): cell for c, cell in row["cells"].items()}
         if row["simulated"]:
             row["marker"] = SIMULATED
     return data

@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from repro.bench.arrivals import sweep_description
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.interrupts import (
@@ -91,7 +92,7 @@ STAGES: tuple[Stage, ...] = (
         lambda _: "start the server with Docker Compose, wait for /health_generate",
     ),
     Stage("accept", stage_accept, _describe_accept),
-    Stage("bench", stage_bench, lambda ctx: f"concurrency sweep {ctx.recipe.bench.concurrencies}"),
+    Stage("bench", stage_bench, lambda ctx: sweep_description(ctx.recipe.bench)),
     Stage("report", stage_report, lambda _: "table, HTML and plots"),
     Stage("stop", stage_stop, lambda _: "stop the server (kept with --keep)"),
 )

@@ -199,15 +199,15 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
 
 
 def bench_summary(levels: list[Level], prompts_per_level: int) -> str:
-    """`N levels, peak X output tok/s @c=C` over the valid levels only, with a note where the
-    peak level sent all its prompts at once (its prefill is in the number: not steady decode)
-    and the first invalid level's reason."""
+    """`N levels, peak X output tok/s @c=C` (@r=R/s, @trace Sx) over the valid levels only,
+    with a note where the peak level sent all its prompts at once (its prefill is in the
+    number: not steady decode) and the first invalid level's reason."""
     valid = [level for level in levels if level.valid]
     summary = f"{len(levels)} levels"
     if valid:
         best = max(valid, key=lambda level: level.output_throughput)
-        summary += f", peak {best.output_throughput:.1f} output tok/s @c={best.concurrency}"
-        if best.concurrency >= prompts_per_level:
+        summary += f", peak {best.output_throughput:.1f} output tok/s @{best.load.label}"
+        if best.arrival is None and best.concurrency >= prompts_per_level:
             summary += (
                 f" (one wave: its {prompts_per_level} prompts start together, so their "
                 "prefill is in the number, not steady decode)"
@@ -218,7 +218,7 @@ def bench_summary(levels: list[Level], prompts_per_level: int) -> str:
     if invalid:  # e.g. a simulator behind its clock: say it where the run ends
         first = invalid[0]
         summary += (
-            f"; {len(invalid)} invalid (c={first.concurrency}: {first.reasons[0]})"
+            f"; {len(invalid)} invalid ({first.load.label}: {first.reasons[0]})"
             if first.reasons
             else f"; {len(invalid)} invalid"
         )

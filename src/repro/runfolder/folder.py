@@ -33,7 +33,7 @@ from repro.runfolder.jsonio import (
 from repro.safetext import clean_lines, clean_strings
 from repro.schema.accept import AcceptResults
 from repro.schema.accuracy import AccuracyResults
-from repro.schema.level import RequestRow, Summary
+from repro.schema.level import Load, RequestRow, Summary, as_load
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo
 from repro.schema.record import (
@@ -75,9 +75,10 @@ PARTS = (BENCH_PART, ACCEPT_PART)  # the record folders inside a `repro run` fol
 _RUN_INFO: TypeAdapter[AnyRunInfo] = TypeAdapter(AnyRunInfo)
 
 
-def _level_name(concurrency: int, repeat: int) -> str:
-    """`c<concurrency>-r<repeat>`: how a level's files are named."""
-    return f"c{concurrency}-r{repeat}"
+def _level_name(load: Load | int, repeat: int) -> str:
+    """`<load>-r<repeat>` (`c4-r0`, `rate4-r0`, `trace1x-r0`): how a level's files are named;
+    a bare int is a closed-loop concurrency."""
+    return f"{as_load(load).stem}-r{repeat}"
 
 
 class RunFolder:
@@ -138,13 +139,13 @@ class RunFolder:
     def levels_dir(self) -> Path:
         return self.path / LEVELS
 
-    def requests_file(self, concurrency: int, repeat: int) -> Path:
-        """`levels/c<c>-r<r>.jsonl`: one `RequestRow` per line."""
-        return self.levels_dir / f"{_level_name(concurrency, repeat)}.jsonl"
+    def requests_file(self, load: Load | int, repeat: int) -> Path:
+        """`levels/<load>-r<r>.jsonl`: one `RequestRow` per line."""
+        return self.levels_dir / f"{_level_name(load, repeat)}.jsonl"
 
-    def metrics_file(self, concurrency: int, repeat: int) -> Path:
-        """`levels/c<c>-r<r>.metrics.jsonl`: the level's `/metrics` scrapes."""
-        return self.levels_dir / f"{_level_name(concurrency, repeat)}.metrics.jsonl"
+    def metrics_file(self, load: Load | int, repeat: int) -> Path:
+        """`levels/<load>-r<r>.metrics.jsonl`: the level's `/metrics` scrapes."""
+        return self.levels_dir / f"{_level_name(load, repeat)}.metrics.jsonl"
 
     @property
     def stages_file(self) -> Path:
@@ -277,9 +278,9 @@ class RunFolder:
                 f"{path}: not a run context: {first_problem(err)}", hint=hint
             ) from None
 
-    def read_requests(self, concurrency: int, repeat: int) -> list[RequestRow]:
+    def read_requests(self, load: Load | int, repeat: int) -> list[RequestRow]:
         """The per-request rows of one level."""
-        path = self.requests_file(concurrency, repeat)
+        path = self.requests_file(load, repeat)
         rows: list[RequestRow] = []
         for number, line in enumerate(read_text(path).splitlines(), start=1):
             if not line.strip():
@@ -336,19 +337,19 @@ class RunFolder:
 
     def write_level_rows(
         self,
-        concurrency: int,
+        load: Load | int,
         repeat: int,
         rows: Iterable[RequestRow],
         series: Sequence[MetricsSample] = (),
     ) -> None:
         """A level's metrics series, then its requests (the summary comes last: a level is
         finished once its JSONL and summary exist)."""
-        metrics = self.metrics_file(concurrency, repeat)
+        metrics = self.metrics_file(load, repeat)
         if series:
             write_atomic(metrics, json_lines(series))
         else:
             metrics.unlink(missing_ok=True)  # a re-run level drops the old one's series
-        write_atomic(self.requests_file(concurrency, repeat), json_lines(rows))
+        write_atomic(self.requests_file(load, repeat), json_lines(rows))
 
     def write_server_log(self, lines: Sequence[str]) -> None:
         """A server's last log lines as server.log (nothing when empty)."""

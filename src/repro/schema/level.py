@@ -1,15 +1,92 @@
 """A bench run's measurements (docs/run-record.md): `summary.json`, one `Level` per finished
-(concurrency, repeat) with the spread over repeats, and `levels/c<c>-r<r>.jsonl`, one
-`RequestRow` per request as the client saw it."""
+(load, repeat) with the spread over repeats, and `levels/<load>-r<r>.jsonl` (`c4-r0`,
+`rate4-r0`, `trace1x-r0`), one `RequestRow` per request as the client saw it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from repro.schema.base import Interval
 from repro.schema.server import LevelEnergy, ServerState, SimClock
+
+ArrivalMode = Literal["poisson", "gamma", "trace"]
+LoadKind = Literal["c", "rate", "trace"]
+
+
+def _number(value: float) -> str:
+    return f"{int(value)}" if float(value).is_integer() else f"{value:g}"
+
+
+class Load(NamedTuple):
+    """What a level offered, as resume, file names and reports key it: a closed loop at a
+    concurrency (`c`), an open loop at a request rate (`rate`, req/s) or a trace replayed at
+    a speed-up (`trace`). Sorts closed levels first, then rates, then traces."""
+
+    kind: LoadKind
+    value: float
+
+    @property
+    def label(self) -> str:
+        """How tables head it: `c=4`, `r=4/s`, `trace 2x`."""
+        if self.kind == "c":
+            return f"c={_number(self.value)}"
+        if self.kind == "rate":
+            return f"r={_number(self.value)}/s"
+        return f"trace {_number(self.value)}x"
+
+    @property
+    def stem(self) -> str:
+        """How its files are named: `c4`, `rate4`, `trace2x` (then `-r<repeat>`)."""
+        suffix = "x" if self.kind == "trace" else ""
+        return f"{self.kind}{_number(self.value)}{suffix}"
+
+
+def closed(concurrency: int) -> Load:
+    return Load("c", concurrency)
+
+
+def as_load(load: Load | int) -> Load:
+    """A level's load, where a bare int (how callers before open loops named levels) is a
+    closed-loop concurrency."""
+    return load if isinstance(load, Load) else closed(load)
+
+
+class Arrival(BaseModel):
+    """How an open-loop level's requests were offered, and how closely the client kept to the
+    schedule; the schedule itself is each request row's `offered_s` beside its `start_s`."""
+
+    mode: ArrivalMode = Field(
+        description="poisson (burstiness 1), gamma (burstiness != 1) or trace (timestamps)"
+    )
+    request_rate: float | None = Field(
+        default=None, description="the configured rate, req/s; None for a trace"
+    )
+    burstiness: float | None = Field(
+        default=None, description="gamma shape (1: Poisson; < 1 burstier); None for a trace"
+    )
+    trace: str | None = Field(default=None, description="the trace replayed, as given")
+    speedup: float | None = Field(default=None, description="trace time / replay time")
+    max_concurrency: int | None = Field(
+        default=None, description="requests in flight at most; None: no cap"
+    )
+    offered_rate: float | None = Field(
+        default=None, description="the schedule's own rate: (n - 1) / (last - first offered)"
+    )
+    achieved_rate: float | None = Field(
+        default=None, description="the sends' rate: (n - 1) / (last - first send)"
+    )
+    send_lag_p50_ms: float | None = Field(
+        default=None, description="send time - offered time, median over requests"
+    )
+    send_lag_p99_ms: float | None = None
+    send_lag_max_ms: float | None = None
+
+    def load(self) -> Load:
+        if self.mode == "trace":
+            return Load("trace", self.speedup or 1.0)
+        return Load("rate", self.request_rate or 0.0)
 
 
 class Level(BaseModel):
@@ -143,6 +220,11 @@ class Level(BaseModel):
         default=None,
         description="dollars per million output tokens: gpus x gpu_hour_usd / output tok/s",
     )
+    arrival: Arrival | None = Field(
+        default=None,
+        description="open loop: the rate or trace and the schedule kept; None: "
+        "closed loop at `max_concurrency`",
+    )
     valid: bool = Field(default=True, description="False: the numbers do not measure the server")
     reasons: list[str] = Field(default_factory=list, description="why the level is invalid")
 
@@ -164,6 +246,15 @@ class Level(BaseModel):
         }
         return {renamed.get(k, k): v for k, v in data.items()}
 
+    @property
+    def load(self) -> Load:
+        return self.arrival.load() if self.arrival is not None else closed(self.concurrency)
+
+    @property
+    def key(self) -> tuple[Load, int]:
+        """(load, repeat): what resume and the level's files know it by."""
+        return self.load, self.repeat
+
     def value(self, key: str) -> float | None:
         """A numeric key (declared or extra) as a float; None where the level lacks it."""
         raw = getattr(self, key, None)
@@ -184,6 +275,9 @@ class ConcurrencySpread(BaseModel):
     """`summary.json` `spread`: each metric's range over the repeats of one concurrency."""
 
     concurrency: int
+    load: str | None = Field(
+        default=None, description="an open-loop level's label (r=4/s, trace 1x); None: closed"
+    )
     repeats: int = Field(description="how many levels (repeats) the ranges cover")
     output_throughput: Range | None = None
     request_throughput: Range | None = None
@@ -197,7 +291,9 @@ class ConcurrencySpread(BaseModel):
 
 
 SPREAD_KEYS: tuple[str, ...] = tuple(
-    name for name in ConcurrencySpread.model_fields if name not in ("concurrency", "repeats")
+    name
+    for name in ConcurrencySpread.model_fields
+    if name not in ("concurrency", "load", "repeats")
 )
 """The level keys `spread` gives ranges for."""
 
@@ -235,5 +331,9 @@ class RequestRow(BaseModel):
     )
     e2e_s: float | None = Field(default=None, description="s to the end of the stream")
     start_s: float = Field(default=0.0, description="s from the level's start to sending")
+    offered_s: float | None = Field(
+        default=None,
+        description="open loop: s from the level's start to the send the schedule offered",
+    )
     finish_reason: str | None = None
     error: str | None = Field(default=None, description="the error message when not ok")

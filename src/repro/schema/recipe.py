@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from repro.schema.base import (
     ENV_NAME_PATTERN,
@@ -41,10 +41,13 @@ _HF_TOKEN_VALUE = re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")
 
 
 MAX_CONCURRENCY = 100_000  # requests in flight at one level
+MAX_REQUEST_RATE = 1_000_000.0  # req/s of an open-loop level
+MAX_LEVELS = 64  # levels of one sweep
 
 
 class Bench(StrictModel):
-    """The benchmark plan: a closed-loop concurrency sweep."""
+    """The benchmark plan: a closed-loop concurrency sweep, an open-loop request-rate ladder
+    or a trace replayed at one or more speed-ups."""
 
     concurrencies: list[int] = Field(
         default_factory=lambda: [1, 2, 4, 8, 16, 32, 64],
@@ -65,21 +68,78 @@ class Bench(StrictModel):
         "Dataset prompts are sent as they are, chat-formatted; output_len applies to all.",
     )
     prompts_per_level: int = Field(
-        64, ge=1, le=1_000_000, description="Requests measured per concurrency level."
+        64,
+        ge=1,
+        le=1_000_000,
+        description="Requests measured per level (a trace replay: its first ones).",
     )
     warmup: int = Field(2, ge=0, le=100_000, description="Warmup requests, not measured.")
     repeats: int = Field(1, ge=1, le=100, description="Repeats of each level (for a spread).")
-    request_rate: float | None = Field(
+    request_rate: list[float] | None = Field(
         None,
+        max_length=MAX_LEVELS,
+        description="Open-loop request rates (req/s) to sweep instead of concurrencies, e.g. "
+        "[2, 4, 8] (a single number: one rate); none = closed loop.",
+    )
+    burstiness: float = Field(
+        1.0,
         gt=0,
-        le=1_000_000,
-        description="Open-loop Poisson arrival rate (req/s); none = closed loop.",
+        le=1000,
+        description="Arrival burstiness of the rate levels, as bench_serving and vLLM: gamma "
+        "gaps of shape burstiness, 1 = Poisson, below 1 burstier, above 1 steadier.",
+    )
+    max_concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="Requests in flight at most in an open-loop level (rates, trace); a "
+        "request over the cap waits and is sent late. None: no cap.",
+    )
+    trace: str | None = Field(
+        None,
+        max_length=500,
+        description="A Mooncake-format trace (JSONL: timestamp ms, input_length, "
+        "output_length, hash_ids) replayed at its timestamps: a file, hf:ORG/NAME/FILE, "
+        'or "demo" (the small trace repro ships). Prompts share a 512-token block per '
+        "shared hash id; input/output lengths come from the trace.",
+    )
+    trace_speedup: list[float] = Field(
+        default_factory=lambda: [1.0],
+        min_length=1,
+        max_length=MAX_LEVELS,
+        description="Trace replay speed-ups to sweep: 2 sends the trace in half its time.",
     )
     slo_search: SloSearch | None = Field(
         None,
         description="After the ladder, bisect between the highest level that meets these "
         "latency limits and the lowest that fails, adding up to extra_levels levels.",
     )
+
+    @field_validator("request_rate", mode="before")
+    @classmethod
+    def _one_rate(cls, value: Any) -> Any:
+        """A single rate (how recipes and records before rate ladders wrote it) is one level."""
+        return [value] if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+    @field_validator("request_rate", "trace_speedup")
+    @classmethod
+    def _positive_levels(cls, value: list[float] | None) -> list[float] | None:
+        for level in value or []:
+            if not 0 < level <= MAX_REQUEST_RATE:
+                raise ValueError(f"each level is above 0 and at most {MAX_REQUEST_RATE:g}")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("levels must not repeat")
+        return value
+
+    @model_validator(mode="after")
+    def _one_arrival(self) -> Bench:
+        if self.trace is not None and self.request_rate is not None:
+            raise ValueError("give request_rate or trace, not both: a trace sets its own times")
+        if self.slo_search is not None and (self.trace or self.request_rate):
+            raise ValueError(
+                "slo_search bisects concurrencies: give it without request_rate or trace"
+            )
+        return self
 
     @field_validator("dataset")
     @classmethod

@@ -25,7 +25,7 @@ from repro.schema.accuracy import AccuracyResults
 from repro.schema.client import ClientLimits
 from repro.schema.dataset import PromptSource
 from repro.schema.forced import ForcedAcceptance
-from repro.schema.level import Level
+from repro.schema.level import Level, Load
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo
 from repro.schema.recordedrecipe import RecordedRecipe
@@ -47,8 +47,21 @@ class BenchWorkload(BaseModel):
     prompts_per_level: int | None = Field(default=None, description="measured requests per level")
     warmup: int | None = Field(default=None, description="unrecorded requests before each level")
     repeats: int | None = Field(default=None, description="how often every concurrency is measured")
-    request_rate: float | None = Field(
-        default=None, description="Poisson arrivals/s; None: closed loop"
+    request_rate: list[float] | float | None = Field(
+        default=None,
+        description="the open-loop rates swept, req/s (older runs: one rate, Poisson, for "
+        "every concurrency); None: closed loop",
+    )
+    burstiness: float | None = Field(
+        default=None, description="gamma shape of the rate levels' gaps (1: Poisson)"
+    )
+    max_concurrency: int | None = Field(
+        default=None, description="the open-loop levels' cap on requests in flight"
+    )
+    trace: str | None = Field(default=None, description="the Mooncake trace replayed, as given")
+    trace_speedup: list[float] | None = Field(default=None, description="its speed-ups swept")
+    trace_source: PromptSource | None = Field(
+        default=None, description="exactly which trace ran (shipped/file/hub)"
     )
     dataset_source: PromptSource | None = Field(
         default=None, description="exactly which prompts ran (shipped/file/hub); None for random"
@@ -197,6 +210,11 @@ class RunRecord(BaseModel):
     @property
     def concurrencies(self) -> list[int]:
         return sorted({level.concurrency for level in self.levels})
+
+    @property
+    def loads(self) -> list[Load]:
+        """The levels' loads (concurrencies, rates, trace speed-ups), in order."""
+        return sorted({level.load for level in self.levels})
 
 
 StageStatus = Literal["pending", "done", "skipped", "failed"]

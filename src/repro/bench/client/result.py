@@ -24,5 +24,6 @@ class RequestResult:
     chunk_tokens: list[int] = field(default_factory=list)
     e2e_s: float | None = None
     start_s: float = 0.0
+    offered_s: float | None = None  # open loop: when the schedule offered it
     finish_reason: str | None = None
     error: str | None = None

@@ -1,6 +1,6 @@
 """The streaming load generator: keep-alive connections (repro.bench.client.http1), closed-loop
-concurrency or Poisson arrivals, and per-event arrival times taken as the bytes come off the
-socket.
+concurrency or open-loop arrivals at offered send times (repro.bench.arrivals), and per-event
+arrival times taken as the bytes come off the socket.
 
 What it measures mirrors sglang/benchmark/serving.py (SGLang 0.5.23,
 `async_request_sglang_generate`, `async_request_openai_chat_completions`): TTFT = first chunk
@@ -29,7 +29,6 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
-import numpy as np
 import uvloop
 
 from repro.bench.client.http1 import Connection, Pool, ProtocolError
@@ -281,18 +280,20 @@ class StreamClient:
         concurrency: int,
         *,
         repeat: int = 0,
-        request_rate: float | None = None,
-        seed: int = 0,
+        schedule: Sequence[float] | None = None,
         on_done: Callable[[RequestResult], None] | None = None,
         max_tokens: int | None = None,
     ) -> LevelRun:
         """Send every body with at most `concurrency` in flight (each asking for at most
         `max_tokens` tokens, when given).
 
-        Closed loop (no `request_rate`): a new request starts as soon as one finishes. Open
-        loop: requests arrive as a Poisson process of `request_rate` per second (still capped
-        at `concurrency` in flight, as bench_serving's --max-concurrency).
+        Closed loop (no `schedule`): a new request starts as soon as one finishes. Open loop:
+        body i is offered at `schedule[i]` s from the level's start (ascending; still capped
+        at `concurrency` in flight, as bench_serving's --max-concurrency: a request over the
+        cap waits, and sends late); each result keeps its `offered_s` beside its `start_s`.
         """
+        if schedule is not None and len(schedule) != len(bodies):
+            raise ValueError(f"{len(schedule)} send times for {len(bodies)} requests")
         sem = asyncio.Semaphore(concurrency)
         results = [RequestResult(concurrency, repeat, i) for i in range(len(bodies))]
         tasks: list[asyncio.Task[None]] = []
@@ -313,17 +314,15 @@ class StreamClient:
         # After starting a request, yield once, so that it connects and writes its bytes
         # before the next starts: a burst of starts would otherwise hold every request's
         # bytes back until the last one had started (the server would get them all at once).
-        if request_rate is None:
+        if schedule is None:
             for i in range(len(bodies)):
                 await sem.acquire()
                 tasks.append(asyncio.ensure_future(one(i)))
                 await asyncio.sleep(0)
         else:
-            gaps = np.random.default_rng(seed).exponential(1.0 / request_rate, len(bodies))
-            due = t0
-            for i, gap in enumerate(gaps):
-                due += float(gap) if i else 0.0
-                delay = due - time.perf_counter()
+            for i, offered in enumerate(schedule):
+                results[i].offered_s = offered
+                delay = t0 + offered - time.perf_counter()
                 await asyncio.sleep(max(delay, 0.0))
                 tasks.append(asyncio.ensure_future(gated(i)))
         if tasks:

@@ -280,10 +280,21 @@ def _remember_ref(ref: HubDatasetRef, commit: str, cache: Path) -> None:
     pointer.write_text(commit)
 
 
-def load_hub_dataset(
+@dataclass
+class HubFiles:
+    """A Hub dataset reference's data files, downloaded at one commit into `snapshot`."""
+
+    hub: HubDatasetRef
+    commit: str
+    files: list[str]
+    snapshot: Path
+    where: str  # hf:ORG/NAME[/PATH]@COMMIT, for messages
+
+
+def fetch_hub_files(
     ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
-) -> PromptSet:
-    """A prompt set from a Hub dataset, pinned to a commit SHA (see the module docstring)."""
+) -> HubFiles:
+    """The data files `ref` names, pinned to a commit SHA (see the module docstring)."""
     try:
         hub = parse_hf_ref(ref)
     except ValueError as exc:
@@ -292,7 +303,7 @@ def load_hub_dataset(
     from huggingface_hub import HfApi, constants, hf_hub_download
 
     from repro.hub.cache import SpaceMargin, cache_root, check_space
-    from repro.hub.errors import HubError, endpoint_url, hub_errors
+    from repro.hub.errors import HubError, hub_errors
 
     cache = cache_root(cache_dir)
     offline = constants.HF_HUB_OFFLINE
@@ -339,6 +350,17 @@ def load_hub_dataset(
                     cache_dir=cache,
                 )  # fmt: skip
         _remember_ref(hub, commit, cache)
+    return HubFiles(hub, commit, files, snapshot, where)
+
+
+def load_hub_dataset(
+    ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
+) -> PromptSet:
+    """A prompt set from a Hub dataset, pinned to a commit SHA (see the module docstring)."""
+    from repro.hub.errors import endpoint_url  # deferred, as in fetch_hub_files
+
+    got = fetch_hub_files(ref, endpoint=endpoint, cache_dir=cache_dir)
+    hub, commit, files, snapshot, where = got.hub, got.commit, got.files, got.snapshot, got.where
     hint = f"name the prompt column: hf:{hub.repo}" + (f"/{hub.path}" if hub.path else "")
     hint += f"@{hub.revision}:COLUMN"
     tables = [(f"{where}/{f}", file_table(snapshot / f, f"{where}/{f}")) for f in files]
