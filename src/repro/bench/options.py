@@ -15,6 +15,7 @@ from pathlib import Path
 from repro.bench.provenance import Provenance
 from repro.bench.target import BenchTarget
 from repro.progress import Progress, quiet
+from repro.schema.conversation import Conversations
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.record import ClientLimits, Endpoint
 
@@ -63,6 +64,7 @@ class BenchOptions(MeasureOptions):
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
+    conversation: Conversations | None = None  # overrides the recipe's bench.conversation
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from repro.bench.client.stream import RequestResult, StreamClient
 from repro.bench.client.wire import chat_body, generate_body
+from repro.bench.conversation import conversation_run
 from repro.bench.metrics import request_row
 from repro.bench.observer import LevelObserver, LevelPlan, build_level
 from repro.bench.options import BenchOptions
@@ -142,18 +143,24 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
                     on_done=progress.request_done if shown is not None and progress else None,
                 )
             n = bench.prompts_per_level
-            bodies = _plan_bodies(plan, n, seed)
+            talk = conversation_run(plan, seed)
+            bodies = [] if talk else _plan_bodies(plan, n, seed)
             if progress:
-                progress.level_started(concurrency, repeat, len(bodies))
+                progress.level_started(concurrency, repeat, talk.requests if talk else n)
+            on_done = progress.request_done if progress else None
             try:
+                if talk and talk.cache == "flushed":
+                    await plan.session.flush_cache()
                 seen = await observer.watch(
-                    client.run(
+                    talk.run(client, concurrency, repeat=repeat, on_done=on_done)
+                    if talk
+                    else client.run(
                         bodies,
                         concurrency,
                         repeat=repeat,
                         request_rate=bench.request_rate,
                         seed=seed,
-                        on_done=progress.request_done if progress else None,
+                        on_done=on_done,
                         max_tokens=out_len,
                     )
                 )
@@ -175,7 +182,10 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
                     record.run.slos, record.run.max_failed_pct, record.run.gpu_hour_usd,
                 ),
             )  # fmt: skip
-            record.add_level(level, (request_row(r) for r in results), seen.samples)
+            if talk:
+                level.conversation = talk.stats(results)
+            rows = talk.rows(results) if talk else (request_row(r) for r in results)
+            record.add_level(level, rows, seen.samples)
             if progress:
                 progress.level_done(level)
     return None

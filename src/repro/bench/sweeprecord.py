@@ -104,10 +104,11 @@ def _source(dataset: str) -> PromptSet | None:
     return bench_source(dataset)
 
 
-def _needs_template(endpoint: str, source: PromptSet | None) -> bool:
+def _needs_template(endpoint: str, source: PromptSet | None, bench: Bench) -> bool:
     """Random words go to /generate as they are; everything else is chat-formatted (by the
-    client on /generate, by the server on chat, where the template's switch is sent)."""
-    return endpoint == "chat" or source is not None
+    client on /generate, by the server on chat, where the template's switch is sent), and so
+    is every conversation (its turns are messages)."""
+    return endpoint == "chat" or source is not None or bench.conversation is not None
 
 
 def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
@@ -118,6 +119,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
         "output_len": opts.output_len,
         "dataset": opts.dataset,
         "prompts_per_level": opts.prompts,
+        "conversation": opts.conversation,
     }
     bench = target.bench.model_copy(update={k: v for k, v in overrides.items() if v is not None})
     if bench.prompts_per_level < 1 or not bench.concurrencies:
@@ -130,7 +132,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     server = open_server(target, url, opts.provenance)  # fails before any folder is made
     forced = run_forced_acceptance(target.recipe, opts.forced, server.info)
     template = None
-    if _needs_template(opts.endpoint, source):
+    if _needs_template(opts.endpoint, source, bench):
         template = server.template(opts.chat_template_fallback)
     run_dir = new_run_dir(target.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
@@ -182,11 +184,15 @@ def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
 
 
 def _resumed_template(
-    record: RunWriter, recorded: RecordedRecipe, info: ServerInfo, source: PromptSet | None
+    record: RunWriter,
+    recorded: RecordedRecipe,
+    info: ServerInfo,
+    source: PromptSet | None,
+    bench: Bench,
 ) -> ChatTemplate | None:
     """The template the run started with: the same file at the same commit, the fallback
     only when the run used it (runs recorded before templates were kept may fall back)."""
-    if not _needs_template(record.run.endpoint or "generate", source):
+    if not _needs_template(record.run.endpoint or "generate", source, bench):
         return None
     used = record.run.workload.chat_template
     return recipe_template(
@@ -234,7 +240,7 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
     info = session.call(session.server_info())
     check_same_server(session.url, info, record.run.server_identity)
     session.pin(info)
-    template = _resumed_template(record, resolved, info, source)
+    template = _resumed_template(record, resolved, info, source, bench)
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
     max_accept = max_accept_length(info.speculative_num_draft_tokens)

@@ -27,6 +27,7 @@ from repro.lock import load_locked
 from repro.run.provenance import keep_server_log, local_provenance, target_url
 from repro.runfolder import RunFolder, strict_json
 from repro.safetext import clean
+from repro.schema.conversation import CACHE_STATES, MAX_TURNS, CacheState, Conversations
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import MAX_CONCURRENCY, Bench
@@ -52,6 +53,24 @@ def _levels(value: str | None) -> list[int] | None:
             hint="e.g. --concurrency 1,4,16",
         )
     return list(dict.fromkeys(levels))
+
+
+def _conversation(
+    turns: int | None, cache: CacheState | None, bench: Bench | None
+) -> Conversations | None:
+    """--turns and --cache over the recipe's bench.conversation; None: the recipe's own."""
+    planned = bench.conversation if bench else None
+    if turns is None and cache is None:
+        return None
+    if turns is None and planned is None:
+        raise ReproError(
+            "--cache applies to multi-turn levels, and none is asked for",
+            hint="add --turns N (e.g. --turns 4 --cache warm)",
+        )
+    return Conversations(
+        turns=turns if turns is not None else planned.turns if planned else 2,
+        cache=cache or (planned.cache if planned else "flushed"),
+    )
 
 
 def recipe_target(ref: str) -> BenchTarget:
@@ -107,6 +126,29 @@ def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -
             _verdict(lv),
             *([bench_number(lv.goodput, 2)] if goodput else []),
         )
+    return table
+
+
+def turns_table(levels: list[Level]) -> Table | None:
+    """Multi-turn levels by turn: the server's prompt and cached tokens (mean per request)
+    and the share cached, with the cache state each level started from; None without any."""
+    talks = [lv for lv in levels if lv.conversation is not None]
+    if not talks:
+        return None
+    table = Table(title="conversations: cached_tokens by turn")
+    for col in ("conc", "rep", "cache", "turn", "ok", "prompt tok", "cached tok", "cached %",
+                "TTFT p50 ms"):  # fmt: skip
+        table.add_column(col, justify="right")
+    for lv in talks:
+        talk = lv.conversation
+        assert talk is not None
+        for turn in talk.by_turn:
+            table.add_row(
+                str(lv.concurrency), str(lv.repeat), talk.cache, str(turn.turn),
+                str(turn.requests), bench_number(turn.mean_prompt_tokens),
+                bench_number(turn.mean_cached_tokens), bench_number(turn.cache_hit_rate * 100),
+                bench_number(turn.median_ttft_ms),
+            )  # fmt: skip
     return table
 
 
@@ -175,6 +217,23 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     show_default=True,
     help="SGLang's native /generate or /v1/chat/completions (both report speculative stats).",
 )
+@click.option(
+    "--turns",
+    type=click.IntRange(2, MAX_TURNS),
+    help="Multi-turn conversations of N user turns instead of single prompts: each turn "
+    "carries the history with the server's earlier answers, so later turns share a prefix "
+    "the radix cache can serve. A dataset of dialogues (sharegpt, a conversations or "
+    "messages column) sends its own user turns (up to N); any other dataset sends "
+    "synthetic ones after a system prompt of --input-len words that every conversation "
+    "shares. --prompts then counts conversations; the summary gives cached_tokens by turn.",
+)
+@click.option(
+    "--cache",
+    type=click.Choice(CACHE_STATES),
+    help="The radix cache each multi-turn level starts from: flushed (/flush_cache after "
+    "the warm-up, so the first turns find nothing cached) or warm (as earlier levels left "
+    "it) [default: flushed].",
+)
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
 @click.option("--max-failed-pct", type=FiniteFloat(min=0, max=100),
@@ -201,6 +260,8 @@ def bench(
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
+    turns: int | None,
+    cache: CacheState | None,
     forced: ForcedAcceptance | None,
     as_json: bool,
     **shared: Any,
@@ -225,8 +286,9 @@ def bench(
     if resume is not None:
         ctx = click.get_current_context()
         given = given_options(
-            ctx, "concurrency", "input_len", "output_len", "prompts", "endpoint", "output"
-        )
+            ctx, "concurrency", "input_len", "output_len", "prompts", "endpoint", "output",
+            "turns", "cache",
+        )  # fmt: skip
         refuse_with(
             ctx,
             ([recipe] if recipe else []) + given,
@@ -253,6 +315,7 @@ def bench(
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
+        conversation=_conversation(turns, cache, target.bench if target else None),
         forced=forced,
         provenance=local_provenance([url] if url else [], machine=resume is None),
         **shared,
@@ -263,6 +326,9 @@ def bench(
         folder = RunFolder(result.run_dir)
         keep_server_log(folder, folder.read_run().recipe_name)
     _console.print(fit(summary_table(result.levels, result.forced)))
+    by_turn = turns_table(result.levels)
+    if by_turn is not None:
+        _console.print(fit(by_turn))
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from repro.schema.base import Interval
+from repro.schema.conversation import ConversationLevel
 from repro.schema.server import LevelEnergy, ServerState, SimClock
 
 
@@ -135,6 +136,9 @@ class Level(BaseModel):
     sim_clock: SimClock | None = Field(
         default=None, description="the simulator's own lag; None for a real server"
     )
+    conversation: ConversationLevel | None = Field(
+        default=None, description="a multi-turn level: its cache state and cached_tokens by turn"
+    )
     joules_per_output_token: float | None = Field(
         default=None, description="energy.energy_j / total_output_tokens"
     )
@@ -237,3 +241,7 @@ class RequestRow(BaseModel):
     start_s: float = Field(default=0.0, description="s from the level's start to sending")
     finish_reason: str | None = None
     error: str | None = Field(default=None, description="the error message when not ok")
+    conversation: int | None = Field(
+        default=None, description="a multi-turn level: which conversation (from 0)"
+    )
+    turn: int | None = Field(default=None, description="a multi-turn level: which turn (from 0)")

@@ -21,6 +21,7 @@ from repro.schema.base import (
     Description,
     StrictModel,
 )
+from repro.schema.conversation import Conversations
 from repro.schema.dataset import bench_dataset_problem
 from repro.schema.deployment import (
     DrafterSpec,
@@ -73,6 +74,11 @@ class Bench(StrictModel):
         gt=0,
         le=1_000_000,
         description="Open-loop Poisson arrival rate (req/s); none = closed loop.",
+    )
+    conversation: Conversations | None = Field(
+        None,
+        description="Multi-turn conversations with the history (prefix reuse) instead of single "
+        "prompts; prompts_per_level then counts conversations.",
     )
 
     @field_validator("dataset")

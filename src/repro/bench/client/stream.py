@@ -68,6 +68,7 @@ class RequestResult:
     start_s: float = 0.0
     finish_reason: str | None = None
     error: str | None = None
+    text: str | None = None  # the generated text, kept only when it starts as ""
 
 
 @dataclass

@@ -25,7 +25,7 @@ import io
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,8 @@ class PromptSet:
     prompts: list[str]
     source: PromptSource  # provenance, for the run record
     fit_to_length: bool = False  # synthetic prompts that bench pads to input_len
+    # the human turns of each row whose column held a conversation (multi-turn bench levels)
+    dialogues: list[list[str]] = field(default_factory=list)
 
 
 # ---- reading files --------------------------------------------------------------------------
@@ -165,6 +167,31 @@ def first_human_turn(turns: list[Any]) -> str | None:
     return None
 
 
+def human_turns(turns: list[Any]) -> list[str]:
+    """Every user turn of a conversation (ShareGPT, OpenAI-style, or a list of texts), in
+    order: what a multi-turn level sends, one after the other."""
+    out = []
+    for turn in turns:
+        text = turn if isinstance(turn, str) else None
+        if isinstance(turn, dict) and (
+            turn.get("from") in ("human", "user") or turn.get("role") == "user"
+        ):
+            text = turn.get("value", turn.get("content"))
+        if isinstance(text, str) and text.strip():
+            out.append(text)
+    return out
+
+
+def read_dialogues(tables: list[tuple[str, Table]], column: str) -> list[list[str]]:
+    """The user turns of each row whose `column` holds a conversation (none for text)."""
+    out = []
+    for _, (cols, values) in tables:
+        if cols and column not in cols:
+            continue
+        out += [human_turns(v) for v in values(column) if isinstance(v, list)]
+    return [turns for turns in out if turns]
+
+
 def choose_column(columns: list[str], wanted: str | None, where: str, hint: str) -> str:
     """The prompt column: `wanted`, else the first known one; a ReproError lists the columns."""
     if not columns:  # rows are plain strings
@@ -219,11 +246,10 @@ def sha256_file(path: Path) -> str:
 def load_file(path: Path) -> PromptSet:
     """A prompt set from a local data file, recorded by path and sha256."""
     hint = f"give each row one of the columns {', '.join(PROMPT_COLUMNS)}"
-    prompts, column = read_prompts(
-        str(path), [(str(path), file_table(path, str(path)))], None, hint
-    )
+    tables = [(str(path), file_table(path, str(path)))]
+    prompts, column = read_prompts(str(path), tables, None, hint)
     source = FileSource(path=str(path), sha256=sha256_file(path), column=column)
-    return PromptSet(path.stem, prompts, source)
+    return PromptSet(path.stem, prompts, source, dialogues=read_dialogues(tables, column))
 
 
 # ---- Hub datasets ---------------------------------------------------------------------------
@@ -352,4 +378,4 @@ def load_hub_dataset(
         column=column,
         pinned=hub.pinned(commit, column),
     )
-    return PromptSet(ref, prompts, source)
+    return PromptSet(ref, prompts, source, dialogues=read_dialogues(tables, column))

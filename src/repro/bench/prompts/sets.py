@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 from repro.bench.prompts.benchsets import BENCH_SETS, load_bench_set
 from repro.bench.prompts.chattemplate import ChatTemplate
@@ -27,6 +29,7 @@ from repro.schema.dataset import (
     ShippedSource,
 )
 
+T = TypeVar("T")
 SHIPPED_SETS = ("math", "code", "chat")
 # How `--dataset sharegpt` samples bench_serving's ShareGPT file, beside how bench_serving does
 # (sglang/benchmark/datasets/sharegpt.py `sample_sharegpt_requests`): the record names it.
@@ -76,8 +79,8 @@ def load_prompt_set(
     return found
 
 
-def take(prompts: list[str], n: int) -> list[str]:
-    """n prompts, cycling through the set when it is shorter."""
+def take(prompts: Sequence[T], n: int) -> list[T]:
+    """n prompts (or dialogues), cycling through the set when it is shorter."""
     return [prompts[i % len(prompts)] for i in range(n)]
 
 
@@ -93,6 +96,11 @@ def _random_word(rng: random.Random) -> str:
         + rng.choice(_LETTERS).upper()
         + "".join(rng.choice(_LETTERS) for _ in range(rng.randint(0, 2)))
     )
+
+
+def random_words(rng: random.Random, count: int) -> str:
+    """`count` random words, about `count` tokens (what bench's random dataset sends)."""
+    return " ".join(_random_word(rng) for _ in range(count))
 
 
 def _fit(words: list[str], n: int) -> str:
@@ -144,7 +152,7 @@ def bench_prompts(
     source = bench_source(dataset) if isinstance(dataset, str) else dataset
     rng = random.Random(seed)
     if source is None:
-        return [" ".join(_random_word(rng) for _ in range(input_len)) for _ in range(count)]
+        return [random_words(rng, input_len) for _ in range(count)]
     out = []
     for prompt in take(source.prompts, count):
         text = _fit(prompt.split(), max(1, input_len - 1)) if source.fit_to_length else prompt
