@@ -84,7 +84,7 @@ def test_cli_turns_prints_cached_tokens_by_turn(sim_plain: SimServer, tmp_path: 
             "--output", str(tmp_path / "run"), "--json"]  # fmt: skip
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
-    assert "cached_tokens by turn" in res.stderr
+    assert "conversations by turn" in res.stderr
     level = json.loads(res.stdout[res.stdout.index("{") :])["levels"][0]
     assert (
         level["conversation"]["cache"] == "flushed" and len(level["conversation"]["by_turn"]) == 2

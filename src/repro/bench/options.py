@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repro.bench.accept.buckets import Bucket
 from repro.bench.provenance import Provenance
 from repro.bench.target import BenchTarget
 from repro.progress import Progress, quiet
@@ -78,6 +79,8 @@ class AcceptOptions(MeasureOptions):
     temperature: float = 0.0
     baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
     check_lossless: bool = False
+    length_buckets: list[Bucket] | None = None  # prompts chosen, acceptance given, per bucket
+    position_buckets: list[Bucket] | None = None  # acceptance by output position (streamed)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
     @property

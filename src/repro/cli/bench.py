@@ -135,16 +135,19 @@ def turns_table(levels: list[Level]) -> Table | None:
     talks = [lv for lv in levels if lv.conversation is not None]
     if not talks:
         return None
-    table = Table(title="conversations: cached_tokens by turn")
-    for col in ("conc", "rep", "cache", "turn", "ok", "prompt tok", "cached tok", "cached %",
-                "TTFT p50 ms"):  # fmt: skip
-        table.add_column(col, justify="right")
+    table = Table(
+        title="conversations by turn: the server's prompt and cached tokens (mean)",
+        caption="level c<concurrency>-r<repeat>, from a flushed or a warm cache; "
+        "%: cached / prompt tokens",
+    )
+    for col in ("level", "cache", "turn", "n", "prompt", "cached", "%", "TTFT p50 ms"):
+        table.add_column(col, justify="left" if col in ("level", "cache") else "right")
     for lv in talks:
         talk = lv.conversation
         assert talk is not None
         for turn in talk.by_turn:
             table.add_row(
-                str(lv.concurrency), str(lv.repeat), talk.cache, str(turn.turn),
+                f"c{lv.concurrency}-r{lv.repeat}", talk.cache, str(turn.turn),
                 str(turn.requests), bench_number(turn.mean_prompt_tokens),
                 bench_number(turn.mean_cached_tokens), bench_number(turn.cache_hit_rate * 100),
                 bench_number(turn.median_ttft_ms),

@@ -13,6 +13,27 @@ from repro.schema.forced import ForcedAcceptance
 from repro.schema.machine import SimDrafter
 
 
+class BucketAcceptance(BaseModel):
+    """Acceptance within one bucket of a prompt set: of the prompts whose context (the
+    server's prompt_tokens) falls in it, or of the verify steps whose output position does."""
+
+    bucket: str = Field(description="its label, e.g. 8k-32k (k: 1024 tokens)")
+    low: int = Field(description="tokens, inclusive")
+    high: int | None = Field(description="tokens, exclusive; None: no upper bound")
+    prompts: int = Field(description="requests with a verify step in the bucket")
+    completion_tokens: int = Field(description="tokens the bucket's verify steps committed")
+    spec_verify_ct: int = Field(description="verify steps in the bucket")
+    accept_length: float | None = Field(description="completion_tokens / spec_verify_ct")
+    accept_length_ci95: Interval | None = Field(
+        default=None, description="95% bootstrap interval over requests"
+    )
+    per_prompt: list[float | None] = Field(
+        default_factory=list,
+        description="each request's acceptance within the bucket (None: none there), in the "
+        "order of accept_length_per_prompt: what the drafter A/B pairs",
+    )
+
+
 class AcceptSet(BaseModel):
     """One prompt set's acceptance length in `accept.json`."""
 
@@ -55,6 +76,17 @@ class AcceptSet(BaseModel):
     reasons: list[str] = Field(
         default_factory=list, description="why the set's numbers cannot be trusted"
     )
+    prompt_tokens_per_prompt: list[int | None] | None = Field(
+        default=None, description="the server's prompt_tokens per request (None: failed)"
+    )
+    by_length: list[BucketAcceptance] | None = Field(
+        default=None, description="acceptance by context-length bucket (--length-buckets)"
+    )
+    by_position: list[BucketAcceptance] | None = Field(
+        default=None,
+        description="acceptance by output position of the verify step (--position-buckets; "
+        "from the streamed chunks)",
+    )
 
 
 class Divergence(BaseModel):
@@ -94,6 +126,9 @@ class AcceptDiff(BaseModel):
     ci95: Interval | None = Field(default=None, description="paired bootstrap over prompts")
     pairs: int
     verdict: str = Field(description='"a better", "b better", or "within noise"')
+    bucket: str | None = Field(
+        default=None, description="a context-length (len ...) or output-position (pos ...) bucket"
+    )
 
 
 class TemplateUse(BaseModel):
@@ -129,6 +164,12 @@ class AcceptProtocol(BaseModel):
         default_factory=dict, description="per prompt set"
     )
     client_limits: ClientLimits | None = None
+    length_buckets: list[str] | None = Field(
+        default=None, description="context-length buckets: the prompts chosen per bucket"
+    )
+    position_buckets: list[str] | None = Field(
+        default=None, description="output-position buckets (requests streamed)"
+    )
 
 
 class SimulatedProfile(BaseModel):

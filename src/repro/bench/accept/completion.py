@@ -43,6 +43,8 @@ class Completion:
     e2e_s: float = 0.0
     error: str | None = None
     implausible: bool = False  # the server sent a value no server can send
+    prompt_tokens: int = 0  # as the server counted them (the context-length bucket)
+    steps: list[int] = field(default_factory=list)  # streamed: tokens per verify step
 
     @property
     def accept_length(self) -> float | None:
@@ -62,6 +64,7 @@ def body(text: str, max_new_tokens: int, sampling: dict[str, Any]) -> dict[str, 
 
 
 class _Meta(msgspec.Struct):
+    prompt_tokens: Count = 0
     completion_tokens: Count = 0
     spec_verify_ct: Count | None = None
     spec_correct_drafts_histogram: list[Count] | None = None
@@ -115,6 +118,7 @@ def _completion(
         histogram=hist,
         output_ids=ids,
         e2e_s=e2e,
+        prompt_tokens=meta.prompt_tokens,
     )
 
 

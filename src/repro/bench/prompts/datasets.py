@@ -305,10 +305,36 @@ def _remember_ref(ref: HubDatasetRef, commit: str, cache: Path) -> None:
     pointer.write_text(commit)
 
 
-def load_hub_dataset(
+@dataclass
+class HubTables:
+    """A Hub dataset's data files at one commit, read as tables (what a prompt set is made
+    of: one column, or several by a named set's own rule)."""
+
+    ref: str
+    hub: HubDatasetRef
+    endpoint: str | None
+    commit: str
+    files: list[str]
+    where: str  # hf:ORG/NAME[/PATH]@<commit[:12]>, for messages
+    tables: list[tuple[str, Table]]
+
+    def source(self, column: str | None) -> HubSource:
+        """The provenance a run records for prompts read from these tables."""
+        # deferred: repro.hub (and huggingface_hub) load only for Hub datasets
+        from repro.hub.errors import endpoint_url
+
+        hub = self.hub
+        return HubSource(
+            ref=self.ref, endpoint=endpoint_url(self.endpoint), repo=hub.repo,
+            revision=hub.revision, commit=self.commit, files=self.files, column=column,
+            pinned=hub.pinned(self.commit, column),
+        )  # fmt: skip
+
+
+def hub_tables(
     ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
-) -> PromptSet:
-    """A prompt set from a Hub dataset, pinned to a commit SHA (see the module docstring)."""
+) -> HubTables:
+    """A Hub dataset's data files, pinned to a commit SHA (see the module docstring)."""
     try:
         hub = parse_hf_ref(ref)
     except ValueError as exc:
@@ -317,7 +343,7 @@ def load_hub_dataset(
     from huggingface_hub import HfApi, constants, hf_hub_download
 
     from repro.hub.cache import SpaceMargin, cache_root, check_space
-    from repro.hub.errors import HubError, endpoint_url, hub_errors
+    from repro.hub.errors import HubError, hub_errors
 
     cache = cache_root(cache_dir)
     offline = constants.HF_HUB_OFFLINE
@@ -364,18 +390,18 @@ def load_hub_dataset(
                     cache_dir=cache,
                 )  # fmt: skip
         _remember_ref(hub, commit, cache)
+    tables = [(f"{where}/{f}", file_table(snapshot / f, f"{where}/{f}")) for f in files]
+    return HubTables(ref, hub, endpoint, commit, files, where, tables)
+
+
+def load_hub_dataset(
+    ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
+) -> PromptSet:
+    """A prompt set from a Hub dataset, pinned to a commit SHA (see the module docstring)."""
+    found = hub_tables(ref, endpoint=endpoint, cache_dir=cache_dir)
+    hub = found.hub
     hint = f"name the prompt column: hf:{hub.repo}" + (f"/{hub.path}" if hub.path else "")
     hint += f"@{hub.revision}:COLUMN"
-    tables = [(f"{where}/{f}", file_table(snapshot / f, f"{where}/{f}")) for f in files]
-    prompts, column = read_prompts(where, tables, hub.column, hint)
-    source = HubSource(
-        ref=ref,
-        endpoint=endpoint_url(endpoint),
-        repo=hub.repo,
-        revision=hub.revision,
-        commit=commit,
-        files=files,
-        column=column,
-        pinned=hub.pinned(commit, column),
-    )
-    return PromptSet(ref, prompts, source, dialogues=read_dialogues(tables, column))
+    prompts, column = read_prompts(found.where, found.tables, hub.column, hint)
+    dialogues = read_dialogues(found.tables, column)
+    return PromptSet(ref, prompts, found.source(column), dialogues=dialogues)

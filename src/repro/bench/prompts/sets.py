@@ -20,6 +20,7 @@ from repro.bench.prompts.datasets import (
     read_prompts,
     text_table,
 )
+from repro.bench.prompts.longdocs import LONG_SETS, load_long_set
 from repro.errors import ReproError
 from repro.schema.dataset import (
     DATA_SUFFIXES,
@@ -44,8 +45,9 @@ SHAREGPT_VARIANT = (
 def load_prompt_set(
     ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
 ) -> PromptSet:
-    """A shipped set by name, a named benchmark set (BENCH_SETS: z-lab's protocol), a data
-    file, or a Hub dataset (`hf:...`, pinned to a commit).
+    """A shipped set by name, a named benchmark set (BENCH_SETS: z-lab's protocol), a long
+    document set (LONG_SETS: LongBench-v2), a data file, or a Hub dataset (`hf:...`, pinned
+    to a commit).
 
     Raises ReproError for an empty set. `endpoint` / `cache_dir` default to HF_ENDPOINT /
     HF_HUB_CACHE.
@@ -62,6 +64,8 @@ def load_prompt_set(
         found = PromptSet(ref, prompts, ShippedSource(name=ref, sha256=digest))
     elif ref in BENCH_SETS:
         found = load_bench_set(ref, endpoint=endpoint, cache_dir=cache_dir)
+    elif ref in LONG_SETS:
+        found = load_long_set(ref, endpoint=endpoint, cache_dir=cache_dir)
     elif ref.startswith(HF_PREFIX):
         found = load_hub_dataset(ref, endpoint=endpoint, cache_dir=cache_dir)
     else:
@@ -69,7 +73,8 @@ def load_prompt_set(
         if not path.is_file():
             raise ReproError(
                 f"prompt set {ref!r} is neither a shipped or benchmark set nor a file",
-                hint=f"use one of {', '.join(SHIPPED_SETS + tuple(BENCH_SETS))}, a path to a "
+                hint=f"use one of {', '.join(SHIPPED_SETS + tuple(BENCH_SETS) + LONG_SETS)}, "
+                f"a path to a "
                 f"{'/'.join(DATA_SUFFIXES)} file, or {HF_SYNTAX}",
             )
         found = load_file(path)
