@@ -38,7 +38,14 @@ from repro.bench.accept.buckets import (
     bucket_sets,
     choose_by_length,
 )
-from repro.bench.accept.completion import Batch, Completion, Sender, body, response_bound
+from repro.bench.accept.completion import (
+    Batch,
+    BatchSender,
+    Completion,
+    Sender,
+    body,
+    response_bound,
+)
 from repro.bench.accept.record import open_record
 from repro.bench.accept.stats import lossless_level, paired_difference, set_result
 from repro.bench.accept.streamed import StreamedSender
@@ -73,7 +80,6 @@ from repro.schema.recipe import Recipe
 __all__ = ["AcceptOptions", "AcceptResult", "lossless_failure", "run_accept"]
 
 Payload = dict[str, Any]
-AnySender = Sender | StreamedSender
 DEFAULT_SETS = ["math", "code", "chat"]
 
 
@@ -140,7 +146,7 @@ def _plan(
     return plans, thinking
 
 
-def _measure(sender: AnySender, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
+def _measure(sender: BatchSender, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
     """Warm up, then measure one prompt set, telling `opts.progress` the prompts done; then
     check the server still is the one the run started with."""
     warmup, measured = len(plan.warmup), len(plan.measured)
@@ -186,8 +192,8 @@ def _check_speculative(url: str, info: ServerInfo, batch: Batch | None = None) -
 
 def _lossless(
     top: int,
-    spec_sender: AnySender,
-    base_sender: AnySender,
+    spec_sender: BatchSender,
+    base_sender: BatchSender,
     base_ref: str | None,
     plans: list[SetPlan],
     measured: list[tuple[Batch, Batch]],
@@ -241,14 +247,14 @@ def _simulated_profile(info: ServerInfo) -> SimulatedProfile | None:
     return SimulatedProfile(name=info.sim_profile, drafter=info.sim_drafter)
 
 
-def _sender(opts: AcceptOptions, server: Opening, bound: Bound) -> AnySender:
+def _sender(opts: AcceptOptions, server: Opening, bound: Bound) -> BatchSender:
     """Whole responses (z-lab's protocol), or streamed ones for acceptance by position."""
     if opts.position_buckets:
         return StreamedSender(server.session, opts.client, server.max_accept)
     return Sender(server.session, bound, server.max_accept)
 
 
-def _baseline_sender(opts: AcceptOptions, bound: Bound) -> AnySender | None:
+def _baseline_sender(opts: AcceptOptions, bound: Bound) -> BatchSender | None:
     """The baseline's server, checked to be its recipe's when it names one; sent to as the
     measured server is."""
     baseline = opts.baseline

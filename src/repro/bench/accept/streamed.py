@@ -9,14 +9,14 @@ the non-streamed requests.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from repro.bench.accept.completion import Batch, Completion
+from repro.bench.accept.completion import BatchSender, Completion
 from repro.bench.client.stream import RequestResult, StreamClient
 from repro.bench.session import ServerSession
 from repro.schema.record import ClientLimits
@@ -35,41 +35,32 @@ def _completion(result: RequestResult) -> Completion:
     )
 
 
-@dataclass(frozen=True)
-class StreamedSender:
+@dataclass
+class StreamedSender(BatchSender):
     """Where accept's streamed requests go: the run's server (its session, for the calls
     around them), the client's limits, the most tokens a verify step can commit there."""
 
     session: ServerSession
     limits: ClientLimits
     max_accept: float
+    _client: StreamClient | None = field(default=None, init=False, repr=False)
 
-    async def all(
-        self, payloads: list[dict[str, Any]], concurrency: int, on_done: Callable[[int], None]
-    ) -> Batch:
-        gate = asyncio.Semaphore(max(1, concurrency))
-        finished = 0
-        client = StreamClient.limited(self.session.url, "generate", self.limits, self.max_accept)
+    async def one(self, payload: dict[str, Any]) -> Completion:
+        if self._client is None:
+            raise RuntimeError("StreamedSender.one outside `all`")
+        result = RequestResult(0, 0, 0)
+        body = json.dumps({**payload, "stream": True}).encode()
+        max_new_tokens = payload["sampling_params"]["max_new_tokens"]
+        await self._client.request(body, result, time.perf_counter(), max_new_tokens)
+        return _completion(result)
 
-        async def one(i: int, payload: dict[str, Any], t0: float) -> Completion:
-            nonlocal finished
-            result = RequestResult(concurrency, 0, i)
-            body = json.dumps({**payload, "stream": True}).encode()
-            async with gate:
-                await client.request(body, result, t0, payload["sampling_params"]["max_new_tokens"])
-            finished += 1
-            on_done(finished)
-            return _completion(result)
-
-        async with client:
-            start = time.perf_counter()
-            results = await asyncio.gather(*(one(i, p, start) for i, p in enumerate(payloads)))
-        return Batch(list(results), time.perf_counter() - start)
-
-    def run(
-        self,
-        payloads: list[dict[str, Any]],
-        concurrency: int,
-        on_done: Callable[[int], None] = lambda _n: None,
-    ) -> Batch:
-        return self.session.call(self.all(payloads, concurrency, on_done))
+    @contextlib.asynccontextmanager
+    async def connected(self) -> AsyncIterator[StreamClient]:
+        """One streaming client for the batch, its connections kept alive across requests."""
+        url, limits = self.session.url, self.limits
+        async with StreamClient.limited(url, "generate", limits, self.max_accept) as client:
+            self._client = client
+            try:
+                yield client
+            finally:
+                self._client = None
