@@ -84,9 +84,12 @@ def test_accept_by_bucket_and_the_ab_by_bucket(
     assert all(b["prompts"] == 4 for b in by_position)
     assert "acceptance by bucket" in res.stderr and "output position" in res.stderr
     diffs = {d["bucket"]: d for d in doc[0]["comparison"]}
-    assert set(diffs) == {None, "len 0-1k", "len 1k-4k", "pos 0-8", "pos 8-"}
-    assert diffs["len 0-1k"]["pairs"] == by_length["0-1k"]["prompts"]
-    assert "longbench-v2 len 1k-4k" in res.stderr  # the A/B table, a row per bucket
+    assert set(diffs) == {None, "context 0-1k", "context 1k-4k", "position 0-8", "position 8-"}
+    assert diffs["context 0-1k"]["pairs"] == by_length["0-1k"]["prompts"]
+    assert "longbench-v2 context 1k-4k" in res.stderr  # the A/B table, a row per bucket
+    report = hub_cli(tmp_path, hub, "report", doc[0]["run_dir"])
+    assert report.returncode == 0, report.stderr
+    assert "longbench-v2 position 8-" in report.stdout + report.stderr
 
 
 def test_bad_buckets_and_lossless_with_positions_are_refused(

@@ -88,6 +88,35 @@ class AcceptSet(BaseModel):
         "from the streamed chunks)",
     )
 
+    def bucketed(self) -> list[tuple[str, AcceptSet]]:
+        """The set within each of its buckets (`context 8k-32k`, `position 0-256`), named
+        `<set> <bucket>`: per request its acceptance in the bucket, pooled as the bucket's
+        (what reports list and the drafter A/B pairs, bucket by bucket)."""
+        out = []
+        for kind, buckets in (("context", self.by_length), ("position", self.by_position)):
+            for b in buckets or []:
+                label = f"{kind} {b.bucket}"
+                values = [v for v in b.per_prompt if v is not None]
+                within = self.model_copy(
+                    update={
+                        "prompt_set": f"{self.prompt_set} {label}",
+                        "prompts": b.prompts,
+                        "completion_tokens": b.completion_tokens,
+                        "spec_verify_ct": b.spec_verify_ct,
+                        "accept_length": b.accept_length,
+                        "accept_length_ci95": b.accept_length_ci95,
+                        "accept_length_per_prompt": b.per_prompt,
+                        "accept_length_mean_per_request": (
+                            sum(values) / len(values) if values else None
+                        ),
+                        "accept_length_mean_per_request_ci95": None,
+                        "by_length": None,
+                        "by_position": None,
+                    }
+                )
+                out.append((label, within))
+        return out
+
 
 class Divergence(BaseModel):
     """Where one prompt's output with the drafter first differs from the one without."""
@@ -127,7 +156,7 @@ class AcceptDiff(BaseModel):
     pairs: int
     verdict: str = Field(description='"a better", "b better", or "within noise"')
     bucket: str | None = Field(
-        default=None, description="a context-length (len ...) or output-position (pos ...) bucket"
+        default=None, description="a context-length or output-position bucket (context 8k-32k)"
     )
 
 

@@ -190,16 +190,3 @@ def add_buckets(
         result.by_length = by_length(result.prompt_set, results, length)
     if position:
         result.by_position = by_position(result.prompt_set, results, position)
-
-
-def bucket_sets(result: AcceptSet) -> list[tuple[str, AcceptSet]]:
-    """The set restricted to each of its buckets (`len 8k-32k`, `pos 0-256`), for the A/B
-    pairing: per request, its acceptance within the bucket."""
-    out = []
-    for kind, buckets in (("len", result.by_length), ("pos", result.by_position)):
-        for bucket in buckets or []:
-            label = f"{kind} {bucket.bucket}"
-            out.append(
-                (label, result.model_copy(update={"accept_length_per_prompt": bucket.per_prompt}))
-            )
-    return out

@@ -35,7 +35,6 @@ from repro.bench.accept.buckets import (
     CHARS_PER_TOKEN,
     Bucket,
     add_buckets,
-    bucket_sets,
     choose_by_length,
 )
 from repro.bench.accept.completion import (
@@ -377,9 +376,9 @@ def compare_drafters(results: list[AcceptResult]) -> list[AcceptDiff]:
             if b is None:
                 continue
             diffs.append(paired_difference(first.recipe_name, a, other.recipe_name, b))
-            for (bucket, a_in), (_, b_in) in zip(bucket_sets(a), bucket_sets(b), strict=False):
+            for (bucket, a_in), (_, b_in) in zip(a.bucketed(), b.bucketed(), strict=False):
                 diff = paired_difference(first.recipe_name, a_in, other.recipe_name, b_in)
-                diffs.append(diff.model_copy(update={"bucket": bucket}))
+                diffs.append(diff.model_copy(update={"prompt_set": a.prompt_set, "bucket": bucket}))
     return diffs
 
 
