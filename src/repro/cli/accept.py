@@ -165,7 +165,8 @@ def _targets(recipes: tuple[str, ...], urls: list[str]) -> list[BenchTarget]:
     "prompt_sets",
     help="Comma-separated prompt sets: the benchmark sets of z-lab's DFlash protocol ("
     + ", ".join(BENCH_SETS)
-    + ": Hub datasets pinned to their commit), the offline sets math, code, chat, "
+    + ": Hub datasets pinned to their commit), longbench-v2 (long real documents, with "
+    "--length-buckets), the offline sets math, code, chat, "
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
     "e.g. --prompt-sets gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )

@@ -200,7 +200,8 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "--dataset",
     metavar="DATASET",
     help="Prompts, overriding the recipe's bench.dataset: random, chat, sharegpt (SGLang "
-    "bench_serving's ShareGPT file, fetched from the Hub once), a .jsonl/.json/.csv/.parquet "
+    "bench_serving's ShareGPT file, fetched from the Hub once), longbench-v2 (LongBench-v2's "
+    "real documents, 8k to 2M words, sent whole), a .jsonl/.json/.csv/.parquet "
     "file, or a Hub dataset hf:ORG/NAME[/PATH][@REVISION][:COLUMN], e.g. "
     "--dataset hf:openai/gsm8k/main:question. Dataset prompts are sent as they are "
     "(chat-formatted); the record keeps the file's sha256 or the Hub commit SHA.",

@@ -60,7 +60,8 @@ class Bench(StrictModel):
         description='"random": random tokens of input_len; "chat": chat-formatted prompts of '
         "input_len (what speculative decoding needs: random tokens make a drafter look "
         'useless); "sharegpt": SGLang bench_serving\'s ShareGPT file from the Hub (first human '
-        "turns); a .jsonl/.json/.csv/.parquet file (relative to the working directory); or a "
+        'turns); "longbench-v2": LongBench-v2\'s long documents; a .jsonl/.json/.csv/.parquet '
+        "file (relative to the working directory); or a "
         "Hub dataset hf:ORG/NAME[/PATH][@REVISION][:COLUMN], e.g. hf:openai/gsm8k/main:question. "
         "Dataset prompts are sent as they are, chat-formatted; output_len applies to all.",
     )
