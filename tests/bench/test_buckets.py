@@ -12,9 +12,9 @@ import pytest
 
 from hubserver import HubServer
 from hubserver.longdocs import CONTEXT_CHARS, add_longbench_v2
-from repro.bench.accept.buckets import Bucket, parse_buckets
 from repro.bench.prompts.sets import load_prompt_set
 from repro.errors import ReproError
+from repro.schema.buckets import Bucket, parse_buckets
 from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from repro.bench.accept.buckets import Bucket
 from repro.bench.provenance import Provenance
 from repro.bench.target import BenchTarget
 from repro.progress import Progress, quiet
+from repro.schema.buckets import Bucket
 from repro.schema.conversation import Conversations
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.record import ClientLimits, Endpoint

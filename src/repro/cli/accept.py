@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from repro.bench.accept.buckets import parse_buckets
 from repro.bench.accept.runner import AcceptResult, lossless_failure, run_accept
 from repro.bench.options import AcceptOptions
 from repro.bench.prompts.benchsets import BENCH_SETS
@@ -26,6 +25,7 @@ from repro.runfolder import strict_json
 from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
+from repro.schema.buckets import parse_buckets
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.recipe import MAX_CONCURRENCY, Accept
 from repro.tables import fit

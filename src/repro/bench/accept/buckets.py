@@ -1,13 +1,11 @@
 """Acceptance by bucket: of context length (the prompt's tokens) and of output position.
 
-Buckets are given as `LOW-HIGH,...` in tokens, `k` meaning 1024 (`0-8k,8k-32k,32k-`: the
-last open), each holding [LOW, HIGH); they may not overlap.
+Buckets: repro.schema.buckets (`0-8k,8k-32k,32k-`, in tokens).
 
 Context length: accept chooses, per bucket, the set's first `prompts` prompts whose length
-falls in it, estimated here as characters / CHARS_PER_TOKEN (the client has no tokenizer);
-a prompt longer than every bucket is not sent (a document beyond the server's context would
-only fail). The acceptance of a bucket is then of the requests whose prompt_tokens, as the
-server counted them, fall in it.
+falls in it, as repro.bench.prompts.lengths estimates it; a prompt longer than every bucket
+is not sent (a document beyond the server's context would only fail). The acceptance of a
+bucket is then of the requests whose prompt_tokens, as the server counted them, fall in it.
 
 Output position: each verify step is placed at the output position of the first token it
 commits (the prefill's token is position 0), from the streamed response's chunks: on SGLang
@@ -19,88 +17,14 @@ committed over its steps, pooled over requests, with a bootstrap interval over r
 
 from __future__ import annotations
 
-import itertools
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from repro.bench.accept.completion import Completion
 from repro.bench.metrics import bootstrap, seeded_rng
-from repro.errors import ReproError
 from repro.schema.accept import AcceptSet, BucketAcceptance
-
-CHARS_PER_TOKEN = 4.0  # English text on a BPE tokenizer, about
-_EDGE = re.compile(r"^(\d+)([kKmM]?)$")
-_SCALE = {"": 1, "k": 1024, "m": 1024 * 1024}
-
-
-@dataclass(frozen=True)
-class Bucket:
-    low: int
-    high: int | None  # None: open
-
-    @property
-    def label(self) -> str:
-        return f"{_edge(self.low)}-{_edge(self.high) if self.high is not None else ''}"
-
-    def holds(self, tokens: float) -> bool:
-        return tokens >= self.low and (self.high is None or tokens < self.high)
-
-
-def _edge(tokens: int) -> str:
-    for suffix, scale in (("m", 1024 * 1024), ("k", 1024)):
-        if tokens and tokens % scale == 0:
-            return f"{tokens // scale}{suffix}"
-    return str(tokens)
-
-
-def _tokens(text: str, option: str, spec: str) -> int:
-    found = _EDGE.match(text.strip())
-    if not found:
-        raise ReproError(
-            f"{option} {spec!r}: {text!r} is not a token count",
-            hint="give LOW-HIGH pairs such as 0-8k,8k-32k,32k- (k: 1024 tokens)",
-        )
-    return int(found[1]) * _SCALE[found[2].lower()]
-
-
-def parse_buckets(spec: str, option: str) -> list[Bucket]:
-    """`0-8k,8k-32k,32k-` as buckets, in order; a ReproError names what is wrong."""
-    buckets = []
-    for part in (p for p in spec.split(",") if p.strip()):
-        low, sep, high = part.partition("-")
-        if not sep:
-            raise ReproError(
-                f"{option} {spec!r}: {part!r} is not LOW-HIGH",
-                hint="e.g. 0-8k,8k-32k,32k- (the last bucket may be open)",
-            )
-        top = _tokens(high, option, spec) if high.strip() else None
-        buckets.append(Bucket(_tokens(low, option, spec), top))
-    for a, b in itertools.pairwise(buckets):
-        if a.high is None or a.high > b.low:
-            raise ReproError(
-                f"{option} {spec!r}: {a.label} overlaps {b.label}",
-                hint="give buckets in ascending order, each starting where the last ended or later",
-            )
-    if not buckets or any(b.high is not None and b.high <= b.low for b in buckets):
-        raise ReproError(
-            f"{option} {spec!r}: every bucket needs LOW < HIGH", hint="e.g. 0-8k,8k-32k,32k-"
-        )
-    return buckets
-
-
-def estimated_tokens(text: str) -> float:
-    return len(text) / CHARS_PER_TOKEN
-
-
-def choose_by_length(prompts: list[str], buckets: list[Bucket], per_bucket: int) -> list[str]:
-    """The first `per_bucket` prompts of each bucket by estimated length, bucket by bucket."""
-    chosen = []
-    for bucket in buckets:
-        chosen += [p for p in prompts if bucket.holds(estimated_tokens(p))][:per_bucket]
-    return chosen
+from repro.schema.buckets import Bucket
 
 
 def _stats(

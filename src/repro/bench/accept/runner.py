@@ -31,12 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repro.bench.accept.buckets import (
-    CHARS_PER_TOKEN,
-    Bucket,
-    add_buckets,
-    choose_by_length,
-)
+from repro.bench.accept.buckets import add_buckets
 from repro.bench.accept.completion import (
     Batch,
     BatchSender,
@@ -60,6 +55,7 @@ from repro.bench.prompts.benchsets import (
 )
 from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
+from repro.bench.prompts.lengths import CHARS_PER_TOKEN, choose_by_length
 from repro.bench.prompts.sets import load_prompt_set
 from repro.bench.server import speculative_algorithm
 from repro.bench.target import BenchTarget
@@ -73,6 +69,7 @@ from repro.schema.accept import (
     LosslessCheck,
     SimulatedProfile,
 )
+from repro.schema.buckets import Bucket
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
 
