@@ -14,6 +14,7 @@ from hubserver import HubServer
 from hubserver.longdocs import CONTEXT_CHARS, add_longbench_v2
 from repro.bench.prompts.sets import load_prompt_set
 from repro.errors import ReproError
+from repro.runfolder import RunFolder
 from repro.schema.buckets import Bucket, parse_buckets
 from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
@@ -105,3 +106,28 @@ def test_bad_buckets_and_lossless_with_positions_are_refused(
     res = hub_cli(tmp_path, hub, "accept", "--url", sim_spec.url, "--prompt-sets",
                   "longbench-v2", "--length-buckets", "64k-")  # fmt: skip
     assert res.returncode == 1 and "no prompt falls in the length buckets" in res.stderr
+
+
+def test_bench_by_context_length_on_long_documents(
+    sim_spec: SimServer, hub: HubServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "bench"
+    res = hub_cli(
+        tmp_path, hub, "bench", "--url", sim_spec.url, "--dataset", "longbench-v2",
+        "--length-buckets", "0-1k,1k-4k", "--concurrency", "2", "--prompts", "6",
+        "--output-len", "16", "--output", str(out), "--json",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    [level] = json.loads(res.stdout[res.stdout.index("{") :])["levels"]
+    rows = [json.loads(x) for x in RunFolder(out).requests_file(2, 0).read_text().splitlines()]
+    # from each bucket in turn, the longest document (~12k tokens) never: 2 short, 2 middle
+    assert [r["prompt_tokens"] < 1024 for r in rows] == [True, False] * 3
+    buckets = {b["bucket"]: b for b in level["by_length"]}
+    assert buckets["0-1k"]["requests"] == buckets["1k-4k"]["requests"] == 3
+    assert buckets["1k-4k"]["mean_prompt_tokens"] > buckets["0-1k"]["mean_prompt_tokens"]
+    assert all(1.0 < b["accept_length"] <= 8.0 for b in buckets.values())
+    assert "by context length" in res.stderr
+    recorded = json.loads(RunFolder(out).recipe_file.read_text())["bench"]
+    assert recorded["length_buckets"] == "0-1k,1k-4k"
+    res = hub_cli(tmp_path, hub, "bench", "--url", sim_spec.url, "--length-buckets", "0-1k")
+    assert res.returncode == 1 and "random prompts are" in res.stderr

@@ -37,6 +37,9 @@ class MeasureOptions:
     max_event_bytes: int | None = None
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
+    # context-length buckets: the prompts chosen by length, the results given per bucket
+    # (bench: over the recipe's bench.length_buckets)
+    length_buckets: list[Bucket] | None = None
     provenance: Provenance = field(default_factory=Provenance)  # machine.json, images
 
     def client_limits(
@@ -79,7 +82,6 @@ class AcceptOptions(MeasureOptions):
     temperature: float = 0.0
     baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
     check_lossless: bool = False
-    length_buckets: list[Bucket] | None = None  # prompts chosen, acceptance given, per bucket
     position_buckets: list[Bucket] | None = None  # acceptance by output position (streamed)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 

@@ -22,6 +22,7 @@ from typing import Protocol
 from repro.bench.client.stream import RequestResult, StreamClient
 from repro.bench.client.wire import chat_body, generate_body
 from repro.bench.conversation import conversation_run
+from repro.bench.lengthlevel import length_levels
 from repro.bench.metrics import request_row
 from repro.bench.observer import LevelObserver, LevelPlan, build_level
 from repro.bench.options import BenchOptions
@@ -182,6 +183,7 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
                     record.run.slos, record.run.max_failed_pct, record.run.gpu_hour_usd,
                 ),
             )  # fmt: skip
+            level.by_length = length_levels(results, bench.length_buckets)
             if talk:
                 level.conversation = talk.stats(results)
             rows = talk.rows(results) if talk else (request_row(r) for r in results)

@@ -18,6 +18,7 @@ from repro.bench.options import BenchOptions
 from repro.bench.plausible import max_accept_length
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
+from repro.bench.prompts.lengths import interleaved_by_length
 from repro.bench.prompts.sets import bench_source
 from repro.bench.record import RunWriter
 from repro.bench.server import served_model
@@ -26,6 +27,7 @@ from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
 from repro.runfolder import RunFolder, new_run_dir, utc_now
+from repro.schema.buckets import parse_buckets
 from repro.schema.dataset import HubSource, bench_dataset_problem
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Bench
@@ -104,6 +106,19 @@ def _source(dataset: str) -> PromptSet | None:
     return bench_source(dataset)
 
 
+def _by_length(source: PromptSet | None, bench: Bench) -> PromptSet | None:
+    """The prompts in the plan's length buckets, from each in turn (all without buckets)."""
+    if bench.length_buckets is None:
+        return source
+    if source is None:
+        raise ReproError(
+            "--length-buckets chooses a dataset's prompts by length; random prompts are "
+            "--input-len words",
+            hint="give a dataset (e.g. --dataset longbench-v2), or drop --length-buckets",
+        )
+    return interleaved_by_length(source, parse_buckets(bench.length_buckets, "--length-buckets"))
+
+
 def _needs_template(endpoint: str, source: PromptSet | None, bench: Bench) -> bool:
     """Random words go to /generate as they are; everything else is chat-formatted (by the
     client on /generate, by the server on chat, where the template's switch is sent), and so
@@ -120,6 +135,9 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
         "dataset": opts.dataset,
         "prompts_per_level": opts.prompts,
         "conversation": opts.conversation,
+        "length_buckets": (
+            ",".join(b.label for b in opts.length_buckets) if opts.length_buckets else None
+        ),
     }
     bench = target.bench.model_copy(update={k: v for k, v in overrides.items() if v is not None})
     if bench.prompts_per_level < 1 or not bench.concurrencies:
@@ -127,7 +145,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
             "the dataset is empty: nothing to send",
             hint="give --prompts >= 1 and at least one --concurrency level",
         )
-    source = _source(bench.dataset)  # a bad dataset fails before the server is asked
+    source = _by_length(_source(bench.dataset), bench)  # fails before the server is asked
     url = (opts.url or target.server_url()).rstrip("/")
     server = open_server(target, url, opts.provenance)  # fails before any folder is made
     forced = run_forced_acceptance(target.recipe, opts.forced, server.info)
@@ -221,7 +239,7 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
             f"{opts.resume} measures dataset {bench.dataset!r}, not {opts.dataset!r}",
             hint="resume without --dataset, or start a new run",
         )
-    source = _resumed_source(record, bench.dataset)
+    source = _by_length(_resumed_source(record, bench.dataset), bench)
     if opts.url:
         record.run.server_url = opts.url.rstrip("/")
     recorded = record.run.slos

@@ -27,6 +27,7 @@ from repro.lock import load_locked
 from repro.run.provenance import keep_server_log, local_provenance, target_url
 from repro.runfolder import RunFolder, strict_json
 from repro.safetext import clean
+from repro.schema.buckets import parse_buckets
 from repro.schema.conversation import CACHE_STATES, MAX_TURNS, CacheState, Conversations
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
@@ -126,6 +127,24 @@ def summary_table(levels: list[Level], forced: ForcedAcceptance | None = None) -
             _verdict(lv),
             *([bench_number(lv.goodput, 2)] if goodput else []),
         )
+    return table
+
+
+def length_table(levels: list[Level]) -> Table | None:
+    """Levels by context-length bucket (of the server's prompt_tokens); None without any."""
+    bucketed = [lv for lv in levels if lv.by_length]
+    if not bucketed:
+        return None
+    table = Table(title="by context length (the server's prompt_tokens; k = 1024)")
+    for col in ("level", "bucket", "ok", "prompt", "TTFT p50 ms", "TPOT p50 ms", "accept"):
+        table.add_column(col, justify="left" if col in ("level", "bucket") else "right")
+    for lv in bucketed:
+        for b in lv.by_length or []:
+            table.add_row(
+                f"c{lv.concurrency}-r{lv.repeat}", b.bucket, str(b.requests),
+                bench_number(b.mean_prompt_tokens, 0), bench_number(b.median_ttft_ms),
+                bench_number(b.median_tpot_ms, 2), bench_number(b.accept_length, 2),
+            )  # fmt: skip
     return table
 
 
@@ -238,6 +257,15 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "the warm-up, so the first turns find nothing cached) or warm (as earlier levels left "
     "it) [default: flushed].",
 )
+@click.option(
+    "--length-buckets",
+    metavar="EDGES",
+    help="Context-length buckets in tokens (k: 1024), e.g. 0-8k,8k-32k,32k-: only the "
+    "dataset's prompts that fall in one are sent (estimated at 4 characters a token; a "
+    "bucket list that ends at the server's context keeps longer documents out), taken from "
+    "each bucket in turn, and each level reports TTFT, TPOT and acceptance by bucket of the "
+    "server's prompt_tokens. For long documents: --dataset longbench-v2.",
+)
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
 @click.option("--max-failed-pct", type=FiniteFloat(min=0, max=100),
@@ -266,6 +294,7 @@ def bench(
     gpu_hour_usd: float | None,
     turns: int | None,
     cache: CacheState | None,
+    length_buckets: str | None,
     forced: ForcedAcceptance | None,
     as_json: bool,
     **shared: Any,
@@ -291,7 +320,7 @@ def bench(
         ctx = click.get_current_context()
         given = given_options(
             ctx, "concurrency", "input_len", "output_len", "prompts", "endpoint", "output",
-            "turns", "cache",
+            "turns", "cache", "length_buckets",
         )  # fmt: skip
         refuse_with(
             ctx,
@@ -320,6 +349,9 @@ def bench(
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
         conversation=_conversation(turns, cache, target.bench if target else None),
+        length_buckets=(
+            parse_buckets(length_buckets, "--length-buckets") if length_buckets else None
+        ),
         forced=forced,
         provenance=local_provenance([url] if url else [], machine=resume is None),
         **shared,
@@ -330,6 +362,9 @@ def bench(
         folder = RunFolder(result.run_dir)
         keep_server_log(folder, folder.read_run().recipe_name)
     _console.print(fit(summary_table(result.levels, result.forced)))
+    by_length = length_table(result.levels)
+    if by_length is not None:
+        _console.print(fit(by_length))
     by_turn = turns_table(result.levels)
     if by_turn is not None:
         _console.print(fit(by_turn))

@@ -9,6 +9,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from pydantic import BaseModel, Field
+
 from repro.errors import ReproError
 
 _EDGE = re.compile(r"^(\d+)([kKmM]?)$")
@@ -68,3 +70,28 @@ def parse_buckets(spec: str, option: str) -> list[Bucket]:
             f"{option} {spec!r}: every bucket needs LOW < HIGH", hint="e.g. 0-8k,8k-32k,32k-"
         )
     return buckets
+
+
+class LengthBucketLevel(BaseModel):
+    """A bench level's requests whose prompt_tokens (the server's count) fall in one context
+    length bucket (`repro bench --length-buckets`)."""
+
+    bucket: str = Field(description="its label, e.g. 8k-32k (k: 1024 tokens)")
+    low: int = Field(description="tokens, inclusive")
+    high: int | None = Field(description="tokens, exclusive; None: no upper bound")
+    requests: int = Field(description="requests in the bucket that succeeded")
+    mean_prompt_tokens: float | None = None
+    median_ttft_ms: float | None = None
+    median_tpot_ms: float | None = None
+    accept_length: float | None = Field(
+        default=None, description="pooled: completion_tokens / spec_verify_ct; None without spec"
+    )
+
+
+def bucket_spec_problem(spec: str) -> str | None:
+    """What is wrong with a bucket spec, or None (for a recipe field's validator)."""
+    try:
+        parse_buckets(spec, "length_buckets")
+    except ReproError as exc:
+        return exc.message
+    return None

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from repro.schema.base import Interval
+from repro.schema.buckets import LengthBucketLevel
 from repro.schema.conversation import ConversationLevel
 from repro.schema.server import LevelEnergy, ServerState, SimClock
 
@@ -138,6 +139,9 @@ class Level(BaseModel):
     )
     conversation: ConversationLevel | None = Field(
         default=None, description="a multi-turn level: its cache state and cached_tokens by turn"
+    )
+    by_length: list[LengthBucketLevel] | None = Field(
+        default=None, description="with --length-buckets: the requests by context-length bucket"
     )
     joules_per_output_token: float | None = Field(
         default=None, description="energy.energy_j / total_output_tokens"

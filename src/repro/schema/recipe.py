@@ -21,6 +21,7 @@ from repro.schema.base import (
     Description,
     StrictModel,
 )
+from repro.schema.buckets import bucket_spec_problem
 from repro.schema.conversation import Conversations
 from repro.schema.dataset import bench_dataset_problem
 from repro.schema.deployment import (
@@ -76,6 +77,13 @@ class Bench(StrictModel):
         le=1_000_000,
         description="Open-loop Poisson arrival rate (req/s); none = closed loop.",
     )
+    length_buckets: str | None = Field(
+        None,
+        max_length=500,
+        description="Context-length buckets in tokens (k: 1024), e.g. 0-8k,8k-32k,32k-: only the "
+        "dataset's prompts that fall in one are sent, taken from each bucket in turn, and every "
+        "level reports its requests by bucket (of the server's prompt_tokens).",
+    )
     conversation: Conversations | None = Field(
         None,
         description="Multi-turn conversations with the history (prefix reuse) instead of single "
@@ -86,6 +94,14 @@ class Bench(StrictModel):
     @classmethod
     def _dataset(cls, value: str) -> str:
         problem = bench_dataset_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("length_buckets")
+    @classmethod
+    def _buckets(cls, value: str | None) -> str | None:
+        problem = bucket_spec_problem(value) if value is not None else None
         if problem:
             raise ValueError(problem)
         return value
