@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from repro.bench import BenchOptions, run_bench
 from repro.bench.prompts.conversations import Conversation, bench_conversations
-from repro.bench.prompts.datasets import PromptSet
+from repro.bench.prompts.datasets import PromptSet, load_file
 from repro.bench.target import BenchTarget
 from repro.cli import main
 from repro.runfolder import RunFolder
@@ -91,3 +91,19 @@ def test_cli_turns_prints_cached_tokens_by_turn(sim_plain: SimServer, tmp_path: 
     )
     res = CliRunner().invoke(main, ["bench", "--url", sim_plain.url, "--cache", "warm"])
     assert res.exit_code == 1 and "add --turns" in res.output and "Traceback" not in res.output
+
+
+def test_sharegpt_and_openai_rows_give_their_user_turns(tmp_path: Path) -> None:
+    path = tmp_path / "talks.jsonl"
+    rows = [
+        {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"},
+                           {"from": "human", "value": "and?"}]},
+        {"conversations": [{"role": "system", "content": "be brief"},
+                           {"role": "user", "content": "one"}, {"role": "user", "content": ""}]},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    found = load_file(path)
+    assert found.prompts == ["hi", "one"]  # single-turn levels: the first user turns
+    assert found.dialogues == [["hi", "and?"], ["one"]]
+    convs = bench_conversations(found, 2, 4, 8)
+    assert [c.user_turns[1:] for c in convs] == [["and?"], ["and?"]]  # 2+ turns only
