@@ -1,6 +1,7 @@
 """Acceptance by context-length and output-position bucket, on LongBench-v2 from the local Hub
 and the simulator: which documents are sent, each bucket's acceptance, the drafter A/B by
-bucket, and bucket specs a user can get wrong."""
+bucket (two simulated drafters that differ only at long context are told apart there), and
+bucket specs a user can get wrong."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from repro.runfolder import RunFolder
 from repro.schema.buckets import Bucket, parse_buckets
 from tests.bench.hubcli import hub_cli
 from tests.bench.simserver import SimServer
+
+DEMO_PROFILE = Path(__file__).resolve().parents[2] / "src/repro/sim/profiles/demo.json"
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +134,43 @@ def test_bench_by_context_length_on_long_documents(
     assert recorded["length_buckets"] == "0-1k,1k-4k"
     res = hub_cli(tmp_path, hub, "bench", "--url", sim_spec.url, "--length-buckets", "0-1k")
     assert res.returncode == 1 and "random prompts are" in res.stderr
+
+
+def _two_drafters(path: Path) -> Path:
+    """The demo profile with drafters `org/short` (acceptance falling from 1000 prompt
+    tokens) and `org/long` (the same, flat)."""
+    profile = json.loads(DEMO_PROFILE.read_text())
+    profile["drafters"] = {
+        "org/short": {"context_scale": [[1000, 1.0], [1200, 0.3]], "assumption": "a test's"},
+        "org/long": {"assumption": "a test's"},
+    }
+    path.write_text(json.dumps(profile))
+    return path
+
+
+def test_two_drafters_differ_only_in_the_long_bucket(hub: HubServer, tmp_path: Path) -> None:
+    profile = _two_drafters(tmp_path / "two-drafters.json")
+    servers = [
+        SimServer(tmp_path / f"{name}.log", "--speculative-algorithm", "DFLASH",
+                  "--speculative-draft-model-path", f"org/{name}",
+                  "--speculative-num-draft-tokens", "8", profile=str(profile),
+                  REPRO_SIM_TIME_SCALE="0.1")
+        for name in ("short", "long")
+    ]  # fmt: skip
+    try:
+        res = hub_cli(
+            tmp_path, hub, "accept", "--url", servers[0].url, "--url", servers[1].url,
+            "--prompt-sets", "longbench-v2", "-n", "2", "--max-new-tokens", "48",
+            "--length-buckets", "0-1k,1k-4k", "--json",
+        )  # fmt: skip
+    finally:
+        for server in servers:
+            server.stop()
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout[res.stdout.index("[") :])
+    diffs = {d["bucket"]: d for d in doc[0]["comparison"]}
+    assert diffs["context 0-1k"]["difference"] == 0.0  # same drafts accepted: same seed
+    assert diffs["context 0-1k"]["verdict"] == "within noise"
+    assert diffs["context 1k-4k"]["difference"] > 1.0 and diffs["context 1k-4k"]["pairs"] == 2
+    short, long = (d["sets"][0]["by_length"][1]["accept_length"] for d in doc)
+    assert long > short + 1.0
