@@ -208,3 +208,66 @@ def test_every_shipped_campaign_checks_clean_and_pairs_its_drafters(
     for point in plan.points:
         if point.drafter is not None and "layouts" not in campaign:
             assert point.baseline is not None, f"{point.name} has no baseline to compare with"
+
+
+FORCED = """
+name: ep4-forced
+machine: rtx-pro-6000x8
+base: kimi26-ep4-dflash
+matrix:
+  speculative.forced_acceptance.length: [1, 4]
+bench:
+  concurrencies: [1, 16]
+  input_len: 256
+  output_len: 97
+  dataset: chat
+  prompts_per_level: 16
+  warmup: 0
+"""
+
+
+def test_a_points_forced_acceptance_reaches_its_prediction(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SGLANG_SIMULATE_ACC_LEN from the point's recipe: the predicted acceptance is the
+    forced length (96 tokens after the prefill's are whole steps of 1 and of 4), and forcing
+    4 accepted tokens a step is faster than forcing 1."""
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(_write(tmp_path, FORCED))
+    points = {p.name: p for p in predicted_points(plan)}
+    by_length = {}
+    for name, point in points.items():
+        if not point.drafter:
+            continue
+        length = 4 if name.endswith(".length-4") else 1
+        by_length[length] = point
+        for level in point.levels:
+            assert level.accept_length == pytest.approx(length, rel=0.02), (name, level)
+    assert set(by_length) == {1, 4}
+    for slow, fast in zip(by_length[1].levels, by_length[4].levels, strict=True):
+        assert fast.output_throughput > slow.output_throughput
+
+
+def test_the_campaigns_search_narrows_each_points_slo_boundary_in_the_prediction(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    tight = {"p90_ttft_ms": 500.0}  # predicted: met at c=4, missed at c=16, by every point
+    text = DRAFTERS + "  tight: {p90_ttft_ms: 500}\n"
+    ladder = predicted_points(plan_campaign(_write(tmp_path, text)))
+    searched_file = _write(tmp_path, text + "search: {slo: tight, extra_levels: 2}\n")
+    searched = {p.name: p for p in predicted_points(plan_campaign(searched_file))}
+    for point in ladder:
+        before = slo_boundary(point, tight)
+        after = slo_boundary(searched[point.name], tight)
+        added = {lv.concurrency for lv in searched[point.name].levels} - {1, 4, 16, 64}
+        assert (before.meets_up_to, before.fails_from) == (4, 16)
+        assert added == {8} | ({6} if after.fails_from == 8 else {11})  # log midpoints
+        assert after.meets_up_to and after.fails_from
+        assert after.fails_from / after.meets_up_to < 2
+
+
+def test_a_search_naming_an_unknown_slo_is_refused(tmp_path: Path) -> None:
+    bad = _write(tmp_path, DRAFTERS + "search: {slo: batch}\n")
+    with pytest.raises(RecipeError, match=r"search\.slo 'batch' is not one of the campaign's slos"):
+        plan_campaign(bad, predict=False)

@@ -19,6 +19,7 @@ from repro.schema.buckets import Bucket
 from repro.schema.conversation import Conversations
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.record import ClientLimits, Endpoint
+from repro.schema.slo import SloSearch
 
 ACCEPT_LIMITS = ClientLimits(read_timeout_s=3600.0)
 """accept's defaults: a non-streaming response sends nothing until it is whole."""
@@ -68,6 +69,7 @@ class BenchOptions(MeasureOptions):
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)
     metrics_interval: float = 0.5  # s between scrapes of the server's /metrics
     gpu_hour_usd: float | None = None  # overrides the recipe's cost.gpu_hour_usd
+    slo_search: SloSearch | None = None  # overrides the recipe's bench.slo_search
     conversation: Conversations | None = None  # overrides the recipe's bench.conversation
 
 
@@ -83,6 +85,7 @@ class AcceptOptions(MeasureOptions):
     baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
     check_lossless: bool = False
     position_buckets: list[Bucket] | None = None  # acceptance by output position (streamed)
+    accuracy: bool = False  # score answers of gsm8k-style sets (accuracy.json)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 
     @property

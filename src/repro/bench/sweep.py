@@ -63,6 +63,7 @@ class BenchResult:
     levels: list[Level] = field(default_factory=list)
     error: str | None = None
     forced: ForcedAcceptance | None = None  # the acceptance is SGLANG_SIMULATE_ACC_LEN's
+    bench: Bench | None = None  # the plan the run measured (its SLO search, its ladder)
 
 
 def _bodies(
@@ -118,7 +119,7 @@ def run_bench(
     else:
         record.finish("complete")
     forced = record.run.forced_acceptance
-    return BenchResult(record.dir, record.run.status, record.levels, error, forced)
+    return BenchResult(record.dir, record.run.status, record.levels, error, forced, plan.bench)
 
 
 async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | None) -> str | None:
@@ -129,7 +130,7 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
     observer = LevelObserver(plan.session, opts.metrics_interval)
     client = StreamClient.limited(plan.url, plan.endpoint, limits, max_accept=plan.max_accept)
     async with client:
-        for concurrency, repeat in plan.todo:
+        for concurrency, repeat in plan.levels():
             seed = concurrency * 1009 + repeat
             if bench.warmup:
                 warm = _plan_bodies(plan, bench.warmup, seed + 7_000_000)

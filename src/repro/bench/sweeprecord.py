@@ -7,6 +7,7 @@ the server it started with and the same prompts.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
@@ -23,6 +24,7 @@ from repro.bench.prompts.sets import bench_source
 from repro.bench.record import RunWriter
 from repro.bench.server import served_model
 from repro.bench.session import ServerSession
+from repro.bench.slo import next_search_level
 from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
@@ -69,6 +71,18 @@ class SweepPlan:
             for c in self.bench.concurrencies
             if (c, r) not in done
         ]
+
+    def levels(self) -> Iterator[tuple[int, int]]:
+        """The (concurrency, repeat) levels to measure: what is still to do of the ladder,
+        then the SLO search's levels one at a time, each chosen from every level so far."""
+        yield from self.todo
+        search = self.bench.slo_search
+        while search is not None:
+            found = next_search_level(self.record.levels, search, self.bench.concurrencies)
+            if found is None:
+                return
+            for repeat in range(self.bench.repeats):
+                yield found, repeat
 
     @property
     def url(self) -> str:
@@ -134,6 +148,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
         "output_len": opts.output_len,
         "dataset": opts.dataset,
         "prompts_per_level": opts.prompts,
+        "slo_search": opts.slo_search,
         "conversation": opts.conversation,
         "length_buckets": (
             ",".join(b.label for b in opts.length_buckets) if opts.length_buckets else None

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from repro.bench.slo import bracket, meets
 from repro.report.interactivity import per_gpu, throughput_at
 from repro.schema.level import Level
 
@@ -150,14 +151,6 @@ def _best_of_repeats(point: PointLevels) -> dict[int, float | None]:
     return row
 
 
-def meets(level: Level, limits: dict[str, float]) -> bool:
-    for key, limit in limits.items():
-        value = getattr(level, key, None)
-        if value is None or not value <= limit:
-            return False
-    return True
-
-
 def _slo_winner(name: str, limits: dict[str, float], points: Sequence[PointLevels]) -> SloWinner:
     winner = SloWinner(slo=name, limits=limits, point=None)
     best = -1.0
@@ -175,25 +168,19 @@ def _slo_winner(name: str, limits: dict[str, float], points: Sequence[PointLevel
 def slo_boundary(point: PointLevels, limits: dict[str, float]) -> SloBoundary:
     """The highest measured level that meets the SLO with every level below it, the first that
     fails, and the crossing between them on the key that fails (log2 concurrency)."""
-    levels = point.valid()
-    meets_up_to = fails_from = None
-    below: Level | None = None
-    for level in levels:
-        if meets(level, limits):
-            meets_up_to, below = level.concurrency, level
-        else:
-            fails_from = level.concurrency
-            break
-    if below is None or fails_from is None:
+    below, above = bracket(point.valid(), limits)
+    meets_up_to = below.concurrency if below is not None else None
+    fails_from = above.concurrency if above is not None else None
+    if below is None or above is None:
         return SloBoundary(meets_up_to=meets_up_to, fails_from=fails_from, estimate=None)
-    above = next(lv for lv in levels if lv.concurrency == fails_from)
-    estimate = float(fails_from)
+    estimate = float(above.concurrency)
     for key, limit in limits.items():
         low, high = getattr(below, key), getattr(above, key)
         if high is None or high <= limit or low is None or high <= low:
             continue
         share = (limit - low) / (high - low)
-        c = 2 ** (math.log2(below.concurrency) + share * math.log2(fails_from / below.concurrency))
+        span = math.log2(above.concurrency / below.concurrency)
+        c = 2 ** (math.log2(below.concurrency) + share * span)
         estimate = min(estimate, c)
     return SloBoundary(meets_up_to=meets_up_to, fails_from=fails_from, estimate=estimate)
 

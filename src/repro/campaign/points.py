@@ -104,6 +104,11 @@ def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
         data["bench"] = campaign.bench.model_dump(mode="json")
     if campaign.accept is not None:
         data["accept"] = campaign.accept.model_dump(mode="json")
+    if campaign.search is not None:
+        data.setdefault("bench", {})["slo_search"] = {
+            "limits": campaign.slos[campaign.search.slo],
+            "extra_levels": campaign.search.extra_levels,
+        }
     path = folder / f"{point.name}.yaml"
     write_atomic(path, yaml.safe_dump(data, sort_keys=False))
     return path

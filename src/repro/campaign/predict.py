@@ -2,7 +2,8 @@
 seconds for what takes hours, labelled as a prediction with the profile's provenance.
 
 The point is rendered as `repro run R --sim` would run it (its simulated twin: the recipe's own
-argv on the simulator image, the profile of its model, layout and GPU), and every level is
+argv and environment, forced acceptance included, on the simulator image, the profile of its
+model, layout and GPU), and every level is
 summarised by the bench's own `summarize_level`, so a predicted level and a measured one mean
 the same thing key by key.
 """
@@ -16,10 +17,11 @@ from pathlib import Path
 
 from repro.bench.client.stream import RequestResult
 from repro.bench.metrics import summarize_level
+from repro.bench.slo import next_search_level
 from repro.errors import ReproError
 from repro.lock import load_locked
 from repro.recipe import load_recipe
-from repro.recipe.render import render_server_argv
+from repro.recipe.render import render_env, render_server_argv
 from repro.run.simulate import simulated_recipe
 from repro.schema.level import Level
 from repro.sim.config import StartupError, resolve
@@ -50,7 +52,7 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     try:
         profile = load_profile(recipe.simulator.profile)
         with contextlib.redirect_stderr(io.StringIO()) as err:  # argparse's own message
-            cfg = resolve(argv, profile=profile)
+            cfg = resolve(argv, profile=profile, env=render_env(recipe))
     except (ProfileError, StartupError) as exc:
         raise ReproError(f"{recipe_file}: the simulator refuses it: {exc}") from None
     except SystemExit:
@@ -61,8 +63,9 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     bench = recipe.bench
     category = "random" if bench.dataset == "random" else "chat"
     gpus = load_recipe(recipe_file).topology.gpus
-    levels = []
-    for concurrency in bench.concurrencies:
+    levels: list[Level] = []
+
+    def measure(concurrency: int) -> None:
         for repeat in range(bench.repeats):
             run = server.run_level(
                 concurrency,
@@ -73,6 +76,14 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
                 warmup=bench.warmup,
             )
             levels.append(_summary(run, repeat, gpus))
+
+    for concurrency in bench.concurrencies:
+        measure(concurrency)
+    while bench.slo_search is not None:  # as the sweep searches (SweepPlan.levels)
+        found = next_search_level(levels, bench.slo_search, bench.concurrencies)
+        if found is None:
+            break
+        measure(found)
     return Prediction(profile.name, profile.provenance, levels)
 
 

@@ -181,6 +181,14 @@ class _TableOrStacked:
         if NAME_WIDTH + sum(numbers) <= options.max_width:
             for col, width in zip(self.table.columns[1:], numbers, strict=True):
                 col.min_width = width - 1
+            names = self.table.columns[0]
+            longest = max((len(str(cell)) for cell in names._cells), default=0)
+            names.min_width = names.max_width = max(
+                NAME_WIDTH, min(longest, options.max_width - sum(numbers))
+            )  # a name folds only when the numbers leave it no room
+            if self.table.title:  # above the table, wrapped at the page's width, not the table's
+                yield Text(str(self.table.title))
+                self.table.title = None
             yield self.table
         else:
             yield stacked(self.table, console)

@@ -19,9 +19,10 @@ from repro.cli import options
 from repro.cli.bench import recipe_target
 from repro.cli.options import given_options, json_option, measure_options, refuse_with, warn
 from repro.errors import ReproError
+from repro.report.accuracy import results_table
 from repro.report.labels import distinct_pair
 from repro.run.provenance import local_provenance, target_url
-from repro.runfolder import strict_json
+from repro.runfolder import RunFolder, strict_json
 from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
@@ -214,6 +215,14 @@ def _targets(recipes: tuple[str, ...], urls: list[str]) -> list[BenchTarget]:
     "token it commits, e.g. 0-256,256-1k,1k-. The requests are streamed (one chunk per "
     "verify step), so no lossless check and no drafts histogram in the same run.",
 )
+@click.option(
+    "--accuracy",
+    is_flag=True,
+    help="Also score the answers of gsm8k-style sets (gsm8k, or a file or hf: set with an "
+    "'answer' column): exact match of the final number, Wilson 95%; a server without a "
+    "drafter is scored too. With --baseline, exit 1 when the recipe is below it beyond "
+    "Newcombe's 95% interval (writes accuracy.json).",
+)
 @measure_options
 @options.forced_acceptance_option()
 @json_option("the results")
@@ -230,6 +239,7 @@ def accept(
     check_lossless: bool,
     length_buckets: str | None,
     position_buckets: str | None,
+    accuracy: bool,
     forced: ForcedAcceptance | None,
     as_json: bool,
     **shared: Any,
@@ -241,7 +251,14 @@ def accept(
     Without a RECIPE, `--url URL` alone measures that server as it answers (the default
     prompt sets, its identity recorded as found, not checked).
 
-    Writes accept.json into a run folder per recipe and prints the folders on stdout.
+    With --accuracy, the answers of gsm8k-style sets are scored too, for the recipe and
+    its --baseline (the same model without the drafter): a recipe whose accuracy falls below
+    the baseline's beyond the interval exits 1. `repro compare A B` holds two such runs (two
+    machines, one lock) against each other. E.g. `repro accept kimi26-ep4-dflash
+    --prompt-sets gsm8k -n 200 --accuracy --baseline kimi26-ep4`.
+
+    Writes accept.json (and accuracy.json) into a run folder per recipe and prints the
+    folders on stdout.
     """
     if shared["resume"] is not None:
         ctx = click.get_current_context()
@@ -271,6 +288,7 @@ def accept(
         position_buckets=(
             parse_buckets(position_buckets, "--position-buckets") if position_buckets else None
         ),
+        accuracy=accuracy,
         provenance=local_provenance(measured, machine=shared["resume"] is None),
         **shared,
     )
@@ -292,12 +310,15 @@ def accept(
                     f"lossless at concurrency {level.concurrency}: {level.identical}/"
                     f"{level.prompts} outputs identical ({level.identical_share:.0%})"
                 )
+        if r.accuracy is not None:
+            _console.print(fit(results_table(r.accuracy)))
     if results[0].results.comparison:
         _console.print(diff_table(results[0].results.comparison))
     if as_json:
         doc = [
             {"recipe": r.recipe_name, "run_dir": str(r.run_dir), "simulated": r.simulated,
-             "algorithm": r.algorithm, **r.results.model_dump(mode="json")}
+             "algorithm": r.algorithm, **r.results.model_dump(mode="json"),
+             **({"accuracy": r.accuracy.model_dump(mode="json")} if r.accuracy else {})}
             for r in results
         ]  # fmt: skip
         click.echo(strict_json(doc, indent=2))
@@ -310,4 +331,12 @@ def accept(
             raise ReproError(
                 f"{r.recipe_name}: {failure}",
                 hint=f"speculative decoding changed the greedy output; see {r.run_dir}/accept.json",
+            )
+        regressed = r.accuracy.regressions if r.accuracy is not None else []
+        if regressed:
+            sets = ", ".join(c.prompt_set for c in regressed)
+            raise ReproError(
+                f"{r.recipe_name}: accuracy below its baseline beyond the 95% interval on {sets}",
+                hint=f"speculative decoding must not change answers; see "
+                f"{RunFolder(r.run_dir).accuracy_file}",
             )

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.bench import BenchOptions, parse_slos, run_bench
+from repro.bench.slo import search_summary
 from repro.bench.target import BenchTarget
 from repro.cli.options import (
     FiniteFloat,
@@ -32,6 +33,7 @@ from repro.schema.conversation import CACHE_STATES, MAX_TURNS, CacheState, Conve
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import MAX_CONCURRENCY, Bench
+from repro.schema.slo import SloSearch, check_limits
 from repro.tables import fit
 from repro.urls import server_urls
 
@@ -72,6 +74,26 @@ def _conversation(
         turns=turns if turns is not None else planned.turns if planned else 2,
         cache=cache or (planned.cache if planned else "flushed"),
     )
+
+
+def _search(specs: tuple[str, ...], extra_levels: int) -> SloSearch | None:
+    """`--slo-search p90_ttft_ms=2000 ...` as the plan's search (None: none given)."""
+    if not specs:
+        return None
+    limits: dict[str, float] = {}
+    for spec in specs:
+        key, _, value = spec.partition("=")
+        try:
+            limits[key.strip()] = float(value)
+        except ValueError:
+            limits[key.strip()] = float("nan")
+    try:
+        check_limits(limits, "--slo-search")
+    except ValueError as err:
+        raise ReproError(
+            str(err), hint="e.g. --slo-search p90_ttft_ms=2000 --slo-search p90_tpot_ms=50"
+        ) from None
+    return SloSearch(limits=limits, extra_levels=extra_levels)
 
 
 def recipe_target(ref: str) -> BenchTarget:
@@ -268,6 +290,12 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
 )
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
+@click.option("--slo-search", "slo_search", multiple=True, metavar="KEY=MS",
+              help="After the ladder, bisect between the highest level meeting these limits "
+              "and the lowest failing, repeatable: p90_ttft_ms=2000 (keys: Level's "
+              "mean/median/p90/p99 *_ms).")  # fmt: skip
+@click.option("--search-levels", type=click.IntRange(1, 16), default=3, show_default=True,
+              help="Levels --slo-search may add at most.")  # fmt: skip
 @click.option("--max-failed-pct", type=FiniteFloat(min=0, max=100),
               help="A level with more failed requests (percent) is invalid [default: 1, or "
               "the resumed run's own].")  # fmt: skip
@@ -289,6 +317,8 @@ def bench(
     prompts: int | None,
     endpoint: str,
     slo: tuple[str, ...],
+    slo_search: tuple[str, ...],
+    search_levels: int,
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
@@ -345,6 +375,7 @@ def bench(
         prompts=prompts,
         endpoint="chat" if endpoint == "chat" else "generate",
         slos=parse_slos(slo),
+        slo_search=_search(slo_search, search_levels),
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
@@ -368,6 +399,9 @@ def bench(
     by_turn = turns_table(result.levels)
     if by_turn is not None:
         _console.print(fit(by_turn))
+    if result.bench is not None and result.bench.slo_search is not None:
+        search = search_summary(result.levels, result.bench.slo_search, result.bench.concurrencies)
+        _console.print(search)
     if as_json:
         doc = {"run_dir": str(result.run_dir), "status": result.status, "error": result.error}
         levels = [lv.model_dump(mode="json") for lv in result.levels]

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from repro.cli.options import json_option
+from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.report import (
     METRICS,
@@ -33,8 +34,16 @@ from repro.report.acceptance import (
     acceptance_to_json,
     compare_acceptance,
 )
+from repro.report.accuracy import (
+    accuracy_runs,
+    accuracy_to_json,
+    compare_accuracy,
+    comparison_table,
+    report_table,
+)
 from repro.report.compare import DEFAULT_METRICS
 from repro.report.records import LoadedRun
+from repro.schema.accuracy import AccuracyCheck
 from repro.tables import fit
 
 _METRIC = click.Choice(sorted(METRICS))
@@ -118,15 +127,16 @@ def report(
         return
     swept = [r for r in records if r.levels]  # accept runs have no concurrency sweep
     accepted = accept_runs(records)
+    scored = accuracy_runs(records)
     if not swept and not accepted:
         raise click.UsageError("these runs hold neither a concurrency sweep nor acceptance results")
     reports = [build_report(swept, m, base, include_invalid) for m in chosen] if swept else []
     if fmt == "json":
         data: Any = [report_to_json(r) for r in reports]
         data = data[0] if len(data) == 1 else data
-        _write(
-            json.dumps(data if reports else acceptance_to_json(accepted), indent=2) + "\n", output
-        )
+        if not reports:
+            data = _with_accuracy(acceptance_to_json(accepted), accuracy_to_json(scored))
+        _write(json.dumps(data, indent=2) + "\n", output)
     elif fmt == "markdown":
         _write("\n".join(render_markdown(r) for r in reports), output)
     else:
@@ -135,8 +145,18 @@ def report(
             console.print(fit(render_rich(r)))
         if accepted:
             console.print(fit(acceptance_table(accepted)))
+        if scored:
+            console.print(fit(report_table(scored)))
         if output is not None:
             _write(console.export_text(), output)
+
+
+def _with_accuracy(
+    accepted: list[dict[str, Any]], scored: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each accept run's entry with its accuracy.json, where it has one."""
+    by_run = {entry["run"]: entry for entry in scored}
+    return [{**entry, "accuracy": by_run.get(entry["run"])} for entry in accepted]
 
 
 @click.command("compare")
@@ -173,12 +193,17 @@ def compare(
 ) -> None:
     """B relative to A on matched concurrency levels: delta, direction, and whether it is
     within the runs' own spread (repeats) or a real change; machines side by side. Levels
-    whose validity verdict failed are left out (named in a warning) unless --include-invalid."""
+    whose validity verdict failed are left out (named in a warning) unless --include-invalid.
+
+    Accept runs compare acceptance per prompt set; with accuracy (`repro accept --accuracy`
+    on two machines, one lock), B's accuracy against A's with a 95% interval: a drop beyond
+    it is flagged REGRESSION and exits 1."""
     run_a, run_b = load_runs([a, b])
     if speeds is not None:
         _compare_at_interactivity(run_a, run_b, _speeds(speeds), as_json)
         return
     deltas = compare_acceptance(run_a, run_b)
+    checks = compare_accuracy(run_a, run_b)
     if not (run_a.levels and run_b.levels):  # accept runs: acceptance per prompt set only
         if not deltas:
             raise click.UsageError(
@@ -186,19 +211,40 @@ def compare(
             )
         if as_json:
             rows = [{**vars(d), "delta": d.delta} for d in deltas]
-            click.echo(json.dumps({"acceptance": rows}, indent=2))
+            accuracy = [c.model_dump(mode="json") for c in checks]
+            click.echo(json.dumps({"acceptance": rows, "accuracy": accuracy}, indent=2))
         else:
             Console().print(fit(acceptance_comparison_table(run_a, run_b, deltas)))
+            if checks:
+                Console().print(fit(comparison_table(run_a, run_b, checks)))
+        _gate(checks, b)
         return
     result = compare_runs(
         run_a, run_b, metrics or DEFAULT_METRICS, force=force, include_invalid=include_invalid
     )
     if as_json:
-        click.echo(json.dumps(comparison_to_json(result), indent=2))
+        doc = comparison_to_json(result)
+        if checks:
+            doc["accuracy"] = [c.model_dump(mode="json") for c in checks]
+        click.echo(json.dumps(doc, indent=2))
     else:
         Console().print(render_comparison(result))
         if deltas:
             Console().print(fit(acceptance_comparison_table(run_a, run_b, deltas)))
+        if checks:
+            Console().print(fit(comparison_table(run_a, run_b, checks)))
+    _gate(checks, b)
+
+
+def _gate(checks: list[AccuracyCheck], b: Path) -> None:
+    """Exit 1 when B answers worse than A beyond the interval (after the tables)."""
+    regressed = [c.prompt_set for c in checks if c.verdict == "regression"]
+    if regressed:
+        raise ReproError(
+            f"{b}: accuracy below A's beyond the 95% interval on {', '.join(regressed)}",
+            hint="the same lock should answer alike on both machines: check the kernels "
+            "and quantisation this machine ran (docs/acceptance.md, accuracy gate)",
+        )
 
 
 def _speeds(text: str) -> list[float]:

@@ -13,6 +13,7 @@ from typing import Any
 import jinja2
 
 from repro.report.acceptance import accept_runs, acceptance_rows
+from repro.report.accuracy import accuracy_rows, accuracy_runs
 from repro.report.plots import all_plots
 from repro.report.records import LoadedRun
 from repro.report.table import best_header, build_report, caption, cell_text, fmt_value
@@ -79,6 +80,7 @@ def render_html(
         latency=latency,
         percentiles=PERCENTILES,
         acceptance=acceptance_rows(accept_runs(runs)),
+        accuracy=accuracy_rows(accuracy_runs(runs)),
         images=images,
         runs=shown,
         simulated=any(r.simulated for r in shown),

@@ -12,8 +12,9 @@ A missing or corrupt file raises `RunRecordError` naming the file and what was w
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +24,8 @@ from repro.schema.base import Interval
 from repro.schema.level import RequestRow
 from repro.schema.machine import engine_label, hardware_label, simulator_label
 from repro.schema.record import BenchWorkload, RunRecord
+
+R = TypeVar("R")
 
 
 class MetricInfo(BaseModel):
@@ -238,15 +241,24 @@ class LoadedRun(RunRecord):
         return RunFolder(self.path).read_requests(concurrency, repeat)
 
 
+def _or_accept_part(folder: RunFolder, read: Callable[[RunFolder], R | None]) -> R | None:
+    """What `read` finds in the record, else, for a `repro run` folder's bench/ part, in
+    its accept/ part."""
+    found = read(folder)
+    owner = folder.owner()
+    if found is None and owner is not None and folder == owner.bench:
+        found = read(owner.accept)
+    return found
+
+
 def load_run(path: str | Path) -> LoadedRun:
     """Load and validate one run record folder (or its `run.json`), or a `repro run` folder:
     its bench/ part with the acceptance results of its accept/ part and its machine.json."""
     folder = record_folder(path, shown=True)  # what a report shows is cleaned text
     run = folder.read_run()
     owner = folder.owner()
-    accept = folder.read_accept()
-    if accept is None and owner is not None and folder == owner.bench:
-        accept = owner.accept.read_accept()
+    accept = _or_accept_part(folder, RunFolder.read_accept)
+    accuracy = _or_accept_part(folder, RunFolder.read_accuracy)
     machine = folder.read_machine()
     if machine is None and owner is not None:  # collected once, by the doctor stage
         machine = owner.read_machine()
@@ -259,6 +271,7 @@ def load_run(path: str | Path) -> LoadedRun:
         server_info=folder.read_server_info(),
         levels=folder.read_summary().levels,
         accept=accept,
+        accuracy=accuracy,
     )
     loaded.label = shortened(run_title(loaded))
     return loaded

@@ -11,6 +11,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from repro.bench.slo import search_summary
 from repro.bench.target import BenchTarget
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
@@ -168,7 +169,9 @@ def stage_accept(ctx: RunContext, console: Console) -> str:
         )
     lengths = ", ".join(f"{s.prompt_set} {s.accept_length:.2f}" for s in result.sets)
     forced = result.results.forced_acceptance
-    return f"acceptance length{f' ({forced.label()})' if forced else ''}: {lengths}"
+    scored = result.accuracy.sets if result.accuracy is not None else []
+    accuracy = "".join(f"; accuracy {s.prompt_set} {s.correct}/{s.asked}" for s in scored)
+    return f"acceptance length{f' ({forced.label()})' if forced else ''}: {lengths}{accuracy}"
 
 
 def stage_bench(ctx: RunContext, console: Console) -> str:
@@ -188,7 +191,11 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
         result = run_bench(_target(ctx), options, bars)
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
-    return bench_summary(result.levels, ctx.recipe.bench.prompts_per_level)
+    summary = bench_summary(result.levels, ctx.recipe.bench.prompts_per_level)
+    search = ctx.recipe.bench.slo_search
+    if search is not None:
+        summary += f"; {search_summary(result.levels, search, ctx.recipe.bench.concurrencies)}"
+    return summary
 
 
 def bench_summary(levels: list[Level], prompts_per_level: int) -> str:

@@ -32,6 +32,7 @@ from repro.runfolder.jsonio import (
 )
 from repro.safetext import clean_lines, clean_strings
 from repro.schema.accept import AcceptResults
+from repro.schema.accuracy import AccuracyResults
 from repro.schema.level import RequestRow, Summary
 from repro.schema.lock import Lock
 from repro.schema.machine import MachineInfo, ServerInfo
@@ -56,6 +57,7 @@ SUMMARY = "summary.json"
 MACHINE = "machine.json"
 SERVER_INFO = "server_info.json"
 ACCEPT = "accept.json"
+ACCURACY = "accuracy.json"
 LEVELS = "levels"
 STAGES = "stages.json"
 CONTEXT = "context.json"
@@ -126,6 +128,11 @@ class RunFolder:
     @property
     def accept_file(self) -> Path:
         return self.path / ACCEPT
+
+    @property
+    def accuracy_file(self) -> Path:
+        """The answers `repro accept --accuracy` scored, beside accept.json."""
+        return self.path / ACCURACY
 
     @property
     def levels_dir(self) -> Path:
@@ -245,6 +252,9 @@ class RunFolder:
     def read_accept(self) -> AcceptResults | None:
         return self._optional(AcceptResults, self.accept_file)
 
+    def read_accuracy(self) -> AccuracyResults | None:
+        return self._optional(AccuracyResults, self.accuracy_file)
+
     def read_stages(self) -> StagesFile | None:
         """stages.json; None before the run's first stage ended."""
         path, hint = self.stages_file, "is this a `repro run` folder?"
@@ -312,6 +322,9 @@ class RunFolder:
 
     def write_accept(self, results: AcceptResults) -> None:
         write_model(self.accept_file, results)
+
+    def write_accuracy(self, results: AccuracyResults) -> None:
+        write_model(self.accuracy_file, results)
 
     def write_stages(self, stages: StagesFile) -> None:
         write_model(self.stages_file, stages)

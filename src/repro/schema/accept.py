@@ -199,6 +199,7 @@ class AcceptProtocol(BaseModel):
     position_buckets: list[str] | None = Field(
         default=None, description="output-position buckets (requests streamed)"
     )
+    accuracy: bool = Field(default=False, description="answers scored too (accuracy.json)")
 
 
 class SimulatedProfile(BaseModel):

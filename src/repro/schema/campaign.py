@@ -21,15 +21,10 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from repro.schema.base import NAME_PATTERN, Description, StrictModel
 from repro.schema.level import Level
 from repro.schema.recipe import Accept, Bench
+from repro.schema.slo import SLO_KEYS, check_limits
 
 FIELD_PATH_PATTERN = r"^[a-z_][a-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 _FIELD_PATH = re.compile(FIELD_PATH_PATTERN)
-# The latency keys of a level an SLO can bound (Level's *_ms fields).
-SLO_KEYS = tuple(
-    name
-    for name in Level.model_fields
-    if name.endswith("_ms") and name.split("_", 1)[0] in ("mean", "median", "p90", "p99")
-)
 
 
 def _field_path(path: str) -> str:
@@ -39,6 +34,13 @@ def _field_path(path: str) -> str:
             "env.SGLANG_X)"
         )
     return path
+
+
+class CampaignSearch(StrictModel):
+    """Narrow one SLO's boundary with extra levels at every point (`bench.slo_search`)."""
+
+    slo: str = Field(description="The name of one of the campaign's `slos`.")
+    extra_levels: int = Field(3, ge=1, le=16, description="Levels added per point at most.")
 
 
 class CampaignPoint(StrictModel):
@@ -102,6 +104,11 @@ class Campaign(StrictModel):
         f"upper bound in ms (e.g. interactive: {{p90_ttft_ms: 2000, p90_tpot_ms: 50}}). Keys: "
         f"{', '.join(SLO_KEYS)}.",
     )
+    search: CampaignSearch | None = Field(
+        default=None,
+        description="After each point's ladder, bisect between the last level that meets this "
+        "SLO and the first that fails (e.g. {slo: interactive, extra_levels: 3}).",
+    )
 
     @field_validator("slos")
     @classmethod
@@ -109,15 +116,7 @@ class Campaign(StrictModel):
         for name, limits in value.items():
             if not re.match(NAME_PATTERN, name):
                 raise ValueError(f"SLO name {name!r} is not a name")
-            if not limits:
-                raise ValueError(f"SLO {name} bounds nothing")
-            for key, limit in limits.items():
-                if key not in SLO_KEYS:
-                    raise ValueError(
-                        f"SLO {name}: {key!r} is not a latency key; one of: {', '.join(SLO_KEYS)}"
-                    )
-                if not limit > 0:
-                    raise ValueError(f"SLO {name}: {key}: the bound must be above 0 ms")
+            check_limits(limits, f"SLO {name}")
         return value
 
     @field_validator("matrix")
@@ -150,6 +149,11 @@ class Campaign(StrictModel):
             unknown = set(rule) - set(self.matrix)
             if unknown:
                 raise ValueError(f"exclude names {sorted(unknown)}, which are not matrix axes")
+        if self.search is not None and self.search.slo not in self.slos:
+            raise ValueError(
+                f"search.slo {self.search.slo!r} is not one of the campaign's slos "
+                f"({', '.join(self.slos) or 'none defined'})"
+            )
         return self
 
 

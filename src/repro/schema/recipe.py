@@ -32,6 +32,7 @@ from repro.schema.deployment import (
     SpeculativeSpec,
     Topology,
 )
+from repro.schema.slo import SloSearch
 
 # Secrets never live in a recipe: repro forwards them from the environment at launch time.
 SECRET_ENV_NAMES = frozenset(
@@ -89,6 +90,11 @@ class Bench(StrictModel):
         description="Multi-turn conversations with the history (prefix reuse) instead of single "
         "prompts; prompts_per_level then counts conversations.",
     )
+    slo_search: SloSearch | None = Field(
+        None,
+        description="After the ladder, bisect between the highest level that meets these "
+        "latency limits and the lowest that fails, adding up to extra_levels levels.",
+    )
 
     @field_validator("dataset")
     @classmethod
@@ -131,6 +137,11 @@ class Accept(StrictModel):
     max_new_tokens: int = Field(512, ge=1, le=1_000_000, description="Tokens generated per prompt.")
     thinking: bool = Field(
         False, description="Render the chat template with thinking on (where it supports it)."
+    )
+    accuracy: bool = Field(
+        False,
+        description="Also score the answers (gsm8k-style sets: an answer key) into "
+        "accuracy.json, as `repro accept --accuracy`.",
     )
 
     @field_validator("prompt_sets")

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from repro.schema.accept import AcceptProtocol, AcceptResults, TemplateUse
+from repro.schema.accuracy import AccuracyResults
 from repro.schema.client import ClientLimits
 from repro.schema.dataset import PromptSource
 from repro.schema.forced import ForcedAcceptance
@@ -168,6 +169,7 @@ class RunRecord(BaseModel):
     server_info: ServerInfo | None = None
     levels: list[Level] = Field(description="summary.json's finished levels")
     accept: AcceptResults | None = None
+    accuracy: AccuracyResults | None = Field(default=None, description="accuracy.json")
 
     @property
     def run_id(self) -> str:

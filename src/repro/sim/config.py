@@ -15,6 +15,8 @@ environment so that a rendered argv stays valid for real SGLang:
   REPRO_SIM_CATALOG             another option catalog JSON (default: SGLang 0.5.23's)
   REPRO_SIM_LOSSY_DRAFTER       non-empty: the drafter is lossy (accepted drafts differ from
                                 the target's greedy tokens), to test a lossless check
+  REPRO_SIM_ANSWER_KEY          questions with answers the simulator gives (sim/answers.py)
+  REPRO_SIM_WRONG_ANSWERS       the share of those it answers wrongly (a planted regression)
 
 SGLang's own SGLANG_SIMULATE_ACC_LEN, _METHOD and _TOKEN_MODE force the acceptance of a
 speculative server as SGLang 0.5.23 does (sim/forced.py).
@@ -39,10 +41,12 @@ import argparse
 import json
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from repro.sim.answers import AnswerKey, key_from_env
 from repro.sim.forced import ForcedAcceptance, forced_from_env
 from repro.sim.profile import (
     CATEGORIES,
@@ -78,6 +82,7 @@ class SimConfig:
     lossy_drafter: bool = False
     forced: ForcedAcceptance | None = None  # SGLANG_SIMULATE_ACC_LEN on a speculative server
     draft_tokens: int = 0  # speculative_num_draft_tokens
+    answer_key: AnswerKey | None = None  # scripted answers (sim/answers.py)
     verify_tokens: int = 1  # tokens the target verifies per request and step
     accept_cap: int = 0  # most drafts one step can accept
     accept_cdfs: dict[str, list[float]] = field(default_factory=dict)
@@ -158,8 +163,8 @@ def _jsonable(value: Any) -> Any:
         return str(value)
 
 
-def _env_float(name: str, default: float | None) -> float | None:
-    raw = os.environ.get(name, "").strip()
+def _env_float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
+    raw = env.get(name, "").strip()
     if not raw:
         return default
     try:
@@ -183,7 +188,7 @@ def _local_block_size(drafter: str | None) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
+def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
     args = cfg.args
     name = args.speculative_algorithm
     if name is None:
@@ -203,7 +208,7 @@ def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
     drafter = cfg.drafter = cfg.profile.drafter(args.speculative_draft_model_path)
     if drafter is not None and drafter.accept_length:
         spec = replace(spec, accept_length=dict(drafter.accept_length))
-    cfg.lossy_drafter = bool(os.environ.get("REPRO_SIM_LOSSY_DRAFTER", "").strip()) or bool(
+    cfg.lossy_drafter = bool(env.get("REPRO_SIM_LOSSY_DRAFTER", "").strip()) or bool(
         drafter and drafter.lossy
     )
     cfg.spec = spec
@@ -259,7 +264,7 @@ def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
         c: accept_cdf(spec, c, cfg.accept_cap, cfg.verify_tokens) for c in CATEGORIES
     }
     try:
-        cfg.forced, warning = forced_from_env(os.environ)
+        cfg.forced, warning = forced_from_env(env)
     except ValueError as e:
         raise StartupError(str(e)) from None
     if warning:
@@ -267,12 +272,18 @@ def _speculative(cfg: SimConfig, parser: argparse.ArgumentParser) -> None:
 
 
 def resolve(
-    argv: list[str], *, profile: Profile | None = None, registry: Registry | None = None
+    argv: list[str],
+    *,
+    profile: Profile | None = None,
+    registry: Registry | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> SimConfig:
     """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation.
 
     `profile` and `registry` replace the environment's and the installed SGLang's, for
-    evaluating a profile's timing model outside a server (sim/calibration.py)."""
+    evaluating a profile's timing model outside a server (sim/calibration.py); `env` replaces
+    this process's environment (the server's, as a recipe renders it, for a prediction)."""
+    env = os.environ if env is None else env
     catalog = load_catalog()
     builtin = list(catalog.get("builtin_speculative_algorithms") or [])
     registry = registry or load_registry(
@@ -316,15 +327,19 @@ def resolve(
             )
     if getattr(args, "config", None):
         cfg.warnings.append("--config is not read by the simulator; pass the options instead.")
-    seed = _env_float("REPRO_SIM_SEED", None)
+    seed = _env_float(env, "REPRO_SIM_SEED", None)
     cfg.seed = int(seed) if seed is not None else int(getattr(args, "random_seed", 0) or 0)
-    cfg.time_scale = max(0.0, _env_float("REPRO_SIM_TIME_SCALE", 1.0) or 0.0)
-    cfg.load_seconds = max(0.0, _env_float("REPRO_SIM_LOAD_SECONDS", 0.0) or 0.0)
-    cfg.fail_at_start = os.environ.get("REPRO_SIM_FAIL_AT_START", "").strip()
-    cfg.exit_after = _env_float("REPRO_SIM_EXIT_AFTER_SECONDS", None)
-    cfg.exit_code = int(_env_float("REPRO_SIM_EXIT_CODE", 1) or 0)
-    cfg.trace_file = os.environ.get("REPRO_SIM_TRACE_FILE") or None
-    _speculative(cfg, parser)
+    cfg.time_scale = max(0.0, _env_float(env, "REPRO_SIM_TIME_SCALE", 1.0) or 0.0)
+    cfg.load_seconds = max(0.0, _env_float(env, "REPRO_SIM_LOAD_SECONDS", 0.0) or 0.0)
+    cfg.fail_at_start = env.get("REPRO_SIM_FAIL_AT_START", "").strip()
+    cfg.exit_after = _env_float(env, "REPRO_SIM_EXIT_AFTER_SECONDS", None)
+    cfg.exit_code = int(_env_float(env, "REPRO_SIM_EXIT_CODE", 1) or 0)
+    cfg.trace_file = env.get("REPRO_SIM_TRACE_FILE") or None
+    try:
+        cfg.answer_key = key_from_env(env)
+    except ValueError as e:
+        raise StartupError(str(e)) from None
+    _speculative(cfg, parser, env)
     if cfg.algorithm and not args.max_running_requests:
         args.max_running_requests = SPECULATIVE_MAX_RUNNING
         cfg.max_running_requests = max(1, SPECULATIVE_MAX_RUNNING // cfg.dp_size)

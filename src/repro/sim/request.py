@@ -64,6 +64,7 @@ class Req:
         "prompt_ids",
         "rid",
         "rng",
+        "script",
         "steps",
         "stop_ids",
         "stop_strs",
@@ -97,6 +98,7 @@ class Req:
         log_metrics: bool = True,
         accept_rng: random.Random | None = None,
         lossy: bool = False,
+        script: list[int] | None = None,
     ) -> None:
         self.rid = rid
         self.index = index
@@ -118,7 +120,8 @@ class Req:
         self.log_metrics = log_metrics
         # natural length: content tokens before the EOS token (which counts as a token)
         natural = int(rng.expovariate(1.0 / max(1, mean_output_tokens))) + 1
-        self.eos_at = max(natural, min_new_tokens)
+        self.script = script or []  # a scripted answer (sim/answers.py), then EOS
+        self.eos_at = max(len(script) if script else natural, min_new_tokens)
         self.output_ids: list[int] = []
         self.pieces: list[str] = []
         self.text_len = 0
@@ -168,6 +171,8 @@ class Req:
                 token = fixed_token
             elif not self.ignore_eos and position >= self.eos_at:
                 token = self.eos_id
+            elif position < len(self.script):
+                token = self.script[position]
             else:
                 pick = int(self.rng.random() * len(self.vocab))
                 if self.lossy and step > 0:  # an accepted draft that greedy would not emit

@@ -115,6 +115,11 @@ class TokenizerManager:
             )
         text = classify_text if classify_text is not None else prompt.text
         category = classify(text) if text is not None else classify_ids(self.tokenizer, ids)
+        script = None
+        if cfg.answer_key is not None and prompt.text is not None:
+            rng = request_rng(cfg.seed, ids, params.get("sampling_seed"), index, stream="answer:")
+            answer = cfg.answer_key.answer(prompt.text, rng)
+            script = self.tokenizer.encode(answer) if answer is not None else None
         stop = params.get("stop") or []
         stop_strs = [stop] if isinstance(stop, str) else [s for s in stop if s]
         return Req(
@@ -140,6 +145,7 @@ class TokenizerManager:
                 cfg.seed, ids, params.get("sampling_seed"), index, stream="accept:"
             ),
             lossy=bool(cfg.algorithm) and cfg.lossy_drafter,
+            script=script,
         )
 
     def submit(self, req: Req) -> None:

@@ -1,7 +1,7 @@
 """Non-streaming `/generate` requests for `repro accept`, as z-lab's benchmark sends them
 (dflash/benchmark.py `_send_sglang`: `{"text", "sampling_params": {"temperature", "top_p",
 "top_k", "max_new_tokens"}}`), keeping what acceptance and the lossless check need from the
-response: `output_ids`, and from `meta_info` (srt/managers/tokenizer_manager.py)
+response: `output_ids` and `text`, and from `meta_info` (srt/managers/tokenizer_manager.py)
 `completion_tokens`, `spec_verify_ct` and `spec_correct_drafts_histogram` (verify steps per
 count of accepted drafts; managers/schedule_batch.py `update_spec_correct_drafts_histogram`).
 
@@ -42,6 +42,7 @@ class Completion:
     spec_verify_ct: int | None = None
     histogram: list[int] | None = None
     output_ids: list[int] = field(default_factory=list)
+    text: str = ""  # the response's text: what the accuracy gate scores
     e2e_s: float = 0.0
     error: str | None = None
     implausible: bool = False  # the server sent a value no server can send
@@ -74,6 +75,7 @@ class _Meta(msgspec.Struct):
 
 class _Output(msgspec.Struct):
     meta_info: _Meta | None = None
+    text: str | None = None
     output_ids: list[Count] | None = None
 
 
@@ -119,6 +121,7 @@ def _completion(
         spec_verify_ct=verify or None,
         histogram=hist,
         output_ids=ids,
+        text=out.text or "",
         e2e_s=e2e,
         prompt_tokens=meta.prompt_tokens,
     )

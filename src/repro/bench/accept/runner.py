@@ -20,6 +20,11 @@ the speedup; `check_lossless` compares each prompt's output token ids with and w
 drafter at the run's concurrency and at the recipe's top bench concurrency. With several
 recipes every later one is compared with the first, paired by prompt (drafter A/B).
 
+With `accuracy` every set needs an answer key (gsm8k-style, repro.bench.prompts.answers);
+each response's final number is scored for the recipe and the baseline and the gate's
+verdict written to `accuracy.json` (repro.bench.accept.accuracy); a server without a drafter
+is then measured too (its acceptance empty): the gate needs no drafter.
+
 The results go to `accept.json` in a run folder (repro.bench.accept.record), one prompt set
 at a time as each ends: a new `runs/<UTC>-<recipe>-accept/`, or an existing bench run given
 as `output`; `resume` continues a run that failed part-way, measuring only its missing sets.
@@ -27,10 +32,11 @@ as `output`; `resume` continues a run that failed part-way, measuring only its m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from repro.bench.accept.accuracy import AccuracyRecord, open_accuracy, score_set
 from repro.bench.accept.buckets import add_buckets
 from repro.bench.accept.completion import (
     Batch,
@@ -47,6 +53,7 @@ from repro.bench.client.bounded import Bound
 from repro.bench.forced import run_forced_acceptance
 from repro.bench.opening import Opening, open_server
 from repro.bench.options import AcceptOptions
+from repro.bench.prompts.answers import with_answers
 from repro.bench.prompts.benchsets import (
     BENCH_SETS,
     PROTOCOL,
@@ -69,6 +76,7 @@ from repro.schema.accept import (
     LosslessCheck,
     SimulatedProfile,
 )
+from repro.schema.accuracy import AccuracyResults
 from repro.schema.buckets import Bucket
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
@@ -87,6 +95,7 @@ class AcceptResult:
     algorithm: str | None
     sets: list[AcceptSet]
     results: AcceptResults
+    accuracy: AccuracyResults | None = None  # with opts.accuracy
 
 
 @dataclass
@@ -97,12 +106,14 @@ class SetPlan:
     max_new_tokens: int
     warmup: list[Payload]
     measured: list[Payload]
+    answers: list[str] | None = None  # the key's final number per measured prompt
 
 
 def _prompt_sets(recipe: Recipe | None, opts: AcceptOptions) -> list[PromptSet]:
     plan = recipe.accept if recipe else None
     set_refs = opts.prompt_sets or (plan.prompt_sets if plan else DEFAULT_SETS)
-    return [load_prompt_set(ref) for ref in set_refs]
+    loaded = [load_prompt_set(ref) for ref in set_refs]
+    return [with_answers(ps) for ps in loaded] if opts.accuracy else loaded
 
 
 def _plan(
@@ -135,10 +146,12 @@ def _plan(
                 )
             picked = [chosen[i % len(chosen)] for i in range(warm)] + chosen
         else:  # z-lab: cycle the set
-            picked = [ps.prompts[i % len(ps.prompts)] for i in range(warm + count)]
-        texts = [template.render(p, thinking=thinking) for p in picked]
+            picked = [i % len(ps.prompts) for i in range(warm + count)]
+        texts = [template.render(ps.prompts[i], thinking=thinking) for i in picked]
         payloads = [body(t, max_new, sampling) for t in texts]
-        plans.append(SetPlan(ps, max_new, payloads[:warm], payloads[warm:]))
+        key = ps.answers
+        answers = [key[i] for i in picked[warm:]] if key else None
+        plans.append(SetPlan(ps, max_new, payloads[:warm], payloads[warm:], answers))
     return plans, thinking
 
 
@@ -170,7 +183,12 @@ def _measure(sender: BatchSender, plan: SetPlan, opts: AcceptOptions, label: str
     return batch
 
 
-def _check_speculative(url: str, info: ServerInfo, batch: Batch | None = None) -> None:
+def _check_speculative(
+    url: str, info: ServerInfo, batch: Batch | None = None, *, accuracy: bool = False
+) -> None:
+    """Acceptance needs a drafter; accuracy alone scores any server."""
+    if accuracy:
+        return
     if info.reported("speculative_algorithm") and speculative_algorithm(info) is None:
         raise ReproError(
             f"the server at {url} runs without speculative decoding "
@@ -294,6 +312,7 @@ def _protocol(
         baseline=baseline.ref if baseline else None,
         prompts_per_set=len(plans[0].measured) if plans else 0,
         max_new_tokens={p.prompt_set.name: p.max_new_tokens for p in plans},
+        accuracy=opts.accuracy,
         client_limits=opts.client,
         length_buckets=_labels(opts.length_buckets),
         position_buckets=_labels(opts.position_buckets),
@@ -307,15 +326,23 @@ def _labels(buckets: list[Bucket] | None) -> list[str] | None:
 def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResult:
     """Acceptance per prompt set of `target`'s server at `url` (against `opts.baseline`)."""
     recipe = target.recipe
+    if recipe is not None and recipe.accept is not None and recipe.accept.accuracy:
+        opts = replace(opts, accuracy=True)  # the recipe's plan asks for it
     prompt_sets = _prompt_sets(recipe, opts)  # bad input fails before any I/O
     _refuse_options(opts)
     server = open_server(target, url, opts.provenance)
     info, session, simulated = server.info, server.session, server.simulated
-    _check_speculative(url, info)
+    _check_speculative(url, info, accuracy=opts.accuracy)
     bound = response_bound(opts.client)
     sender = _sender(opts, server, bound)
     base_sender = _baseline_sender(opts, bound)
     forced = run_forced_acceptance(recipe, opts.forced, info)
+    if forced is not None and opts.accuracy:
+        raise ReproError(
+            f"the server at {url} runs with forced acceptance ({forced.label()}): it commits "
+            "tokens its model did not choose, so its answers are not the model's",
+            hint="score accuracy on a server launched without SGLANG_SIMULATE_ACC_LEN",
+        )
     template = server.template(opts.chat_template_fallback)
     plans, thinking = _plan(recipe, opts, prompt_sets, template)
     results = AcceptResults(
@@ -327,6 +354,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
     )
     record = open_record(target, opts, url, server.recorded_info(), results, server.identity)
     done = {s.prompt_set for s in results.sets}
+    accuracy = _accuracy_record(record.run_dir, target.name, simulated, opts)
     try:
         session.call(session.flush_cache())
         if base_sender is not None:
@@ -337,7 +365,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
                 continue
             label = f"{target.name}: set {plan.prompt_set.name} ({number}/{len(plans)})"
             batch = _measure(sender, plan, opts, label)
-            _check_speculative(url, info, batch)
+            _check_speculative(url, info, batch, accuracy=opts.accuracy)
             base = _measure(base_sender, plan, opts, f"{label}, baseline") if base_sender else None
             if base is not None:
                 measured.append((batch, base))
@@ -345,6 +373,11 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
             result = set_result(name, source, batch, plan.max_new_tokens, base)
             add_buckets(result, batch.results, opts.length_buckets, opts.position_buckets)
             record.save_set(result)
+            if accuracy is not None and plan.answers is not None:
+                accuracy.save_set(
+                    score_set(name, batch, plan.answers),
+                    score_set(name, base, plan.answers) if base is not None else None,
+                )
         if opts.check_lossless and base_sender is not None:
             base_ref = opts.baseline.ref if opts.baseline else None
             top = max(target.bench.concurrencies)
@@ -361,7 +394,20 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
         raise
     record.finish("complete")
     algorithm = speculative_algorithm(info)
-    return AcceptResult(target.name, record.run_dir, simulated, algorithm, results.sets, results)
+    return AcceptResult(
+        target.name, record.run_dir, simulated, algorithm, results.sets, results,
+        accuracy.results if accuracy is not None else None,
+    )  # fmt: skip
+
+
+def _accuracy_record(
+    run_dir: Path, name: str, simulated: bool, opts: AcceptOptions
+) -> AccuracyRecord | None:
+    if not opts.accuracy:
+        return None
+    baseline = opts.baseline
+    base = (baseline.ref or baseline.server_url()) if baseline is not None else None
+    return open_accuracy(run_dir, name, simulated, base)
 
 
 def compare_drafters(results: list[AcceptResult]) -> list[AcceptDiff]:

@@ -2,9 +2,9 @@
 payloads with `"stream": true`, sent through the bench's streaming client
 (repro.bench.client.stream: its limits, its checks of every count), so that each response's
 chunks give the tokens every verify step committed, in order
-(repro.bench.accept.buckets says what a chunk is). A streamed response carries no output ids
-and no accepted-drafts histogram (meta_info has them only whole): the lossless check needs
-the non-streamed requests.
+(repro.bench.accept.buckets says what a chunk is), and the text for the accuracy gate. A
+streamed response carries no output ids and no accepted-drafts histogram (meta_info has them
+only whole): the lossless check needs the non-streamed requests.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def _completion(result: RequestResult) -> Completion:
         e2e_s=result.e2e_s or 0.0,
         error=result.error,
         implausible=result.error_kind in ("implausible", "protocol"),
+        text=result.text or "",
         prompt_tokens=result.prompt_tokens,
         steps=list(result.chunk_tokens),
     )
@@ -48,7 +49,7 @@ class StreamedSender(BatchSender):
     async def one(self, payload: dict[str, Any]) -> Completion:
         if self._client is None:
             raise RuntimeError("StreamedSender.one outside `all`")
-        result = RequestResult(0, 0, 0)
+        result = RequestResult(0, 0, 0, text="")
         body = json.dumps({**payload, "stream": True}).encode()
         max_new_tokens = payload["sampling_params"]["max_new_tokens"]
         await self._client.request(body, result, time.perf_counter(), max_new_tokens)

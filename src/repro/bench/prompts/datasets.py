@@ -56,6 +56,7 @@ class PromptSet:
     fit_to_length: bool = False  # synthetic prompts that bench pads to input_len
     # the human turns of each row whose column held a conversation (multi-turn bench levels)
     dialogues: list[list[str]] = field(default_factory=list)
+    answers: list[str] | None = None  # the key's final numbers, per prompt (prompts.answers)
 
 
 # ---- reading files --------------------------------------------------------------------------

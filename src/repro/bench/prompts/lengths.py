@@ -23,9 +23,13 @@ def in_buckets(prompts: list[str], buckets: list[Bucket]) -> list[list[str]]:
     return [[p for p in prompts if b.holds(estimated_tokens(p))] for b in buckets]
 
 
-def choose_by_length(prompts: list[str], buckets: list[Bucket], per_bucket: int) -> list[str]:
-    """The first `per_bucket` prompts of each bucket, bucket after bucket (accept)."""
-    return [p for inside in in_buckets(prompts, buckets) for p in inside[:per_bucket]]
+def choose_by_length(prompts: list[str], buckets: list[Bucket], per_bucket: int) -> list[int]:
+    """The indices of each bucket's first `per_bucket` prompts, bucket after bucket (accept)."""
+    out = []
+    for bucket in buckets:
+        inside = [i for i, p in enumerate(prompts) if bucket.holds(estimated_tokens(p))]
+        out += inside[:per_bucket]
+    return out
 
 
 def interleaved_by_length(source: PromptSet, buckets: list[Bucket]) -> PromptSet:
