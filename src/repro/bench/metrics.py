@@ -16,6 +16,7 @@ values (z-lab's DFlash benchmark), each with a seeded 95% bootstrap interval ove
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -58,6 +59,11 @@ def request_row(result: RequestResult) -> RequestRow:
     row = RequestRow.model_validate(result, from_attributes=True)
     row.itl_s = per_token_itl(result.chunk_gap_s, result.chunk_tokens)
     return row
+
+
+def seeded_rng(name: str) -> np.random.Generator:
+    """A generator seeded by `name`: the same intervals on every run of the same data."""
+    return np.random.default_rng(zlib.crc32(name.encode()))
 
 
 def bootstrap(

@@ -15,6 +15,8 @@ from pathlib import Path
 from repro.bench.provenance import Provenance
 from repro.bench.target import BenchTarget
 from repro.progress import Progress, quiet
+from repro.schema.buckets import Bucket
+from repro.schema.conversation import Conversations
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.record import ClientLimits, Endpoint
 from repro.schema.slo import SloSearch
@@ -36,6 +38,9 @@ class MeasureOptions:
     max_event_bytes: int | None = None
     chat_template_fallback: bool = False  # the built-in ChatML when the model's is missing
     forced: ForcedAcceptance | None = None  # what the server was launched with (--url runs)
+    # context-length buckets: the prompts chosen by length, the results given per bucket
+    # (bench: over the recipe's bench.length_buckets)
+    length_buckets: list[Bucket] | None = None
     provenance: Provenance = field(default_factory=Provenance)  # machine.json, images
 
     def client_limits(
@@ -70,6 +75,7 @@ class BenchOptions(MeasureOptions):
     trace: str | None = None  # a Mooncake trace to replay (recipe bench.trace)
     trace_speedups: list[float] | None = None  # its replay speed-ups
     slo_search: SloSearch | None = None  # overrides the recipe's bench.slo_search
+    conversation: Conversations | None = None  # overrides the recipe's bench.conversation
 
 
 @dataclass
@@ -83,6 +89,7 @@ class AcceptOptions(MeasureOptions):
     temperature: float = 0.0
     baseline: BenchTarget | None = None  # a recipe without the drafter, or a server URL
     check_lossless: bool = False
+    position_buckets: list[Bucket] | None = None  # acceptance by output position (streamed)
     accuracy: bool = False  # score answers of gsm8k-style sets (accuracy.json)
     progress: Progress = quiet  # "math (1/2): 12/32 prompts" as requests finish
 

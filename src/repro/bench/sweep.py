@@ -31,6 +31,8 @@ from repro.bench.arrivals import (
 from repro.bench.client.result import RequestResult
 from repro.bench.client.stream import StreamClient
 from repro.bench.client.wire import chat_body, generate_body
+from repro.bench.conversation import conversation_run
+from repro.bench.lengthlevel import length_levels
 from repro.bench.metrics import request_row
 from repro.bench.observer import LevelObserver, LevelPlan, build_level
 from repro.bench.options import BenchOptions
@@ -203,16 +205,23 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
                     max_tokens=out_len,
                     on_done=progress.request_done if shown is not None and progress else None,
                 )
+            talk = conversation_run(plan, seed)
+            planned = talk.requests if talk else len(offer.bodies)
             if progress:
-                progress.level_started(load, repeat, len(offer.bodies))
+                progress.level_started(load, repeat, planned)
+            on_done = progress.request_done if progress else None
             try:
+                if talk and talk.cache == "flushed":
+                    await plan.session.flush_cache()
                 seen = await observer.watch(
-                    client.run(
+                    talk.run(client, offer.concurrency, repeat=repeat, on_done=on_done)
+                    if talk
+                    else client.run(
                         offer.bodies,
                         offer.concurrency,
                         repeat=repeat,
                         schedule=offer.schedule,
-                        on_done=progress.request_done if progress else None,
+                        on_done=on_done,
                         max_tokens=offer.max_tokens,
                     )
                 )
@@ -230,11 +239,15 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
             level = build_level(
                 seen,
                 LevelPlan(
-                    offer.concurrency, repeat, len(offer.bodies), offer.arrival, plan.gpus,
+                    offer.concurrency, repeat, planned, offer.arrival, plan.gpus,
                     record.run.slos, record.run.max_failed_pct, record.run.gpu_hour_usd,
                 ),
             )  # fmt: skip
-            record.add_level(level, (request_row(r) for r in results), seen.samples)
+            level.by_length = length_levels(results, bench.length_buckets)
+            if talk:
+                level.conversation = talk.stats(results)
+            rows = talk.rows(results) if talk else (request_row(r) for r in results)
+            record.add_level(level, rows, seen.samples)
             if progress:
                 progress.level_done(level)
     return None

@@ -20,6 +20,7 @@ from repro.bench.options import BenchOptions
 from repro.bench.plausible import max_accept_length
 from repro.bench.prompts.chattemplate import ChatTemplate, recipe_template
 from repro.bench.prompts.datasets import PromptSet
+from repro.bench.prompts.lengths import interleaved_by_length
 from repro.bench.prompts.sets import bench_source
 from repro.bench.prompts.trace import Trace, load_trace
 from repro.bench.record import RunWriter
@@ -30,6 +31,7 @@ from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
 from repro.runfolder import RunFolder, new_run_dir, utc_now
+from repro.schema.buckets import parse_buckets
 from repro.schema.dataset import HubSource, PromptSource, bench_dataset_problem
 from repro.schema.level import Load, closed
 from repro.schema.machine import ServerInfo
@@ -128,10 +130,24 @@ def _source(dataset: str) -> PromptSet | None:
     return bench_source(dataset)
 
 
-def _needs_template(endpoint: str, source: PromptSet | None) -> bool:
+def _by_length(source: PromptSet | None, bench: Bench) -> PromptSet | None:
+    """The prompts in the plan's length buckets, from each in turn (all without buckets)."""
+    if bench.length_buckets is None:
+        return source
+    if source is None:
+        raise ReproError(
+            "--length-buckets chooses a dataset's prompts by length; random prompts are "
+            "--input-len words",
+            hint="give a dataset (e.g. --dataset longbench-v2), or drop --length-buckets",
+        )
+    return interleaved_by_length(source, parse_buckets(bench.length_buckets, "--length-buckets"))
+
+
+def _needs_template(endpoint: str, source: PromptSet | None, bench: Bench) -> bool:
     """Random words go to /generate as they are; everything else is chat-formatted (by the
-    client on /generate, by the server on chat, where the template's switch is sent)."""
-    return endpoint == "chat" or source is not None
+    client on /generate, by the server on chat, where the template's switch is sent), and so
+    is every conversation (its turns are messages)."""
+    return endpoint == "chat" or source is not None or bench.conversation is not None
 
 
 def _overridden(bench: Bench, opts: BenchOptions) -> Bench:
@@ -149,6 +165,10 @@ def _overridden(bench: Bench, opts: BenchOptions) -> Bench:
         "trace": opts.trace,
         "trace_speedup": opts.trace_speedups,
         "slo_search": opts.slo_search,
+        "conversation": opts.conversation,
+        "length_buckets": (
+            ",".join(b.label for b in opts.length_buckets) if opts.length_buckets else None
+        ),
     }
     data = bench.model_dump() | {k: v for k, v in overrides.items() if v is not None}
     if opts.concurrencies is not None or opts.trace is not None:
@@ -189,13 +209,13 @@ def _trace(bench: Bench, recorded: PromptSource | None = None) -> Trace | None:
 def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     """A new run record (recipe.json holds the bench plan after CLI overrides)."""
     bench = _overridden(target.bench, opts)
-    source = _source(bench.dataset)  # a bad dataset fails before the server is asked
+    source = _by_length(_source(bench.dataset), bench)  # fails before the server is asked
     trace = _trace(bench)  # so does a bad trace
     url = (opts.url or target.server_url()).rstrip("/")
     server = open_server(target, url, opts.provenance)  # fails before any folder is made
     forced = run_forced_acceptance(target.recipe, opts.forced, server.info)
     template = None
-    if _needs_template(opts.endpoint, source):
+    if _needs_template(opts.endpoint, source, bench):
         template = server.template(opts.chat_template_fallback)
     run_dir = new_run_dir(target.name, opts.output, opts.runs_dir)
     record = RunWriter.create(
@@ -247,11 +267,15 @@ def _resumed_source(record: RunWriter, dataset: str) -> PromptSet | None:
 
 
 def _resumed_template(
-    record: RunWriter, recorded: RecordedRecipe, info: ServerInfo, source: PromptSet | None
+    record: RunWriter,
+    recorded: RecordedRecipe,
+    info: ServerInfo,
+    source: PromptSet | None,
+    bench: Bench,
 ) -> ChatTemplate | None:
     """The template the run started with: the same file at the same commit, the fallback
     only when the run used it (runs recorded before templates were kept may fall back)."""
-    if not _needs_template(record.run.endpoint or "generate", source):
+    if not _needs_template(record.run.endpoint or "generate", source, bench):
         return None
     used = record.run.workload.chat_template
     return recipe_template(
@@ -286,7 +310,7 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
             f"{opts.resume} measures dataset {bench.dataset!r}, not {opts.dataset!r}",
             hint="resume without --dataset, or start a new run",
         )
-    source = _resumed_source(record, bench.dataset)
+    source = _by_length(_resumed_source(record, bench.dataset), bench)
     trace = _trace(bench, record.run.workload.trace_source)
     if opts.url:
         record.run.server_url = opts.url.rstrip("/")
@@ -306,7 +330,7 @@ def resume_run(opts: BenchOptions) -> SweepPlan:
     info = session.call(session.server_info())
     check_same_server(session.url, info, record.run.server_identity)
     session.pin(info)
-    template = _resumed_template(record, resolved, info, source)
+    template = _resumed_template(record, resolved, info, source, bench)
     record.run.status, record.run.finished_at, record.run.error = "running", None, None
     record.save_run()
     max_accept = max_accept_length(info.speculative_num_draft_tokens)

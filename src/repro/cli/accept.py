@@ -26,6 +26,7 @@ from repro.runfolder import RunFolder, strict_json
 from repro.safetext import clean
 from repro.schema.accept import AcceptDiff, AcceptProtocol, AcceptSet, TemplateUse
 from repro.schema.base import Interval
+from repro.schema.buckets import parse_buckets
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.recipe import MAX_CONCURRENCY, Accept
 from repro.tables import fit
@@ -74,6 +75,29 @@ def accept_table(r: AcceptResult) -> Table:
     return table
 
 
+def bucket_table(r: AcceptResult) -> Table | None:
+    """Pooled acceptance by context-length and output-position bucket; None without any."""
+    rows = [
+        (s.prompt_set, kind, b)
+        for s in r.sets
+        for kind, buckets in (("context", s.by_length), ("output position", s.by_position))
+        for b in buckets or []
+    ]
+    if not rows:
+        return None
+    table = Table(title=f"{r.recipe_name}: acceptance by bucket (tokens, k = 1024)")
+    for name in ("prompt set", "by", "bucket", "pooled [95%]", "steps", "n"):
+        table.add_column(
+            name, justify="right" if name in ("steps", "n", "pooled [95%]") else "left"
+        )
+    for name, kind, b in rows:
+        table.add_row(
+            name, kind, b.bucket, _ci(b.accept_length, b.accept_length_ci95),
+            str(b.spec_verify_ct), str(b.prompts),
+        )  # fmt: skip
+    return table
+
+
 def diff_table(diffs: list[AcceptDiff]) -> Table:
     """B - A per prompt set; the two runs' names once, in the title, told apart."""
     names = {(d.a, d.b) for d in diffs}
@@ -89,7 +113,7 @@ def diff_table(diffs: list[AcceptDiff]) -> Table:
     table.add_column("verdict")
     for d in diffs:
         table.add_row(
-            d.prompt_set,
+            d.prompt_set + (f" {d.bucket}" if d.bucket else ""),
             "-" if d.a_value is None else f"{d.a_value:.2f}",
             "-" if d.b_value is None else f"{d.b_value:.2f}",
             _ci(d.difference, d.ci95), d.verdict,
@@ -142,7 +166,8 @@ def _targets(recipes: tuple[str, ...], urls: list[str]) -> list[BenchTarget]:
     "prompt_sets",
     help="Comma-separated prompt sets: the benchmark sets of z-lab's DFlash protocol ("
     + ", ".join(BENCH_SETS)
-    + ": Hub datasets pinned to their commit), the offline sets math, code, chat, "
+    + ": Hub datasets pinned to their commit), longbench-v2 (long real documents, with "
+    "--length-buckets), the offline sets math, code, chat, "
     ".jsonl/.json/.csv/.parquet files, or Hub datasets hf:ORG/NAME[/PATH][@REVISION][:COLUMN], "
     "e.g. --prompt-sets gsm8k,mt-bench,hf:openai/gsm8k/main:question.",
 )
@@ -175,6 +200,22 @@ def _targets(recipes: tuple[str, ...], urls: list[str]) -> list[BenchTarget]:
     "--concurrency and at the recipe's top bench concurrency; exit 1 when any differ.",
 )
 @click.option(
+    "--length-buckets",
+    metavar="EDGES",
+    help="Acceptance by context length: token buckets LOW-HIGH (k: 1024), e.g. "
+    "0-8k,8k-32k,32k-. Each bucket sends the set's first -n prompts of its length "
+    "(estimated at 4 characters a token; longer prompts are not sent) and reports the "
+    "acceptance of the requests whose prompt_tokens, as the server counted them, fall in it. "
+    "For long documents: --prompt-sets longbench-v2.",
+)
+@click.option(
+    "--position-buckets",
+    metavar="EDGES",
+    help="Acceptance by output position: each verify step counted in the bucket of the first "
+    "token it commits, e.g. 0-256,256-1k,1k-. The requests are streamed (one chunk per "
+    "verify step), so no lossless check and no drafts histogram in the same run.",
+)
+@click.option(
     "--accuracy",
     is_flag=True,
     help="Also score the answers of gsm8k-style sets (gsm8k, or a file or hf: set with an "
@@ -196,6 +237,8 @@ def accept(
     concurrency: int,
     baseline: str | None,
     check_lossless: bool,
+    length_buckets: str | None,
+    position_buckets: str | None,
     accuracy: bool,
     forced: ForcedAcceptance | None,
     as_json: bool,
@@ -239,6 +282,12 @@ def accept(
         concurrency=concurrency,
         baseline=base,
         check_lossless=check_lossless,
+        length_buckets=parse_buckets(length_buckets, "--length-buckets")
+        if length_buckets
+        else None,
+        position_buckets=(
+            parse_buckets(position_buckets, "--position-buckets") if position_buckets else None
+        ),
         accuracy=accuracy,
         provenance=local_provenance(measured, machine=shared["resume"] is None),
         **shared,
@@ -248,6 +297,9 @@ def accept(
         results = run_accept(targets, opts)
     for r in results:
         _console.print(accept_table(r))
+        buckets = bucket_table(r)
+        if buckets is not None:
+            _console.print(fit(buckets))
         for s in r.sets:
             for reason in s.reasons:
                 _console.print(f"[red]{escape(s.prompt_set)}: invalid[/]: {escape(clean(reason))}")

@@ -29,6 +29,8 @@ from repro.lock import load_locked
 from repro.run.provenance import keep_server_log, local_provenance, target_url
 from repro.runfolder import RunFolder, strict_json
 from repro.safetext import clean
+from repro.schema.buckets import parse_buckets
+from repro.schema.conversation import CACHE_STATES, MAX_TURNS, CacheState, Conversations
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
 from repro.schema.recipe import MAX_CONCURRENCY, MAX_REQUEST_RATE, Bench
@@ -72,6 +74,24 @@ def _rates(value: str | None, option: str, example: str) -> list[float] | None:
             hint=f"e.g. {option} {example}",
         )
     return list(dict.fromkeys(levels))
+
+
+def _conversation(
+    turns: int | None, cache: CacheState | None, bench: Bench | None
+) -> Conversations | None:
+    """--turns and --cache over the recipe's bench.conversation; None: the recipe's own."""
+    planned = bench.conversation if bench else None
+    if turns is None and cache is None:
+        return None
+    if turns is None and planned is None:
+        raise ReproError(
+            "--cache applies to multi-turn levels, and none is asked for",
+            hint="add --turns N (e.g. --turns 4 --cache warm)",
+        )
+    return Conversations(
+        turns=turns if turns is not None else planned.turns if planned else 2,
+        cache=cache or (planned.cache if planned else "flushed"),
+    )
 
 
 def _search(specs: tuple[str, ...], extra_levels: int) -> SloSearch | None:
@@ -168,6 +188,50 @@ def _arrival_cells(lv: Level) -> list[str]:
     ]
 
 
+def length_table(levels: list[Level]) -> Table | None:
+    """Levels by context-length bucket (of the server's prompt_tokens); None without any."""
+    bucketed = [lv for lv in levels if lv.by_length]
+    if not bucketed:
+        return None
+    table = Table(title="by context length (the server's prompt_tokens; k = 1024)")
+    for col in ("level", "bucket", "ok", "prompt", "TTFT p50 ms", "TPOT p50 ms", "accept"):
+        table.add_column(col, justify="left" if col in ("level", "bucket") else "right")
+    for lv in bucketed:
+        for b in lv.by_length or []:
+            table.add_row(
+                f"c{lv.concurrency}-r{lv.repeat}", b.bucket, str(b.requests),
+                bench_number(b.mean_prompt_tokens, 0), bench_number(b.median_ttft_ms),
+                bench_number(b.median_tpot_ms, 2), bench_number(b.accept_length, 2),
+            )  # fmt: skip
+    return table
+
+
+def turns_table(levels: list[Level]) -> Table | None:
+    """Multi-turn levels by turn: the server's prompt and cached tokens (mean per request)
+    and the share cached, with the cache state each level started from; None without any."""
+    talks = [lv for lv in levels if lv.conversation is not None]
+    if not talks:
+        return None
+    table = Table(
+        title="conversations by turn: the server's prompt and cached tokens (mean)",
+        caption="level c<concurrency>-r<repeat>, from a flushed or a warm cache; "
+        "%: cached / prompt tokens",
+    )
+    for col in ("level", "cache", "turn", "n", "prompt", "cached", "%", "TTFT p50 ms"):
+        table.add_column(col, justify="left" if col in ("level", "cache") else "right")
+    for lv in talks:
+        talk = lv.conversation
+        assert talk is not None
+        for turn in talk.by_turn:
+            table.add_row(
+                f"c{lv.concurrency}-r{lv.repeat}", talk.cache, str(turn.turn),
+                str(turn.requests), bench_number(turn.mean_prompt_tokens),
+                bench_number(turn.mean_cached_tokens), bench_number(turn.cache_hit_rate * 100),
+                bench_number(turn.median_ttft_ms),
+            )  # fmt: skip
+    return table
+
+
 def _energy_headers(table: Table, levels: list[Level]) -> bool:
     """Energy and cost columns when any level has them, headed `(sim)` for the simulator's
     power model; False when none has."""
@@ -256,7 +320,8 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "--dataset",
     metavar="DATASET",
     help="Prompts, overriding the recipe's bench.dataset: random, chat, sharegpt (SGLang "
-    "bench_serving's ShareGPT file, fetched from the Hub once), a .jsonl/.json/.csv/.parquet "
+    "bench_serving's ShareGPT file, fetched from the Hub once), longbench-v2 (LongBench-v2's "
+    "real documents, 8k to 2M words, sent whole), a .jsonl/.json/.csv/.parquet "
     "file, or a Hub dataset hf:ORG/NAME[/PATH][@REVISION][:COLUMN], e.g. "
     "--dataset hf:openai/gsm8k/main:question. Dataset prompts are sent as they are "
     "(chat-formatted); the record keeps the file's sha256 or the Hub commit SHA.",
@@ -275,6 +340,32 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     default="generate",
     show_default=True,
     help="SGLang's native /generate or /v1/chat/completions (both report speculative stats).",
+)
+@click.option(
+    "--turns",
+    type=click.IntRange(2, MAX_TURNS),
+    help="Multi-turn conversations of N user turns instead of single prompts: each turn "
+    "carries the history with the server's earlier answers, so later turns share a prefix "
+    "the radix cache can serve. A dataset of dialogues (sharegpt, a conversations or "
+    "messages column) sends its own user turns (up to N); any other dataset sends "
+    "synthetic ones after a system prompt of --input-len words that every conversation "
+    "shares. --prompts then counts conversations; the summary gives cached_tokens by turn.",
+)
+@click.option(
+    "--cache",
+    type=click.Choice(CACHE_STATES),
+    help="The radix cache each multi-turn level starts from: flushed (/flush_cache after "
+    "the warm-up, so the first turns find nothing cached) or warm (as earlier levels left "
+    "it) [default: flushed].",
+)
+@click.option(
+    "--length-buckets",
+    metavar="EDGES",
+    help="Context-length buckets in tokens (k: 1024), e.g. 0-8k,8k-32k,32k-: only the "
+    "dataset's prompts that fall in one are sent (estimated at 4 characters a token; a "
+    "bucket list that ends at the server's context keeps longer documents out), taken from "
+    "each bucket in turn, and each level reports TTFT, TPOT and acceptance by bucket of the "
+    "server's prompt_tokens. For long documents: --dataset longbench-v2.",
 )
 @click.option("--slo", "slo", multiple=True, metavar="KEY=MS",
               help="Goodput SLO, repeatable: ttft_ms=500, tpot_ms=50, e2e_ms=...")  # fmt: skip
@@ -315,6 +406,9 @@ def bench(
     max_failed_pct: float | None,
     metrics_interval: float,
     gpu_hour_usd: float | None,
+    turns: int | None,
+    cache: CacheState | None,
+    length_buckets: str | None,
     forced: ForcedAcceptance | None,
     as_json: bool,
     **shared: Any,
@@ -346,6 +440,7 @@ def bench(
         given = given_options(
             ctx, "concurrency", "request_rate", "burstiness", "max_concurrency", "trace",
             "trace_speedup", "input_len", "output_len", "prompts", "endpoint", "output",
+            "turns", "cache", "length_buckets",
         )  # fmt: skip
         refuse_with(
             ctx,
@@ -391,6 +486,10 @@ def bench(
         max_failed_pct=max_failed_pct,
         metrics_interval=metrics_interval,
         gpu_hour_usd=gpu_hour_usd,
+        conversation=_conversation(turns, cache, target.bench if target else None),
+        length_buckets=(
+            parse_buckets(length_buckets, "--length-buckets") if length_buckets else None
+        ),
         forced=forced,
         provenance=local_provenance([url] if url else [], machine=resume is None),
         **shared,
@@ -401,6 +500,12 @@ def bench(
         folder = RunFolder(result.run_dir)
         keep_server_log(folder, folder.read_run().recipe_name)
     _console.print(fit(summary_table(result.levels, result.forced)))
+    by_length = length_table(result.levels)
+    if by_length is not None:
+        _console.print(fit(by_length))
+    by_turn = turns_table(result.levels)
+    if by_turn is not None:
+        _console.print(fit(by_turn))
     if result.bench is not None and result.bench.slo_search is not None:
         search = search_summary(result.levels, result.bench.slo_search, result.bench.concurrencies)
         _console.print(search)

@@ -26,7 +26,15 @@ def _value(value: float | None, ci: Interval | None) -> str:
 
 
 def _sets(run: LoadedRun) -> dict[str, AcceptSet]:
-    return {s.prompt_set: s for s in (run.accept.sets if run.accept else [])}
+    """Each prompt set, then the set within each of its context-length and output-position
+    buckets (`longbench-v2 context 8k-32k`), when the run measured them."""
+    sets = run.accept.sets if run.accept else []
+    return {
+        name: s
+        for whole in sets
+        for name, s in [(whole.prompt_set, whole)]
+        + [(b.prompt_set, b) for _, b in whole.bucketed()]
+    }
 
 
 def accept_runs(runs: list[LoadedRun]) -> list[LoadedRun]:

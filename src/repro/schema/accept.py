@@ -13,6 +13,27 @@ from repro.schema.forced import ForcedAcceptance
 from repro.schema.machine import SimDrafter
 
 
+class BucketAcceptance(BaseModel):
+    """Acceptance within one bucket of a prompt set: of the prompts whose context (the
+    server's prompt_tokens) falls in it, or of the verify steps whose output position does."""
+
+    bucket: str = Field(description="its label, e.g. 8k-32k (k: 1024 tokens)")
+    low: int = Field(description="tokens, inclusive")
+    high: int | None = Field(description="tokens, exclusive; None: no upper bound")
+    prompts: int = Field(description="requests with a verify step in the bucket")
+    completion_tokens: int = Field(description="tokens the bucket's verify steps committed")
+    spec_verify_ct: int = Field(description="verify steps in the bucket")
+    accept_length: float | None = Field(description="completion_tokens / spec_verify_ct")
+    accept_length_ci95: Interval | None = Field(
+        default=None, description="95% bootstrap interval over requests"
+    )
+    per_prompt: list[float | None] = Field(
+        default_factory=list,
+        description="each request's acceptance within the bucket (None: none there), in the "
+        "order of accept_length_per_prompt: what the drafter A/B pairs",
+    )
+
+
 class AcceptSet(BaseModel):
     """One prompt set's acceptance length in `accept.json`."""
 
@@ -55,6 +76,46 @@ class AcceptSet(BaseModel):
     reasons: list[str] = Field(
         default_factory=list, description="why the set's numbers cannot be trusted"
     )
+    prompt_tokens_per_prompt: list[int | None] | None = Field(
+        default=None, description="the server's prompt_tokens per request (None: failed)"
+    )
+    by_length: list[BucketAcceptance] | None = Field(
+        default=None, description="acceptance by context-length bucket (--length-buckets)"
+    )
+    by_position: list[BucketAcceptance] | None = Field(
+        default=None,
+        description="acceptance by output position of the verify step (--position-buckets; "
+        "from the streamed chunks)",
+    )
+
+    def bucketed(self) -> list[tuple[str, AcceptSet]]:
+        """The set within each of its buckets (`context 8k-32k`, `position 0-256`), named
+        `<set> <bucket>`: per request its acceptance in the bucket, pooled as the bucket's
+        (what reports list and the drafter A/B pairs, bucket by bucket)."""
+        out = []
+        for kind, buckets in (("context", self.by_length), ("position", self.by_position)):
+            for b in buckets or []:
+                label = f"{kind} {b.bucket}"
+                values = [v for v in b.per_prompt if v is not None]
+                within = self.model_copy(
+                    update={
+                        "prompt_set": f"{self.prompt_set} {label}",
+                        "prompts": b.prompts,
+                        "completion_tokens": b.completion_tokens,
+                        "spec_verify_ct": b.spec_verify_ct,
+                        "accept_length": b.accept_length,
+                        "accept_length_ci95": b.accept_length_ci95,
+                        "accept_length_per_prompt": b.per_prompt,
+                        "accept_length_mean_per_request": (
+                            sum(values) / len(values) if values else None
+                        ),
+                        "accept_length_mean_per_request_ci95": None,
+                        "by_length": None,
+                        "by_position": None,
+                    }
+                )
+                out.append((label, within))
+        return out
 
 
 class Divergence(BaseModel):
@@ -94,6 +155,9 @@ class AcceptDiff(BaseModel):
     ci95: Interval | None = Field(default=None, description="paired bootstrap over prompts")
     pairs: int
     verdict: str = Field(description='"a better", "b better", or "within noise"')
+    bucket: str | None = Field(
+        default=None, description="a context-length or output-position bucket (context 8k-32k)"
+    )
 
 
 class TemplateUse(BaseModel):
@@ -129,6 +193,12 @@ class AcceptProtocol(BaseModel):
         default_factory=dict, description="per prompt set"
     )
     client_limits: ClientLimits | None = None
+    length_buckets: list[str] | None = Field(
+        default=None, description="context-length buckets: the prompts chosen per bucket"
+    )
+    position_buckets: list[str] | None = Field(
+        default=None, description="output-position buckets (requests streamed)"
+    )
     accuracy: bool = Field(default=False, description="answers scored too (accuracy.json)")
 
 

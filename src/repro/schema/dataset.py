@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 HF_PREFIX = "hf:"
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
-BENCH_NAMES = ("random", "chat", "sharegpt")
+LONGBENCH_V2 = "longbench-v2"  # long real documents (repro.bench.prompts.longdocs)
+BENCH_NAMES = ("random", "chat", "sharegpt", LONGBENCH_V2)
 # SGLang bench_serving's ShareGPT file (python/sglang/bench_serving.py, SHAREGPT_URL)
 SHAREGPT_REPO = "anon8231489123/ShareGPT_Vicuna_unfiltered"
 SHAREGPT_FILE = "ShareGPT_V3_unfiltered_cleaned_split.json"

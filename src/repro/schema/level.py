@@ -9,6 +9,8 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from repro.schema.base import Interval
+from repro.schema.buckets import LengthBucketLevel
+from repro.schema.conversation import ConversationLevel
 from repro.schema.server import LevelEnergy, ServerState, SimClock
 
 ArrivalMode = Literal["poisson", "gamma", "trace"]
@@ -212,6 +214,12 @@ class Level(BaseModel):
     sim_clock: SimClock | None = Field(
         default=None, description="the simulator's own lag; None for a real server"
     )
+    conversation: ConversationLevel | None = Field(
+        default=None, description="a multi-turn level: its cache state and cached_tokens by turn"
+    )
+    by_length: list[LengthBucketLevel] | None = Field(
+        default=None, description="with --length-buckets: the requests by context-length bucket"
+    )
     joules_per_output_token: float | None = Field(
         default=None, description="energy.energy_j / total_output_tokens"
     )
@@ -337,3 +345,7 @@ class RequestRow(BaseModel):
     )
     finish_reason: str | None = None
     error: str | None = Field(default=None, description="the error message when not ok")
+    conversation: int | None = Field(
+        default=None, description="a multi-turn level: which conversation (from 0)"
+    )
+    turn: int | None = Field(default=None, description="a multi-turn level: which turn (from 0)")

@@ -21,6 +21,8 @@ from repro.schema.base import (
     Description,
     StrictModel,
 )
+from repro.schema.buckets import bucket_spec_problem
+from repro.schema.conversation import Conversations
 from repro.schema.dataset import bench_dataset_problem
 from repro.schema.deployment import (
     DrafterSpec,
@@ -63,7 +65,8 @@ class Bench(StrictModel):
         description='"random": random tokens of input_len; "chat": chat-formatted prompts of '
         "input_len (what speculative decoding needs: random tokens make a drafter look "
         'useless); "sharegpt": SGLang bench_serving\'s ShareGPT file from the Hub (first human '
-        "turns); a .jsonl/.json/.csv/.parquet file (relative to the working directory); or a "
+        'turns); "longbench-v2": LongBench-v2\'s long documents; a .jsonl/.json/.csv/.parquet '
+        "file (relative to the working directory); or a "
         "Hub dataset hf:ORG/NAME[/PATH][@REVISION][:COLUMN], e.g. hf:openai/gsm8k/main:question. "
         "Dataset prompts are sent as they are, chat-formatted; output_len applies to all.",
     )
@@ -109,6 +112,18 @@ class Bench(StrictModel):
         max_length=MAX_LEVELS,
         description="Trace replay speed-ups to sweep: 2 sends the trace in half its time.",
     )
+    length_buckets: str | None = Field(
+        None,
+        max_length=500,
+        description="Context-length buckets in tokens (k: 1024), e.g. 0-8k,8k-32k,32k-: only the "
+        "dataset's prompts that fall in one are sent, taken from each bucket in turn, and every "
+        "level reports its requests by bucket (of the server's prompt_tokens).",
+    )
+    conversation: Conversations | None = Field(
+        None,
+        description="Multi-turn conversations with the history (prefix reuse) instead of single "
+        "prompts; prompts_per_level then counts conversations.",
+    )
     slo_search: SloSearch | None = Field(
         None,
         description="After the ladder, bisect between the highest level that meets these "
@@ -145,6 +160,14 @@ class Bench(StrictModel):
     @classmethod
     def _dataset(cls, value: str) -> str:
         problem = bench_dataset_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("length_buckets")
+    @classmethod
+    def _buckets(cls, value: str | None) -> str | None:
+        problem = bucket_spec_problem(value) if value is not None else None
         if problem:
             raise ValueError(problem)
         return value

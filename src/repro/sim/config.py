@@ -100,6 +100,25 @@ class SimConfig:
     exit_code: int = 1
     trace_file: str | None = None
     warnings: list[str] = field(default_factory=list)
+    _context_cdfs: dict[tuple[str, int, int, float], list[float]] = field(
+        default_factory=dict, repr=False
+    )
+
+    def accept_cdf_for(self, category: str, prompt_tokens: int) -> list[float] | None:
+        """A request's acceptance CDF: its category's, scaled at its context length when the
+        drafter's entry has a `context_scale`; None without speculative decoding."""
+        if not self.algorithm:
+            return None
+        drafter = self.drafter
+        if drafter is None or not drafter.context_scale or self.spec is None:
+            return self.accept_cdfs.get(category)
+        factor = round(drafter.context_factor(prompt_tokens), 3)
+        key = (category, self.accept_cap, self.verify_tokens, factor)
+        cdf = self._context_cdfs.get(key)
+        if cdf is None:
+            cdf = accept_cdf(self.spec, category, self.accept_cap, self.verify_tokens, factor)
+            self._context_cdfs[key] = cdf
+        return cdf
 
     @property
     def eos_token_id(self) -> int:

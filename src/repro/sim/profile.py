@@ -46,9 +46,11 @@ a report built on the simulator can say what it stands for. Fields (times in mil
 - `drafters`: per drafter repository (`--speculative-draft-model-path`, also matched by its
   last path parts, so a local snapshot of `org/name` finds `org/name`): `accept_length` per
   category (replacing the algorithm's, so two drafters of one algorithm can differ),
-  `assumption` (where the numbers come from) and `lossy` (the fault switch: accepted drafts
-  are not the target's greedy tokens, for testing a lossless check). REPRO_SIM_LOSSY_DRAFTER
-  set non-empty makes any drafter lossy.
+  optional `context_scale` ([[prompt tokens, factor], ...]: multiplies the mean accepted
+  drafts, piecewise linear in the request's prompt tokens, so a drafter's acceptance can fall
+  with the context), `assumption` (where the numbers come from) and `lossy` (the fault switch:
+  accepted drafts are not the target's greedy tokens, for testing a lossless check).
+  REPRO_SIM_LOSSY_DRAFTER set non-empty makes any drafter lossy.
 """
 
 from __future__ import annotations
@@ -133,6 +135,11 @@ class DrafterProfile:
     accept_length: dict[str, float] = field(default_factory=dict)
     assumption: str = ""
     lossy: bool = False
+    context_scale: tuple[tuple[float, float], ...] = ()
+
+    def context_factor(self, prompt_tokens: int) -> float:
+        """What the mean accepted drafts are multiplied by at this context length."""
+        return _interpolate(self.context_scale, float(prompt_tokens))
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -140,6 +147,11 @@ class DrafterProfile:
             "accept_length": dict(self.accept_length),
             "assumption": self.assumption,
             "lossy": self.lossy,
+            **(
+                {"context_scale": [list(p) for p in self.context_scale]}
+                if self.context_scale
+                else {}
+            ),
         }
 
 
@@ -304,6 +316,9 @@ def load_profile(name: str | None = None) -> Profile:
                 accept_length={str(k): float(v) for k, v in d.get("accept_length", {}).items()},
                 assumption=str(d.get("assumption", "")),
                 lossy=bool(d.get("lossy", False)),
+                context_scale=tuple(
+                    sorted((float(a), float(b)) for a, b in d.get("context_scale", []))
+                ),
             )
             for repo, d in data.get("drafters", {}).items()
         },
@@ -358,11 +373,15 @@ def _interpolate(points: tuple[tuple[float, float], ...], x: float) -> float:
     return y0 + (y1 - y0) * (x - x0) / (x1 - x0) if x1 != x0 else y1
 
 
-def accept_cdf(spec: SpecProfile, category: str, cap: int, verified: int) -> list[float]:
-    """CDF over k = 0..cap accepted drafts per verify step (last entry 1.0)."""
+def accept_cdf(
+    spec: SpecProfile, category: str, cap: int, verified: int, context_factor: float = 1.0
+) -> list[float]:
+    """CDF over k = 0..cap accepted drafts per verify step (last entry 1.0); the mean
+    accepted drafts scaled by `context_factor` (a drafter's `context_scale` at the prompt)."""
     reference_cap = max(1, spec.reference_draft_tokens - 1)
     p_ref = _solve_p(spec.mean_accept_length(category) - 1.0, reference_cap)
     mean = _chain_mean(p_ref, cap) * _interpolate(spec.accept_scale, float(verified))
+    mean *= context_factor
     p = _solve_p(min(mean, float(cap)), cap)
     if cap <= 0:
         return [1.0]

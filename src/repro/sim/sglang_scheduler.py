@@ -149,7 +149,7 @@ class FrontendScheduler(Scheduler):
             tokenizer=self.tokens,
             eos_id=self.eos_id,
             mean_output_tokens=self.cfg.profile.mean_output_tokens,
-            accept_cdf=self.cfg.accept_cdfs.get(category) if self.cfg.algorithm else None,
+            accept_cdf=self.cfg.accept_cdf_for(category, len(ids)),
             event=asyncio.Event(),
             log_metrics=False,  # SGLang's tokenizer manager observes TTFT, ITL and e2e
             accept_rng=request_rng(self.cfg.seed, ids, sp.sampling_seed, 0, stream="accept:"),

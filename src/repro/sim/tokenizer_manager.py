@@ -138,7 +138,7 @@ class TokenizerManager:
             tokenizer=self.tokenizer,
             eos_id=cfg.eos_token_id,
             mean_output_tokens=cfg.profile.mean_output_tokens,
-            accept_cdf=cfg.accept_cdfs.get(category) if cfg.algorithm else None,
+            accept_cdf=cfg.accept_cdf_for(category, len(ids)),
             event=event,
             log_metrics=log_metrics,
             accept_rng=request_rng(

@@ -160,7 +160,7 @@ class VirtualServer:
         for name in Req.__slots__:
             setattr(req, name, getattr(base, name))
         req.category = category  # what the bench's dataset is, not what random ids look like
-        req.accept_cdf = self.cfg.accept_cdfs.get(category) if self.cfg.algorithm else None
+        req.accept_cdf = self.cfg.accept_cdf_for(category, len(req.prompt_ids))
         req.created = self.clock.t
         req.arrivals = []
         req.arrival_tokens = []

@@ -20,8 +20,10 @@ not followed, the request fails naming it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +46,8 @@ class Completion:
     e2e_s: float = 0.0
     error: str | None = None
     implausible: bool = False  # the server sent a value no server can send
+    prompt_tokens: int = 0  # as the server counted them (the context-length bucket)
+    steps: list[int] = field(default_factory=list)  # streamed: tokens per verify step
 
     @property
     def accept_length(self) -> float | None:
@@ -63,6 +67,7 @@ def body(text: str, max_new_tokens: int, sampling: dict[str, Any]) -> dict[str, 
 
 
 class _Meta(msgspec.Struct):
+    prompt_tokens: Count = 0
     completion_tokens: Count = 0
     spec_verify_ct: Count | None = None
     spec_correct_drafts_histogram: list[Count] | None = None
@@ -118,6 +123,7 @@ def _completion(
         output_ids=ids,
         text=out.text or "",
         e2e_s=e2e,
+        prompt_tokens=meta.prompt_tokens,
     )
 
 
@@ -127,8 +133,53 @@ def response_bound(limits: ClientLimits) -> Bound:
     return Bound(limits.max_event_bytes, min(timeouts) if timeouts else None)
 
 
+class BatchSender:
+    """Sends a batch of accept's payloads, at most `concurrency` in flight, through `one`
+    (each subclass's way of sending a request), on the run's session's loop."""
+
+    session: ServerSession
+
+    async def one(self, payload: dict[str, Any]) -> Completion:
+        raise NotImplementedError
+
+    def connected(self) -> AbstractAsyncContextManager[object]:
+        """What `one` needs open while a batch runs (nothing here: the session's own pool)."""
+        return contextlib.nullcontext()
+
+    async def all(
+        self,
+        payloads: list[dict[str, Any]],
+        concurrency: int,
+        on_done: Callable[[int], None] = lambda _n: None,
+    ) -> Batch:
+        """Every payload, at most `concurrency` in flight, results in payload order; `on_done`
+        gets the count finished so far after each."""
+        gate = asyncio.Semaphore(max(1, concurrency))
+        finished: list[Completion] = []
+
+        async def gated(payload: dict[str, Any]) -> Completion:
+            async with gate:
+                result = await self.one(payload)
+            finished.append(result)
+            on_done(len(finished))
+            return result
+
+        async with self.connected():
+            start = time.perf_counter()
+            results = await asyncio.gather(*(gated(p) for p in payloads))
+        return Batch(list(results), time.perf_counter() - start)
+
+    def run(
+        self,
+        payloads: list[dict[str, Any]],
+        concurrency: int,
+        on_done: Callable[[int], None] = lambda _n: None,
+    ) -> Batch:
+        return self.session.call(self.all(payloads, concurrency, on_done))
+
+
 @dataclass(frozen=True)
-class Sender:
+class Sender(BatchSender):
     """Where and how accept's requests go: the run's session, the response bound, the most
     tokens a verify step can commit on that server."""
 
@@ -158,33 +209,3 @@ class Sender:
         max_new_tokens = payload["sampling_params"]["max_new_tokens"]
         e2e = time.perf_counter() - start
         return _completion(response.body, e2e, max_new_tokens, self.max_accept)
-
-    async def all(
-        self,
-        payloads: list[dict[str, Any]],
-        concurrency: int,
-        on_done: Callable[[int], None] = lambda _n: None,
-    ) -> Batch:
-        """Every payload, at most `concurrency` in flight, results in payload order; `on_done`
-        gets the count finished so far after each."""
-        gate = asyncio.Semaphore(max(1, concurrency))
-        finished: list[Completion] = []
-
-        async def gated(payload: dict[str, Any]) -> Completion:
-            async with gate:
-                result = await self.one(payload)
-            finished.append(result)
-            on_done(len(finished))
-            return result
-
-        start = time.perf_counter()
-        results = await asyncio.gather(*(gated(p) for p in payloads))
-        return Batch(list(results), time.perf_counter() - start)
-
-    def run(
-        self,
-        payloads: list[dict[str, Any]],
-        concurrency: int,
-        on_done: Callable[[int], None] = lambda _n: None,
-    ) -> Batch:
-        return self.session.call(self.all(payloads, concurrency, on_done))

@@ -37,12 +37,21 @@ from pathlib import Path
 from typing import Any
 
 from repro.bench.accept.accuracy import AccuracyRecord, open_accuracy, score_set
-from repro.bench.accept.completion import Batch, Completion, Sender, body, response_bound
+from repro.bench.accept.buckets import add_buckets
+from repro.bench.accept.completion import (
+    Batch,
+    BatchSender,
+    Completion,
+    Sender,
+    body,
+    response_bound,
+)
 from repro.bench.accept.record import open_record
 from repro.bench.accept.stats import lossless_level, paired_difference, set_result
+from repro.bench.accept.streamed import StreamedSender
 from repro.bench.client.bounded import Bound
 from repro.bench.forced import run_forced_acceptance
-from repro.bench.opening import open_server
+from repro.bench.opening import Opening, open_server
 from repro.bench.options import AcceptOptions
 from repro.bench.prompts.answers import with_answers
 from repro.bench.prompts.benchsets import (
@@ -53,6 +62,7 @@ from repro.bench.prompts.benchsets import (
 )
 from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
+from repro.bench.prompts.lengths import CHARS_PER_TOKEN, choose_by_length
 from repro.bench.prompts.sets import load_prompt_set
 from repro.bench.server import speculative_algorithm
 from repro.bench.target import BenchTarget
@@ -67,6 +77,7 @@ from repro.schema.accept import (
     SimulatedProfile,
 )
 from repro.schema.accuracy import AccuracyResults
+from repro.schema.buckets import Bucket
 from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
 
@@ -123,17 +134,28 @@ def _plan(
             or protocol_default
             or (plan.max_new_tokens if plan else PROTOCOL_MAX_NEW_TOKENS)
         )
-        texts = [template.render(p, thinking=thinking) for p in ps.prompts]
         warm = opts.concurrency
-        picked = [texts[i % len(texts)] for i in range(warm + count)]  # z-lab: cycle the set
-        payloads = [body(t, max_new, sampling) for t in picked]
+        if opts.length_buckets:
+            chosen = choose_by_length(ps.prompts, opts.length_buckets, count)
+            if not chosen:
+                raise ReproError(
+                    f"prompt set {ps.name!r}: no prompt falls in the length buckets "
+                    f"{', '.join(b.label for b in opts.length_buckets)}",
+                    hint=f"buckets count tokens (about {CHARS_PER_TOKEN:g} characters each); "
+                    "widen them, or pick a set with longer or shorter prompts",
+                )
+            picked = [chosen[i % len(chosen)] for i in range(warm)] + chosen
+        else:  # z-lab: cycle the set
+            picked = [i % len(ps.prompts) for i in range(warm + count)]
+        texts = [template.render(ps.prompts[i], thinking=thinking) for i in picked]
+        payloads = [body(t, max_new, sampling) for t in texts]
         key = ps.answers
-        answers = [key[i % len(key)] for i in range(warm, warm + count)] if key else None
+        answers = [key[i] for i in picked[warm:]] if key else None
         plans.append(SetPlan(ps, max_new, payloads[:warm], payloads[warm:], answers))
     return plans, thinking
 
 
-def _measure(sender: Sender, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
+def _measure(sender: BatchSender, plan: SetPlan, opts: AcceptOptions, label: str) -> Batch:
     """Warm up, then measure one prompt set, telling `opts.progress` the prompts done; then
     check the server still is the one the run started with."""
     warmup, measured = len(plan.warmup), len(plan.measured)
@@ -184,8 +206,8 @@ def _check_speculative(
 
 def _lossless(
     top: int,
-    spec_sender: Sender,
-    base_sender: Sender,
+    spec_sender: BatchSender,
+    base_sender: BatchSender,
     base_ref: str | None,
     plans: list[SetPlan],
     measured: list[tuple[Batch, Batch]],
@@ -239,13 +261,21 @@ def _simulated_profile(info: ServerInfo) -> SimulatedProfile | None:
     return SimulatedProfile(name=info.sim_profile, drafter=info.sim_drafter)
 
 
-def _baseline_sender(opts: AcceptOptions, bound: Bound) -> Sender | None:
-    """The baseline's server, checked to be its recipe's when it names one."""
+def _sender(opts: AcceptOptions, server: Opening, bound: Bound) -> BatchSender:
+    """Whole responses (z-lab's protocol), or streamed ones for acceptance by position."""
+    if opts.position_buckets:
+        return StreamedSender(server.session, opts.client, server.max_accept)
+    return Sender(server.session, bound, server.max_accept)
+
+
+def _baseline_sender(opts: AcceptOptions, bound: Bound) -> BatchSender | None:
+    """The baseline's server, checked to be its recipe's when it names one; sent to as the
+    measured server is."""
     baseline = opts.baseline
     if baseline is None:
         return None
     url = baseline.server_url()
-    return Sender(open_server(baseline, url, opts.provenance).session, bound)
+    return _sender(opts, open_server(baseline, url, opts.provenance), bound)
 
 
 def _refuse_options(opts: AcceptOptions) -> None:
@@ -253,6 +283,12 @@ def _refuse_options(opts: AcceptOptions) -> None:
         raise ReproError(
             "--check-lossless needs a --baseline to compare with",
             hint="give the same model without the drafter: --baseline RECIPE or --baseline URL",
+        )
+    if opts.check_lossless and opts.position_buckets:
+        raise ReproError(
+            "--check-lossless compares output token ids, which streamed responses "
+            "(--position-buckets) do not carry",
+            hint="run the lossless check and the position buckets as two runs",
         )
     if opts.check_lossless and opts.resume is not None:
         raise ReproError(
@@ -271,14 +307,20 @@ def _protocol(
         concurrency=opts.concurrency,
         warmup_requests=opts.concurrency,
         sampling={**PROTOCOL_SAMPLING, "temperature": opts.temperature},
-        endpoint="/generate (non-streaming)",
+        endpoint="/generate (streaming)" if opts.position_buckets else "/generate (non-streaming)",
         chat_template=template.describe(thinking),
         baseline=baseline.ref if baseline else None,
         prompts_per_set=len(plans[0].measured) if plans else 0,
         max_new_tokens={p.prompt_set.name: p.max_new_tokens for p in plans},
         accuracy=opts.accuracy,
         client_limits=opts.client,
+        length_buckets=_labels(opts.length_buckets),
+        position_buckets=_labels(opts.position_buckets),
     )
+
+
+def _labels(buckets: list[Bucket] | None) -> list[str] | None:
+    return [b.label for b in buckets] if buckets else None
 
 
 def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResult:
@@ -292,7 +334,7 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
     info, session, simulated = server.info, server.session, server.simulated
     _check_speculative(url, info, accuracy=opts.accuracy)
     bound = response_bound(opts.client)
-    sender = Sender(session, bound, server.max_accept)
+    sender = _sender(opts, server, bound)
     base_sender = _baseline_sender(opts, bound)
     forced = run_forced_acceptance(recipe, opts.forced, info)
     if forced is not None and opts.accuracy:
@@ -328,7 +370,9 @@ def accept_one(target: BenchTarget, url: str, opts: AcceptOptions) -> AcceptResu
             if base is not None:
                 measured.append((batch, base))
             name, source = plan.prompt_set.name, plan.prompt_set.source
-            record.save_set(set_result(name, source, batch, plan.max_new_tokens, base))
+            result = set_result(name, source, batch, plan.max_new_tokens, base)
+            add_buckets(result, batch.results, opts.length_buckets, opts.position_buckets)
+            record.save_set(result)
             if accuracy is not None and plan.answers is not None:
                 accuracy.save_set(
                     score_set(name, batch, plan.answers),
@@ -372,8 +416,12 @@ def compare_drafters(results: list[AcceptResult]) -> list[AcceptDiff]:
     for other in results[1:]:
         for a in first.sets:
             b = next((s for s in other.sets if s.prompt_set == a.prompt_set), None)
-            if b is not None:
-                diffs.append(paired_difference(first.recipe_name, a, other.recipe_name, b))
+            if b is None:
+                continue
+            diffs.append(paired_difference(first.recipe_name, a, other.recipe_name, b))
+            for (bucket, a_in), (_, b_in) in zip(a.bucketed(), b.bucketed(), strict=False):
+                diff = paired_difference(first.recipe_name, a_in, other.recipe_name, b_in)
+                diffs.append(diff.model_copy(update={"prompt_set": a.prompt_set, "bucket": bucket}))
     return diffs
 
 

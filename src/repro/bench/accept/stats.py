@@ -5,19 +5,13 @@ token ids; and the paired A/B difference of two drafters.
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 
 from repro.bench.accept.completion import Batch, Completion
-from repro.bench.metrics import acceptance_stats, bootstrap
+from repro.bench.metrics import acceptance_stats, bootstrap, seeded_rng
 from repro.schema.accept import AcceptDiff, AcceptSet, Divergence, LosslessLevel
 from repro.schema.base import Interval
 from repro.schema.dataset import PromptSource
-
-
-def _rng(name: str) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(name.encode()))  # seeded: intervals repeat
 
 
 def _throughput(batch: Batch) -> float | None:
@@ -56,7 +50,7 @@ def set_result(
 ) -> AcceptSet:
     ok = [r for r in batch.results if r.ok]
     spec = [r for r in ok if r.spec_verify_ct]
-    stats = acceptance_stats(spec, _rng(name))
+    stats = acceptance_stats(spec, seeded_rng(name))
     throughput = _throughput(batch)
     base_tp = _throughput(baseline) if baseline else None
     reasons = implausible_reasons(batch) + (implausible_reasons(baseline) if baseline else [])
@@ -126,7 +120,7 @@ def paired_difference(a_name: str, a: AcceptSet, b_name: str, b: AcceptSet) -> A
     diffs = np.array([y - x for x, y in pairs], dtype=np.float64)
     interval: Interval | None = None
     if len(diffs):
-        interval = bootstrap(lambda d: d.mean(axis=1), [diffs], _rng(a.prompt_set))
+        interval = bootstrap(lambda d: d.mean(axis=1), [diffs], seeded_rng(a.prompt_set))
     verdict = "within noise"
     if interval is not None and interval.low > 0:
         verdict = "b better"

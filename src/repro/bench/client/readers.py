@@ -3,7 +3,9 @@
 `repro.bench.client.http1.Connection` hands each read of a response body to `EventReader.feed`, in
 its read callback; the reader stamps the read with `time.perf_counter()`, splits the SSE
 events and records them in the request's `RequestResult`. Several events of one read share
-its time (an ITL gap of 0).
+its time (an ITL gap of 0). A result whose `text` starts as "" also gets the generated text
+(a conversation's next turn carries it): on /generate the finished chunk's `text`, which is
+cumulative unless the server runs with --incremental-streaming-output; on chat the deltas.
 
 Every count the server sends is checked against what the request allows (`Bounds`): the
 decoder refuses negative, huge and non-numeric values (repro.bench.client.wire), and here
@@ -29,6 +31,7 @@ from repro.bench.client.wire import (
     DONE,
     MAX_COUNT,
     MAX_EVENT_BYTES,
+    TEXT_DECODER,
     GenMeta,
     SSEParser,
     decode_generate,
@@ -187,6 +190,8 @@ class GenerateReader(EventReader):
                 self.tokens_now(now, meta.completion_tokens)
             if meta.finish_reason is not None:
                 result.finish_reason = finish_type(meta.finish_reason)
+                if result.text is not None:  # kept: the whole text (cumulative by default)
+                    result.text = TEXT_DECODER.decode(payload).text
             if meta.spec_verify_ct is not None:
                 result.spec_verify_ct = meta.spec_verify_ct
         result.e2e_s = now - self.start
@@ -222,6 +227,8 @@ class ChatReader(EventReader):
             usage = chunk.usage
             for choice in chunk.choices:
                 delta = choice.delta
+                if delta is not None and delta.content and result.text is not None:
+                    result.text += delta.content
                 if delta is not None and (delta.content or delta.reasoning_content):
                     tokens = usage.completion_tokens if usage is not None else self.last_tokens + 1
                     if tokens != self.last_tokens:  # no new token: bench_serving skips these

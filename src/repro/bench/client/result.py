@@ -27,3 +27,4 @@ class RequestResult:
     offered_s: float | None = None  # open loop: when the schedule offered it
     finish_reason: str | None = None
     error: str | None = None
+    text: str | None = None  # the generated text, kept only when it starts as ""

@@ -95,7 +95,12 @@ class ChatChunk(msgspec.Struct):
     message: str | None = None
 
 
+class GenText(msgspec.Struct):
+    text: str = ""
+
+
 GEN_DECODER = msgspec.json.Decoder(GenChunk)
+TEXT_DECODER = msgspec.json.Decoder(GenText)
 _META_DECODER = msgspec.json.Decoder(GenMeta)
 _META_KEY = b'"meta_info":'
 _META_LEN = len(_META_KEY)

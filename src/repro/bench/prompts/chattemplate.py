@@ -143,9 +143,15 @@ class ChatTemplate:
         return {} if thinking is None else dict.fromkeys(self.switches, thinking)
 
     def render(self, prompt: str, *, thinking: bool | None = None) -> str:
+        return self.render_messages([{"role": "user", "content": prompt}], thinking=thinking)
+
+    def render_messages(
+        self, messages: list[dict[str, str]], *, thinking: bool | None = None
+    ) -> str:
+        """A whole conversation (system, user and assistant turns), ready for the next answer."""
         try:
             return self._template.render(
-                messages=[{"role": "user", "content": prompt}],
+                messages=messages,
                 tools=None,
                 documents=None,
                 add_generation_prompt=True,

@@ -25,7 +25,7 @@ import io
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,8 @@ class PromptSet:
     prompts: list[str]
     source: PromptSource  # provenance, for the run record
     fit_to_length: bool = False  # synthetic prompts that bench pads to input_len
+    # the human turns of each row whose column held a conversation (multi-turn bench levels)
+    dialogues: list[list[str]] = field(default_factory=list)
     answers: list[str] | None = None  # the key's final numbers, per prompt (prompts.answers)
 
 
@@ -166,6 +168,31 @@ def first_human_turn(turns: list[Any]) -> str | None:
     return None
 
 
+def human_turns(turns: list[Any]) -> list[str]:
+    """Every user turn of a conversation (ShareGPT, OpenAI-style, or a list of texts), in
+    order: what a multi-turn level sends, one after the other."""
+    out = []
+    for turn in turns:
+        text = turn if isinstance(turn, str) else None
+        if isinstance(turn, dict) and (
+            turn.get("from") in ("human", "user") or turn.get("role") == "user"
+        ):
+            text = turn.get("value", turn.get("content"))
+        if isinstance(text, str) and text.strip():
+            out.append(text)
+    return out
+
+
+def read_dialogues(tables: list[tuple[str, Table]], column: str) -> list[list[str]]:
+    """The user turns of each row whose `column` holds a conversation (none for text)."""
+    out = []
+    for _, (cols, values) in tables:
+        if cols and column not in cols:
+            continue
+        out += [human_turns(v) for v in values(column) if isinstance(v, list)]
+    return [turns for turns in out if turns]
+
+
 def choose_column(columns: list[str], wanted: str | None, where: str, hint: str) -> str:
     """The prompt column: `wanted`, else the first known one; a ReproError lists the columns."""
     if not columns:  # rows are plain strings
@@ -220,11 +247,10 @@ def sha256_file(path: Path) -> str:
 def load_file(path: Path) -> PromptSet:
     """A prompt set from a local data file, recorded by path and sha256."""
     hint = f"give each row one of the columns {', '.join(PROMPT_COLUMNS)}"
-    prompts, column = read_prompts(
-        str(path), [(str(path), file_table(path, str(path)))], None, hint
-    )
+    tables = [(str(path), file_table(path, str(path)))]
+    prompts, column = read_prompts(str(path), tables, None, hint)
     source = FileSource(path=str(path), sha256=sha256_file(path), column=column)
-    return PromptSet(path.stem, prompts, source)
+    return PromptSet(path.stem, prompts, source, dialogues=read_dialogues(tables, column))
 
 
 # ---- Hub datasets ---------------------------------------------------------------------------
@@ -353,26 +379,51 @@ def fetch_hub_files(
     return HubFiles(hub, commit, files, snapshot, where)
 
 
+@dataclass
+class HubTables:
+    """A Hub dataset's data files at one commit, read as tables (what a prompt set is made
+    of: one column, or several by a named set's own rule)."""
+
+    ref: str
+    hub: HubDatasetRef
+    endpoint: str | None
+    commit: str
+    files: list[str]
+    where: str  # hf:ORG/NAME[/PATH]@<commit[:12]>, for messages
+    tables: list[tuple[str, Table]]
+
+    def source(self, column: str | None) -> HubSource:
+        """The provenance a run records for prompts read from these tables."""
+        # deferred: repro.hub (and huggingface_hub) load only for Hub datasets
+        from repro.hub.errors import endpoint_url
+
+        hub = self.hub
+        return HubSource(
+            ref=self.ref, endpoint=endpoint_url(self.endpoint), repo=hub.repo,
+            revision=hub.revision, commit=self.commit, files=self.files, column=column,
+            pinned=hub.pinned(self.commit, column),
+        )  # fmt: skip
+
+
+def hub_tables(
+    ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
+) -> HubTables:
+    """A Hub dataset's data files, pinned to a commit SHA, read as tables."""
+    got = fetch_hub_files(ref, endpoint=endpoint, cache_dir=cache_dir)
+    tables = [
+        (f"{got.where}/{f}", file_table(got.snapshot / f, f"{got.where}/{f}")) for f in got.files
+    ]
+    return HubTables(ref, got.hub, endpoint, got.commit, got.files, got.where, tables)
+
+
 def load_hub_dataset(
     ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
 ) -> PromptSet:
     """A prompt set from a Hub dataset, pinned to a commit SHA (see the module docstring)."""
-    from repro.hub.errors import endpoint_url  # deferred, as in fetch_hub_files
-
-    got = fetch_hub_files(ref, endpoint=endpoint, cache_dir=cache_dir)
-    hub, commit, files, snapshot, where = got.hub, got.commit, got.files, got.snapshot, got.where
+    found = hub_tables(ref, endpoint=endpoint, cache_dir=cache_dir)
+    hub = found.hub
     hint = f"name the prompt column: hf:{hub.repo}" + (f"/{hub.path}" if hub.path else "")
     hint += f"@{hub.revision}:COLUMN"
-    tables = [(f"{where}/{f}", file_table(snapshot / f, f"{where}/{f}")) for f in files]
-    prompts, column = read_prompts(where, tables, hub.column, hint)
-    source = HubSource(
-        ref=ref,
-        endpoint=endpoint_url(endpoint),
-        repo=hub.repo,
-        revision=hub.revision,
-        commit=commit,
-        files=files,
-        column=column,
-        pinned=hub.pinned(commit, column),
-    )
-    return PromptSet(ref, prompts, source)
+    prompts, column = read_prompts(found.where, found.tables, hub.column, hint)
+    dialogues = read_dialogues(found.tables, column)
+    return PromptSet(ref, prompts, found.source(column), dialogues=dialogues)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 from repro.bench.prompts.benchsets import BENCH_SETS, load_bench_set
 from repro.bench.prompts.chattemplate import ChatTemplate
@@ -18,6 +20,7 @@ from repro.bench.prompts.datasets import (
     read_prompts,
     text_table,
 )
+from repro.bench.prompts.longdocs import LONG_SETS, load_long_set
 from repro.errors import ReproError
 from repro.schema.dataset import (
     DATA_SUFFIXES,
@@ -27,6 +30,7 @@ from repro.schema.dataset import (
     ShippedSource,
 )
 
+T = TypeVar("T")
 SHIPPED_SETS = ("math", "code", "chat")
 # How `--dataset sharegpt` samples bench_serving's ShareGPT file, beside how bench_serving does
 # (sglang/benchmark/datasets/sharegpt.py `sample_sharegpt_requests`): the record names it.
@@ -41,8 +45,9 @@ SHAREGPT_VARIANT = (
 def load_prompt_set(
     ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None
 ) -> PromptSet:
-    """A shipped set by name, a named benchmark set (BENCH_SETS: z-lab's protocol), a data
-    file, or a Hub dataset (`hf:...`, pinned to a commit).
+    """A shipped set by name, a named benchmark set (BENCH_SETS: z-lab's protocol), a long
+    document set (LONG_SETS: LongBench-v2), a data file, or a Hub dataset (`hf:...`, pinned
+    to a commit).
 
     Raises ReproError for an empty set. `endpoint` / `cache_dir` default to HF_ENDPOINT /
     HF_HUB_CACHE.
@@ -59,6 +64,8 @@ def load_prompt_set(
         found = PromptSet(ref, prompts, ShippedSource(name=ref, sha256=digest))
     elif ref in BENCH_SETS:
         found = load_bench_set(ref, endpoint=endpoint, cache_dir=cache_dir)
+    elif ref in LONG_SETS:
+        found = load_long_set(ref, endpoint=endpoint, cache_dir=cache_dir)
     elif ref.startswith(HF_PREFIX):
         found = load_hub_dataset(ref, endpoint=endpoint, cache_dir=cache_dir)
     else:
@@ -66,7 +73,8 @@ def load_prompt_set(
         if not path.is_file():
             raise ReproError(
                 f"prompt set {ref!r} is neither a shipped or benchmark set nor a file",
-                hint=f"use one of {', '.join(SHIPPED_SETS + tuple(BENCH_SETS))}, a path to a "
+                hint=f"use one of {', '.join(SHIPPED_SETS + tuple(BENCH_SETS) + LONG_SETS)}, "
+                f"a path to a "
                 f"{'/'.join(DATA_SUFFIXES)} file, or {HF_SYNTAX}",
             )
         found = load_file(path)
@@ -76,8 +84,8 @@ def load_prompt_set(
     return found
 
 
-def take(prompts: list[str], n: int) -> list[str]:
-    """n prompts, cycling through the set when it is shorter."""
+def take(prompts: Sequence[T], n: int) -> list[T]:
+    """n prompts (or dialogues), cycling through the set when it is shorter."""
     return [prompts[i % len(prompts)] for i in range(n)]
 
 
@@ -93,6 +101,11 @@ def _random_word(rng: random.Random) -> str:
         + rng.choice(_LETTERS).upper()
         + "".join(rng.choice(_LETTERS) for _ in range(rng.randint(0, 2)))
     )
+
+
+def random_words(rng: random.Random, count: int) -> str:
+    """`count` random words, about `count` tokens (what bench's random dataset sends)."""
+    return " ".join(_random_word(rng) for _ in range(count))
 
 
 def _fit(words: list[str], n: int) -> str:
@@ -144,7 +157,7 @@ def bench_prompts(
     source = bench_source(dataset) if isinstance(dataset, str) else dataset
     rng = random.Random(seed)
     if source is None:
-        return [" ".join(_random_word(rng) for _ in range(input_len)) for _ in range(count)]
+        return [random_words(rng, input_len) for _ in range(count)]
     out = []
     for prompt in take(source.prompts, count):
         text = _fit(prompt.split(), max(1, input_len - 1)) if source.fit_to_length else prompt
