@@ -10,7 +10,7 @@ from repro.bench.plausible import acceptance_problem
 from repro.bench.server import is_simulated, served_model, server_accept_length
 from repro.bench.serverstate import server_limits
 from repro.runfolder import RunFolder
-from repro.schema.machine import InternalState, ServerInfo
+from repro.schema.serverinfo import InternalState, ServerInfo
 
 FIXTURE = RunFolder(Path(__file__).parents[1] / "fixtures" / "h200-sglang-0.5.23").server_info_file
 

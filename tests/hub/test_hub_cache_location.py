@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from repro.doctor.host import disk_info
 from repro.hub.cache import cache_root, hub_cache_dir
 from repro.launch.compose import CONTAINER_HUB_CACHE, render_override
 from repro.launch.from_recipe import launch_spec_for
 from repro.launch.spec import SERVICE
 from repro.lock import load_locked
-from repro.topology.host import disk_info
 
 CACHE_VARS = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
 

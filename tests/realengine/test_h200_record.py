@@ -12,7 +12,7 @@ from repro.bench.serverstate import parse_metrics, server_limits
 from repro.cli import main
 from repro.realengine.servermetrics import E2E, GENERATION_TOKENS, ITL, TTFT, parse_snapshot
 from repro.runfolder import RunFolder
-from repro.schema.machine import ServerInfo
+from repro.schema.serverinfo import ServerInfo
 
 H200 = Path(__file__).resolve().parents[1] / "fixtures" / "h200-sglang-0.5.23"
 

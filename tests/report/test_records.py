@@ -14,8 +14,9 @@ from repro.report import RunRecordError, load_run
 from repro.runfolder import RunFolder
 from repro.schema.accept import AcceptResults
 from repro.schema.level import RequestRow, Summary
-from repro.schema.machine import MachineInfo, ServerInfo
+from repro.schema.machine import MachineInfo
 from repro.schema.record import BenchRunInfo
+from repro.schema.serverinfo import ServerInfo
 from tests.report.conftest import Runs
 from tests.report.helpers import jsonl_rows, raw_levels
 

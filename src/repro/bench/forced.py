@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from repro.errors import ReproError
 from repro.schema.forced import ForcedAcceptance
-from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
+from repro.schema.serverinfo import ServerInfo
 
 NOT_FORCED = "not forced"
 

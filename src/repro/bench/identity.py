@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from repro.errors import ReproError
 from repro.schema.lock import Lock
-from repro.schema.machine import RunningImage, ServerInfo
 from repro.schema.recipe import Recipe
 from repro.schema.record import ServerIdentity
+from repro.schema.serverinfo import RunningImage, ServerInfo
 
 # SGLang rewrites NEXTN to EAGLE in ServerArgs (srt/server_args.py, _handle_speculative_decoding)
 _ALGORITHM_ALIASES = {"NEXTN": "EAGLE"}

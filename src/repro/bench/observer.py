@@ -26,8 +26,8 @@ from repro.bench.simclock import SimClockMeter
 from repro.bench.validity import judge, offered_load
 from repro.errors import ReproError
 from repro.schema.level import Arrival, Level
-from repro.schema.machine import ServerInfo
 from repro.schema.server import LevelEnergy, MetricsSample, SimClock
+from repro.schema.serverinfo import ServerInfo
 
 
 @dataclass

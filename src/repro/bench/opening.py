@@ -16,8 +16,8 @@ from repro.bench.provenance import Provenance
 from repro.bench.server import is_simulated, server_info_record
 from repro.bench.session import ServerSession
 from repro.bench.target import BenchTarget
-from repro.schema.machine import RunningImage, ServerInfo
 from repro.schema.record import ServerIdentity
+from repro.schema.serverinfo import RunningImage, ServerInfo
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from repro.schema.machine import MachineInfo, RunningImage
+from repro.schema.machine import MachineInfo
+from repro.schema.serverinfo import RunningImage
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.schema.machine import ServerInfo
+from repro.schema.serverinfo import ServerInfo
 
 
 def server_info_record(info: ServerInfo, **recorded: Any) -> ServerInfo:

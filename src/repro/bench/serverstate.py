@@ -27,8 +27,8 @@ from pydantic import ValidationError
 from repro.bench.client.bounded import Refused
 from repro.bench.plausible import gauge_problem
 from repro.bench.session import ServerSession
-from repro.schema.machine import ServerInfo
 from repro.schema.server import MetricsSample, ServerLimits, ServerState
+from repro.schema.serverinfo import ServerInfo
 
 Combine = Callable[[Iterable[float]], float]
 # gauge -> (MetricsSample field, how a DP rank's pipeline stages combine, how DP ranks combine).

@@ -32,7 +32,7 @@ from repro.bench.client.http1 import Pool
 from repro.bench.client.stream import measure
 from repro.bench.identity import found_identity
 from repro.errors import ReproError
-from repro.schema.machine import ServerInfo
+from repro.schema.serverinfo import ServerInfo
 from repro.schema.validation import first_problem
 
 T = TypeVar("T")

@@ -34,7 +34,6 @@ from repro.runfolder import RunFolder, new_run_dir, utc_now
 from repro.schema.buckets import parse_buckets
 from repro.schema.dataset import HubSource, PromptSource, bench_dataset_problem
 from repro.schema.level import Load, closed
-from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Bench
 from repro.schema.record import (
     BenchRunInfo,
@@ -42,6 +41,7 @@ from repro.schema.record import (
     Endpoint,
 )
 from repro.schema.recordedrecipe import RecordedRecipe
+from repro.schema.serverinfo import ServerInfo
 from repro.schema.validation import first_problem
 
 # `repro bench` measures without thinking, on both endpoints (the record says which switch)

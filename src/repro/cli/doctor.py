@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from repro.cli.options import json_option
+from repro.doctor import DoctorReport, MachineFingerprint, run_doctor
 from repro.lock import load_locked
-from repro.topology import DoctorReport, MachineFingerprint, run_doctor
 from repro.units import human_bytes
 
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}

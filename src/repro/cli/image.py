@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from repro.cli.options import json_option
+from repro.doctor import collect_fingerprint
 from repro.errors import ReproError
 from repro.image import locked_image
 from repro.image.build import build_image
@@ -24,7 +25,6 @@ from repro.recipe.images import list_image_specs, load_image_spec
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
 from repro.settings import SGLANG_PYTHON
-from repro.topology import collect_fingerprint
 
 _console = Console(stderr=True, highlight=False)
 

@@ -25,7 +25,7 @@ from repro.interrupts import signals_ignored
 from repro.launch.claim import deployment_claim
 from repro.launch.compose import compose_client, compose_command, write_override
 from repro.launch.spec import SERVICE, LaunchSpec, state_dir
-from repro.schema.machine import RunningImage
+from repro.schema.serverinfo import RunningImage
 from repro.urls import http_status
 
 POLL_INTERVAL_S = 0.5

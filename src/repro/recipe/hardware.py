@@ -6,7 +6,7 @@ published compute capabilities) and, for the GPUs the recipes run on, the usable
 in GB as vendors state it for their 8-GPU systems: RTX PRO 6000 Blackwell 96 GB; B200 180 GB
 (DGX B200: 1,440 GB for 8 GPUs); B300 288 GB (HGX/DGX B300: 288 GB HBM3e per GPU); H200
 141 GB; H100 80 GB. The recipe rules read both; the doctor stage reads the architecture when
-nvidia-smi cannot report `compute_cap` (repro.topology.arch). Names match whole words of what
+nvidia-smi cannot report `compute_cap` (repro.doctor.arch). Names match whole words of what
 nvidia-smi prints, longest first, so "NVIDIA RTX PRO 6000 Blackwell Server Edition" is an
 RTX PRO 6000 and "A100" is not read as "A10".
 """

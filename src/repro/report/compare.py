@@ -24,7 +24,8 @@ from repro.report.records import METRICS, LoadedRun, MetricInfo, Point
 from repro.report.table import SIMULATED
 from repro.report.timescale import require_one_time_scale
 from repro.schema.level import Load
-from repro.schema.machine import MachineInfo, ServerInfo
+from repro.schema.machine import MachineInfo
+from repro.schema.serverinfo import ServerInfo
 from repro.tables import fit, fits
 
 Direction = Literal["better", "worse", "same"]

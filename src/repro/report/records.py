@@ -22,8 +22,9 @@ from repro.report.labels import run_title, shortened, unique_labels
 from repro.runfolder import RunFolder, record_folder
 from repro.schema.base import Interval
 from repro.schema.level import Load, RequestRow
-from repro.schema.machine import engine_label, hardware_label, simulator_label
+from repro.schema.machine import hardware_label
 from repro.schema.record import BenchWorkload, RunRecord
+from repro.schema.serverinfo import engine_label, simulator_label
 
 R = TypeVar("R")
 

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from repro.runfolder import RunFolder, RunRecordError
-from repro.schema.machine import hardware_label, simulator_label
+from repro.schema.machine import hardware_label
 from repro.schema.record import RunInfo
+from repro.schema.serverinfo import simulator_label
 
 T = TypeVar("T")
 

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 from repro.bench.provenance import Provenance
 from repro.bench.target import BenchTarget
+from repro.doctor import collect_fingerprint
 from repro.runfolder import RunFolder
-from repro.topology import collect_fingerprint
 
 
 def local_provenance(urls: Iterable[str], *, machine: bool = True) -> Provenance:

@@ -13,13 +13,13 @@ from rich.markup import escape
 
 from repro.bench.slo import search_summary
 from repro.bench.target import BenchTarget
+from repro.doctor import collect_fingerprint, diagnose, requirements_from_locked
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.live import status_line, sweep_bars
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
 from repro.schema.level import Level
-from repro.topology import collect_fingerprint, diagnose, requirements_from_locked
 from repro.units import human_bytes
 
 # What doctor does not check for a simulated run (`repro run R --sim`).

@@ -35,7 +35,7 @@ from repro.schema.accept import AcceptResults
 from repro.schema.accuracy import AccuracyResults
 from repro.schema.level import Load, RequestRow, Summary, as_load
 from repro.schema.lock import Lock
-from repro.schema.machine import MachineInfo, ServerInfo
+from repro.schema.machine import MachineInfo
 from repro.schema.record import (
     AcceptRunInfo,
     AnyRunInfo,
@@ -46,6 +46,7 @@ from repro.schema.record import (
 from repro.schema.recordedrecipe import RecordedRecipe
 from repro.schema.runcontext import RunContextFile
 from repro.schema.server import MetricsSample
+from repro.schema.serverinfo import ServerInfo
 from repro.schema.validation import first_problem
 
 M = TypeVar("M", bound=BaseModel)

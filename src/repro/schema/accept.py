@@ -10,7 +10,7 @@ from repro.schema.base import Interval
 from repro.schema.client import ClientLimits
 from repro.schema.dataset import PromptSource
 from repro.schema.forced import ForcedAcceptance
-from repro.schema.machine import SimDrafter
+from repro.schema.serverinfo import SimDrafter
 
 
 class BucketAcceptance(BaseModel):

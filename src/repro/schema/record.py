@@ -27,8 +27,9 @@ from repro.schema.dataset import PromptSource
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level, Load
 from repro.schema.lock import Lock
-from repro.schema.machine import MachineInfo, ServerInfo
+from repro.schema.machine import MachineInfo
 from repro.schema.recordedrecipe import RecordedRecipe
+from repro.schema.serverinfo import ServerInfo
 
 Endpoint = Literal["generate", "chat"]
 RunStatus = Literal["running", "complete", "failed"]

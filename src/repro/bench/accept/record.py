@@ -18,13 +18,13 @@ from repro.errors import ReproError
 from repro.runfolder import RunFolder, new_run_dir, utc_now
 from repro.schema.accept import AcceptResults, AcceptSet
 from repro.schema.level import Summary
-from repro.schema.machine import ServerInfo
 from repro.schema.record import (
     AcceptRunInfo,
     AcceptWorkload,
     RunStatus,
     ServerIdentity,
 )
+from repro.schema.serverinfo import ServerInfo
 
 
 @dataclass

@@ -78,8 +78,8 @@ from repro.schema.accept import (
 )
 from repro.schema.accuracy import AccuracyResults
 from repro.schema.buckets import Bucket
-from repro.schema.machine import ServerInfo
 from repro.schema.recipe import Recipe
+from repro.schema.serverinfo import ServerInfo
 
 __all__ = ["AcceptOptions", "AcceptResult", "lossless_failure", "run_accept"]
 

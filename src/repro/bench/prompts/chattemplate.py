@@ -42,7 +42,7 @@ from repro import fileread
 from repro.errors import ReproError
 from repro.hub.cache import hub_cache_dir
 from repro.schema.accept import TemplateUse
-from repro.schema.machine import ServerInfo
+from repro.schema.serverinfo import ServerInfo
 
 BUILTIN_CHAT_TEMPLATE = (
     "{% for message in messages %}"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.topology import (
+from repro.doctor import (
     InterconnectClass,
     MachineFingerprint,
     best_gpu_set,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.topology import (
+from repro.doctor import (
     DockerInfo,
     InterconnectClass,
     MachineFingerprint,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-from repro.topology.models import InterconnectClass, TopoMatrix
+from repro.doctor.models import InterconnectClass, TopoMatrix
 
 # Above this many candidate sets, `best_gpu_set` stops searching and takes the first GPUs.
 _MAX_COMBINATIONS = 20_000

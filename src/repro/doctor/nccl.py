@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from repro.topology.models import InterconnectClass
+from repro.doctor.models import InterconnectClass
 
 
 class NcclAdvice(BaseModel):

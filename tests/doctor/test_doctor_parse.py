@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from repro.topology import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
-from repro.topology.arch import arch_for_name, normalize_arch, sm_name
+from repro.doctor import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
+from repro.doctor.arch import arch_for_name, normalize_arch, sm_name
 
 GPU_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gpu"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from repro.doctor.arch import arch_for_name, normalize_arch
+from repro.doctor.models import CapSource, GpuAffinity, GpuInfo, TopoMatrix
+from repro.doctor.runner import Runner
 from repro.errors import ReproError
-from repro.topology.arch import arch_for_name, normalize_arch
-from repro.topology.models import CapSource, GpuAffinity, GpuInfo, TopoMatrix
-from repro.topology.runner import Runner
 
 QUERY_FIELDS = ("index", "name", "uuid", "pci.bus_id", "memory.total", "driver_version")
 QUERY_FIELDS_WITH_CC = (*QUERY_FIELDS, "compute_cap")

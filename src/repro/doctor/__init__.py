@@ -9,20 +9,20 @@
 
 from __future__ import annotations
 
-from repro.topology.arch import arch_for_name
-from repro.topology.checks import MachineCheck, check_machine
-from repro.topology.doctor import DoctorReport, diagnose, run_doctor
-from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
-from repro.topology.host import DiskInfo, DockerInfo
-from repro.topology.interconnect import best_gpu_set, classify
-from repro.topology.models import GpuAffinity, GpuInfo, InterconnectClass, TopoMatrix
-from repro.topology.nccl import NcclAdvice, nccl_advice
-from repro.topology.nvidia import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
-from repro.topology.requirements import (
+from repro.doctor.arch import arch_for_name
+from repro.doctor.checks import MachineCheck, check_machine
+from repro.doctor.fingerprint import MachineFingerprint, collect_fingerprint
+from repro.doctor.host import DiskInfo, DockerInfo
+from repro.doctor.interconnect import best_gpu_set, classify
+from repro.doctor.models import GpuAffinity, GpuInfo, InterconnectClass, TopoMatrix
+from repro.doctor.nccl import NcclAdvice, nccl_advice
+from repro.doctor.nvidia import NvidiaSmiParseError, parse_banner, parse_query_gpu, parse_topo
+from repro.doctor.report import DoctorReport, diagnose, run_doctor
+from repro.doctor.requirements import (
     Requirements,
     requirements_from_locked,
 )
-from repro.topology.runner import CommandResult, Runner, run_command
+from repro.doctor.runner import CommandResult, Runner, run_command
 
 __all__ = [
     "CommandResult",

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from repro.doctor.arch import normalize_arch
 from repro.recipe.hardware import MODEL_WEIGHTS_GB
 from repro.schema.lock import Locked
-from repro.topology.arch import normalize_arch
 
 
 class Requirements(BaseModel):

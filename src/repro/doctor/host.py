@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from repro.doctor.runner import CommandResult, Runner
 from repro.hub.cache import storage_dir
-from repro.topology.runner import CommandResult, Runner
 
 DOCKER_TIMEOUT_S = 15.0
 

@@ -7,12 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from repro.topology.arch import sm_name
-from repro.topology.fingerprint import MachineFingerprint
-from repro.topology.interconnect import best_gpu_set, classify
-from repro.topology.models import GpuInfo, InterconnectClass
-from repro.topology.nccl import P2P_FALLBACK, nccl_advice
-from repro.topology.requirements import Requirements
+from repro.doctor.arch import sm_name
+from repro.doctor.fingerprint import MachineFingerprint
+from repro.doctor.interconnect import best_gpu_set, classify
+from repro.doctor.models import GpuInfo, InterconnectClass
+from repro.doctor.nccl import P2P_FALLBACK, nccl_advice
+from repro.doctor.requirements import Requirements
 
 Status = Literal["pass", "warn", "fail"]
 GB = 1e9

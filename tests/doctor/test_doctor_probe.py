@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
+from repro.doctor.probe import last_probe, probe_allreduce, save_probe
 from repro.schema.machine import PROBE_ENV
-from repro.topology.probe import last_probe, probe_allreduce, save_probe
 
 
 def test_two_ranks_measure_bus_bandwidth_as_nccl_tests_defines_it() -> None:
@@ -76,7 +76,7 @@ def test_worker_runs_standalone_as_an_image_would_run_it() -> None:
     """Inside an image repro is not installed: the worker is passed as `python3 -c SOURCE`."""
     import subprocess
 
-    from repro.topology.probe import WORKER
+    from repro.doctor.probe import WORKER
 
     args = ["--ranks", "2", "--sizes", "1048576", "--backend", "gloo", "--iters", "2"]
     done = subprocess.run(
@@ -88,7 +88,7 @@ def test_worker_runs_standalone_as_an_image_would_run_it() -> None:
 
 def test_a_real_single_gpu_host_reports_nothing_to_probe(fixtures_dir: Path) -> None:
     """`repro doctor --probe --json` as it ran on a lent single-H200 machine."""
-    from repro.topology import DoctorReport
+    from repro.doctor import DoctorReport
 
     data = json.loads((fixtures_dir / "gpu" / "doctor_probe_h200x1.json").read_text())
     data.pop("recipe")

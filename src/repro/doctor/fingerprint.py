@@ -9,9 +9,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from repro.schema.machine import InterconnectProbe, MachineInfo
-from repro.settings import DOCKER, NVIDIA_SMI
-from repro.topology.host import (
+from repro.doctor.host import (
     DiskInfo,
     DockerInfo,
     cpu_count,
@@ -21,15 +19,17 @@ from repro.topology.host import (
     kernel_release,
     numa_node_count,
 )
-from repro.topology.interconnect import classify
-from repro.topology.models import GpuInfo, InterconnectClass, TopoMatrix
-from repro.topology.nvidia import collect_nvidia
-from repro.topology.probe import last_probe
-from repro.topology.runner import (
+from repro.doctor.interconnect import classify
+from repro.doctor.models import GpuInfo, InterconnectClass, TopoMatrix
+from repro.doctor.nvidia import collect_nvidia
+from repro.doctor.probe import last_probe
+from repro.doctor.runner import (
     Runner,
     find_executable,
     run_command,
 )
+from repro.schema.machine import InterconnectProbe, MachineInfo
+from repro.settings import DOCKER, NVIDIA_SMI
 
 SCHEMA_VERSION = 1
 

@@ -6,14 +6,14 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field, computed_field
 
+from repro.doctor.checks import MachineCheck, check_machine
+from repro.doctor.fingerprint import MachineFingerprint, collect_fingerprint
+from repro.doctor.nccl import NcclAdvice, nccl_advice
+from repro.doctor.probe import probe_allreduce, save_probe
+from repro.doctor.requirements import Requirements, requirements_from_locked
+from repro.doctor.runner import Runner, run_command
 from repro.schema.lock import Locked
 from repro.schema.machine import InterconnectProbe
-from repro.topology.checks import MachineCheck, check_machine
-from repro.topology.fingerprint import MachineFingerprint, collect_fingerprint
-from repro.topology.nccl import NcclAdvice, nccl_advice
-from repro.topology.probe import probe_allreduce, save_probe
-from repro.topology.requirements import Requirements, requirements_from_locked
-from repro.topology.runner import Runner, run_command
 
 
 class DoctorReport(BaseModel):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from repro.doctor import CommandResult, run_command
+from repro.doctor.host import parse_docker_info
 from repro.hub.cache import hub_cache_dir
-from repro.topology import CommandResult, run_command
-from repro.topology.host import parse_docker_info
 
 GPU_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gpu"
 
