@@ -101,10 +101,10 @@ def test_a_bare_url_is_measured_as_it_answers(
     [math] = doc["sets"]
     assert math["prompts"] == 2 and math["accept_length"] > 1.0 and not math["reasons"]
     run_dir = Path(doc["run_dir"])
-    run = json.loads((run_dir / "run.json").read_text())
+    run = json.loads(RunFolder(run_dir).run_file.read_text())
     assert run["status"] == "complete"
     assert run["server_identity"]["found"]["model_path"] == "repro-sim/tiny-chat"
-    assert json.loads((run_dir / "recipe.json").read_text())["url"] == sim_spec.url
+    assert json.loads(RunFolder(run_dir).recipe_file.read_text())["url"] == sim_spec.url
 
 
 def test_accept_needs_a_recipe_or_a_url(tmp_path: Path) -> None:

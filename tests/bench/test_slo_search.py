@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+from repro.runfolder import RunFolder
 from tests.support.cli import isolated_env, repro
 from tests.support.simulator import Simulators
 
@@ -53,7 +54,7 @@ def test_the_search_bisects_the_bracket_the_ladder_leaves(
     low, high = _bracket(seen)
     assert low is not None and high is not None and high / low < 64
     assert f"meets it up to c={low}, fails from c={high}" in result.stderr
-    recorded = json.loads((tmp_path / "run" / "recipe.json").read_text())
+    recorded = json.loads(RunFolder(tmp_path / "run").recipe_file.read_text())
     assert recorded["bench"]["slo_search"]["limits"] == {"p90_ttft_ms": LIMIT_MS}
 
 

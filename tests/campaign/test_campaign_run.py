@@ -167,7 +167,7 @@ def test_gpu_recipes_run_on_the_simulator_from_a_folder_outside_the_project(
     for name, point in index_of(folder).items():
         assert point["status"] == "done"
         info = json.loads(
-            (folder / str(point["run_dir"]) / "bench" / "server_info.json").read_text()
+            RunFolder(folder / str(point["run_dir"]) / "bench").server_info_file.read_text()
         )
         assert info["simulated"] is True and info["sim_profile"].startswith(name)
         assert deployment_containers(f"{name}-sim", tmp_path / "state") == []

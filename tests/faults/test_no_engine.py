@@ -9,6 +9,7 @@ from pathlib import Path
 
 from repro.launch.deploy import SPEC_NAME
 from repro.launch.spec import LaunchSpec
+from repro.runfolder import RunFolder
 from tests.support.cli import isolated_env, repro
 from tests.support.simulator import Simulators
 
@@ -37,6 +38,6 @@ def test_bench_url_measures_the_server_when_a_stale_deployment_holds_its_port_an
         server.stop()
     assert result.returncode == 0, result.stderr
     assert "Docker engine" not in result.stderr
-    info = json.loads((out / "server_info.json").read_text())
+    info = json.loads(RunFolder(out).server_info_file.read_text())
     assert "image_id" not in info and "deployment" not in info, info
-    assert (out / "summary.json").exists()
+    assert RunFolder(out).summary_file.exists()

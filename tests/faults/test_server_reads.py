@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from repro.bench.client.bounded import Bound, fetch
 from repro.bench.client.http1 import Pool
 from repro.cli import main
+from repro.runfolder import RunFolder
 from tests.bench.hostileserver import json_response, threaded_server
 from tests.faults.routed_server import (
     INFO,
@@ -87,7 +88,7 @@ def test_accept_follows_no_redirect_of_its_requests(
     _one_line(result, "every request of prompt set 'math' failed")
     assert f"a redirect (HTTP 302 to {other}/generate), not followed" in result.output
     [run_dir] = (tmp_path / "runs").iterdir()
-    assert json.loads((run_dir / "accept.json").read_text())["sets"] == []
+    assert json.loads(RunFolder(run_dir).accept_file.read_text())["sets"] == []
 
 
 def test_a_model_that_changes_mid_run_ends_the_bench_run(
@@ -110,7 +111,7 @@ def test_a_model_that_changes_mid_run_ends_the_bench_run(
     assert "changed during the run" in error
     assert "model_path=repro-sim/tiny-chat, now model_path=org/other" in error
     [run_dir] = (tmp_path / "runs").iterdir()
-    run = json.loads((run_dir / "run.json").read_text())
+    run = json.loads(RunFolder(run_dir).run_file.read_text())
     assert run["status"] == "failed" and "changed during the run" in run["error"]
     assert not list(run_dir.glob("levels/*.jsonl"))
 
@@ -129,8 +130,8 @@ def test_accept_notices_a_model_that_changes_after_a_set(
         result = CliRunner().invoke(main, _accept(url, 2))
     _one_line(result, "changed during the run")
     [run_dir] = (tmp_path / "runs").iterdir()
-    assert json.loads((run_dir / "accept.json").read_text())["sets"] == []
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+    assert json.loads(RunFolder(run_dir).accept_file.read_text())["sets"] == []
+    assert json.loads(RunFolder(run_dir).run_file.read_text())["status"] == "failed"
 
 
 def test_a_response_that_never_ends_is_cut_at_its_time_bound() -> None:
