@@ -13,6 +13,7 @@ from repro.errors import ReproError
 from repro.run.pipeline import STAGE_NAMES, StageFailed
 from repro.run.stages import bench_summary
 from repro.schema.level import Level
+from repro.schema.recipe import Bench
 
 ORDER = ["doctor", "lock", "image", "fetch", "launch", "accept", "bench", "report", "stop"]
 
@@ -87,10 +88,13 @@ def _level(c: int, tok_s: float, valid: bool = True) -> Level:
 
 def test_the_bench_summary_peaks_over_valid_levels_and_notes_a_single_wave() -> None:
     levels = [_level(1, 97.9), _level(32, 5818.0), _level(64, 6191.5, valid=False)]
-    summary = bench_summary(levels, 256)
+    summary = bench_summary(levels, Bench(prompts_per_level=256))
     assert "peak 5818.0 output tok/s @c=32" in summary and "6191.5" not in summary
     assert "1 invalid (c=64: the simulator fell behind" in summary
     assert "one wave" not in summary
-    wave = bench_summary([_level(1, 53.0), _level(256, 821.5)], 256)
+    wave = bench_summary([_level(1, 53.0), _level(256, 821.5)], Bench(prompts_per_level=256))
     assert "peak 821.5 output tok/s @c=256 (one wave: its 256 prompts start" in wave
-    assert "no valid level" in bench_summary([_level(8, 10.0, valid=False)], 64)
+    no_valid = bench_summary([_level(8, 10.0, valid=False)], Bench(prompts_per_level=64))
+    assert "no valid level" in no_valid
+    scaled = Bench(prompts_per_level=256, prompts_per_concurrency=1)
+    assert "(one wave: its 32 prompts start" in bench_summary([_level(32, 5818.0)], scaled)

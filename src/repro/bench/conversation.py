@@ -27,7 +27,7 @@ from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.conversations import Conversation, Message, bench_conversations
 from repro.bench.sweeprecord import BENCH_THINKING, SweepPlan
 from repro.schema.conversation import CacheState, ConversationLevel, TurnStats
-from repro.schema.level import RequestRow
+from repro.schema.level import Load, RequestRow
 from repro.schema.record import Endpoint
 
 
@@ -145,7 +145,7 @@ class ConversationRun:
         )
 
 
-def conversation_run(plan: SweepPlan, seed: int) -> ConversationRun | None:
+def conversation_run(plan: SweepPlan, load: Load, seed: int) -> ConversationRun | None:
     """The level's conversations when the plan asks for them (`bench.conversation`), else
     None (a single-turn level)."""
     bench = plan.bench
@@ -153,7 +153,7 @@ def conversation_run(plan: SweepPlan, seed: int) -> ConversationRun | None:
     if spec is None:
         return None
     conversations = bench_conversations(
-        plan.source, bench.prompts_per_level, spec.turns, bench.input_len, seed=seed
+        plan.source, bench.level_prompts(load), spec.turns, bench.input_len, seed=seed
     )
     form = TurnFormat(plan.endpoint, plan.model, bench.output_len, plan.template, BENCH_THINKING)
     return ConversationRun(conversations, form, spec.cache)

@@ -64,6 +64,7 @@ class BenchOptions(MeasureOptions):
     output_len: int | None = None
     dataset: str | None = None  # overrides recipe bench.dataset (repro.schema.dataset syntax)
     prompts: int | None = None  # measured requests per level
+    prompts_per_concurrency: int | None = None  # scales a closed level's requests with c
     endpoint: Endpoint = "generate"
     slos: dict[str, float] | None = None
     max_failed_pct: float | None = None  # None: the run's own (new runs: 1%)

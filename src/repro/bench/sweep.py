@@ -138,7 +138,7 @@ def _trace_bodies(plan: SweepPlan, trace: Trace, n: int) -> tuple[list[bytes], i
 
 def _offer(plan: SweepPlan, load: Load, seed: int) -> _Offer:
     bench = plan.bench
-    n = bench.prompts_per_level
+    n = bench.level_prompts(load)
     arrival = arrival_plan(bench, load)
     if arrival is None:
         bodies = _plan_bodies(plan, n, seed)
@@ -205,7 +205,7 @@ async def _sweep(plan: SweepPlan, opts: BenchOptions, progress: SweepObserver | 
                     max_tokens=out_len,
                     on_done=progress.request_done if shown is not None and progress else None,
                 )
-            talk = conversation_run(plan, seed)
+            talk = conversation_run(plan, load, seed)
             planned = talk.requests if talk else len(offer.bodies)
             if progress:
                 progress.level_started(load, repeat, planned)

@@ -23,7 +23,7 @@ from repro.lock import load_locked
 from repro.recipe import load_recipe
 from repro.recipe.render import render_env, render_server_argv
 from repro.run.simulate import simulated_recipe
-from repro.schema.level import Level
+from repro.schema.level import Level, closed
 from repro.sim.config import StartupError, resolve
 from repro.sim.profile import ProfileError, load_profile
 from repro.sim.virtual import VirtualLevel, VirtualServer
@@ -69,7 +69,7 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
         for repeat in range(bench.repeats):
             run = server.run_level(
                 concurrency,
-                bench.prompts_per_level,
+                bench.level_prompts(closed(concurrency)),
                 input_len=bench.input_len,
                 output_len=bench.output_len,
                 category=category,

@@ -33,7 +33,7 @@ from repro.schema.buckets import parse_buckets
 from repro.schema.conversation import CACHE_STATES, MAX_TURNS, CacheState, Conversations
 from repro.schema.forced import ForcedAcceptance
 from repro.schema.level import Level
-from repro.schema.recipe import MAX_CONCURRENCY, MAX_REQUEST_RATE, Bench
+from repro.schema.recipe import MAX_CONCURRENCY, MAX_REQUEST_RATE, MIN_LEVEL_PROMPTS, Bench
 from repro.schema.slo import SloSearch, check_limits
 from repro.tables import fit
 from repro.urls import server_urls
@@ -335,6 +335,13 @@ def _energy_cells(lv: Level, shown: bool) -> list[str]:
     "`accept --prompts` is per prompt set).",
 )
 @click.option(
+    "--prompts-per-concurrency",
+    type=field_range(Bench, "prompts_per_concurrency"),
+    help=f"Scale each concurrency level's requests with it: the level at c measures "
+    f"max({MIN_LEVEL_PROMPTS}, N x c), at most --prompts (the recipe's "
+    "bench.prompts_per_concurrency).",
+)
+@click.option(
     "--endpoint",
     type=click.Choice(["generate", "chat"]),
     default="generate",
@@ -399,6 +406,7 @@ def bench(
     output_len: int | None,
     dataset: str | None,
     prompts: int | None,
+    prompts_per_concurrency: int | None,
     endpoint: str,
     slo: tuple[str, ...],
     slo_search: tuple[str, ...],
@@ -439,7 +447,8 @@ def bench(
     if resume is not None:
         given = given_options(
             ctx, "concurrency", "request_rate", "burstiness", "max_concurrency", "trace",
-            "trace_speedup", "input_len", "output_len", "prompts", "endpoint", "output",
+            "trace_speedup", "input_len", "output_len", "prompts", "prompts_per_concurrency",
+            "endpoint", "output",
             "turns", "cache", "length_buckets",
         )  # fmt: skip
         refuse_with(
@@ -480,6 +489,7 @@ def bench(
         output_len=output_len,
         dataset=dataset,
         prompts=prompts,
+        prompts_per_concurrency=prompts_per_concurrency,
         endpoint="chat" if endpoint == "chat" else "generate",
         slos=parse_slos(slo),
         slo_search=_search(slo_search, search_levels),

@@ -20,6 +20,7 @@ from repro.live import status_line, sweep_bars
 from repro.lock import fetch_recipe, load_locked, lock_recipe, with_lock
 from repro.run.context import RunContext
 from repro.schema.level import Level
+from repro.schema.recipe import Bench
 from repro.units import human_bytes
 
 # What doctor does not check for a simulated run (`repro run R --sim`).
@@ -191,14 +192,14 @@ def stage_bench(ctx: RunContext, console: Console) -> str:
         result = run_bench(_target(ctx), options, bars)
     if result.status != "complete":
         raise ReproError(f"the sweep ended {result.status}: {result.error}")
-    summary = bench_summary(result.levels, ctx.recipe.bench.prompts_per_level)
+    summary = bench_summary(result.levels, ctx.recipe.bench)
     search = ctx.recipe.bench.slo_search
     if search is not None:
         summary += f"; {search_summary(result.levels, search, ctx.recipe.bench.concurrencies)}"
     return summary
 
 
-def bench_summary(levels: list[Level], prompts_per_level: int) -> str:
+def bench_summary(levels: list[Level], bench: Bench) -> str:
     """`N levels, peak X output tok/s @c=C` (@r=R/s, @trace Sx) over the valid levels only,
     with a note where the peak level sent all its prompts at once (its prefill is in the
     number: not steady decode) and the first invalid level's reason."""
@@ -207,9 +208,10 @@ def bench_summary(levels: list[Level], prompts_per_level: int) -> str:
     if valid:
         best = max(valid, key=lambda level: level.output_throughput)
         summary += f", peak {best.output_throughput:.1f} output tok/s @{best.load.label}"
-        if best.arrival is None and best.concurrency >= prompts_per_level:
+        prompts = bench.level_prompts(best.load)
+        if best.arrival is None and best.concurrency >= prompts:
             summary += (
-                f" (one wave: its {prompts_per_level} prompts start together, so their "
+                f" (one wave: its {prompts} prompts start together, so their "
                 "prefill is in the number, not steady decode)"
             )
     else:

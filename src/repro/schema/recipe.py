@@ -32,6 +32,7 @@ from repro.schema.deployment import (
     SpeculativeSpec,
     Topology,
 )
+from repro.schema.level import Load
 from repro.schema.slo import SloSearch
 
 # Secrets never live in a recipe: repro forwards them from the environment at launch time.
@@ -45,6 +46,7 @@ _HF_TOKEN_VALUE = re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")
 MAX_CONCURRENCY = 100_000  # requests in flight at one level
 MAX_REQUEST_RATE = 1_000_000.0  # req/s of an open-loop level
 MAX_LEVELS = 64  # levels of one sweep
+MIN_LEVEL_PROMPTS = 16  # requests a level scaled by prompts_per_concurrency measures at least
 
 
 class Bench(StrictModel):
@@ -74,7 +76,17 @@ class Bench(StrictModel):
         64,
         ge=1,
         le=1_000_000,
-        description="Requests measured per level (a trace replay: its first ones).",
+        description="Requests measured per level (a trace replay: its first ones); with "
+        "prompts_per_concurrency, the most a closed-loop level measures.",
+    )
+    prompts_per_concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="Scale a closed-loop level's requests with its concurrency: a level at c "
+        f"measures min(prompts_per_level, max({MIN_LEVEL_PROMPTS}, this x c)), so c=1 costs "
+        "a few requests' time, not prompts_per_level of them one after another (InferenceX "
+        "measures 10 x c). None: every level measures prompts_per_level.",
     )
     warmup: int = Field(2, ge=0, le=100_000, description="Warmup requests, not measured.")
     repeats: int = Field(1, ge=1, le=100, description="Repeats of each level (for a spread).")
@@ -129,6 +141,13 @@ class Bench(StrictModel):
         description="After the ladder, bisect between the highest level that meets these "
         "latency limits and the lowest that fails, adding up to extra_levels levels.",
     )
+
+    def level_prompts(self, load: Load) -> int:
+        """Requests the level at `load` measures (conversations, with `conversation`)."""
+        if self.prompts_per_concurrency is None or load.kind != "c":
+            return self.prompts_per_level
+        scaled = max(MIN_LEVEL_PROMPTS, self.prompts_per_concurrency * int(load.value))
+        return min(self.prompts_per_level, scaled)
 
     @field_validator("request_rate", mode="before")
     @classmethod

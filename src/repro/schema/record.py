@@ -46,6 +46,9 @@ class BenchWorkload(BaseModel):
     output_len: int | None = Field(default=None, description="tokens generated per request")
     dataset: str | None = Field(default=None, description="the dataset reference as given")
     prompts_per_level: int | None = Field(default=None, description="measured requests per level")
+    prompts_per_concurrency: int | None = Field(
+        default=None, description="requests per unit of concurrency (Bench.level_prompts)"
+    )
     warmup: int | None = Field(default=None, description="unrecorded requests before each level")
     repeats: int | None = Field(default=None, description="how often every concurrency is measured")
     request_rate: list[float] | float | None = Field(
