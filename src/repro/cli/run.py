@@ -10,10 +10,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from repro.cli.options import PORT, given_options, json_option, refuse_with, sim_options
+from repro.cli.options import PORT, given_options, json_option, refuse_with, sim_options, warn
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
 from repro.run.listing import list_runs
 from repro.tables import fit
+from repro.urls import server_urls
 
 _FIRST, _LAST = STAGE_NAMES[0], STAGE_NAMES[-1]
 _HELP = f"""Check, lock, build, fetch, launch, measure and report RECIPE, then stop the server.
@@ -23,6 +24,10 @@ Stages: {", ".join(STAGE_NAMES)}.
 The exit code names the stage that failed: 10 + its position ({_FIRST} {exit_code_of(_FIRST)}
 ... {_LAST} {exit_code_of(_LAST)}). Ctrl-C stops what repro started and keeps every finished
 result; `--resume RUN_DIR` continues.
+
+With --url the server is one repro did not start (a Kubernetes pod's, another
+team's): doctor, image, fetch, launch and stop are skipped; lock, accept, bench
+and report run against it, its identity checked against the recipe as always.
 """
 
 
@@ -42,6 +47,11 @@ result; `--resume RUN_DIR` continues.
     help="Host port for the server (default: the recipe's).",
 )
 @click.option(
+    "--url",
+    metavar="URL",
+    help="Measure the server at URL instead of launching one (e.g. a Kubernetes pod's).",
+)
+@click.option(
     "--runs-dir",
     type=click.Path(path_type=Path),
     default=Path("runs"),
@@ -57,6 +67,7 @@ def run(
     from_stage: str | None,
     resume: Path | None,
     port: int | None,
+    url: str | None,
     runs_dir: Path,
     sim: str | None,
     time_scale: float,
@@ -76,6 +87,14 @@ def run(
         refuse_with(
             ctx, given_options(ctx, "time_scale"), "acts only with --sim (it scales the simulator)"
         )
+    if url is not None:
+        refuse_with(
+            ctx,
+            given_options(ctx, "resume", "sim", "port", "keep", "dry_run"),
+            "cannot be combined with --url: that server is not repro's to start, place, keep "
+            "or plan (a resumed --url run measures its own URL)",
+        )
+        [url] = server_urls([url], warn)
     if dry_run:
         refuse_with(
             ctx, given_options(ctx, "as_json"), "cannot be combined with --dry-run (a text plan)"
@@ -92,6 +111,7 @@ def run(
             port=port,
             sim=sim,
             time_scale=time_scale,
+            url=url,
         ),
         console,
     )

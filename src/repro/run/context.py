@@ -29,6 +29,7 @@ class RunContext:
     keep: bool = False
     image_tag: str | None = None
     url: str | None = None
+    external: bool = False  # --url: measure a server repro did not start
     deployment: str | None = None
     container_id: str | None = None  # the server container this run started
 
@@ -50,6 +51,7 @@ class RunContext:
                 port=saved.port,
                 image_tag=saved.image_tag,
                 url=saved.url,
+                external=saved.external,
                 deployment=saved.deployment,
                 container_id=saved.container_id,
             )
@@ -63,6 +65,7 @@ class RunContext:
             lock_path=str(self.locked.lock_path) if self.locked.lock_path else None,
             image_tag=self.image_tag,
             url=self.url,
+            external=self.external,
             deployment=self.deployment,
             container_id=self.container_id,
             port=self.port,

@@ -4,7 +4,9 @@
 GPUs stops at once, never after a Hub query, a long pull or a download. A plan is printed
 first; each stage reports its duration; `stages.json` in the run directory records what
 finished, so `--resume RUN` skips it. The exit code names the stage that failed (10 + its
-index), and a Ctrl-C stops whatever repro started while keeping every result.
+index), and a Ctrl-C stops whatever repro started while keeping every result. With `url`
+(a server a cluster started) the stages that check, build, start or stop a server here are
+skipped, and a resume never relaunches it.
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ class RunOptions:
     port: int | None = None
     sim: str | None = None  # run on the simulator: a profile name, or "" to choose one
     time_scale: float = 1.0  # the simulator's --time-scale, with sim
+    url: str | None = None  # measure the server here (started by a cluster, not by repro)
 
 
 @dataclass
@@ -140,10 +143,16 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
         sim_recipe = simulated_recipe(ref, run_dir, options.sim or None, options.time_scale)
         ref = str(sim_recipe)
     ctx = RunContext.create(ref, options.resume, options.runs_dir, options.port, run_dir)
+    if options.url is not None:
+        ctx.url, ctx.external = options.url, True
     records = (
         _load_records(ctx.run_dir) if options.resume else [StageRecord(name=s) for s in STAGE_NAMES]
     )
-    if options.resume:
+    if ctx.external:
+        for record in records:
+            if record.name in NOT_WITH_URL and record.status == "pending":
+                record.status, record.summary = "skipped", f"--url: {ctx.url} is not repro's"
+    elif options.resume:
         _relaunch_if_needed(ctx, records, options.port)
     if options.dry_run:
         require_checked(ctx.locked)  # a plan only for a recipe `repro recipe check` accepts
@@ -231,6 +240,8 @@ def _clean_up(ctx: RunContext, records: list[StageRecord], stop: bool) -> None:
 
 # Stages that talk to the running server.
 SERVER_STAGES = ("accept", "bench")
+# Stages a run with --url skips: that server's machine, image and life are not repro's.
+NOT_WITH_URL = ("doctor", "image", "fetch", "launch", "stop")
 
 
 def _relaunch_if_needed(ctx: RunContext, records: list[StageRecord], port: int | None) -> None:

@@ -13,6 +13,9 @@ class RunContextFile(BaseModel):
     lock_path: StrictStr | None = Field(default=None, description="the lock the run wrote")
     image_tag: StrictStr | None = None
     url: StrictStr | None = Field(default=None, description="where the server answers")
+    external: bool = Field(
+        default=False, description="--url: a server repro did not start (never launched here)"
+    )
     deployment: StrictStr | None = Field(default=None, description="the compose project")
     container_id: StrictStr | None = Field(default=None, description="the server container")
     port: StrictInt | None = Field(default=None, ge=1, le=65535, description="the host port")
