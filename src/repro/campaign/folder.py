@@ -66,6 +66,14 @@ class CampaignFolder:
     def report_dir(self) -> Path:
         return self.path / "report"
 
+    def lock_file(self, point: str) -> Path:
+        """`locks/<point>.lock.json`: the point as a cluster export pinned it."""
+        return self.path / "locks" / f"{point}.lock.json"
+
+    def remove(self) -> None:
+        """Delete the folder (an export refused part-way leaves nothing half-made)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
     def point_dir(self, name: str) -> Path:
         """Where the point's run folder is made (the folder holds that one run folder)."""
         return self.path / "points" / name

@@ -246,6 +246,99 @@ def export_slurm_command(
     _console.print(f"submit: sbatch {escape(str(folder.path / SBATCH_FILE))}")
 
 
+@export.command("k8s")
+@click.argument("file", type=FILE)
+@click.option(
+    "--bench-image",
+    required=True,
+    metavar="IMAGE",
+    help="An image with repro on its PATH: each point's bench container.",
+)
+@click.option(
+    "--results-pvc",
+    required=True,
+    metavar="CLAIM",
+    help="A ReadWriteMany PersistentVolumeClaim: every point's run folder lands on it.",
+)
+@click.option(
+    "--image",
+    metavar="REPO@sha256:...",
+    help="The SGLang image of every point's server (default: each point's pushed lock image).",
+)
+@click.option(
+    "--repro",
+    "repro_command",
+    default="repro",
+    show_default=True,
+    help="The repro command in the bench image.",
+)
+@click.option("--namespace", "-n", help="metadata.namespace of every object.")
+@click.option("--hub-cache-pvc", metavar="CLAIM", help="PersistentVolumeClaim with the Hub cache.")
+@click.option(
+    "--hub-cache-host-path",
+    metavar="DIR",
+    help="Hub cache directory on every node (default /var/cache/huggingface).",
+)
+@click.option(
+    "--hf-token-secret",
+    default="hf-token",
+    show_default=True,
+    metavar="SECRET[:KEY]",
+    help="Secret (and key, default 'token') that HF_TOKEN is read from.",
+)
+@click.option("--shm-size", metavar="QUANTITY", help="Size limit of /dev/shm, e.g. 64Gi.")
+@click.option(
+    "--campaigns-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs") / "campaigns",
+    show_default=True,
+    help="Where the campaign folder is made.",
+)
+def export_k8s_command(
+    file: Path,
+    bench_image: str,
+    results_pvc: str,
+    image: str | None,
+    repro_command: str,
+    namespace: str | None,
+    hub_cache_pvc: str | None,
+    hub_cache_host_path: str | None,
+    hf_token_secret: str,
+    shm_size: str | None,
+    campaigns_dir: Path,
+) -> None:
+    """Make FILE's campaign folder, lock every point, and write one Kubernetes Job per point.
+
+    Each Job's pod runs the point's server (its lock's argv on the pinned image) as a
+    native sidecar (Kubernetes 1.29 or later) and, once it is healthy, `repro run LOCK
+    --url` in the bench container, into the results claim. Apply the folder's
+    campaign-k8s.yaml, copy the claim's points/ into the folder (kubectl cp), then
+    `repro campaign collect FOLDER` and `repro campaign report FOLDER`.
+    """
+    from repro.campaign.k8s import MANIFEST_FILE, CampaignK8sOptions, export_k8s
+
+    secret, _, key = hf_token_secret.partition(":")
+    folder = export_k8s(
+        file,
+        CampaignK8sOptions(
+            bench_image=bench_image,
+            results_pvc=results_pvc,
+            campaigns_dir=campaigns_dir,
+            image=image,
+            repro=repro_command,
+            namespace=namespace,
+            hub_cache_pvc=hub_cache_pvc,
+            hub_cache_host_path=hub_cache_host_path,
+            hf_token_secret=secret,
+            hf_token_key=key or "token",
+            shm_size=shm_size,
+        ),
+        _err,
+    )
+    _console.print(f"campaign folder: {escape(str(folder.path))}")
+    _console.print(f"apply: kubectl apply -f {escape(str(folder.path / MANIFEST_FILE))}")
+
+
 @campaign.command("collect")
 @click.argument("folder", type=FOLDER)
 @json_option("the index (each point's status)")

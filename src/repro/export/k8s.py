@@ -67,7 +67,7 @@ def resource_name(recipe: Recipe, override: str | None) -> str:
     return name
 
 
-def _volumes(opts: K8sOptions) -> list[dict[str, Any]]:
+def server_volumes(opts: K8sOptions) -> list[dict[str, Any]]:
     shm: dict[str, Any] = {"medium": "Memory"}
     if opts.shm_size:
         shm["sizeLimit"] = opts.shm_size
@@ -84,7 +84,9 @@ def _volumes(opts: K8sOptions) -> list[dict[str, Any]]:
     return [{"name": SHM_VOLUME, "emptyDir": shm}, {"name": HUB_VOLUME, **hub}]
 
 
-def _container(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> dict[str, Any]:
+def server_container(
+    p: Prepared, opts: K8sOptions, args: list[str], leader: bool
+) -> dict[str, Any]:
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in p.env.items()]
     secret = {"name": opts.hf_token_secret, "key": opts.hf_token_key, "optional": True}
     env.append({"name": HF_TOKEN, "valueFrom": {"secretKeyRef": secret}})
@@ -114,7 +116,7 @@ def _container(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> 
     return container
 
 
-def _prefill(p: Prepared, opts: K8sOptions) -> dict[str, Any]:
+def prefill_container(p: Prepared, opts: K8sOptions) -> dict[str, Any]:
     """The init container that puts the pinned weights in this node's Hub cache (the server
     runs with the Hub offline). Kubernetes expands `$(VAR)` in args: `$` is written `$$`."""
     command, *args = p.prefill_argv()
@@ -136,10 +138,10 @@ def _prefill(p: Prepared, opts: K8sOptions) -> dict[str, Any]:
 def _pod(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> dict[str, Any]:
     pod: dict[str, Any] = {}
     if p.prefill:
-        pod["initContainers"] = [_prefill(p, opts)]
+        pod["initContainers"] = [prefill_container(p, opts)]
     pod.update(
-        containers=[_container(p, opts, args, leader)],
-        volumes=_volumes(opts),
+        containers=[server_container(p, opts, args, leader)],
+        volumes=server_volumes(opts),
         terminationGracePeriodSeconds=30,
     )
     return pod
@@ -230,8 +232,12 @@ def render_k8s(locked: Locked, opts: K8sOptions | None = None) -> str:
         f"# {docs[0]['kind']} + Service for recipe {locked.name}, written by repro {__version__}\n"
         f"# image {image}\n"
     )
-    body = yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=100)
-    return header + body
+    return header + manifest_text(docs)
+
+
+def manifest_text(docs: list[dict[str, Any]]) -> str:
+    """Objects as one multi-document YAML text for `kubectl apply -f`."""
+    return yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=100)
 
 
 class _Dumper(yaml.SafeDumper):
