@@ -11,6 +11,8 @@ image, accept, report, stop, warm-ups), as a share of the wall time.
 
     .venv/bin/python benchmarks/campaign_prediction.py [--recipe kimi26-tp8]
         [--concurrencies 1,8,64] [--output-len 64] [--prompts 64]
+    .venv/bin/python benchmarks/campaign_prediction.py --folder runs/campaigns/<folder>
+        (a campaign already run with --sim: every point; its wall time as its points' own)
 
 Run it on an otherwise idle machine: at time-scale 1 the simulator must keep its clock.
 """
@@ -37,7 +39,13 @@ def main() -> None:
     parser.add_argument("--concurrencies", default="1,8,64")
     parser.add_argument("--output-len", type=int, default=64)
     parser.add_argument("--prompts", type=int, default=64)
+    parser.add_argument(
+        "--folder", type=Path, help="report on this finished campaign folder instead of running one"
+    )
     args = parser.parse_args()
+    if args.folder is not None:
+        report(args.folder)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         campaign = Path(tmp) / "predict-check.yaml"
         campaign.write_text(
@@ -71,30 +79,43 @@ def main() -> None:
         report(folder, wall)
 
 
-def report(folder: Path, wall: float) -> None:
+def report(folder: Path, wall: float | None = None) -> None:
+    """Per point: predicted against measured levels, and its wall time split; then the
+    campaign's (`wall` measured around it, else the sum of its points' own times)."""
     plan = json.loads((folder / "plan.json").read_text())
-    index = json.loads((folder / "index.json").read_text())
-    [point], [state] = plan["points"], index["points"]
-    run_dir = folder / state["run_dir"]
-    measured = json.loads(RunFolder(run_dir).bench.summary_file.read_text())["levels"]
-    predicted = {lv["max_concurrency"]: lv for lv in point["predicted"]}
-    print(f"{point['name']} on profile {point['profile']} ({point['provenance'][:60]}...)")
-    print(f"{'c':>4} {'predicted':>10} {'measured':>10} {'ratio':>6} {'TTFT pred':>10} {'meas':>8}")
-    for level in measured:
-        c = level["max_concurrency"]
-        guess = predicted[c]
-        print(
-            f"{c:>4} {guess['output_throughput']:>10.1f} {level['output_throughput']:>10.1f} "
-            f"{guess['output_throughput'] / level['output_throughput']:>6.3f} "
-            f"{guess['mean_ttft_ms']:>9.1f}ms {level['mean_ttft_ms']:>6.1f}ms"
-            + ("" if level.get("valid", True) else "  (level invalid)")
-        )
-    stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
-    launch = sum(s["seconds"] or 0 for s in stages if s["name"] == "launch")
-    levels = sum(lv["duration"] for lv in measured)
-    rest = wall - launch - levels
+    states = {s["name"]: s for s in json.loads((folder / "index.json").read_text())["points"]}
+    total_levels = total_launch = total_points = 0.0
+    for point in plan["points"]:
+        state = states[point["name"]]
+        if state["status"] != "done" or not state["run_dir"]:
+            print(f"{point['name']}: {state['status']} ({state.get('reason') or 'not run'})")
+            continue
+        run_dir = folder / state["run_dir"]
+        measured = json.loads(RunFolder(run_dir).bench.summary_file.read_text())["levels"]
+        predicted = {lv["max_concurrency"]: lv for lv in point["predicted"]}
+        print(f"{point['name']} on profile {point['profile']} ({point['provenance'][:40]}...)")
+        header = ("c", 4), ("predicted", 10), ("measured", 10), ("ratio", 6), ("TTFT pred", 10)
+        print(" ".join(f"{name:>{width}}" for name, width in header), f"{'meas':>9}")
+        for level in measured:
+            guess = predicted[level["max_concurrency"]]
+            print(
+                f"{level['max_concurrency']:>4} {guess['output_throughput']:>10.1f} "
+                f"{level['output_throughput']:>10.1f} "
+                f"{guess['output_throughput'] / level['output_throughput']:>6.3f} "
+                f"{guess['mean_ttft_ms']:>9.1f}ms {level['mean_ttft_ms']:>7.1f}ms"
+                + ("" if level.get("valid", True) else "  (level invalid)")
+            )
+        stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
+        total_launch += sum(s["seconds"] or 0 for s in stages if s["name"] == "launch")
+        total_levels += sum(lv["duration"] for lv in measured)
+        total_points += state["seconds"] or 0.0
+    wall = wall if wall is not None else total_points
+    if wall <= 0:
+        print("no point finished: no wall time to split")
+        return
+    rest = wall - total_launch - total_levels
     print(
-        f"wall {wall:.1f} s = levels {levels:.1f} s + server start {launch:.1f} s + "
+        f"wall {wall:.1f} s = levels {total_levels:.1f} s + server starts {total_launch:.1f} s + "
         f"the rest {rest:.1f} s ({100 * rest / wall:.1f}% of the wall time)"
     )
 
