@@ -41,7 +41,8 @@ class Prediction:
 def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     """The sweep of the recipe in `recipe_file`, predicted; its simulated twin is written under
     `work_dir` (a scratch folder the caller owns)."""
-    if load_recipe(recipe_file).simulator is not None:  # a simulator recipe is its own twin
+    original = load_recipe(recipe_file)
+    if original.simulator is not None:  # a simulator recipe is its own twin
         locked = load_locked(recipe_file)
     else:
         locked = load_locked(simulated_recipe(str(recipe_file), work_dir, None, 1.0))
@@ -62,7 +63,7 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     server = VirtualServer(cfg, seed=recipe.simulator.seed)
     bench = recipe.bench
     category = "random" if bench.dataset == "random" else "chat"
-    gpus = load_recipe(recipe_file).topology.gpus
+    gpus = original.topology.gpus
     levels: list[Level] = []
 
     def measure(concurrency: int) -> None:
