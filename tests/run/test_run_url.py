@@ -5,6 +5,7 @@ the measurement is the ordinary one, and the server's identity is still checked.
 from __future__ import annotations
 
 import json
+import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -30,15 +31,19 @@ def _project(root: Path, model: str) -> None:
     )
 
 
+def _run(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return repro(
+        "run", "recipes/tiny.yaml", "--url", url, "--runs-dir", "runs", *extra,
+        cwd=tmp_path, env=isolated_env(tmp_path),
+    )  # fmt: skip
+
+
 def test_a_run_measures_the_server_at_the_url_and_leaves_it_up(
     simulator: Simulators, tmp_path: Path
 ) -> None:
     _project(tmp_path, "repro-sim/tiny-chat")
     server = simulator.tiny()
-    result = repro(
-        "run", "recipes/tiny.yaml", "--url", server.url, "--runs-dir", "runs", "--json",
-        cwd=tmp_path, env=isolated_env(tmp_path),
-    )  # fmt: skip
+    result = _run(tmp_path, server.url, "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     stages = {s["name"]: s for s in json.loads(result.stdout)["stages"]}
     for name in NOT_WITH_URL:
@@ -57,10 +62,7 @@ def test_a_server_of_another_model_fails_the_bench_stage(
 ) -> None:
     _project(tmp_path, "repro-sim/other-model")
     server = simulator.tiny()
-    result = repro(
-        "run", "recipes/tiny.yaml", "--url", server.url, "--runs-dir", "runs",
-        cwd=tmp_path, env=isolated_env(tmp_path),
-    )  # fmt: skip
+    result = _run(tmp_path, server.url)
     assert result.returncode != 0
     assert "stage bench failed" in result.stderr and "repro-sim/other-model" in result.stderr
     assert "Traceback" not in result.stderr

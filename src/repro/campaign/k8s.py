@@ -60,42 +60,28 @@ _OBJECT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")  # DNS-1123
 class CampaignK8sOptions:
     bench_image: str  # REPOSITORY@sha256:... of an image with repro on its PATH
     results_pvc: str  # a ReadWriteMany claim every point's run folder lands on
+    server: K8sOptions  # the server pods' (image: every point's, else each lock's pushed one)
     campaigns_dir: Path = CAMPAIGNS_DIR
-    image: str | None = None  # REPOSITORY@sha256:... for every server (else each lock's)
     repro: str = "repro"  # the command in the bench image
-    namespace: str | None = None
-    hub_cache_pvc: str | None = None
-    hub_cache_host_path: str | None = None
-    hf_token_secret: str = "hf-token"
-    hf_token_key: str = "token"
-    shm_size: str | None = None
 
     def check(self) -> None:
         """Every value that becomes an object reference, refused before anything is made."""
         parse_pinned(self.bench_image, "--bench-image")
-        if self.image is not None:
-            parse_pinned(self.image)
+        server = self.server
+        if server.image is not None:
+            parse_pinned(server.image)
         named = (
-            ("--results-pvc", self.results_pvc), ("--namespace", self.namespace),
-            ("--hub-cache-pvc", self.hub_cache_pvc), ("--hf-token-secret", self.hf_token_secret),
-        )  # fmt: skip
+            ("--results-pvc", self.results_pvc),
+            ("--namespace", server.namespace),
+            ("--hub-cache-pvc", server.hub_cache_pvc),
+            ("--hf-token-secret", server.hf_token_secret),
+        )
         for option, value in named:
             if value is not None and not _OBJECT_NAME.match(value):
                 raise ReproError(
                     f"{option} {value!r} is not a Kubernetes object name",
                     hint="lowercase letters, digits, '-' and '.', at most 253 characters",
                 )
-
-    def server_options(self) -> K8sOptions:
-        return K8sOptions(
-            namespace=self.namespace,
-            image=self.image,
-            hub_cache_pvc=self.hub_cache_pvc,
-            hub_cache_host_path=self.hub_cache_host_path,
-            hf_token_secret=self.hf_token_secret,
-            hf_token_key=self.hf_token_key,
-            shm_size=self.shm_size,
-        )
 
 
 def export_k8s(source: Path, opts: CampaignK8sOptions, console: Any) -> CampaignFolder:
@@ -145,7 +131,7 @@ def point_manifests(
     lock_recipe(load_locked(str(folder.recipes_dir / f"{point.name}.yaml")), output=lock_file)
     locked = load_locked(str(lock_file))
     try:
-        prepared = prepare(locked, opts.image, DEFAULT_DIST_PORT)
+        prepared = prepare(locked, opts.server.image, DEFAULT_DIST_PORT)
     except ExportError as err:
         raise ReproError(f"point {point.name}: {err.message}", hint=err.hint) from None
     if prepared.nodes > 1:
@@ -157,7 +143,7 @@ def point_manifests(
     text = lock_file.read_text()
     if len(text.encode()) > MAX_CONFIGMAP_BYTES:
         raise ReproError(f"point {point.name}: its lock is over a ConfigMap's 1 MiB")
-    server_opts = opts.server_options()
+    server_opts = opts.server
     server = server_container(prepared, server_opts, prepared.argv("0", ""), leader=True)
     server.pop("readinessProbe")
     server["restartPolicy"] = "Always"  # a native sidecar: stopped when bench has exited
@@ -191,8 +177,8 @@ def point_manifests(
         "app.kubernetes.io/managed-by": "repro",
     }
     meta: dict[str, Any] = {"name": name, "labels": labels}
-    if opts.namespace:
-        meta["namespace"] = opts.namespace
+    if server_opts.namespace:
+        meta["namespace"] = server_opts.namespace
     config_map = {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -11,7 +11,8 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from repro.cli.options import FiniteFloat, json_option
+from repro.campaign.folder import CAMPAIGNS_DIR
+from repro.cli.options import FiniteFloat, json_option, k8s_options, k8s_pod_options
 from repro.schema.campaign import Campaign
 from repro.units import human_seconds
 
@@ -21,6 +22,16 @@ _err = Console(stderr=True, highlight=False)
 
 FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _campaigns_dir(folder_help: str) -> Callable[[F], F]:
+    return click.option(
+        "--campaigns-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=CAMPAIGNS_DIR,
+        show_default=True,
+        help=folder_help,
+    )
 
 
 def _where_and_how(folder_help: str) -> Callable[[F], F]:
@@ -37,13 +48,7 @@ def _where_and_how(folder_help: str) -> Callable[[F], F]:
                     show_default=True,
                     help="With --sim: multiply every simulated duration (0.1: ten times faster).",
                 ),
-                click.option(
-                    "--campaigns-dir",
-                    type=click.Path(file_okay=False, path_type=Path),
-                    default=Path("runs") / "campaigns",
-                    show_default=True,
-                    help=folder_help,
-                ),
+                _campaigns_dir(folder_help),
             )
         ):
             command = option(command)
@@ -251,7 +256,7 @@ def export_slurm_command(
 @click.option(
     "--bench-image",
     required=True,
-    metavar="IMAGE",
+    metavar="REPO@sha256:...",
     help="An image with repro on its PATH: each point's bench container.",
 )
 @click.option(
@@ -272,40 +277,16 @@ def export_slurm_command(
     show_default=True,
     help="The repro command in the bench image.",
 )
-@click.option("--namespace", "-n", help="metadata.namespace of every object.")
-@click.option("--hub-cache-pvc", metavar="CLAIM", help="PersistentVolumeClaim with the Hub cache.")
-@click.option(
-    "--hub-cache-host-path",
-    metavar="DIR",
-    help="Hub cache directory on every node (default /var/cache/huggingface).",
-)
-@click.option(
-    "--hf-token-secret",
-    default="hf-token",
-    show_default=True,
-    metavar="SECRET[:KEY]",
-    help="Secret (and key, default 'token') that HF_TOKEN is read from.",
-)
-@click.option("--shm-size", metavar="QUANTITY", help="Size limit of /dev/shm, e.g. 64Gi.")
-@click.option(
-    "--campaigns-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("runs") / "campaigns",
-    show_default=True,
-    help="Where the campaign folder is made.",
-)
+@k8s_pod_options
+@_campaigns_dir("Where the campaign folder is made.")
 def export_k8s_command(
     file: Path,
     bench_image: str,
     results_pvc: str,
     image: str | None,
     repro_command: str,
-    namespace: str | None,
-    hub_cache_pvc: str | None,
-    hub_cache_host_path: str | None,
-    hf_token_secret: str,
-    shm_size: str | None,
     campaigns_dir: Path,
+    **pod: Any,
 ) -> None:
     """Make FILE's campaign folder, lock every point, and write one Kubernetes Job per point.
 
@@ -317,24 +298,14 @@ def export_k8s_command(
     """
     from repro.campaign.k8s import MANIFEST_FILE, CampaignK8sOptions, export_k8s
 
-    secret, _, key = hf_token_secret.partition(":")
-    folder = export_k8s(
-        file,
-        CampaignK8sOptions(
-            bench_image=bench_image,
-            results_pvc=results_pvc,
-            campaigns_dir=campaigns_dir,
-            image=image,
-            repro=repro_command,
-            namespace=namespace,
-            hub_cache_pvc=hub_cache_pvc,
-            hub_cache_host_path=hub_cache_host_path,
-            hf_token_secret=secret,
-            hf_token_key=key or "token",
-            shm_size=shm_size,
-        ),
-        _err,
+    options = CampaignK8sOptions(
+        bench_image=bench_image,
+        results_pvc=results_pvc,
+        server=k8s_options(image=image, **pod),
+        campaigns_dir=campaigns_dir,
+        repro=repro_command,
     )
+    folder = export_k8s(file, options, _err)
     _console.print(f"campaign folder: {escape(str(folder.path))}")
     _console.print(f"apply: kubectl apply -f {escape(str(folder.path / MANIFEST_FILE))}")
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from repro.cli.options import PORT
+from repro.cli.options import PORT, k8s_options, k8s_pod_options
 from repro.export import (
-    K8sOptions,
     SlurmOptions,
     render_k8s,
     render_slurm,
@@ -65,50 +65,20 @@ def export() -> None:
     "k8s", help=f"A LeaderWorkerSet (or, for one node, a Deployment) and a Service.\n{_REF_HELP}"
 )
 @click.argument("ref")
-@click.option("--namespace", "-n", help="metadata.namespace of every object.")
 @click.option("--name", help="Object name (default: the recipe name).")
 @_image
-@click.option("--hub-cache-pvc", metavar="CLAIM", help="PersistentVolumeClaim with the Hub cache.")
-@click.option(
-    "--hub-cache-host-path",
-    metavar="DIR",
-    help="Hub cache directory on every node (default /var/cache/huggingface).",
-)
-@click.option(
-    "--hf-token-secret",
-    default="hf-token",
-    show_default=True,
-    metavar="SECRET[:KEY]",
-    help="Secret (and key, default 'token') that HF_TOKEN is read from.",
-)
-@click.option("--shm-size", metavar="QUANTITY", help="Size limit of /dev/shm, e.g. 64Gi.")
+@k8s_pod_options
 @_dist_port
 @_output
 def k8s(
     ref: str,
-    namespace: str | None,
     name: str | None,
     image: str | None,
-    hub_cache_pvc: str | None,
-    hub_cache_host_path: str | None,
-    hf_token_secret: str,
-    shm_size: str | None,
     dist_port: int,
     output: Path | None,
+    **pod: Any,
 ) -> None:
-
-    secret, _, key = hf_token_secret.partition(":")
-    options = K8sOptions(
-        namespace=namespace,
-        name=name,
-        image=image,
-        hub_cache_pvc=hub_cache_pvc,
-        hub_cache_host_path=hub_cache_host_path,
-        hf_token_secret=secret,
-        hf_token_key=key or "token",
-        dist_port=dist_port,
-        shm_size=shm_size,
-    )
+    options = k8s_options(name=name, image=image, dist_port=dist_port, **pod)
     write_output(render_k8s(_load(ref), options), output)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import click
 from pydantic import BaseModel, ValidationError
 
+from repro.export import K8sOptions
 from repro.safetext import clean_lines
 from repro.schema.forced import LENGTH_ENV, ForcedAcceptance
 
@@ -159,3 +160,46 @@ def measure_options(command: Any) -> Any:
     for option in reversed(_MEASURE_OPTIONS):
         command = option(command)
     return command
+
+
+_K8S_POD_OPTIONS = (
+    click.option("--namespace", "-n", help="metadata.namespace of every object."),
+    click.option("--hub-cache-pvc", metavar="CLAIM",
+                 help="PersistentVolumeClaim with the Hub cache."),
+    click.option("--hub-cache-host-path", metavar="DIR",
+                 help="Hub cache directory on every node (default /var/cache/huggingface)."),
+    click.option("--hf-token-secret", default="hf-token", show_default=True,
+                 metavar="SECRET[:KEY]",
+                 help="Secret (and key, default 'token') that HF_TOKEN is read from."),
+    click.option("--shm-size", metavar="QUANTITY", help="Size limit of /dev/shm, e.g. 64Gi."),
+)  # fmt: skip
+
+
+def k8s_pod_options(command: Any) -> Any:
+    """Where a Kubernetes server pod finds its namespace, Hub cache, token and shared memory
+    (`export k8s`, `campaign export k8s`); the command receives them as keywords for
+    `k8s_options`."""
+    for option in reversed(_K8S_POD_OPTIONS):
+        command = option(command)
+    return command
+
+
+def k8s_options(
+    namespace: str | None,
+    hub_cache_pvc: str | None,
+    hub_cache_host_path: str | None,
+    hf_token_secret: str,
+    shm_size: str | None,
+    **fields: Any,
+) -> K8sOptions:
+    """The server pod's options from `k8s_pod_options`' keywords and the command's own."""
+    secret, _, key = hf_token_secret.partition(":")
+    return K8sOptions(
+        namespace=namespace,
+        hub_cache_pvc=hub_cache_pvc,
+        hub_cache_host_path=hub_cache_host_path,
+        hf_token_secret=secret,
+        hf_token_key=key or "token",
+        shm_size=shm_size,
+        **fields,
+    )
