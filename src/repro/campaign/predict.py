@@ -6,6 +6,11 @@ argv and environment, forced acceptance included, on the simulator image, the pr
 model, layout and GPU), and every level is
 summarised by the bench's own `summarize_level`, so a predicted level and a measured one mean
 the same thing key by key.
+
+The shipped `random` and `chat` sets are fitted to input_len *words*, which the simulator's
+tokenizer (like a model's) counts as more tokens; the virtual requests get the mean length of
+a sample of those very prompts in the simulator's tokens (chat at 1024: about 1400), as the
+real run's prompts would have. Other datasets are taken at input_len.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 
 from repro.bench.client.result import RequestResult
 from repro.bench.metrics import summarize_level
+from repro.bench.prompts.sets import bench_prompts, bench_source
 from repro.bench.slo import next_search_level
 from repro.errors import ReproError
 from repro.lock import load_locked
@@ -24,9 +30,13 @@ from repro.recipe import load_recipe
 from repro.recipe.render import render_env, render_server_argv
 from repro.run.simulate import simulated_recipe
 from repro.schema.level import Level, closed
+from repro.schema.recipe import Bench
 from repro.sim.config import StartupError, resolve
 from repro.sim.profile import ProfileError, load_profile
+from repro.sim.textgen import Tokenizer
 from repro.sim.virtual import VirtualLevel, VirtualServer
+
+PROMPT_SAMPLE = 32  # prompts tokenized to weigh a shipped set's prompts
 
 
 @dataclass(frozen=True)
@@ -65,13 +75,14 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     category = "random" if bench.dataset == "random" else "chat"
     gpus = original.topology.gpus
     levels: list[Level] = []
+    input_len = prompt_tokens(bench)
 
     def measure(concurrency: int) -> None:
         for repeat in range(bench.repeats):
             run = server.run_level(
                 concurrency,
                 bench.level_prompts(closed(concurrency)),
-                input_len=bench.input_len,
+                input_len=input_len,
                 output_len=bench.output_len,
                 category=category,
                 warmup=bench.warmup,
@@ -86,6 +97,15 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
             break
         measure(found)
     return Prediction(profile.name, profile.provenance, levels)
+
+
+def prompt_tokens(bench: Bench) -> int:
+    """How long the sweep's prompts are in the simulator's tokens (see the module docstring)."""
+    if bench.dataset not in ("random", "chat"):
+        return bench.input_len
+    prompts = bench_prompts(bench_source(bench.dataset), PROMPT_SAMPLE, bench.input_len)
+    tokenizer = Tokenizer()
+    return round(sum(len(tokenizer.encode(p)) for p in prompts) / len(prompts))
 
 
 def _summary(run: VirtualLevel, repeat: int, gpus: int) -> Level:
