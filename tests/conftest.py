@@ -7,6 +7,7 @@ Tests marked `docker` use the real engine that `make test` installs and starts; 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,10 @@ from tests.support.simulator import Simulators
 
 # testcontainers' Ryuk reaper pulls its own image from a registry CI cannot reach.
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+# A shell starting `make test` in the background (`nohup ... &`) hands it SIGINT ignored, and
+# an ignored signal stays ignored in every child: the Ctrl-C tests' `repro` would never see
+# theirs. A handler here is reset to the default in each child at exec.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
