@@ -145,6 +145,9 @@ def test_the_decision_finds_each_drafters_crossover_against_its_baseline(
             assert any(r > 1 for r in ratios) and any(r <= 1 for r in ratios)
             lower = max(c for c in cross.speedups if c <= cross.concurrency)
             assert cross.speedups[lower] > 1.0
+        elif all(r > 1 for r in ratios):  # no crossing: the verdict names the least speedup
+            least = min(cross.speedups, key=lambda c: cross.speedups[c])
+            assert f"(least {cross.speedups[least]:.3f}x at c={least}, 95% " in cross.verdict
         assert all(cross.accept_lengths[c] for c in cross.speedups)
     # the frontier holds no level another level beats on both axes
     for a in decision.frontier:

@@ -234,14 +234,20 @@ def crossover(point: PointLevels, baseline: PointLevels) -> Crossover:
     speed = None
     if at is not None:
         speed = _interpolate({c: mine[c].output_throughput_per_user for c in common}, at)
+
+    def _speedup(c: int) -> str:
+        return f"{ratio[c]:.3f}x at c={c}, 95% {low[c]:.3f}-{high[c]:.3f}"
+
     if not common:
         verdict = "no common valid levels"
     elif at is not None:
         verdict = f"pays below c~{at:.0f}, loses above"
     elif all(v > 1.0 for v in ratio.values()):
-        verdict = f"pays at every level up to c={common[-1]}"
+        least = min(common, key=lambda c: ratio[c])
+        verdict = f"pays at every level up to c={common[-1]} (least {_speedup(least)})"
     elif all(v <= 1.0 for v in ratio.values()):
-        verdict = "does not pay at any level"
+        best = max(common, key=lambda c: ratio[c])
+        verdict = f"does not pay at any level (best {_speedup(best)})"
     else:  # below 1.0 first, above it later: no loss of a gain to report, say where it pays
         paying = [c for c, v in ratio.items() if v > 1.0]
         verdict = f"pays only at c={', '.join(str(c) for c in paying)}"
