@@ -6,13 +6,15 @@ Writes a one-point campaign (a shipped recipe with a reduced bench plan), runs i
 bench client over HTTP, every duration slept), then prints per level the predicted output
 tok/s and mean TTFT (plan.json, the simulator's model in virtual time) against the measured
 ones (the point's summary.json) with their ratio; then the campaign's wall time split into
-the measured levels, the server's start (the launch stage), and the rest (plan, doctor, lock,
-image, accept, report, stop, warm-ups), as a share of the wall time.
+the measured levels, their warm-ups (the campaign file's `warmup` requests before each level),
+the acceptance runs of drafter points, the servers' starts (the launch stage), and the rest:
+what repro itself adds (plan, doctor, lock, image, report, stop), as a share of the wall time.
 
     .venv/bin/python benchmarks/campaign_prediction.py [--recipe kimi26-tp8]
         [--concurrencies 1,8,64] [--output-len 64] [--prompts 64]
     .venv/bin/python benchmarks/campaign_prediction.py --folder runs/campaigns/<folder>
-        (a campaign already run with --sim: every point; its wall time as its points' own)
+        [--plan PLAN.json]   (a campaign already run with --sim: every point, its wall time as
+        its points' own; --plan: today's prediction, `repro campaign plan FILE --json`)
 
 Run it on an otherwise idle machine: at time-scale 1 the simulator must keep its clock.
 """
@@ -42,9 +44,12 @@ def main() -> None:
     parser.add_argument(
         "--folder", type=Path, help="report on this finished campaign folder instead of running one"
     )
+    parser.add_argument(
+        "--plan", type=Path, help="with --folder: compare with this plan (campaign plan --json)"
+    )
     args = parser.parse_args()
     if args.folder is not None:
-        report(args.folder)
+        report(args.folder, plan_file=args.plan)
         return
     with tempfile.TemporaryDirectory() as tmp:
         campaign = Path(tmp) / "predict-check.yaml"
@@ -79,12 +84,13 @@ def main() -> None:
         report(folder, wall)
 
 
-def report(folder: Path, wall: float | None = None) -> None:
+def report(folder: Path, wall: float | None = None, plan_file: Path | None = None) -> None:
     """Per point: predicted against measured levels, and its wall time split; then the
-    campaign's (`wall` measured around it, else the sum of its points' own times)."""
-    plan = json.loads((folder / "plan.json").read_text())
+    campaign's (`wall` measured around it, else the sum of its points' own times). The
+    prediction is the folder's own plan, or `plan_file` (`repro campaign plan --json`)."""
+    plan = json.loads((plan_file or folder / "plan.json").read_text())
     states = {s["name"]: s for s in json.loads((folder / "index.json").read_text())["points"]}
-    total_levels = total_launch = total_points = 0.0
+    total_levels = total_launch = total_points = total_bench = total_accept = 0.0
     for point in plan["points"]:
         state = states[point["name"]]
         if state["status"] != "done" or not state["run_dir"]:
@@ -106,17 +112,23 @@ def report(folder: Path, wall: float | None = None) -> None:
                 + ("" if level.get("valid", True) else "  (level invalid)")
             )
         stages = json.loads(RunFolder(run_dir).stages_file.read_text())["stages"]
-        total_launch += sum(s["seconds"] or 0 for s in stages if s["name"] == "launch")
+        seconds = {s["name"]: s["seconds"] or 0.0 for s in stages}
+        total_launch += seconds.get("launch", 0.0)
+        total_bench += seconds.get("bench", 0.0)
+        total_accept += seconds.get("accept", 0.0)
         total_levels += sum(lv["duration"] for lv in measured)
         total_points += state["seconds"] or 0.0
     wall = wall if wall is not None else total_points
     if wall <= 0:
         print("no point finished: no wall time to split")
         return
-    rest = wall - total_launch - total_levels
+    warmups = total_bench - total_levels  # the bench stage beyond its measured levels
+    rest = wall - total_launch - total_bench - total_accept
     print(
-        f"wall {wall:.1f} s = levels {total_levels:.1f} s + server starts {total_launch:.1f} s + "
-        f"the rest {rest:.1f} s ({100 * rest / wall:.1f}% of the wall time)"
+        f"wall {wall:.1f} s = levels {total_levels:.1f} s + warm-ups {warmups:.1f} s "
+        f"+ acceptance {total_accept:.1f} s + server starts {total_launch:.1f} s + the rest "
+        f"{rest:.1f} s ({100 * rest / wall:.1f}% of the wall time: plan, doctor, lock, image, "
+        "report, stop)"
     )
 
 
