@@ -34,9 +34,11 @@ from repro.errors import ReproError
 from repro.export.common import DEFAULT_DIST_PORT, prepare
 from repro.export.image import ExportError, parse_pinned
 from repro.export.k8s import (
+    DNS_LABEL,
     HEALTH_PATH,
     K8sOptions,
     manifest_text,
+    object_labels,
     prefill_container,
     server_container,
     server_volumes,
@@ -66,7 +68,6 @@ class CampaignK8sOptions:
 
     def check(self) -> None:
         """Every value that becomes an object reference, refused before anything is made."""
-        parse_pinned(self.bench_image, "--bench-image")
         server = self.server
         if server.image is not None:
             parse_pinned(server.image)
@@ -87,7 +88,7 @@ class CampaignK8sOptions:
 def export_k8s(source: Path, opts: CampaignK8sOptions, console: Any) -> CampaignFolder:
     """The campaign folder of `source` with its locks and `campaign-k8s.yaml` (see the module
     docstring); nothing is written when a point cannot be exported."""
-    opts.check()
+    opts.check()  # the names; the bench image's digest just below
     bench_image = parse_pinned(opts.bench_image, "--bench-image").reference
     folder, plan, _index = start_campaign(source, opts.campaigns_dir, console)
     try:
@@ -120,7 +121,7 @@ def point_manifests(
 ) -> list[dict[str, Any]]:
     """The point's ConfigMap (its lock) and Job (server sidecar + bench container)."""
     name = job_name(campaign, point)
-    if len(name) > MAX_NAME or not name[:1].isalpha():
+    if len(name) > MAX_NAME or not DNS_LABEL.match(name):
         raise ReproError(
             f"point {point.name}: {name!r} is not usable as a Job name ({_DNS_LABEL}, at "
             f"most {MAX_NAME} characters)",
@@ -171,11 +172,7 @@ def point_manifests(
         {"name": LOCKS_VOLUME, "configMap": {"name": name}},
         {"name": RESULTS_VOLUME, "persistentVolumeClaim": {"claimName": opts.results_pvc}},
     ]
-    labels = {
-        "app.kubernetes.io/name": name,
-        "app.kubernetes.io/part-of": campaign,
-        "app.kubernetes.io/managed-by": "repro",
-    }
+    labels = {**object_labels(name), "app.kubernetes.io/part-of": campaign}
     meta: dict[str, Any] = {"name": name, "labels": labels}
     if server_opts.namespace:
         meta["namespace"] = server_opts.namespace

@@ -40,7 +40,7 @@ PREFILL_CONTAINER = "prefill-weights"
 SHM_VOLUME, HUB_VOLUME = "dshm", "hf-cache"
 DEFAULT_HOST_PATH = "/var/cache/huggingface"
 MAX_NAME = 45  # LWS names pods <name>-<group>-<index> and the headless Service <name>
-_NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")  # DNS-1035 label (Services need it)
+DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")  # DNS-1035 label (Services need it)
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class K8sOptions:
 
 def resource_name(recipe: Recipe, override: str | None) -> str:
     name = override or recipe.name.replace(".", "-").replace("_", "-")
-    if not _NAME.match(name) or len(name) > MAX_NAME:
+    if not DNS_LABEL.match(name) or len(name) > MAX_NAME:
         raise ExportError(
             f"{name!r} is not usable as a Kubernetes name (lowercase letters, digits and '-', "
             f"starting with a letter, at most {MAX_NAME} characters)",
@@ -147,7 +147,7 @@ def _pod(p: Prepared, opts: K8sOptions, args: list[str], leader: bool) -> dict[s
     return pod
 
 
-def _labels(name: str) -> dict[str, str]:
+def object_labels(name: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "repro"}
 
 
@@ -155,7 +155,7 @@ def _metadata(p: Prepared, opts: K8sOptions, name: str, app: str) -> dict[str, A
     meta: dict[str, Any] = {"name": name}
     if opts.namespace:
         meta["namespace"] = opts.namespace
-    meta["labels"] = _labels(app)
+    meta["labels"] = object_labels(app)
     meta["annotations"] = {"repro/recipe": p.recipe.name, "repro/image": p.pinned.reference}
     return meta
 
@@ -176,7 +176,7 @@ def k8s_manifests(locked: Locked, opts: K8sOptions | None = None) -> list[dict[s
     opts = opts or K8sOptions()
     name = resource_name(locked.recipe, opts.name)
     p = prepare(locked, opts.image, opts.dist_port)
-    labels = _labels(name)
+    labels = object_labels(name)
     if p.nodes == 1:
         args = p.argv(node_rank="0", dist_init_addr="")
         deployment = {
