@@ -3,6 +3,11 @@ scheduler's time limit or a reader that went away (`repro run R 2>&1 | tee log`,
 which stops `tee` too) stop what any repro command started and keep its results, as Ctrl-C
 does on a terminal.
 
+Ctrl-C itself takes the same handler (unless the shell started repro with SIGINT ignored, as
+it does a background job): under a pipe it stops the reader too, and the SIGPIPE of repro's
+next write must not replace it as the reason (exit 130, not 141). The first interrupt taken
+is the one reported; a closed pipe after it only silences the output.
+
 A closed pipe would otherwise raise BrokenPipeError from whichever print came next, often the
 one that says the run is being stopped, and cut the clean-up short. So the standard streams
 are guarded while a command runs: a write to a closed reader goes to /dev/null from then on,
@@ -26,7 +31,7 @@ if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
 HANDLED = (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
-_pipe_interrupted = False  # a closed pipe interrupts a command once
+_taken: int | None = None  # the signal of the interrupt under way: a closed pipe adds none
 _stream_closed = False  # a guarded standard stream found its reader gone
 
 
@@ -51,11 +56,11 @@ def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
     """Raise where the run is; inside an event loop (bench), between two callbacks rather
     than in the middle of one, as asyncio.run does with Ctrl-C: no coroutine is cut
     half-way through a step, and the loop's clean-up cancels the rest."""
-    global _pipe_interrupted
+    global _taken
     if signum == signal.SIGPIPE:
-        if _pipe_interrupted or _stopping() or not _reader_gone():
+        if _taken is not None or _stopping() or not _reader_gone():
             return  # already stopping: the output just goes nowhere now
-        _pipe_interrupted = True
+    _taken = signum
     loop = _running_loop()
     if loop is None:
         raise Interrupted(signum)
@@ -161,16 +166,25 @@ def _guarded_streams() -> Iterator[None]:
 
 @contextmanager
 def signals_as_interrupts() -> Iterator[None]:
-    """While inside: SIGTERM, SIGHUP and SIGPIPE raise `Interrupted` (main thread only:
-    Python delivers signals there), and a closed stdout or stderr cannot raise."""
+    """While inside: SIGINT, SIGTERM, SIGHUP and SIGPIPE raise `Interrupted` (main thread
+    only: Python delivers signals there), and a closed stdout or stderr cannot raise."""
+    global _taken
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in HANDLED}
+    outermost = signal.getsignal(signal.SIGTERM) is not _raise_interrupted
+    taken = [*HANDLED]
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored
+        taken.append(signal.SIGINT)
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in taken}
+    if outermost:
+        _taken = None
     try:
         with _guarded_streams():
             yield
     finally:
+        if outermost:
+            _taken = None
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
