@@ -5,9 +5,10 @@ campaign's decision and its prediction."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from repro.schema.level import Level
+from repro.schema.recipe import Bench
 from repro.schema.slo import SloSearch
 
 
@@ -49,6 +50,18 @@ def next_search_level(
     if not low < middle < high or middle in measured:
         return None
     return middle
+
+
+def searched_concurrencies(measured: Callable[[], Sequence[Level]], bench: Bench) -> Iterator[int]:
+    """The plan's SLO search, one concurrency at a time: the caller measures each before
+    asking for the next, which is chosen from `measured()`, every level so far (the sweep and
+    the campaign's prediction search alike)."""
+    search = bench.slo_search
+    while search is not None:
+        found = next_search_level(measured(), search, bench.concurrencies)
+        if found is None:
+            return
+        yield found
 
 
 def search_summary(levels: Sequence[Level], search: SloSearch, ladder: Iterable[int]) -> str:

@@ -26,7 +26,7 @@ from repro.bench.prompts.trace import Trace, load_trace
 from repro.bench.record import RunWriter
 from repro.bench.server import served_model
 from repro.bench.session import ServerSession
-from repro.bench.slo import next_search_level
+from repro.bench.slo import searched_concurrencies
 from repro.bench.target import BenchTarget
 from repro.bench.validity import DEFAULT_MAX_FAILED_PCT
 from repro.errors import ReproError
@@ -80,11 +80,7 @@ class SweepPlan:
         """The (load, repeat) levels to measure: what is still to do of the ladder, then the
         SLO search's concurrencies one at a time, each chosen from every level so far."""
         yield from self.todo
-        search = self.bench.slo_search
-        while search is not None:
-            found = next_search_level(self.record.levels, search, self.bench.concurrencies)
-            if found is None:
-                return
+        for found in searched_concurrencies(lambda: self.record.levels, self.bench):
             for repeat in range(self.bench.repeats):
                 yield closed(found), repeat
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from repro.bench.client.result import RequestResult
 from repro.bench.metrics import summarize_level
 from repro.bench.prompts.sets import bench_prompts, bench_source
-from repro.bench.slo import next_search_level
+from repro.bench.slo import searched_concurrencies
 from repro.errors import ReproError
 from repro.lock import load_locked
 from repro.recipe import load_recipe
@@ -91,10 +91,7 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
 
     for concurrency in bench.concurrencies:
         measure(concurrency)
-    while bench.slo_search is not None:  # as the sweep searches (SweepPlan.levels)
-        found = next_search_level(levels, bench.slo_search, bench.concurrencies)
-        if found is None:
-            break
+    for found in searched_concurrencies(lambda: levels, bench):  # as the sweep searches
         measure(found)
     return Prediction(profile.name, profile.provenance, levels)
 
