@@ -104,12 +104,17 @@ REAL_OPS: dict[str, Callable[..., Any]] = {
 }
 
 
+def _not_here(qualname: str, what: str) -> NotImplementedError:
+    """What a stand-in raises when it is used: it names itself, after logging the call."""
+    _log("call", qualname)
+    return NotImplementedError(
+        f"{qualname} is a repro CPU-test stand-in: the native {what} is not available here"
+    )
+
+
 def _standin_class(qualname: str) -> type:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        _log("call", qualname)
-        raise NotImplementedError(
-            f"{qualname} is a repro CPU-test stand-in: the native class is not available here"
-        )
+        raise _not_here(qualname, "class")
 
     module, _, name = qualname.rpartition(".")
     return type(name, (), {"__init__": __init__, "__module__": module, "__qualname__": name})
@@ -130,10 +135,7 @@ class StandinOp:
             # SGLang defines but never runs here): leave the decorated object as it is
             _log("decorate", self.__qualname__)
             return args[0]
-        _log("call", self.__qualname__)
-        raise NotImplementedError(
-            f"{self.__qualname__} is a repro CPU-test stand-in: the native op is not available here"
-        )
+        raise _not_here(self.__qualname__, "op")
 
     def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
         """As a base class (SGLang subclasses ``flashinfer.comm.mnnvl.TorchDistBackend`` at
