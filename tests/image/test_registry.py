@@ -10,7 +10,8 @@ import pytest
 from repro.image.engine import client
 from repro.image.fingerprint import content_fingerprint
 from repro.image.registry import RegistryError, export_archive, pull, push, verify
-from tests.support.registry import Registry, docker_login
+from tests.support.ports import free_port_ending
+from tests.support.registry import Registry, docker_login, running_registry
 
 pytestmark = pytest.mark.docker
 
@@ -56,8 +57,19 @@ def test_wrong_password_and_missing_tag_give_clear_errors(
     with pytest.raises(RegistryError, match="docker login"):
         push(sim_image, f"{registry.host}/team")
     assert docker_login(registry).returncode == 0
-    with pytest.raises(RegistryError, match=r"not in the registry|failed"):
+    with pytest.raises(RegistryError, match="is not in the registry"):
         pull(f"{registry.host}/team/sim@sha256:{'0' * 64}")
+
+
+def test_a_registry_whose_port_reads_401_is_not_taken_for_a_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))
+    with running_registry(tmp_path / "registry", port=free_port_ending("401")) as registry:
+        assert docker_login(registry).returncode == 0
+        with pytest.raises(RegistryError, match="is not in the registry") as missing:
+            pull(f"{registry.host}/team/sim@sha256:{'0' * 64}")
+        assert missing.value.hint is None  # not "log in with `docker login ...`"
 
 
 def test_save_load_keeps_the_fingerprint_and_tampering_is_caught(

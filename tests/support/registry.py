@@ -26,11 +26,11 @@ class Registry:
 
 @contextmanager
 def running_registry(
-    workdir: Path, user: str = "tester", password: str = "s3cret-pw"
+    workdir: Path, user: str = "tester", password: str = "s3cret-pw", port: int | None = None
 ) -> Iterator[Registry]:
     binary = shutil.which("docker-registry")
     assert binary, "docker-registry is missing: `make test` installs it (scripts/ensure-test-tools)"
-    port = free_port()
+    port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     htpasswd = workdir / "htpasswd"
     subprocess.run(

@@ -7,6 +7,7 @@ never takes a password, so none can land in a lock, a log or an image.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -159,14 +160,18 @@ def _repo_digest(reference: str) -> str:
 
 
 def _registry_error(reference: str, message: str) -> RegistryError:
+    """The engine's last line, classified by what it says of the registry. Every name at the
+    reference's registry is left out of what is matched: a port may read "...401", a path
+    "unauthorized"."""
     text = message.strip().splitlines()[-1] if message.strip() else "unknown error"
-    auth_words = ("unauthorized", "authentication required", "no basic auth credentials", "401")
-    if any(word in text for word in auth_words):
+    said = re.sub(re.escape(reference.split("/")[0]) + r"\S*", "", text).lower()
+    auth_words = ("unauthorized", "authentication required", "no basic auth credentials")
+    if any(word in said for word in auth_words) or re.search(r"\b401\b", said):
         return RegistryError(
             f"the registry refused {reference}: {text}",
             hint=f"log in with `docker login {reference.split('/')[0]}` (repro uses the "
             "Docker credential store only)",
         )
-    if "not found" in text or "manifest unknown" in text:
+    if "not found" in said or "manifest unknown" in said:
         return RegistryError(f"{reference} is not in the registry: {text}")
     return RegistryError(f"registry operation on {reference} failed: {text}")
