@@ -187,13 +187,20 @@ def _values(samples: list[MetricsSample], field: str) -> list[float]:
 
 
 def decode_refreshes(samples: list[MetricsSample]) -> int:
-    """How many scrapes found the gauges freshly set by a decode step: SGLang sets them all
-    together every `decode_log_interval` decode iterations, `gen_throughput` from the tokens
-    of that interval (metrics_reporter.py), so a new non-zero value is a new refresh and a
-    repeated one the same, possibly stale, reading."""
+    """How many scrapes found the gauges as a decode step set them. SGLang sets them together
+    every `decode_log_interval` decode iterations: `gen_throughput` from that interval's
+    tokens, `num_running_reqs` from the decode batch, so at least 1 (metrics_reporter.py,
+    report_decode_stats). A new non-zero `gen_throughput` is a new refresh; a repeated one
+    the same, possibly stale, reading. Beside 0 running it is stale too: a prefill's log has
+    rewritten the running gauge since, counting the running batch without the requests it
+    admits and re-exporting the last `gen_throughput` (report_prefill_stats), which at c=1
+    reads 0 between every two requests."""
     seen, last = 0, None
-    for value in _values(samples, "gen_throughput"):
-        if value > 0 and value != last:
+    for sample in samples:
+        value = sample.gen_throughput
+        if value is None:
+            continue
+        if value > 0 and value != last and (sample.num_running_reqs or 0) > 0:
             seen += 1
         last = value
     return seen

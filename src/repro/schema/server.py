@@ -73,8 +73,9 @@ class ServerState(BaseModel):
     )
     decode_refreshes: int | None = Field(
         default=None,
-        description="scrapes that found the gauges refreshed by a decode step (a new non-zero "
-        "gen_throughput); None: not counted (an older record)",
+        description="scrapes that found the gauges as a decode step set them (a new non-zero "
+        "gen_throughput beside at least one running request); None: not counted (an older "
+        "record)",
     )
 
 
