@@ -16,7 +16,6 @@ the level invalid.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -146,21 +145,25 @@ class MetricsScraper:
         self.problem: str | None = None
         self._t0 = 0.0
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     def start(self) -> None:
         self._t0 = time.perf_counter()
         self._task = asyncio.ensure_future(self._run())
 
     async def stop(self) -> list[MetricsSample]:
+        """Ends the scraping. The flag ends it too where a cancel is lost (Python 3.11's
+        `asyncio.wait_for` drops one that arrives as its awaitable finishes): a lost cancel
+        once left `stop` waiting for ever and the bench with it."""
         if self._task is not None:
+            self._stopping = True
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+            await asyncio.wait({self._task})  # not suppress(CancelledError): the caller's own
+            self._task = None  # cancel (a deadline, Ctrl-C) must still reach it
         return self.samples
 
     async def _run(self) -> None:
-        while await self._scrape():
+        while await self._scrape() and not self._stopping:
             await asyncio.sleep(self.interval)
 
     async def _scrape(self) -> bool:

@@ -219,10 +219,8 @@ class Pool:
             conn.close()
             self._open.discard(conn)
         loop = asyncio.get_running_loop()
-        _, conn = await asyncio.wait_for(
-            loop.create_connection(Connection, self.host, self.port, ssl=self.tls),
-            self.connect_timeout,
-        )
+        async with asyncio.timeout(self.connect_timeout):  # not wait_for: see bounded.fetch
+            _, conn = await loop.create_connection(Connection, self.host, self.port, ssl=self.tls)
         self._open.add(conn)
         return conn
 

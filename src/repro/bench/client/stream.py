@@ -20,7 +20,6 @@ event (`max_event_bytes`); malformed HTTP or SSE, a value no server can send
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -175,8 +174,7 @@ class StreamClient:
     async def __aexit__(self, *exc: object) -> None:
         if self._watchdog is not None:
             self._watchdog.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watchdog
+            await asyncio.wait({self._watchdog})  # a cancel of the caller's still reaches it
             self._watchdog = None
         if self._pool is not None:
             self._pool.close()
