@@ -10,13 +10,14 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
 from repro.cli import main
 from repro.report.records import load_run
 from repro.schema.level import Level
-from tests.bench.chunkserver import chunk_server
+from tests.bench.chunkserver import Handler, chunk_server
 
 # 8 requests x 128 tokens at c=4: 256 decode steps, six refreshes at SGLang's default
 # decode_log_interval of 40: long enough for the gauge rule to judge
@@ -39,35 +40,30 @@ def _bench(url: str, out: Path) -> Level:
     return level
 
 
-def test_a_gauge_never_seen_refreshed_is_unknown_not_zero(tmp_path: Path) -> None:
-    async def frozen(request: web.Request) -> web.Response:
-        return web.Response(text=_page(0, 0))  # set before the level, never again
-
-    with chunk_server({"/metrics": frozen}) as url:
-        level = _bench(url, tmp_path / "run")
-    assert level.server is not None and level.server.decode_refreshes == 0
-    assert not any("ran at most" in reason for reason in level.reasons), level.reasons
-
-
-def test_a_refresh_rewritten_by_a_prefill_is_unknown_not_zero(tmp_path: Path) -> None:
+def _metrics(running: float, refreshing: bool) -> dict[str, Handler]:
+    """`/metrics` showing `running`, its gen_throughput new at every scrape or frozen."""
     refresh = itertools.count(1)
 
-    async def after_prefill(request: web.Request) -> web.Response:
-        return web.Response(text=_page(0, 100.0 + next(refresh)))
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=_page(running, 100.0 + next(refresh) if refreshing else 0))
 
-    with chunk_server({"/metrics": after_prefill}) as url:
+    return {"/metrics": page}
+
+
+@pytest.mark.parametrize(
+    "refreshing",
+    [False, True],  # frozen since before the level; new, but rewritten by a prefill's log
+    ids=["never-seen-refreshed", "refresh-rewritten-by-a-prefill"],
+)
+def test_a_stale_gauge_is_unknown_not_zero(tmp_path: Path, refreshing: bool) -> None:
+    with chunk_server(_metrics(0, refreshing)) as url:
         level = _bench(url, tmp_path / "run")
     assert level.server is not None and level.server.decode_refreshes == 0
     assert not any("ran at most" in reason for reason in level.reasons), level.reasons
 
 
 def test_a_gauge_seen_refreshing_still_judges_the_load(tmp_path: Path) -> None:
-    refresh = itertools.count(1)
-
-    async def capped_at_one(request: web.Request) -> web.Response:
-        return web.Response(text=_page(1, 100.0 + next(refresh)))
-
-    with chunk_server({"/metrics": capped_at_one}) as url:
+    with chunk_server(_metrics(1, refreshing=True)) as url:  # capped at one
         level = _bench(url, tmp_path / "run")
     assert level.server is not None and (level.server.decode_refreshes or 0) >= 2
     assert any("ran at most 1 requests while 4 were offered" in r for r in level.reasons)
