@@ -159,7 +159,9 @@ class MetricsScraper:
             self._stopping = True
             self._task.cancel()
             await asyncio.wait({self._task})  # not suppress(CancelledError): the caller's own
-            self._task = None  # cancel (a deadline, Ctrl-C) must still reach it
+            task, self._task = self._task, None  # cancel (a deadline, Ctrl-C) still reaches it
+            if not task.cancelled():
+                task.result()  # a scrape's own error, raised here as before
         return self.samples
 
     async def _run(self) -> None:

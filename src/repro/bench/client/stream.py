@@ -175,7 +175,9 @@ class StreamClient:
         if self._watchdog is not None:
             self._watchdog.cancel()
             await asyncio.wait({self._watchdog})  # a cancel of the caller's still reaches it
-            self._watchdog = None
+            watchdog, self._watchdog = self._watchdog, None
+            if not watchdog.cancelled():
+                watchdog.result()  # its own error, raised here as before
         if self._pool is not None:
             self._pool.close()
             self._pool = None
