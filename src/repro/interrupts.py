@@ -57,9 +57,8 @@ def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
     than in the middle of one, as asyncio.run does with Ctrl-C: no coroutine is cut
     half-way through a step, and the loop's clean-up cancels the rest."""
     global _taken
-    if signum == signal.SIGPIPE:
-        if _taken is not None or _stopping() or not _reader_gone():
-            return  # already stopping: the output just goes nowhere now
+    if signum == signal.SIGPIPE and (_taken is not None or _stopping() or not _reader_gone()):
+        return  # already stopping: the output just goes nowhere now
     _taken = signum
     loop = _running_loop()
     if loop is None:
@@ -177,8 +176,6 @@ def signals_as_interrupts() -> Iterator[None]:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored
         taken.append(signal.SIGINT)
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in taken}
-    if outermost:
-        _taken = None
     try:
         with _guarded_streams():
             yield

@@ -164,13 +164,13 @@ def _registry_error(reference: str, message: str) -> RegistryError:
     reference's registry is left out of what is matched: a port may read "...401", a path
     "unauthorized"."""
     text = message.strip().splitlines()[-1] if message.strip() else "unknown error"
-    said = re.sub(re.escape(reference.split("/")[0]) + r"\S*", "", text).lower()
+    host = reference.split("/")[0]
+    said = re.sub(re.escape(host) + r"\S*", "", text).lower()
     auth_words = ("unauthorized", "authentication required", "no basic auth credentials")
     if any(word in said for word in auth_words) or re.search(r"\b401\b", said):
         return RegistryError(
             f"the registry refused {reference}: {text}",
-            hint=f"log in with `docker login {reference.split('/')[0]}` (repro uses the "
-            "Docker credential store only)",
+            hint=f"log in with `docker login {host}` (repro uses the Docker credential store only)",
         )
     if "not found" in said or "manifest unknown" in said:
         return RegistryError(f"{reference} is not in the registry: {text}")
