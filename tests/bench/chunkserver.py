@@ -16,6 +16,7 @@ from aiohttp import web
 
 TOKENS_PER_CHUNK = 4
 CHUNK_GAP_S = 0.010
+EVENTS_PER_WRITE = web.AppKey("events_per_write", int)
 
 
 def _sse(data: dict[str, Any]) -> bytes:
@@ -47,17 +48,23 @@ async def _stream(request: web.Request) -> web.StreamResponse:
     await resp.prepare(request)
     loop = asyncio.get_running_loop()
     start = loop.time()
+    events_per_write = request.app[EVENTS_PER_WRITE]
+    pending = b""
     for step, done in enumerate(range(TOKENS_PER_CHUNK, total + 1, TOKENS_PER_CHUNK)):
-        await asyncio.sleep(max(0.0, start + step * CHUNK_GAP_S - loop.time()))
+        if step % events_per_write == 0:
+            await asyncio.sleep(max(0.0, start + step * CHUNK_GAP_S - loop.time()))
         if chat:
             usage = {"prompt_tokens": 3, "completion_tokens": done, "total_tokens": 3 + done}
             choice = {"index": 0, "delta": {"content": "abcd"}, "finish_reason": None}
-            await resp.write(_sse({"choices": [choice], "usage": usage}))
+            pending += _sse({"choices": [choice], "usage": usage})
         else:
             finish = {"type": "length"} if done == total else None
             meta = {"prompt_tokens": 3, "completion_tokens": done, "finish_reason": finish}
-            await resp.write(_sse({"text": "x" * done, "meta_info": meta}))
-    await resp.write(b"data: [DONE]\n\n")
+            pending += _sse({"text": "x" * done, "meta_info": meta})
+        if (step + 1) % events_per_write == 0:
+            await resp.write(pending)
+            pending = b""
+    await resp.write(pending + b"data: [DONE]\n\n")
     return resp
 
 
@@ -65,10 +72,14 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @contextmanager
-def chunk_server(gets: dict[str, Handler] | None = None) -> Iterator[str]:
+def chunk_server(
+    gets: dict[str, Handler] | None = None, events_per_write: int = 1
+) -> Iterator[str]:
     """The server's URL while the block runs (its own event loop, in a thread); `gets` adds
-    GET routes (a test's own `/metrics`, say)."""
+    GET routes (a test's own `/metrics`, say); `events_per_write` > 1 sends that many events
+    in one write, as a server's front end that fell behind does."""
     app = web.Application()
+    app[EVENTS_PER_WRITE] = events_per_write
     for path, handler in (gets or {}).items():
         app.router.add_get(path, handler)
     app.router.add_get("/server_info", _server_info)

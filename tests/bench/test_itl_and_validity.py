@@ -57,6 +57,25 @@ def _server(cap: int | None = 256, **kw: Any) -> ServerState:
     )  # fmt: skip
 
 
+def test_chunks_read_together_are_counted_as_merged() -> None:
+    """A front end that fell behind sends two events per write: the second of each pair comes
+    off the socket with the first, a gap of 0, and the level says what share that was."""
+
+    body = generate_body("hi", 64, temperature=0.0, ignore_eos=True)
+
+    async def go(url: str) -> Any:
+        async with StreamClient(url, "generate") as client:
+            return await client.run([body] * 2, 1)
+
+    with chunk_server(events_per_write=2) as url:
+        run = measure(go(url))
+    assert all(r.ok and r.completion_tokens == 64 for r in run.results), run.results
+    level = summarize_level(run.results, concurrency=1, repeat=0, duration=run.duration)
+    # 16 events: the first is the TTFT, and 8 of the 15 gaps are the second of a pair
+    assert level.merged_chunk_pct is not None and level.merged_chunk_pct >= 8 / 15 * 100
+    assert level.median_itl_ms == 0.0
+
+
 def test_a_sound_level_is_valid() -> None:
     level = _level(accept_length=4.0, client_cpu_per_s=0.3,
                    server=_server(max_running=60.0, spec_accept_length=4.2))  # fmt: skip

@@ -20,7 +20,12 @@ from repro.report import load_run
 pytestmark = pytest.mark.real_sglang
 
 PROMPTS, OUTPUT_LEN = 8, 32
-CLIENT_SLACK_S = 0.5
+CLIENT_SLACK_S = 1.0
+"""How much later the client may see a request start or end than the server: the HTTP front
+end's queue (up to 0.66 s seen beside two busy loops on a 2-core machine)."""
+MERGED_PCT_KEPT_UP = 10.0
+"""Up to this share of chunks read together, the stream was read as the server sent it (0-6%
+seen on an idle 2-core machine; beside two busy loops, often 50-100%)."""
 
 
 @pytest.fixture(scope="module", params=["generate", "chat"])
@@ -58,8 +63,11 @@ def test_client_latencies_fall_in_the_servers_own_buckets(measured: MeasuredLeve
             i = bounds.index(row.server_bucket[1])
             # At most one bucket below the server's (events that arrive together shorten the
             # client's gaps), at most one bucket above or CLIENT_SLACK_S later: the client also
-            # times the HTTP front end's queue, long on a busy 2-core machine.
-            low = bounds[max(i - 2, 0)]
+            # times the HTTP front end's queue, long on a busy 2-core machine. A stream that
+            # fell behind (chunks read together, merged_chunk_pct) has ITL gaps any number of
+            # buckets short: there ITL's low side is not the server's.
+            behind = metric == ITL and (measured.level.merged_chunk_pct or 0) > MERGED_PCT_KEPT_UP
+            low = 0.0 if behind else bounds[max(i - 2, 0)]
             high = max(bounds[min(i + 1, len(bounds) - 1)], bounds[i] + CLIENT_SLACK_S)
             assert low <= row.client_s <= high, (metric, row)
 

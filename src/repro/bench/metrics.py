@@ -232,7 +232,9 @@ def level_fields(
     level.update(_stats("ttft", (r.ttft_s for r in ok if r.ttft_s is not None)))
     itl = (t for r in ok for t in per_token_itl(r.chunk_gap_s, r.chunk_tokens))
     level.update(_stats("itl", itl))
-    level.update(_stats("chunk_gap", (gap for r in ok for gap in r.chunk_gap_s)))
+    gaps = [gap for r in ok for gap in r.chunk_gap_s]
+    level.update(_stats("chunk_gap", gaps))
+    level["merged_chunk_pct"] = sum(1 for g in gaps if g == 0.0) / len(gaps) * 100 if gaps else None
     level.update(_stats("tpot", (t for r in ok if (t := _tpot(r)) is not None)))
     level.update(_stats("e2e_latency", (r.e2e_s for r in ok if r.e2e_s is not None)))
     rng = np.random.default_rng(concurrency * 1009 + repeat)  # seeded: a level's CIs repeat

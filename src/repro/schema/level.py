@@ -158,6 +158,11 @@ class Level(BaseModel):
     median_chunk_gap_ms: float | None = None
     p90_chunk_gap_ms: float | None = None
     p99_chunk_gap_ms: float | None = None
+    merged_chunk_pct: float | None = Field(
+        default=None,
+        description="% of token chunks read in one socket read with the one before (a gap of "
+        "0): the client or the server's front end fell behind the stream, and ITL understates",
+    )
     mean_tpot_ms: float | None = None
     median_tpot_ms: float | None = None
     p90_tpot_ms: float | None = None
