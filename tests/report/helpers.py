@@ -16,10 +16,11 @@ def raw_levels(run: Path) -> list[dict[str, Any]]:
 
 def raw_values(run: Path, key: str) -> dict[int, list[float]]:
     """Per configured concurrency (`max_concurrency`, bench_serving's name), the summary's value
-    of `key` in each repeat."""
+    of `key` in each valid repeat, as the report counts them. On a loaded host a simulator
+    can fall behind its clock, and that level is rightly invalid: it is left out here too."""
     out: dict[int, list[float]] = {}
     for level in sorted(raw_levels(run), key=lambda lv: (lv["max_concurrency"], lv["repeat"])):
-        if level.get(key) is not None:
+        if level.get(key) is not None and level["valid"]:
             out.setdefault(level["max_concurrency"], []).append(float(level[key]))
     return out
 
