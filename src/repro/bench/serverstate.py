@@ -24,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
 
 from repro.bench.client.bounded import Refused
+from repro.bench.client.tasks import stop_task
 from repro.bench.plausible import gauge_problem
 from repro.bench.session import ServerSession
 from repro.schema.server import MetricsSample, ServerLimits, ServerState
@@ -157,11 +158,8 @@ class MetricsScraper:
         once left `stop` waiting for ever and the bench with it."""
         if self._task is not None:
             self._stopping = True
-            self._task.cancel()
-            await asyncio.wait({self._task})  # not suppress(CancelledError): the caller's own
-            task, self._task = self._task, None  # cancel (a deadline, Ctrl-C) still reaches it
-            if not task.cancelled():
-                task.result()  # a scrape's own error, raised here as before
+            task, self._task = self._task, None
+            await stop_task(task)
         return self.samples
 
     async def _run(self) -> None:

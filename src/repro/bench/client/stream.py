@@ -40,6 +40,7 @@ from repro.bench.client.readers import (
     StreamStopped,
 )
 from repro.bench.client.result import RequestResult
+from repro.bench.client.tasks import stop_task
 from repro.bench.client.wire import MAX_COUNT, MAX_EVENT_BYTES, EventTooLarge
 from repro.schema.record import ClientLimits, Endpoint
 
@@ -173,11 +174,8 @@ class StreamClient:
 
     async def __aexit__(self, *exc: object) -> None:
         if self._watchdog is not None:
-            self._watchdog.cancel()
-            await asyncio.wait({self._watchdog})  # a cancel of the caller's still reaches it
             watchdog, self._watchdog = self._watchdog, None
-            if not watchdog.cancelled():
-                watchdog.result()  # its own error, raised here as before
+            await stop_task(watchdog)
         if self._pool is not None:
             self._pool.close()
             self._pool = None
