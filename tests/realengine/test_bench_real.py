@@ -73,13 +73,19 @@ def test_client_latencies_fall_in_the_servers_own_buckets(measured: MeasuredLeve
 
 
 def test_generate_streams_every_token_the_server_timed(measured: MeasuredLevel) -> None:
-    # SGLang observes ITL once per token of each chunk after the first, as repro's itl_s.
+    # SGLang observes ITL once per token of each output after the first, as repro's itl_s
+    # does for each event after the first. When its front end lags (a busy host), SGLang's
+    # `_wait_one_response` (srt/managers/tokenizer_manager.py) streams only the newest of the
+    # outputs queued for a request, so tokens the server timed one by one reach the client in
+    # one event: in a later event the client spreads its gap over them (bench_serving's ITL);
+    # folded into the first event, they come with the first token and have no gap to time.
     # On chat, text the detokenizer holds back (incomplete UTF-8) reaches the client in a
-    # later chunk, so the client times fewer tokens there; on /generate every one.
+    # later chunk, so the client times fewer tokens there; on /generate every one it can.
     itl = compare(measured.rows, measured.server, ITL)
     assert itl.server.count == sum(r.completion_tokens - 1 for r in measured.rows)
     if measured.endpoint == "generate":
-        assert itl.client_count == itl.server.count
+        in_first_event = sum(r.completion_tokens - sum(r.chunk_tokens) for r in measured.rows)
+        assert itl.client_count == itl.server.count - (in_first_event - len(measured.rows))
     else:
         assert 0 < itl.client_count <= itl.server.count
 
