@@ -102,9 +102,14 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
     assert folder is not None
-    first = next(iter(index_of(folder).values()))
+    first, second = index_of(folder).values()
     first_summary = folder / RunFolder(str(first["run_dir"])).bench.summary_file
     before = first_summary.stat().st_mtime_ns
+    # A kill while a run saves its context leaves a folder holding only the temp file (seen
+    # on a loaded machine): no run to resume there, the point is done afresh.
+    killed_early = folder / "points" / str(second["name"]) / f"29991231T235959Z-{second['name']}"
+    killed_early.mkdir(parents=True)
+    (killed_early / ".context.json.k9x2.tmp").write_text('{"ref": ')
 
     result = repro("campaign", "run", "--resume", str(folder), cwd=repo_root, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -112,7 +117,8 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
     assert [p["status"] for p in index.values()] == ["done", "done"]
     assert first_summary.stat().st_mtime_ns == before  # the finished point was not redone
     assert f"point 1/2: {first['name']}" not in result.stderr
-    for name in index:
+    for name, point in index.items():
+        assert RunFolder(folder / str(point["run_dir"])).is_pipeline()
         assert deployment_containers(name, tmp_path / "state") == []
 
 

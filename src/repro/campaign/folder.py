@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 from repro.fsutil import write_atomic
-from repro.runfolder import RunRecordError, fresh_run_dir, read_model, write_model
+from repro.runfolder import RunFolder, RunRecordError, fresh_run_dir, read_model, write_model
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PointState
 
 CAMPAIGNS_DIR = Path("runs") / "campaigns"
@@ -82,9 +82,13 @@ class CampaignFolder:
         return self.path / state.run_dir if state.run_dir else None
 
     def run_dir_for(self, name: str) -> str | None:
-        """The point's run folder (relative to the campaign's), once `repro run` made it."""
+        """The point's run folder (relative to the campaign's), once `repro run` saved its
+        context there: a folder killed before that (nothing in it but a temp file) is no run,
+        and the point starts afresh."""
         where = self.point_dir(name)
-        found = sorted(p for p in where.iterdir() if p.is_dir()) if where.is_dir() else []
+        found = sorted(
+            p for p in (where.iterdir() if where.is_dir() else ()) if RunFolder(p).has_context()
+        )
         return str(found[-1].relative_to(self.path)) if found else None
 
     # ---- files --------------------------------------------------------------------------

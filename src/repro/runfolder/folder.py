@@ -200,6 +200,10 @@ class RunFolder:
         """Whether this is a record folder (it has run.json)."""
         return self.run_file.is_file()
 
+    def has_context(self) -> bool:
+        """Whether `repro run` saved its context here (what `--resume` needs)."""
+        return self.context_file.is_file()
+
     def is_pipeline(self) -> bool:
         """Whether this is a `repro run` folder (it has stages.json)."""
         return self.stages_file.is_file()
