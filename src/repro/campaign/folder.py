@@ -83,8 +83,8 @@ class CampaignFolder:
 
     def run_dir_for(self, name: str) -> str | None:
         """The point's run folder (relative to the campaign's), once `repro run` saved its
-        context there: a folder killed before that (nothing in it but a temp file) is no run,
-        and the point starts afresh."""
+        context there: a folder killed before that (at most a temp file, or the simulator's
+        recipe) is no run, and the point starts afresh."""
         where = self.point_dir(name)
         found = sorted(
             p for p in (where.iterdir() if where.is_dir() else ()) if RunFolder(p).has_context()
