@@ -138,11 +138,13 @@ def client_fractions(values: Sequence[float], bounds: Sequence[float]) -> list[f
 
 
 def quantile(values: Sequence[float], q: float) -> float:
-    """The q-quantile of the client's values (linear, numpy's default convention)."""
+    """The client's value at the rank where `Histogram.bucket_of_quantile` looks for the
+    server's q-quantile: the first value whose cumulative count reaches q * n. Client and
+    server then name the same request's rank. Interpolating between two values (numpy's
+    default) can land in a gap between two requests that no server bucket holds: p50 of 8
+    requests whose latencies are 0.35 s and 3.2 s, in two groups of four, is 1.75 s."""
     ordered = sorted(values)
     if not ordered:
         return math.nan
-    pos = q * (len(ordered) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+    n = len(ordered)
+    return ordered[min(bisect.bisect_left(range(1, n + 1), q * n), n - 1)]
