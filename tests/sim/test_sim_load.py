@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.simulator import Simulators
 
-from .simproc import MODEL, metric_value, post_json
+from .simproc import FAST, MODEL, metric_value, post_json
 
 
 def _wait_idle(url: str, timeout: float = 10.0) -> None:
@@ -74,6 +74,30 @@ def test_client_disconnect_mid_stream(sim: Any) -> None:
     assert metric_value(sim.url, "sglang:num_aborted_requests_total") == aborted + 21
     status, out = post_json(sim.url + "/generate", {"text": "still here?"})
     assert status == 200 and out["meta_info"]["finish_reason"] is not None
+
+
+@pytest.mark.parametrize("path", ["/generate", "/v1/chat/completions", "/v1/completions"])
+def test_a_client_gone_before_the_headers_is_an_abort_not_an_error(
+    simulator: Simulators, path: str
+) -> None:
+    """A client that sends a streaming request and hangs up at once: the stream's headers
+    meet a closed connection. That is a client leaving, as it is mid-stream."""
+    sim = simulator(["--model-path", MODEL, "--enable-metrics"], FAST)
+    body = {"model": MODEL, "stream": True, "text": "hi", "prompt": "hi", "max_tokens": 8}
+    body["messages"] = [{"role": "user", "content": "hi"}]
+    payload = json.dumps(body).encode()
+    for _ in range(10):
+        s = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
+        s.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n".encode()
+            + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+            + payload
+        )
+        s.close()
+    _wait_idle(sim.url)
+    status, out = post_json(sim.url + "/generate", {"text": "still here?"})
+    assert status == 200 and out["meta_info"]["finish_reason"] is not None
+    assert "Error handling request" not in sim.log(), sim.log()[-3000:]
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ write bodies the way SGLang's FastAPI server does (compact JSON, `data: ...` eve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncGenerator
@@ -40,21 +41,24 @@ def sse_event(obj: Any) -> bytes:
 SSE_DONE = b"data: [DONE]\n\n"
 
 
-async def sse_start(request: web.Request) -> web.StreamResponse:
-    resp = web.StreamResponse(
+def sse_response() -> web.StreamResponse:
+    """An event stream not yet started. Its caller sends the headers (`prepare`) inside the
+    block that handles the client leaving: a client can hang up before the headers go out,
+    and that is a client leaving, not a server error."""
+    return web.StreamResponse(
         status=200, headers={"Content-Type": "text/event-stream; charset=utf-8"}
     )
-    await resp.prepare(request)
-    return resp
 
 
 async def sse_once(request: web.Request, events: list[Any]) -> web.StreamResponse:
     """A whole stream at once: these events, then `[DONE]`."""
-    resp = await sse_start(request)
-    for event in events:
-        await resp.write(sse_event(event))
-    await resp.write(SSE_DONE)
-    await resp.write_eof()
+    resp = sse_response()
+    with contextlib.suppress(ConnectionError):  # the client left: nobody to tell
+        await resp.prepare(request)
+        for event in events:
+            await resp.write(sse_event(event))
+        await resp.write(SSE_DONE)
+        await resp.write_eof()
     return resp
 
 

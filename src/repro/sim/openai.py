@@ -27,7 +27,7 @@ from repro.sim.contract import (
     message_text,
     openai_sampling_params,
 )
-from repro.sim.http import SSE_DONE, Flow, Frontend, json_response, sse_event, sse_start
+from repro.sim.http import SSE_DONE, Flow, Frontend, json_response, sse_event, sse_response
 from repro.sim.request import Req
 from repro.sim.tokenizer_manager import Prompt
 
@@ -264,7 +264,7 @@ class OpenAIRoutes:
         body: dict[str, Any],
         echoes: list[str],
     ) -> web.StreamResponse:
-        resp = await sse_start(request)
+        resp = sse_response()
         include_usage, continuous = self._usage_flags(body)
         created = int(time.time())
         obj = "chat.completion.chunk" if kind == "chat" else "text_completion"
@@ -281,6 +281,7 @@ class OpenAIRoutes:
             return sse_event(data)
 
         try:
+            await resp.prepare(request)
             async with aclosing(self.frontend.updates(flow)) as updates:
                 async for req, ids_sent in updates:
                     text = req.text()

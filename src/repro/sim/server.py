@@ -33,7 +33,7 @@ from repro.sim.http import (
     json_response,
     sse_event,
     sse_once,
-    sse_start,
+    sse_response,
 )
 from repro.sim.request import Req
 
@@ -291,10 +291,11 @@ class NativeRoutes:
     async def stream_generate(
         self, request: web.Request, flow: Flow, inp: GenerateInput
     ) -> web.StreamResponse:
-        resp = await sse_start(request)
+        resp = sse_response()
         incremental = bool(self.cfg.args.incremental_streaming_output)
         text_sent = {req.index: 0 for req in flow.reqs}
         try:
+            await resp.prepare(request)
             async with aclosing(self.frontend.updates(flow)) as updates:
                 async for req, ids_sent in updates:
                     offset = (ids_sent, text_sent[req.index]) if incremental else (0, 0)
