@@ -76,16 +76,24 @@ def test_client_disconnect_mid_stream(sim: Any) -> None:
     assert status == 200 and out["meta_info"]["finish_reason"] is not None
 
 
-@pytest.mark.parametrize("path", ["/generate", "/v1/chat/completions", "/v1/completions"])
-def test_a_client_gone_before_the_headers_is_an_abort_not_an_error(
+STREAMS = {
+    "/generate": {"text": "hi", "stream": True, "sampling_params": {"max_new_tokens": 8}},
+    "/v1/chat/completions": {
+        "model": MODEL, "messages": [{"role": "user", "content": "hi"}],
+        "stream": True, "max_tokens": 8,
+    },
+    "/v1/completions": {"model": MODEL, "prompt": "hi", "stream": True, "max_tokens": 8},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", list(STREAMS))
+def test_a_client_gone_before_the_headers_is_not_a_server_error(
     simulator: Simulators, path: str
 ) -> None:
     """A client that sends a streaming request and hangs up at once: the stream's headers
     meet a closed connection. That is a client leaving, as it is mid-stream."""
     sim = simulator(["--model-path", MODEL, "--enable-metrics"], FAST)
-    body = {"model": MODEL, "stream": True, "text": "hi", "prompt": "hi", "max_tokens": 8}
-    body["messages"] = [{"role": "user", "content": "hi"}]
-    payload = json.dumps(body).encode()
+    payload = json.dumps(STREAMS[path]).encode()
     for _ in range(10):
         s = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
         s.sendall(
