@@ -35,6 +35,18 @@ def _wait_for_running(url: str, count: int, timeout: float = 10.0) -> None:
         time.sleep(0.05)
 
 
+def _send_raw(port: int, path: str, body: dict[str, Any]) -> socket.socket:
+    """A POST written straight to a socket, so the test decides when the client leaves."""
+    payload = json.dumps(body).encode()
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n".encode()
+        + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+        + payload
+    )
+    return s
+
+
 def test_client_disconnect_mid_stream(sim: Any) -> None:
     aborted = metric_value(sim.url, "sglang:num_aborted_requests_total")
     body = {
@@ -42,16 +54,7 @@ def test_client_disconnect_mid_stream(sim: Any) -> None:
         "stream": True,
         "sampling_params": {"max_new_tokens": 30000, "ignore_eos": True},
     }
-    payload = json.dumps(body).encode()
-    socks = []
-    for _ in range(20):
-        s = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
-        s.sendall(
-            b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {len(payload)}\r\n\r\n".encode()
-            + payload
-        )
-        socks.append(s)
+    socks = [_send_raw(sim.port, "/generate", body) for _ in range(20)]
     for s in socks:  # streaming has started on every one
         seen = b""
         while b"data: {" not in seen:
@@ -59,14 +62,7 @@ def test_client_disconnect_mid_stream(sim: Any) -> None:
             assert chunk, seen
             seen += chunk
     # and one plain request whose client gives up while it waits
-    plain = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
-    body["stream"] = False
-    payload = json.dumps(body).encode()
-    plain.sendall(
-        b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        + f"Content-Length: {len(payload)}\r\n\r\n".encode()
-        + payload
-    )
+    plain = _send_raw(sim.port, "/generate", {**body, "stream": False})
     _wait_for_running(sim.url, 21)
     for s in [*socks, plain]:
         s.close()
@@ -93,15 +89,8 @@ def test_a_client_gone_before_the_headers_is_not_a_server_error(
     """A client that sends a streaming request and hangs up at once: the stream's headers
     meet a closed connection. That is a client leaving, as it is mid-stream."""
     sim = simulator(["--model-path", MODEL, "--enable-metrics"], FAST)
-    payload = json.dumps(STREAMS[path]).encode()
     for _ in range(10):
-        s = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
-        s.sendall(
-            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n".encode()
-            + f"Content-Length: {len(payload)}\r\n\r\n".encode()
-            + payload
-        )
-        s.close()
+        _send_raw(sim.port, path, STREAMS[path]).close()
     _wait_idle(sim.url)
     status, out = post_json(sim.url + "/generate", {"text": "still here?"})
     assert status == 200 and out["meta_info"]["finish_reason"] is not None
