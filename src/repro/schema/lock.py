@@ -48,6 +48,7 @@ from repro.schema.base import (
     REVISION_PATTERN,
     SHA256_PATTERN,
 )
+from repro.schema.drystart import DryStart
 from repro.schema.deployment import DrafterFacts, ModelFacts
 from repro.schema.image import ImageSpec
 from repro.schema.option_catalog import Catalog
@@ -224,6 +225,10 @@ class Lock(BaseModel):
     image: LockedImage | None = None
     catalog: Catalog | None = None
     patches: list[PatchPin] = Field(default_factory=list)
+    resolved: DryStart | None = Field(
+        default=None,
+        description="What SGLang's own start-up resolved the argv to (the engine dry-start).",
+    )
 
     @field_validator("lock_version")
     @classmethod
@@ -239,7 +244,8 @@ class Lock(BaseModel):
         """Locks without a drafter block size or config facts keep their bytes (no `null`
         key added)."""
         data: dict[str, Any] = handler(self)
-        for key in ("drafter_block_size", "model_facts", "drafter_facts", "drafter_architectures"):
+        optional = ("drafter_block_size", "model_facts", "drafter_facts", "drafter_architectures")
+        for key in (*optional, "resolved"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

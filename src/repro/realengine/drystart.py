@@ -1,0 +1,311 @@
+"""The engine dry-start: SGLang's own start-up logic on a recipe, before any GPU is rented.
+
+A recipe's rendered argv goes through the start-up code of the SGLang its image pins (see
+drystart_probe.py for the steps), with two things put in place, each said in the result:
+the model and drafter are their tiny twins (`repro image tiny-model --like`), and an
+algorithm a patch set adds runs as the builtin it builds on when that release's wheel lacks
+the patch. The engines are SGLang 0.5.23's CPU engine (`.venv-sglang`, scripts/ensure-sglang)
+and, laid over it, the start-up code of each other release an image stands on
+(`.venv-sglang/releases/X`, from releases/sglang-X.txt). Where SGLang refuses, the refusal is
+mapped back to the recipe field whose option it names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro.errors import ReproError
+from repro.recipe.argv_check import check_argv
+from repro.recipe.findings import Finding, Loc
+from repro.recipe.loader import locate
+from repro.recipe.render import analyze, render_env
+from repro.safetext import clean
+from repro.schema.drystart import DryStart
+from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked
+from repro.schema.option_catalog import Catalog
+from repro.schema.recipe import Recipe
+
+PROBE = Path(__file__).with_name("drystart_probe.py")
+RELEASES = Path(__file__).with_name("releases")
+# The release .venv-sglang itself is; the others are laid over it from RELEASES.
+BASE_RELEASE = "0.5.23"
+# Importing SGLang is ~10 s on 2 cores, each recipe ~1 s more; a loaded machine is slower.
+DEADLINE_S = 600
+# A patch's algorithm and the builtin whose worker it extends, for a release whose wheel lacks
+# the patch: DDTree's DDTreeWorker subclasses DFlashWorkerV2 and reuses the DFlash drafter
+# (sgl-project/sglang#29907, python/sglang/srt/speculative/ddtree_worker.py).
+PATCHED_ALGORITHM_BASE = {"DDTREE": "DFLASH"}
+# What the recipes' GPUs decide and this host cannot show: SGLang's hooks that read the
+# device (memory capacity, compute capability). Their values are those of no GPU here.
+DEVICE_HOOKS = (
+    "_handle_gpu_memory_settings",
+    "_attention_backend_default",
+    "_sampling_backend_default",
+    "_resolve_dflash_draft_attention_backend",
+)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The Python that runs one release's start-up code, and what it lays over its packages."""
+
+    version: str
+    python: Path
+    overlay: Path | None
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
+        env["PYTHONPATH"] = str(self.overlay) if self.overlay else ""
+        env["HF_HUB_OFFLINE"] = "1"
+        return env
+
+
+@dataclass(frozen=True)
+class Target:
+    """One recipe to dry-start: what it renders to, and the twins that stand for its models."""
+
+    recipe: Recipe
+    catalog: Catalog
+    image: ImageSpec | None
+    model_dir: Path
+    drafter_dir: Path | None
+
+
+def engine_for(version: str, python: Path) -> Engine | None:
+    """The engine for release `version`, when scripts/ensure-sglang has made it."""
+    if not python.is_file():
+        return None
+    if version == BASE_RELEASE:
+        return Engine(version, python, None)
+    overlay = python.parent.parent / "releases" / version
+    if (overlay / "sglang").is_dir():
+        return Engine(version, python, overlay)
+    return None
+
+
+def known_releases() -> list[str]:
+    """Every release the engines cover, the base first."""
+    others = sorted(p.stem.removeprefix("sglang-") for p in RELEASES.glob("sglang-*.txt"))
+    return [BASE_RELEASE, *others]
+
+
+def missing_engine_line(version: str) -> str:
+    """The one line `recipe check` says when a recipe's release has no engine here."""
+    if version not in known_releases():
+        return (
+            f"engine dry-start not run: repro has no start-up code of SGLang {version} "
+            f"(it covers {', '.join(known_releases())})"
+        )
+    return (
+        f"engine dry-start not run: SGLang {version}'s start-up code is not installed; "
+        "`make sglang-engine` (scripts/ensure-sglang) installs it"
+    )
+
+
+def _swap(argv: list[str], flag: str, value: str) -> list[str]:
+    out = list(argv)
+    if flag in out:
+        out[out.index(flag) + 1] = value
+    return out
+
+
+def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]:
+    """The argv the start-up code gets, and one line per stand-in put into it."""
+    rendered = analyze(target.recipe, target.catalog).argv
+    stand_ins = [f"model: the twin at {target.model_dir.name}"]
+    argv = _swap(rendered, "--model-path", str(target.model_dir))
+    if target.drafter_dir is not None:
+        argv = _swap(argv, "--speculative-draft-model-path", str(target.drafter_dir))
+        stand_ins.append(f"drafter: the twin at {target.drafter_dir.name}")
+    provides = target.image.provides if target.image is not None else None
+    if provides is not None and (provides.speculative_algorithms or provides.options):
+        patch = target.image.patch_set.name if target.image and target.image.patch_set else "?"
+        dropped = {o.name for o in provides.options}
+        kept: list[str] = []
+        skip = False
+        for token in argv:
+            if skip:
+                skip = False
+                continue
+            if token in dropped:
+                skip = True
+                continue
+            kept.append(PATCHED_ALGORITHM_BASE.get(token, token))
+        if kept != argv:
+            swapped = [f"{a} as {b}" for a, b in PATCHED_ALGORITHM_BASE.items() if a in argv]
+            stand_ins.append(
+                f"patch set {patch} not applied (the {engine_version} wheel has no copy of "
+                f"it): {', '.join(swapped) or 'its options'} without "
+                f"{', '.join(sorted(dropped & set(argv)))}; its declared constraints are "
+                "checked by the recipe rules"
+            )
+        argv = kept
+    if "--device" not in argv:
+        argv += ["--device", "cuda"]
+    return argv, stand_ins
+
+
+def run_engine(engine: Engine, requests: list[dict[str, object]]) -> list[dict[str, object]]:
+    """One process of the engine's Python over every request; its JSON list of results."""
+    try:
+        done = subprocess.run(
+            [str(engine.python), str(PROBE)],
+            input=json.dumps(requests),
+            capture_output=True,
+            text=True,
+            env=engine.env(),
+            timeout=DEADLINE_S,
+        )
+    except subprocess.TimeoutExpired:
+        raise ReproError(
+            f"SGLang {engine.version}'s start-up code did not finish in {DEADLINE_S} s"
+        ) from None
+    last = done.stdout.strip().splitlines()[-1:] if done.stdout.strip() else []
+    try:
+        results = json.loads(last[0]) if last else None
+    except json.JSONDecodeError:
+        results = None
+    if done.returncode != 0 or not isinstance(results, list) or len(results) != len(requests):
+        tail = [line for line in done.stderr.strip().splitlines() if line.strip()][-1:]
+        raise ReproError(
+            f"SGLang {engine.version}'s start-up code did not run: "
+            f"{one_line(tail[0]) if tail else 'no output'}",
+            hint=f"run {engine.python} {PROBE} by hand to see why",
+        )
+    return results
+
+
+def one_line(text: object) -> str:
+    """Foreign text (SGLang's messages) made safe, on one line."""
+    return " ".join(clean(text).split())
+
+
+def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
+    """Dry-start every target on `engine` (one process), in order."""
+    argvs = [dry_argv(t, engine.version) for t in targets]
+    requests: list[dict[str, object]] = [
+        {"argv": argv, "env": render_env(t.recipe)} for t, (argv, _) in zip(targets, argvs)
+    ]
+    results = []
+    for (_argv, stand_ins), raw in zip(argvs, run_engine(engine, requests)):
+        assert isinstance(raw, dict)
+        notes = [one_line(n) for n in raw.get("notes") or []]
+        results.append(
+            DryStart(
+                sglang_version=str(raw.get("sglang_version")),
+                engine=f"SGLang {engine.version}'s start-up code on the CPU, no GPU",
+                stand_ins=stand_ins,
+                refused=raw.get("failed"),
+                changed=raw.get("changed") or {},
+                model=raw.get("model"),
+                drafter=raw.get("drafter"),
+                notes=notes,
+            )
+        )
+    return results
+
+
+def _words(text: str) -> str:
+    return " " + re.sub(r"[^a-z0-9]+", " ", text.lower()) + " "
+
+
+def refusal_field(target: Target, result: DryStart) -> Loc:
+    """The recipe field whose option SGLang's refusal names (its spelling, its dest in words,
+    or its value, such as the algorithm), in argv order; else the server as a whole."""
+    assert result.refused is not None
+    said = _words(result.refused.message)
+    rendered = analyze(target.recipe, target.catalog)
+    candidates: list[tuple[Loc, tuple[str, ...]]] = []
+    for loc, tokens in rendered.origins:
+        option = target.catalog.find(tokens[0])
+        names = option.options if option is not None else (tokens[0],)
+        dest = option.dest if option is not None else ""
+        candidates.append((loc, (*names, dest, *tokens[1:])))
+    parsed, _ = check_argv(target.recipe.server.extra_args, target.catalog)
+    for arg in parsed:
+        loc = ("server", "extra_args", arg.index)
+        candidates.append((loc, (*arg.option.options, arg.option.dest)))
+    for loc, names in candidates:
+        for name in names:
+            words = _words(name.removeprefix("--").removeprefix("enable_").removeprefix("enable-"))
+            if len(words.strip()) > 2 and words in said:
+                return loc
+    return ("server",)
+
+
+def findings(target: Target, result: DryStart) -> list[Finding]:
+    """`recipe check`'s lines for one dry start: SGLang's refusal on the field it names."""
+    if result.refused is None:
+        return []
+    refused = result.refused
+    shown, path = locate(target.recipe, refusal_field(target, result))
+    where = f" ({refused.where})" if refused.where else ""
+    message = (
+        f"SGLang {result.sglang_version} refuses to start ({refused.step}): "
+        f"{one_line(refused.message)}{where}"
+    )
+    return [Finding("error", shown, path, message, "engine-dry-start")]
+
+
+def device_derived(result: DryStart) -> list[str]:
+    """The resolved options whose value SGLang took from the device, which this host lacks."""
+    return sorted(name for name, value in result.changed.items() if value.by in DEVICE_HOOKS)
+
+
+@dataclass(frozen=True)
+class EngineCheck:
+    """A recipe's dry start: its result, or the one line saying why it did not run."""
+
+    target: Target | None = None
+    result: DryStart | None = None
+    not_run: str | None = None
+
+
+def _target(locked: Locked, python: Path | None) -> Target | str:
+    """What to dry-start for `locked`, or why it cannot be."""
+    from repro.realengine.twins import TwinError, ensure_twins  # deferred: the Hub client
+
+    recipe, image, catalog = locked.recipe, locked.image_spec, locked.catalog
+    if image is not None and image.simulated:
+        return "engine dry-start not run: the image is repro's simulator, not SGLang"
+    if catalog is None:
+        return "engine dry-start not run: no option catalog for the recipe's image"
+    try:
+        twins = ensure_twins(recipe, python=python)
+    except TwinError as err:
+        return f"engine dry-start not run: {one_line(err.message)}"
+    return Target(recipe, catalog, image, twins.model_dir, twins.drafter_dir)
+
+
+def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
+    """Dry-start each recipe on its release's engine (one process per release), in order."""
+    checks: list[EngineCheck] = [EngineCheck() for _ in lockeds]
+    by_engine: dict[str, list[int]] = {}
+    for i, locked in enumerate(lockeds):
+        catalog = locked.catalog
+        version = catalog.sglang_version if catalog is not None else "?"
+        engine = engine_for(version, python)
+        if engine is None:
+            checks[i] = EngineCheck(not_run=missing_engine_line(version))
+            continue
+        target = _target(locked, python)
+        if isinstance(target, str):
+            checks[i] = EngineCheck(not_run=target)
+            continue
+        checks[i] = EngineCheck(target=target)
+        by_engine.setdefault(version, []).append(i)
+    for version, indexes in by_engine.items():
+        engine = engine_for(version, python)
+        assert engine is not None
+        targets = [checks[i].target for i in indexes]
+        results = dry_start([t for t in targets if t is not None], engine)
+        for i, result in zip(indexes, results):
+            checks[i] = EngineCheck(target=checks[i].target, result=result)
+    return checks
