@@ -67,7 +67,16 @@ def corpus() -> list[str]:
     return sentences
 
 
-def make_tokenizer(out: Path) -> None:
+def make_tokenizer(
+    out: Path,
+    *,
+    template: str = CHAT_TEMPLATE,
+    special_tokens: list[str] = SPECIAL_TOKENS,
+    eos: str = EOS,
+    pad: str = "<|endoftext|>",
+) -> None:
+    """A byte-level BPE tokenizer trained on `corpus()`, with `template` as its chat template
+    (transformers writes it to chat_template.jinja)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -76,27 +85,27 @@ def make_tokenizer(out: Path) -> None:
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=VOCAB_SIZE,
-        special_tokens=SPECIAL_TOKENS,
+        special_tokens=special_tokens,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     tok.train_from_iterator(corpus(), trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
-        eos_token=EOS,
-        pad_token="<|endoftext|>",
-        additional_special_tokens=SPECIAL_TOKENS,
+        eos_token=eos,
+        pad_token=pad,
+        additional_special_tokens=special_tokens,
     )
-    fast.chat_template = CHAT_TEMPLATE
+    fast.chat_template = template
     fast.save_pretrained(str(out))
 
 
-def _qwen3_config(layers: int, eos_id: int, pad_id: int):
+def _qwen3_config(layers: int, eos_id: int, pad_id: int, hidden: int = HIDDEN):
     from transformers import Qwen3Config
 
     return Qwen3Config(
         vocab_size=VOCAB_SIZE,
-        hidden_size=HIDDEN,
+        hidden_size=hidden,
         intermediate_size=INTERMEDIATE,
         num_hidden_layers=layers,
         num_attention_heads=HEADS,
@@ -110,6 +119,22 @@ def _qwen3_config(layers: int, eos_id: int, pad_id: int):
         bos_token_id=None,
         dtype="bfloat16",
     )
+
+
+def capturable_layer_ids(num_layers: int, count: int) -> list[int]:
+    """`count` target layers (at most num_layers - 1) a DFlash drafter can read, spread
+    evenly, none of them the last: SGLang captures the hidden state after target layer `k`
+    "before layer k + 1" (``set_dflash_layers_to_capture`` in sglang/srt/models/qwen3.py,
+    deepseek_v2.py, qwen3_vl.py for qwen3_5), and there is no layer after the last one, so
+    ``target_layer_ids`` must all be <= num_layers - 2 (SGLang's own
+    ``resolve_target_layer_ids`` in speculative/dflash_utils.py only checks < num_layers)."""
+    last = num_layers - 2
+    if last < 0:
+        raise ValueError(f"a {num_layers}-layer target has no layer a drafter can capture")
+    count = min(count, last + 1)
+    if count == 1:
+        return [last // 2]
+    return sorted({round(i * last / (count - 1)) for i in range(count)})
 
 
 def _token_id(tok: Any, token: str) -> int:
@@ -134,36 +159,47 @@ def make_model(out: Path, seed: int) -> None:
     model.save_pretrained(str(out), safe_serialization=True)
 
 
+def target_text_config(target: Path) -> dict[str, Any]:
+    """The target's config.json, its text model's part for a multimodal one."""
+    config: dict[str, Any] = json.loads((target / "config.json").read_text())
+    text: dict[str, Any] = config.get("text_config", config)
+    return text
+
+
 def make_drafter(out: Path, target: Path, seed: int, block_size: int = DRAFT_BLOCK_SIZE) -> None:
-    """A random DFlash drafter whose config and weight names are those SGLang's
-    ``DFlashDraftModel`` loads (sglang/srt/models/dflash.py, speculative/dflash_utils.py):
-    Qwen3 decoder layers, ``fc`` projecting the target layers' hidden states, ``hidden_norm``.
-    ``block_size`` is top-level, where ``parse_dflash_draft_config`` falls back to when
-    ``dflash_config`` has none (as z-lab's checkpoints have it); the weights do not depend
-    on it, so drafters of one seed differ only in their config."""
+    """A random DFlash drafter for the model at `target` (its hidden size, vocabulary and
+    layers), whose config and weight names are those SGLang's ``DFlashDraftModel`` loads
+    (sglang/srt/models/dflash.py, speculative/dflash_utils.py): Qwen3 decoder layers, ``fc``
+    projecting the hidden states of the target layers it can capture
+    (`capturable_layer_ids`), ``hidden_norm``. ``block_size`` is top-level, where
+    ``parse_dflash_draft_config`` falls back to when ``dflash_config`` has none (as z-lab's
+    checkpoints have it); the weights do not depend on it, so drafters of one seed differ
+    only in their config."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoTokenizer, Qwen3Model
 
     out.mkdir(parents=True, exist_ok=True)
+    text = target_text_config(target)
+    hidden, layers = int(text["hidden_size"]), int(text["num_hidden_layers"])
     tok = AutoTokenizer.from_pretrained(str(target))
     mask_id = _token_id(tok, MASK)
     torch.manual_seed(seed + 1)
-    config = _qwen3_config(DRAFT_LAYERS, _token_id(tok, EOS), tok.pad_token_id)
+    config = _qwen3_config(DRAFT_LAYERS, _token_id(tok, EOS), tok.pad_token_id, hidden)
     body: Any = Qwen3Model(config)
     body = body.to(torch.bfloat16)
-    target_layers = list(range(LAYERS))
+    target_layers = capturable_layer_ids(layers, layers - 1)
     weights = {k: v for k, v in body.state_dict().items() if not k.startswith("embed_tokens.")}
-    weights["fc.weight"] = (torch.randn(HIDDEN, len(target_layers) * HIDDEN) * 0.02).to(
+    weights["fc.weight"] = (torch.randn(hidden, len(target_layers) * hidden) * 0.02).to(
         torch.bfloat16
     )
-    weights["hidden_norm.weight"] = torch.ones(HIDDEN, dtype=torch.bfloat16)
+    weights["hidden_norm.weight"] = torch.ones(hidden, dtype=torch.bfloat16)
     save_file({k: v.contiguous() for k, v in sorted(weights.items())}, out / "model.safetensors")
     draft = config.to_dict()
     draft.update(
         architectures=["DFlashDraftModel"],
         block_size=block_size,
-        num_target_layers=LAYERS,
+        num_target_layers=layers,
         dflash_config={"mask_token_id": mask_id, "target_layer_ids": target_layers},
     )
     (out / "config.json").write_text(json.dumps(draft, indent=2, sort_keys=True) + "\n")

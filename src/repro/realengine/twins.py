@@ -1,0 +1,204 @@
+"""Tiny twins of a recipe's model and drafter: the same architectures, scaled down, seeded.
+
+A twin has the architecture string and every config field SGLang 0.5.23 reads for its model
+class, with layers, hidden size and experts scaled down, random weights under the checkpoint
+names that class's ``load_weights`` accepts, a tokenizer and a chat template with the real
+model's thinking switch. The engine dry-start points SGLang's ``--model-path`` at them, and a
+GPU run can serve them before the real weights are downloaded.
+
+``twin_for(recipe)`` says which twins a recipe needs (no I/O); ``ensure_twins(recipe)`` makes
+them with the engine's Python (``twingen.py``, which does not import repro), the same bytes for
+the same seed, and publishes each into the Hub cache as one commit (``repro.hub.publish``), so
+that a recipe naming the twin's repository locks and serves it with the Hub offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro.errors import ReproError
+from repro.schema.recipe import Recipe
+from repro.settings import SGLANG_PYTHON
+
+GENERATOR = Path(__file__).with_name("twingen.py")
+MARKER = "repro-twin.json"  # in each twin: what made it (kind, seed, generator digest)
+GENERATE_TIMEOUT_S = 600
+
+
+class TwinError(ReproError):
+    """A recipe whose model or drafter has no twin, or a twin that could not be made."""
+
+
+@dataclass(frozen=True)
+class ModelTwin:
+    """A target architecture the project twins: twingen.py's kind and the Hub name."""
+
+    kind: str
+    repo: str
+    dflash_block_size: int  # the real DFlash drafters' block size for this model
+
+
+# The shipped recipes' models (follow `extends:`), keyed by the real repository.
+MODEL_TWINS: dict[str, ModelTwin] = {
+    "moonshotai/Kimi-K2.6": ModelTwin("kimi_k25", "repro-twin/kimi-k2.6", 8),
+    "nvidia/Kimi-K2.6-NVFP4": ModelTwin("kimi_k25_nvfp4", "repro-twin/kimi-k2.6-nvfp4", 8),
+    "Qwen/Qwen3.6-27B": ModelTwin("qwen3_5", "repro-twin/qwen3.6-27b", 16),
+    "repro-tiny/qwen3-tiny": ModelTwin("qwen3", "repro-tiny/qwen3-tiny", 4),
+}
+# speculative.algorithm -> the drafter architecture twingen.py writes
+DRAFTER_KINDS = {"DFLASH": "dflash", "DDTREE": "dflash", "EAGLE3": "eagle3"}
+
+
+@dataclass(frozen=True)
+class TwinSpec:
+    """Which twins a recipe needs: the model's kind and repository, and the drafter's
+    (kind None: the recipe has no drafter)."""
+
+    model_kind: str
+    model_repo: str
+    drafter_kind: str | None = None
+    drafter_repo: str | None = None
+    block_size: int | None = None  # DFlash only
+
+
+@dataclass(frozen=True)
+class Twins:
+    """Twins in the Hub cache: snapshot folders a ``--model-path`` can point at."""
+
+    model_dir: Path
+    drafter_dir: Path | None
+    model_repo: str
+    drafter_repo: str | None
+
+
+def twin_for(recipe: Recipe) -> TwinSpec:
+    """The twins of `recipe`'s model and drafter (no I/O). A model or algorithm without a
+    twin is a TwinError naming the recipe field."""
+    model = MODEL_TWINS.get(recipe.model.repo)
+    if model is None:
+        raise TwinError(
+            f"recipe {recipe.name}: model.repo {recipe.model.repo} has no tiny twin",
+            hint="twins exist for " + ", ".join(sorted(MODEL_TWINS)),
+        )
+    if recipe.drafter is None or recipe.speculative is None:
+        return TwinSpec(model.kind, model.repo)
+    algorithm = recipe.speculative.algorithm
+    kind = DRAFTER_KINDS.get(algorithm)
+    if kind is None:
+        raise TwinError(
+            f"recipe {recipe.name}: speculative.algorithm {algorithm} has no drafter twin",
+            hint="drafter twins exist for " + ", ".join(sorted(DRAFTER_KINDS)),
+        )
+    if kind == "eagle3":
+        return TwinSpec(model.kind, model.repo, kind, f"{model.repo}-eagle3")
+    block = model.dflash_block_size
+    return TwinSpec(model.kind, model.repo, kind, f"{model.repo}-dflash-b{block}", block)
+
+
+def _generator_digest() -> str:
+    scripts = sorted(GENERATOR.parent.glob("twin*.py")) + [GENERATOR.with_name("tinymodel.py")]
+    digest = hashlib.sha256()
+    for script in scripts:
+        digest.update(script.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def marker(kind: str, seed: int, block_size: int | None = None) -> dict[str, object]:
+    """What a twin's MARKER file holds: a cached twin with another marker is made again."""
+    made: dict[str, object] = {"kind": kind, "seed": seed, "generator": _generator_digest()}
+    if block_size is not None:
+        made["block_size"] = block_size
+    return made
+
+
+def _cached(cache: Path, repo: str, want: dict[str, object]) -> Path | None:
+    from repro.hub.cache import storage_dir
+
+    storage = storage_dir(cache, repo)
+    ref = storage / "refs" / "main"
+    if not ref.is_file():
+        return None
+    snapshot = storage / "snapshots" / ref.read_text().strip()
+    try:
+        made = json.loads((snapshot / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    return snapshot if made == want else None
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def generate(spec: TwinSpec, out: Path, *, seed: int = 0, python: Path | None = None) -> None:
+    """Write the twins of `spec` into `out/model` (and `out/drafter`) with the engine's
+    Python; the same seed gives the same bytes."""
+    engine = python or Path(SGLANG_PYTHON.text())
+    if not engine.is_file():
+        raise TwinError(
+            f"SGLang's engine Python {engine} is not there",
+            hint="make it with `scripts/ensure-sglang` (or `make sglang-engine`)",
+        )
+    argv = [str(engine), str(GENERATOR), spec.model_kind, str(out / "model"), "--seed", str(seed)]
+    argv += ["--marker", json.dumps(marker(spec.model_kind, seed))]
+    if spec.drafter_kind is not None:
+        argv += ["--drafter", spec.drafter_kind, str(out / "drafter")]
+        argv += ["--drafter-marker", json.dumps(marker(spec.drafter_kind, seed, spec.block_size))]
+        if spec.block_size is not None:
+            argv += ["--block-size", str(spec.block_size)]
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=GENERATE_TIMEOUT_S,
+        check=False,
+        env={"HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1", "PATH": "/usr/bin:/bin"},
+    )
+    if done.returncode != 0:
+        raise TwinError(
+            f"making the {spec.model_kind} twin failed (exit {done.returncode}):\n"
+            + done.stderr[-2000:]
+        )
+
+
+def ensure_twins(
+    recipe: Recipe, *, python: Path | None = None, seed: int = 0, cache_dir: Path | None = None
+) -> Twins:
+    """The twins of `recipe` in the Hub cache (`cache_dir`, else huggingface_hub's own), made
+    and published as `main` of their repositories when absent (or made by another seed or
+    generator)."""
+    from repro.hub import cache_root  # deferred: huggingface_hub
+
+    spec = twin_for(recipe)
+    cache = cache_root(cache_dir)
+    model_dir = _cached(cache, spec.model_repo, marker(spec.model_kind, seed))
+    drafter_dir = None
+    if spec.drafter_kind is not None and spec.drafter_repo is not None:
+        drafter_dir = _cached(
+            cache, spec.drafter_repo, marker(spec.drafter_kind, seed, spec.block_size)
+        )
+    if model_dir is None or (spec.drafter_kind is not None and drafter_dir is None):
+        with tempfile.TemporaryDirectory(prefix="repro-twin-") as tmp:
+            out = Path(tmp)
+            generate(spec, out, seed=seed, python=python)
+            model_dir = _publish(cache, spec.model_repo, out / "model")
+            if spec.drafter_repo is not None:
+                drafter_dir = _publish(cache, spec.drafter_repo, out / "drafter")
+    return Twins(model_dir, drafter_dir, spec.model_repo, spec.drafter_repo)
+
+
+def _publish(cache: Path, repo: str, folder: Path) -> Path:
+    from repro.hub.cache import storage_dir
+    from repro.hub.publish import publish_to_cache
+
+    commit = publish_to_cache(repo, _files(folder), cache)
+    return storage_dir(cache, repo) / "snapshots" / commit
