@@ -74,7 +74,7 @@ def test_render_json_and_compose(project: Project) -> None:
 
 
 def test_check_all_shipped_recipes_pass(project: Project) -> None:
-    code, out, _ = run("check")
+    code, out, _ = run("check", "--no-engine")
     assert code == 0, out
     assert f"{len(SHIPPED_RECIPES)}/{len(SHIPPED_RECIPES)} recipes pass" in out
 
@@ -84,14 +84,14 @@ def test_check_fails_on_an_error_with_one_line(project: Project) -> None:
         "typo",
         "extends: kimi26-ep4\nserver: {extra_args: [--specualtive-algorithm, EAGLE]}\n",
     )
-    code, out, _ = run("check", "typo", "kimi26-ep4")
+    code, out, _ = run("check", "--no-engine", "typo", "kimi26-ep4")
     assert code == 1
     assert (
         "error: recipes/typo.yaml: server.extra_args[0]: unknown SGLang option "
         "'--specualtive-algorithm' (did you mean '--speculative-algorithm'?)"
     ) in out
     assert "1/2 recipes pass" in out
-    code, out, _ = run("check", "--json")
+    code, out, _ = run("check", "--no-engine", "--json")
     assert code == 1
     results = {r["recipe"]: r for r in json.loads(out)}
     assert not results["typo"]["ok"] and results["kimi26-ep4"]["ok"]
@@ -101,11 +101,11 @@ def test_check_fails_on_an_error_with_one_line(project: Project) -> None:
 
 def test_check_reports_load_errors_and_strict_warnings(project: Project) -> None:
     (project.recipes / "bin.yaml").write_bytes(b"\xff\x00")
-    code, out, _ = run("check", "bin")
+    code, out, _ = run("check", "--no-engine", "bin")
     assert code == 1 and "recipes/bin.yaml: not UTF-8 text" in out
     project.recipe("warn", "extends: kimi26-tp8\nname: other\n")
-    assert run("check", "warn")[0] == 0
-    assert run("check", "warn", "--strict")[0] == 1
+    assert run("check", "--no-engine", "warn")[0] == 0
+    assert run("check", "--no-engine", "warn", "--strict")[0] == 1
 
 
 def test_missing_recipe_is_a_clean_error(project: Project) -> None:

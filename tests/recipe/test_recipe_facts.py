@@ -25,7 +25,7 @@ def test_a_qwen_drafter_on_kimi_is_refused_naming_the_edited_file(project: Proje
     assert finding.severity == "error"
     assert (finding.file, finding.path) == ("recipes/my-kimi.yaml", "drafter.repo")
     assert "vocab_size 151936 vs 163840, hidden_size 4096 vs 7168" in finding.message
-    result = CliRunner().invoke(main, ["recipe", "check", "my-kimi"])
+    result = CliRunner().invoke(main, ["recipe", "check", "--no-engine", "my-kimi"])
     assert result.exit_code != 0
     assert "recipes/my-kimi.yaml" in result.output and "does not fit model" in result.output
     shipped = check_recipe(resolved(load_recipe("kimi26-ep4-dflash")))

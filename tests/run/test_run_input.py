@@ -76,7 +76,7 @@ def test_render_and_dry_run_refuse_what_check_rejects(repo_root: Path, tmp_path:
     start = lines.index("drafter:\n")
     no_drafter = tmp_path / "recipes" / "no-drafter.yaml"
     no_drafter.write_text("".join(lines[:start] + lines[start + 3 :]))
-    check = CliRunner().invoke(main, ["recipe", "check", str(no_drafter)])
+    check = CliRunner().invoke(main, ["recipe", "check", "--no-engine", str(no_drafter)])
     assert check.exit_code == 1 and "needs a drafter" in check.output
     for args in (["recipe", "render", str(no_drafter)], ["run", str(no_drafter), "--dry-run"]):
         assert "needs a drafter" in _refused(CliRunner().invoke(main, args))

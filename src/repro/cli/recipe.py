@@ -25,10 +25,12 @@ from repro.recipe import (
     render_shell,
 )
 from repro.recipe.findings import display_path
+from repro.realengine.drystart import EngineCheck, check_engines, resolved_lines
+from repro.realengine.drystart import findings as engine_findings
 from repro.recipe.render import LAUNCH
 from repro.schema.image import ImageSpec
 from repro.schema.recipe import Recipe
-from repro.settings import RECIPES_DIR
+from repro.settings import RECIPES_DIR, SGLANG_PYTHON
 from repro.tables import fit
 
 
@@ -136,32 +138,67 @@ def show_cmd(ctx: click.Context, ref: str, as_json: bool) -> None:
     show_default=True,
     help="shell: a command to paste; json: argv and env; compose: the service's command and env.",
 )
+@click.option(
+    "--resolved",
+    is_flag=True,
+    help="Also run SGLang's own start-up code on it (the engine dry-start) and print what "
+    "its hooks resolved: every value they changed, which hook, and SGLang's warnings.",
+)
+@click.option(
+    "--python",
+    "sglang_python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar=SGLANG_PYTHON.name,
+    default=Path(SGLANG_PYTHON.text()),
+    show_default=True,
+    help="The engine's Python (.venv-sglang) --resolved runs in.",
+)
 @click.pass_context
-def render_cmd(ctx: click.Context, ref: str, fmt: str) -> None:
-    """The exact SGLang server command of recipe REF (refused when `check` finds errors)."""
+def render_cmd(ctx: click.Context, ref: str, fmt: str, resolved: bool, sglang_python: Path) -> None:
+    """The exact SGLang server command of recipe REF (refused when `check` finds errors).
+
+    \b
+      repro recipe render kimi26-ep4-dflash
+      repro recipe render --resolved kimi26-ep4-dflash   # what SGLang makes of it
+    """
     locked = require_checked(load_locked(ref, _dir(ctx)))
     r = locked.served
     catalog = locked.need_catalog()
+    engine = check_engines([locked], sglang_python)[0] if resolved else None
     if fmt == "shell":
         click.echo(render_shell(r, catalog))
     elif fmt == "json":
         argv = render_server_argv(r, catalog)
-        _dump_json(
-            {
-                "recipe": r.name,
-                "image_spec": r.image,
-                "sglang_version": catalog.sglang_version,
-                "command": [*LAUNCH, *argv],
-                "argv": argv,
-                "env": render_env(r),
-            }
-        )
+        data: dict[str, Any] = {
+            "recipe": r.name,
+            "image_spec": r.image,
+            "sglang_version": catalog.sglang_version,
+            "command": [*LAUNCH, *argv],
+            "argv": argv,
+            "env": render_env(r),
+        }
+        if engine is not None:
+            data["resolved"] = _engine_json(engine)
+        _dump_json(data)
+        return
     else:
         fragment = {"services": {"sglang": render_compose(r, catalog)}}
         click.echo(yaml.safe_dump(fragment, sort_keys=False, width=100).rstrip())
+    if engine is not None:
+        for line in resolved_lines(engine):
+            click.echo(line)
+    if engine is not None and (engine.result is None or engine.result.refused is not None):
+        sys.exit(1)
 
 
-def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, Any]:
+def _engine_json(check: EngineCheck) -> dict[str, Any]:
+    if check.result is None:
+        return {"not_run": check.not_run}
+    return check.result.model_dump(mode="json")
+
+
+def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> tuple[dict[str, Any], Any]:
+    """The check's result of one recipe, and its Locked (None when it did not load)."""
     try:
         locked = load_locked(path_or_ref, recipes_dir)
         r = locked.recipe
@@ -175,7 +212,7 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, A
                 {"severity": "error", "message": line, "rule": "load"} for line in problems
             ],
             "lines": problems,
-        }
+        }, None
     # a lock: against the image and catalog it pins
     findings = check_recipe(locked)
     return {
@@ -184,21 +221,88 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> dict[str, A
         "ok": not any(f.severity == "error" for f in findings),
         "findings": [f.to_dict() for f in findings],
         "lines": [f"{f.severity}: {f}" for f in findings],
-    }
+    }, locked
+
+
+def _engine_line(check: EngineCheck) -> str:
+    """The one line of the dry start under a recipe in `recipe check`."""
+    if check.result is None:
+        return check.not_run or "engine dry-start not run"
+    result = check.result
+    if result.refused is not None:
+        return f"engine dry-start: SGLang {result.sglang_version} refuses it (above)"
+    classes = [c.architecture for c in (result.model, result.drafter) if c is not None]
+    return (
+        f"engine dry-start: SGLang {result.sglang_version} starts it up to the GPU "
+        f"({', '.join(classes)}; {len(result.changed)} values resolved)"
+    )
+
+
+def _add_engine(result: dict[str, Any], check: EngineCheck) -> None:
+    if check.target is not None and check.result is not None:
+        for finding in engine_findings(check.target, check.result):
+            result["findings"].insert(0, finding.to_dict())
+            result["lines"].insert(0, f"{finding.severity}: {finding}")
+            result["ok"] = False
+    result["lines"].append(_engine_line(check))
+    result["engine"] = _engine_json(check)
 
 
 @recipe.command("check")
 @click.argument("refs", nargs=-1)
 @json_option("the result")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+@click.option(
+    "--engine/--no-engine",
+    default=True,
+    show_default=True,
+    help="Also dry-start each recipe on SGLang's own start-up code of its image's release "
+    "(scripts/ensure-sglang installs it), on tiny twins of its model and drafter.",
+)
+@click.option(
+    "--python",
+    "sglang_python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar=SGLANG_PYTHON.name,
+    default=Path(SGLANG_PYTHON.text()),
+    show_default=True,
+    help="The engine's Python (.venv-sglang) the dry start runs in.",
+)
 @click.pass_context
-def check_cmd(ctx: click.Context, refs: tuple[str, ...], as_json: bool, strict: bool) -> None:
+def check_cmd(
+    ctx: click.Context,
+    refs: tuple[str, ...],
+    as_json: bool,
+    strict: bool,
+    engine: bool,
+    sglang_python: Path,
+) -> None:
     """Check recipes REFS (default: every recipe in the recipes directory).
 
+    Each recipe is checked against its image's option catalog and the rules, then (unless
+    --no-engine) dry-started: SGLang's own argument parsing and every start-up hook of the
+    release its image pins, and the model classes of tiny twins of its model and drafter,
+    up to the first step that needs a GPU. Where SGLang would refuse to start, the check
+    fails with SGLang's message on the recipe field it names.
+
     Exits non-zero when any recipe has an error (or, with --strict, a warning).
+
+    \b
+      repro recipe check kimi26-ep4-dflash
+      repro recipe check --no-engine        # the catalog and rules only, in seconds
     """
     targets: list[str | Path] = list(refs) or list(list_recipe_files(_dir(ctx)))
-    results = [_check_one(t, _dir(ctx)) for t in targets]
+    checked = [_check_one(t, _dir(ctx)) for t in targets]
+    results = [result for result, _ in checked]
+    if engine:
+        # A recipe the catalog or rules already refuse is not dry-started: SGLang's parser
+        # would only say the same again.
+        loaded = [(result, locked) for result, locked in checked if result["ok"]]
+        if not as_json and loaded:
+            click.echo(f"dry-starting {len(loaded)} recipes on SGLang's start-up code", err=True)
+        engine_checks = check_engines([locked for _, locked in loaded], sglang_python)
+        for (result, _), engine_check in zip(loaded, engine_checks):
+            _add_engine(result, engine_check)
     failed = [
         r
         for r in results
@@ -212,6 +316,8 @@ def check_cmd(ctx: click.Context, refs: tuple[str, ...], as_json: bool, strict: 
             click.echo(f"{mark:>4} {r['recipe']}")
             for line in r["lines"]:
                 color = "red" if line.startswith("error") or not r["ok"] else "yellow"
+                if line.startswith("engine dry-start"):
+                    color = "cyan"
                 click.secho(f"     {line}", fg=color)
         click.echo(f"{len(results) - len(failed)}/{len(results)} recipes pass")
     if failed:

@@ -23,6 +23,7 @@ from pathlib import Path
 from repro.errors import ReproError
 from repro.recipe.argv_check import check_argv
 from repro.recipe.findings import Finding, Loc
+from repro.recipe.hardware import gpu_model
 from repro.recipe.loader import locate
 from repro.recipe.render import analyze, render_env
 from repro.safetext import clean
@@ -42,14 +43,6 @@ DEADLINE_S = 600
 # the patch: DDTree's DDTreeWorker subclasses DFlashWorkerV2 and reuses the DFlash drafter
 # (sgl-project/sglang#29907, python/sglang/srt/speculative/ddtree_worker.py).
 PATCHED_ALGORITHM_BASE = {"DDTREE": "DFLASH"}
-# What the recipes' GPUs decide and this host cannot show: SGLang's hooks that read the
-# device (memory capacity, compute capability). Their values are those of no GPU here.
-DEVICE_HOOKS = (
-    "_handle_gpu_memory_settings",
-    "_attention_backend_default",
-    "_sampling_backend_default",
-    "_resolve_dflash_draft_attention_backend",
-)
 
 
 @dataclass(frozen=True)
@@ -76,6 +69,26 @@ class Target:
     image: ImageSpec | None
     model_dir: Path
     drafter_dir: Path | None
+
+    def gpu(self) -> dict[str, object] | None:
+        """The recipe's GPU as the probe's stand-in answers for it (drystart_probe.py's
+        ``_as_recipe_gpu``): the first model the topology names, its memory the topology's
+        floor (else the model's own size). None for a recipe that runs on no GPU."""
+        topology = self.recipe.topology
+        if topology.gpu_runtime == "none" or not topology.gpu_models:
+            return None
+        model = gpu_model(topology.gpu_models[0])
+        if model is None:
+            return None
+        gb = topology.min_gpu_memory_gb or model.memory_gb
+        major, minor = model.arch.split(".")
+        cuda = self.image.cuda_version if self.image is not None else None
+        return {
+            "sm": int(major) * 10 + int(minor),
+            "memory_mib": round((gb or 80) * 1e9 / 2**20),
+            "cuda": cuda or "13.0",
+            "name": model.name,
+        }
 
 
 def engine_for(version: str, python: Path) -> Engine | None:
@@ -119,7 +132,13 @@ def _swap(argv: list[str], flag: str, value: str) -> list[str]:
 def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]:
     """The argv the start-up code gets, and one line per stand-in put into it."""
     rendered = analyze(target.recipe, target.catalog).argv
+    gpu = target.gpu()
     stand_ins = [f"model: the twin at {target.model_dir.name}"]
+    if gpu is not None:
+        stand_ins.append(
+            f"GPU: SGLang's device queries answered for one {gpu['name']} (sm_{gpu['sm']}, "
+            f"{gpu['memory_mib']} MiB, CUDA {gpu['cuda']}); no GPU is used"
+        )
     argv = _swap(rendered, "--model-path", str(target.model_dir))
     if target.drafter_dir is not None:
         argv = _swap(argv, "--speculative-draft-model-path", str(target.drafter_dir))
@@ -191,7 +210,8 @@ def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
     """Dry-start every target on `engine` (one process), in order."""
     argvs = [dry_argv(t, engine.version) for t in targets]
     requests: list[dict[str, object]] = [
-        {"argv": argv, "env": render_env(t.recipe)} for t, (argv, _) in zip(targets, argvs)
+        {"argv": argv, "env": render_env(t.recipe), "gpu": t.gpu()}
+        for t, (argv, _) in zip(targets, argvs)
     ]
     results = []
     for (_argv, stand_ins), raw in zip(argvs, run_engine(engine, requests)):
@@ -200,7 +220,7 @@ def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
         results.append(
             DryStart(
                 sglang_version=str(raw.get("sglang_version")),
-                engine=f"SGLang {engine.version}'s start-up code on the CPU, no GPU",
+                engine=f"SGLang {engine.version}'s start-up code on the CPU",
                 stand_ins=stand_ins,
                 refused=raw.get("failed"),
                 changed=raw.get("changed") or {},
@@ -254,11 +274,6 @@ def findings(target: Target, result: DryStart) -> list[Finding]:
     return [Finding("error", shown, path, message, "engine-dry-start")]
 
 
-def device_derived(result: DryStart) -> list[str]:
-    """The resolved options whose value SGLang took from the device, which this host lacks."""
-    return sorted(name for name, value in result.changed.items() if value.by in DEVICE_HOOKS)
-
-
 @dataclass(frozen=True)
 class EngineCheck:
     """A recipe's dry start: its result, or the one line saying why it did not run."""
@@ -287,7 +302,7 @@ def _target(locked: Locked, python: Path | None) -> Target | str:
 def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
     """Dry-start each recipe on its release's engine (one process per release), in order."""
     checks: list[EngineCheck] = [EngineCheck() for _ in lockeds]
-    by_engine: dict[str, list[int]] = {}
+    by_engine: dict[tuple[str, bool], list[int]] = {}
     for i, locked in enumerate(lockeds):
         catalog = locked.catalog
         version = catalog.sglang_version if catalog is not None else "?"
@@ -300,8 +315,9 @@ def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
             checks[i] = EngineCheck(not_run=target)
             continue
         checks[i] = EngineCheck(target=target)
-        by_engine.setdefault(version, []).append(i)
-    for version, indexes in by_engine.items():
+        # a GPU stand-in stays for the process: recipes on no GPU get a process of their own
+        by_engine.setdefault((version, target.gpu() is None), []).append(i)
+    for (version, _on_cpu), indexes in by_engine.items():
         engine = engine_for(version, python)
         assert engine is not None
         targets = [checks[i].target for i in indexes]
@@ -309,3 +325,34 @@ def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
         for i, result in zip(indexes, results):
             checks[i] = EngineCheck(target=checks[i].target, result=result)
     return checks
+
+
+def _shown(value: object, width: int = 28) -> str:
+    text = one_line(json.dumps(value) if not isinstance(value, str) else value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def resolved_lines(check: EngineCheck) -> list[str]:
+    """`repro recipe render --resolved`: what SGLang's start-up made of the argv, as # lines
+    under the command (each at most 80 columns, long values cut; --format json has them)."""
+    if check.result is None:
+        return [f"# {check.not_run}"]
+    result = check.result
+    lines = [f"# {result.engine}; stand-ins:"]
+    lines += [f"#   {line}" for line in result.stand_ins]
+    if result.refused is not None:
+        refused = result.refused
+        lines.append(f"# SGLang {result.sglang_version} refuses it at {refused.step}:")
+        lines.append(f"#   {one_line(refused.message)} ({refused.where})")
+        return lines
+    lines.append(f"# resolved by SGLang {result.sglang_version} (option: asked -> resolved):")
+    for name, value in sorted(result.changed.items()):
+        by = f"  [{value.by}]" if value.by else ""
+        lines.append(f"#   {name}: {_shown(value.asked, 12)} -> {_shown(value.resolved)}{by}")
+    for role, found in (("model", result.model), ("drafter", result.drafter)):
+        if found is not None:
+            lines.append(f"# {role}: {found.architecture} ({found.model_class})")
+            if found.dflash:
+                lines.append(f"#   dflash: {one_line(json.dumps(found.dflash))}")
+    lines += [f"# SGLang: {note}" for note in result.notes]
+    return lines

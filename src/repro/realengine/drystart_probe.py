@@ -16,8 +16,12 @@ importing SGLang is most of the time; each recipe's environment is set for it al
 4. the drafter's: its ModelConfig and class, and for DFLASH ``parse_dflash_draft_config``
    (srt/speculative/dflash_utils.py): block size, target layer ids, mask token.
 
-No GPU is used or faked: the device-dependent defaults (GPU memory, compute capability) are
-those SGLang picks on a host without one, and the output says so (``gpu``).
+No GPU is used. What SGLang's handlers ask of the device (is it CUDA, its compute capability,
+its memory) is answered for the recipe's GPU by one named stand-in, ``_as_recipe_gpu``: in
+0.5.23 through SGLang's own ``override_platform`` (srt/runtime_context.py), and in every
+release by the probe functions of ``sglang.srt.utils.common`` as the start-up modules hold
+them. Nothing else is faked: a handler that reaches for the device in another way fails as it
+would on any host without a GPU, and the caller reports it.
 """
 
 from __future__ import annotations
@@ -92,9 +96,9 @@ def _failure(step: str, err: BaseException) -> dict[str, Any]:
     else:
         message = str(err) or type(err).__name__
     frames = traceback.extract_tb(err.__traceback__)
-    where = next(
-        (f"{f.filename.split('site-packages/')[-1]}:{f.lineno}" for f in reversed(frames)), ""
-    )
+    # the last SGLang line: where SGLang decided, even when the exception rose in torch
+    ours = [f for f in frames if "/sglang/" in f.filename] or frames
+    where = f"sglang/{ours[-1].filename.split('/sglang/')[-1]}:{ours[-1].lineno}" if ours else ""
     return {"step": step, "type": type(err).__name__, "message": message, "where": where}
 
 
@@ -131,6 +135,80 @@ def _drafter(server_args: Any) -> dict[str, Any] | None:
             for key in ("block_size", "target_layer_ids", "num_target_layers", "mask_token_id")
         }
     return found
+
+
+def _as_recipe_gpu(gpu: dict[str, Any]) -> None:
+    """Make SGLang's start-up see the recipe's GPU: ``{"sm": 120, "memory_mib": 91552,
+    "cuda": "13.0"}``. Only the device queries its handlers make are answered."""
+    import importlib
+    import pkgutil
+
+    import torch
+
+    import sglang.srt.arg_groups as groups
+    from sglang.srt.models.registry import ModelRegistry
+
+    # Every module imported as this host imports it before the stand-in answers: a model
+    # module that read "CUDA" at import would reach for kernels this host does not have.
+    ModelRegistry.get_supported_archs()
+    for found in pkgutil.iter_modules(groups.__path__):
+        try:
+            importlib.import_module(f"{groups.__name__}.{found.name}")
+        except Exception:  # a hook module of a feature this host cannot import: not asked
+            continue
+    sm = int(gpu["sm"])
+    major, minor = divmod(sm, 10)
+    facts = {
+        "is_cuda": True,
+        "is_hip": False,
+        "is_npu": False,
+        "is_xpu": False,
+        "is_musa": False,
+        "is_mps": False,
+        "is_sm90": major == 9,
+        "is_sm100": major == 10,
+        "is_sm100_or_sm110": major in (10, 11),
+        "is_sm110": major == 11,
+        "is_sm120": major == 12,
+        "is_blackwell": major in (10, 11, 12),
+        "is_hopper_with_cuda_12_3": major == 9,
+        "has_flashinfer": True,  # every CUDA image of SGLang ships flashinfer
+        "device_sm": sm,
+        "device_capability": (major, minor),
+    }
+    probes = {
+        "is_cuda": True,
+        "is_cuda_alike": True,
+        "is_hip": False,
+        "is_npu": False,
+        "is_xpu": False,
+        "is_musa": False,
+        "is_sm90_supported": major == 9,
+        "is_sm100_supported": major == 10,
+        "is_sm120_supported": major == 12,
+        "is_sm120": sm == 120,
+        "is_blackwell_supported": major in (10, 11, 12),
+        "is_blackwell": major in (10, 11, 12),
+        "is_flashinfer_available": True,
+        "get_device_sm": sm,
+        "get_device_capability": (major, minor),
+        "get_device_memory_capacity": float(gpu["memory_mib"]),
+        "get_nvgpu_memory_capacity": float(gpu["memory_mib"]),
+    }
+    torch.version.cuda = str(gpu.get("cuda") or "13.0")
+    # releases before 0.5.23 ask torch for the capability inside utils.common's probes
+    torch.cuda.get_device_capability = lambda *_a, **_k: (major, minor)
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith("sglang.srt"):
+            continue
+        for attr, value in probes.items():
+            if callable(getattr(module, attr, None)):
+                setattr(module, attr, lambda *_a, _v=value, **_k: _v)
+    try:
+        from sglang.srt.runtime_context import override_platform
+    except ImportError:  # releases before 0.5.23 ask utils.common's probes alone
+        return
+    override_platform(**facts).install()
 
 
 def probe(argv: list[str]) -> dict[str, Any]:
@@ -179,6 +257,8 @@ def probe(argv: list[str]) -> dict[str, Any]:
 def _one(request: dict[str, Any]) -> dict[str, Any]:
     saved = dict(os.environ)
     os.environ.update(request.get("env") or {})
+    if request.get("gpu"):
+        _as_recipe_gpu(request["gpu"])
     _notes.clear()
     try:
         result = probe(list(request["argv"]))

@@ -320,7 +320,9 @@ def make_kimi(out: Path, seed: int, nvfp4: bool = False) -> None:
         _write_json(out / "hf_quant_config.json", {"producer": {"name": "modelopt"},
                                                     "quantization": quant})  # fmt: skip
     _write_json(out / "config.json", config)
-    _write_json(out / "generation_config.json", {"do_sample": True, "eos_token_id": ids["<|im_end|>"]})
+    _write_json(
+        out / "generation_config.json", {"do_sample": True, "eos_token_id": ids["<|im_end|>"]}
+    )
 
 
 def make_qwen35(out: Path, seed: int) -> None:
@@ -329,7 +331,11 @@ def make_qwen35(out: Path, seed: int) -> None:
               "<|video_pad|>"]  # fmt: skip
     ids = _tokenizer(out, QWEN36_TEMPLATE, tokens, tinymodel.EOS, "<|endoftext|>")
     text = dict(QWEN35_TEXT, eos_token_id=ids[tinymodel.EOS])
-    hidden, heads, kv_heads = text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"]
+    hidden, heads, kv_heads = (
+        text["hidden_size"],
+        text["num_attention_heads"],
+        text["num_key_value_heads"],
+    )
     head_dim = text["head_dim"]
     k_dim = text["linear_num_key_heads"] * text["linear_key_head_dim"]
     v_heads = text["linear_num_value_heads"]
@@ -376,7 +382,9 @@ def make_qwen35(out: Path, seed: int) -> None:
         "tie_word_embeddings": False,
     }
     _write_json(out / "config.json", config)
-    _write_json(out / "generation_config.json", {"do_sample": True, "eos_token_id": ids[tinymodel.EOS]})
+    _write_json(
+        out / "generation_config.json", {"do_sample": True, "eos_token_id": ids[tinymodel.EOS]}
+    )
 
 
 def make_eagle3(out: Path, target: Path, seed: int) -> None:

@@ -1,0 +1,90 @@
+"""The engine dry-start: every shipped recipe through SGLang's own start-up code of its image's
+release, on tiny twins, and SGLang's refusals as `recipe check` errors on the field at fault."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+from tests.recipe.conftest import Project, make_project
+
+pytestmark = pytest.mark.real_sglang
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """A copy of the project; the current directory is its root."""
+    proj = make_project(tmp_path / "proj")
+    monkeypatch.chdir(proj.root)
+    monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
+    monkeypatch.delenv("REPRO_IMAGES_DIR", raising=False)
+    return proj
+
+
+def _repro(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_every_shipped_recipe_starts_up_on_its_images_sglang(project: Project) -> None:
+    code, out = _repro("recipe", "check", "--json")
+    results = {r["recipe"]: r for r in json.loads(out)}
+    assert code == 0, [r["findings"] for r in results.values() if not r["ok"]]
+    ran = {name: r["engine"] for name, r in results.items() if "sglang_version" in r["engine"]}
+    not_run = {name: r["engine"]["not_run"] for name, r in results.items() if name not in ran}
+    # only the simulator's recipes have no SGLang start-up to run
+    assert all("simulator" in why for why in not_run.values()), not_run
+    versions = {engine["sglang_version"] for engine in ran.values()}
+    assert versions == {"0.5.15", "0.5.17", "0.5.23"}
+    kimi = ran["kimi26-ep4-dflash"]
+    assert kimi["model"]["architecture"] == "KimiK25ForConditionalGeneration"
+    assert kimi["drafter"]["architecture"] == "DFlashDraftModel"
+    qwen = ran["qwen36-27b-tp1-dflash-ddtree"]
+    assert qwen["model"]["architecture"].startswith("Qwen3_5")
+    assert any("patch set ddtree not applied" in line for line in qwen["stand_ins"])
+    eagle = ran["kimi26-tp8-eagle3-b300"]["drafter"]["architecture"]
+    assert "Eagle3" in eagle
+
+
+def test_sglang_refuses_dflash_with_dp_attention_on_the_field_that_asks(
+    project: Project,
+) -> None:
+    project.recipe(
+        "dpa",
+        "extends: kimi26-ep4-dflash\n"
+        "server: {extra_args: [--enable-dp-attention, --dp-size, '8']}\n",
+    )
+    code, out = _repro("recipe", "check", "dpa")
+    assert code == 1, out
+    assert (
+        "error: recipes/dpa.yaml: server.extra_args[0]: SGLang 0.5.23 refuses to start "
+        "(resolve_once): DFLASH with dp attention requires --enable-dp-lm-head."
+    ) in out
+    assert "speculative_hook.py" in out
+
+
+def test_render_resolved_shows_what_sglangs_hooks_decided(project: Project) -> None:
+    code, out = _repro("recipe", "render", "--resolved", "kimi26-ep4-dflash")
+    assert code == 0, out
+    # the draft tokens come from the (twin) drafter's block size, by SGLang's DFLASH hook
+    assert "#   speculative_num_draft_tokens: null -> 8  [_handle_dflash]" in out
+    assert "GPU: SGLang's device queries answered for one RTX PRO 6000 (sm_120" in out
+    code, out = _repro("recipe", "render", "--resolved", "kimi26-ep4", "--format", "json")
+    resolved = json.loads(out)["resolved"]
+    assert resolved["changed"]["page_size"]["resolved"] == 1
+    assert resolved["model"]["architecture"] == "KimiK25ForConditionalGeneration"
+
+
+def test_a_recipe_whose_release_has_no_engine_says_how_to_get_it(
+    project: Project, tmp_path: Path
+) -> None:
+    code, out = _repro("recipe", "check", "kimi26-ep4", "--python", str(tmp_path / "none"))
+    assert code == 0, out
+    assert (
+        "engine dry-start not run: SGLang 0.5.23's start-up code is not installed; "
+        "`make sglang-engine` (scripts/ensure-sglang) installs it"
+    ) in out
