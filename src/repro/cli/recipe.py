@@ -15,6 +15,8 @@ from rich.table import Table
 from repro.cli.options import json_option
 from repro.errors import RecipeError
 from repro.lock import LockError, load_locked, require_checked
+from repro.realengine.drystart import EngineCheck, check_engines, resolved_lines
+from repro.realengine.drystart import findings as engine_findings
 from repro.recipe import (
     check_recipe,
     list_recipe_files,
@@ -25,8 +27,6 @@ from repro.recipe import (
     render_shell,
 )
 from repro.recipe.findings import display_path
-from repro.realengine.drystart import EngineCheck, check_engines, resolved_lines
-from repro.realengine.drystart import findings as engine_findings
 from repro.recipe.render import LAUNCH
 from repro.schema.image import ImageSpec
 from repro.schema.recipe import Recipe
@@ -301,7 +301,7 @@ def check_cmd(
         if not as_json and loaded:
             click.echo(f"dry-starting {len(loaded)} recipes on SGLang's start-up code", err=True)
         engine_checks = check_engines([locked for _, locked in loaded], sglang_python)
-        for (result, _), engine_check in zip(loaded, engine_checks):
+        for (result, _), engine_check in zip(loaded, engine_checks, strict=True):
             _add_engine(result, engine_check)
     failed = [
         r

@@ -211,24 +211,23 @@ def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
     argvs = [dry_argv(t, engine.version) for t in targets]
     requests: list[dict[str, object]] = [
         {"argv": argv, "env": render_env(t.recipe), "gpu": t.gpu()}
-        for t, (argv, _) in zip(targets, argvs)
+        for t, (argv, _) in zip(targets, argvs, strict=True)
     ]
     results = []
-    for (_argv, stand_ins), raw in zip(argvs, run_engine(engine, requests)):
-        assert isinstance(raw, dict)
-        notes = [one_line(n) for n in raw.get("notes") or []]
-        results.append(
-            DryStart(
-                sglang_version=str(raw.get("sglang_version")),
-                engine=f"SGLang {engine.version}'s start-up code on the CPU",
-                stand_ins=stand_ins,
-                refused=raw.get("failed"),
-                changed=raw.get("changed") or {},
-                model=raw.get("model"),
-                drafter=raw.get("drafter"),
-                notes=notes,
-            )
-        )
+    for (_argv, stand_ins), raw in zip(argvs, run_engine(engine, requests), strict=True):
+        data = raw if isinstance(raw, dict) else {}
+        notes = data.get("notes")
+        shown = {
+            "sglang_version": str(data.get("sglang_version")),
+            "engine": f"SGLang {engine.version}'s start-up code on the CPU",
+            "stand_ins": stand_ins,
+            "refused": data.get("failed"),
+            "changed": data.get("changed") or {},
+            "model": data.get("model"),
+            "drafter": data.get("drafter"),
+            "notes": [one_line(n) for n in notes] if isinstance(notes, list) else [],
+        }
+        results.append(DryStart.model_validate(shown))
     return results
 
 
@@ -322,7 +321,7 @@ def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
         assert engine is not None
         targets = [checks[i].target for i in indexes]
         results = dry_start([t for t in targets if t is not None], engine)
-        for i, result in zip(indexes, results):
+        for i, result in zip(indexes, results, strict=True):
             checks[i] = EngineCheck(target=checks[i].target, result=result)
     return checks
 

@@ -4,7 +4,8 @@ Run with the engine's Python (the SGLang of the recipe's era first on its path);
 import repro. Reads a JSON list on stdin, one ``{"argv": [...], "env": {...}}`` per recipe,
 and prints a JSON list on stdout's last line, one object each: what SGLang resolved, or the
 step that refused and SGLang's own message. One process serves the whole list, since
-importing SGLang is most of the time; each recipe's environment is set for it alone. The steps are SGLang's, in the order its launcher runs them:
+importing SGLang is most of the time; each recipe's environment is set for it alone. The
+steps are SGLang's, in the order its launcher runs them:
 
 1. ``prepare_server_args(argv)`` (sglang/srt/server_args.py): the parser and, in releases
    before 0.5.23, every resolution handler (``ServerArgs.__post_init__``);
@@ -92,7 +93,7 @@ def _raw(argv: list[str]) -> dict[str, Any]:
 
 def _failure(step: str, err: BaseException) -> dict[str, Any]:
     if isinstance(err, SystemExit):
-        message = "SGLang's parser refused the arguments (exit %s)" % err.code
+        message = f"SGLang's parser refused the arguments (exit {err.code})"
     else:
         message = str(err) or type(err).__name__
     frames = traceback.extract_tb(err.__traceback__)
@@ -143,9 +144,8 @@ def _as_recipe_gpu(gpu: dict[str, Any]) -> None:
     import importlib
     import pkgutil
 
-    import torch
-
     import sglang.srt.arg_groups as groups
+    import torch
     from sglang.srt.models.registry import ModelRegistry
 
     # Every module imported as this host imports it before the stand-in answers: a model

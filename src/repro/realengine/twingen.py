@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import tinymodel  # noqa: E402  (the sibling script: tokenizer, tiny Qwen3, capture rule)
+import tinymodel
 
 VOCAB = tinymodel.VOCAB_SIZE
 HIDDEN = tinymodel.HIDDEN

@@ -101,7 +101,7 @@ def twin_for(recipe: Recipe) -> TwinSpec:
 
 
 def _generator_digest() -> str:
-    scripts = sorted(GENERATOR.parent.glob("twin*.py")) + [GENERATOR.with_name("tinymodel.py")]
+    scripts = [*sorted(GENERATOR.parent.glob("twin*.py")), GENERATOR.with_name("tinymodel.py")]
     digest = hashlib.sha256()
     for script in scripts:
         digest.update(script.read_bytes())

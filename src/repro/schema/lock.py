@@ -48,8 +48,8 @@ from repro.schema.base import (
     REVISION_PATTERN,
     SHA256_PATTERN,
 )
-from repro.schema.drystart import DryStart
 from repro.schema.deployment import DrafterFacts, ModelFacts
+from repro.schema.drystart import DryStart
 from repro.schema.image import ImageSpec
 from repro.schema.option_catalog import Catalog
 from repro.schema.recipe import Recipe
