@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,8 +34,22 @@ if TYPE_CHECKING:  # the stage modules load when the command runs: `repro --help
     help="Lock file to write or check (default: locks/<recipe>.lock.json).",
 )
 @json_option("the result")
+@click.option(
+    "--engine/--no-engine",
+    default=True,
+    show_default=True,
+    help="Record what SGLang's own start-up code of the image's release resolves the recipe "
+    "to (the engine dry-start of `repro recipe check`), when it is installed here.",
+)
 @click.pass_context
-def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_json: bool) -> None:
+def lock(
+    ctx: click.Context,
+    recipe: str,
+    check: bool,
+    output: Path | None,
+    as_json: bool,
+    engine: bool,
+) -> None:
     """Pin a recipe's model and drafter revisions, image spec and patches into a lock file.
 
     RECIPE is a name (kimi26-ep4-dflash), a recipe file or a lock file. The model and drafter
@@ -44,11 +59,42 @@ def lock(ctx: click.Context, recipe: str, check: bool, output: Path | None, as_j
     """
 
     result = lock_recipe(load_locked(recipe), check=check, output=output)
+    engine_line, refused = None, False
+    if engine and not check:
+        result, engine_line, refused = _record_resolved(result)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, sort_keys=True))
     else:
         _print(result, Console(highlight=False))
-    ctx.exit(1 if result.drift else 0)
+    if engine_line:
+        click.echo(engine_line, err=as_json)
+    ctx.exit(1 if result.drift or refused else 0)
+
+
+def _record_resolved(result: LockResult) -> tuple[LockResult, str, bool]:
+    """Dry-start the locked recipe and record what SGLang resolved in its lock (unless the
+    lock already holds exactly that); the line to print, and whether SGLang refused it."""
+    from repro.lock import update_lock_resolved
+    from repro.realengine.drystart import check_engines, findings
+    from repro.settings import SGLANG_PYTHON
+
+    [dry] = check_engines([load_locked(result.path)], Path(SGLANG_PYTHON.text()))
+    if dry.result is None or dry.target is None:
+        return result, dry.not_run or "engine dry-start not run", False
+    if dry.result != result.lock.resolved:
+        lock = update_lock_resolved(result.path, dry.result)
+        result = dataclasses.replace(result, lock=lock, written=True)
+    problems = findings(dry.target, dry.result)
+    if problems:
+        return result, "\n".join(f"error: {p}" for p in problems), True
+    return (
+        result,
+        (
+            f"recorded what SGLang {dry.result.sglang_version}'s start-up resolved "
+            f"({len(dry.result.changed)} values; `repro recipe render --resolved` shows them)"
+        ),
+        False,
+    )
 
 
 def _print(result: LockResult, console: Console) -> None:

@@ -9,6 +9,7 @@ Public API (the declarations, `Lock`, `LockedImage` and `Locked`, are in `repro.
     build_lock(locked, previous=None) -> (Lock, patch_changes)
     read_lock(path) -> Lock; write_lock(path, lock) -> bool
     update_lock_image(lock_path, image, catalog=None) -> Lock  # for the image stage
+    update_lock_resolved(lock_path, resolved) -> Lock  # the engine dry-start's result
     relocked(locked, lock) -> Locked             # with the lock a stage just wrote
     fetch_recipe(locked, cache_dir=None, margin=None, ...) -> FetchReport
 """
@@ -21,6 +22,7 @@ from repro.lock.io import (
     lock_path_for,
     read_lock,
     update_lock_image,
+    update_lock_resolved,
     write_lock,
 )
 from repro.lock.locked import load_locked, relocked, require_checked, with_lock
@@ -43,6 +45,7 @@ __all__ = [
     "relocked",
     "require_checked",
     "update_lock_image",
+    "update_lock_resolved",
     "with_lock",
     "write_lock",
 ]

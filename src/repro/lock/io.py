@@ -15,6 +15,7 @@ from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.recipe.loader import RECIPE_SUFFIXES, YAML_LOCK_SUFFIXES
+from repro.schema.drystart import DryStart
 from repro.schema.lock import LOCK_SUFFIX, Lock, LockedImage, dump_json
 from repro.schema.option_catalog import Catalog
 from repro.schema.validation import first_problem
@@ -133,6 +134,17 @@ def update_lock_image(lock_path: Path, image: LockedImage, catalog: Catalog | No
         data["image"] = image.model_dump(mode="json")
         if catalog is not None:
             data["catalog"] = catalog.to_dict()
+        lock = parse_lock(data, path)
+        write_atomic(path, dump_json(data))
+    return lock
+
+
+def update_lock_resolved(lock_path: Path, resolved: DryStart) -> Lock:
+    """Replace the lock's `resolved` section (the engine dry-start); nothing else changes."""
+    path = Path(lock_path)
+    with _dir_lock(path.parent):
+        data = _read_document(path)
+        data["resolved"] = resolved.model_dump(mode="json")
         lock = parse_lock(data, path)
         write_atomic(path, dump_json(data))
     return lock

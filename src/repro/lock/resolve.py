@@ -119,6 +119,8 @@ def build_lock(
     if previous is not None and same:
         carried = {"image": previous.image, "catalog": previous.catalog or carried["catalog"]}
         carried.update(previous.model_extra or {})
+        if previous.recipe == recipe.resolved():  # what SGLang made of this very recipe
+            carried["resolved"] = previous.resolved
     catalog: Catalog = carried["catalog"]
     errors = [
         f for f in check_recipe(Locked(recipe, None, None, spec, catalog)) if f.severity == "error"

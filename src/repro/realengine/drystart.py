@@ -16,9 +16,11 @@ import json
 import os
 import re
 import subprocess
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repro.errors import ReproError
 from repro.recipe.argv_check import check_argv
@@ -171,7 +173,7 @@ def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]
     return argv, stand_ins
 
 
-def run_engine(engine: Engine, requests: list[dict[str, object]]) -> list[dict[str, object]]:
+def run_engine(engine: Engine, requests: list[dict[str, object]]) -> list[dict[str, Any]]:
     """One process of the engine's Python over every request; its JSON list of results."""
     try:
         done = subprocess.run(
@@ -214,8 +216,9 @@ def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
         for t, (argv, _) in zip(targets, argvs, strict=True)
     ]
     results = []
-    for (_argv, stand_ins), raw in zip(argvs, run_engine(engine, requests), strict=True):
-        data = raw if isinstance(raw, dict) else {}
+    answers = run_engine(engine, requests)
+    for target, (_argv, stand_ins), raw in zip(targets, argvs, answers, strict=True):
+        data = _portable(target, raw if isinstance(raw, dict) else {})
         notes = data.get("notes")
         shown = {
             "sglang_version": str(data.get("sglang_version")),
@@ -229,6 +232,22 @@ def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
         }
         results.append(DryStart.model_validate(shown))
     return results
+
+
+def _portable(target: Target, data: dict[str, Any]) -> dict[str, Any]:
+    """The probe's answer without what differs from one host or run to the next: the twins'
+    folders (named by the repository they stand for) and the seed SGLang draws at random."""
+    text = json.dumps(data)
+    twins = [(target.model_dir, target.recipe.model.repo)]
+    if target.drafter_dir is not None and target.recipe.drafter is not None:
+        twins.append((target.drafter_dir, target.recipe.drafter.repo))
+    for folder, repo in twins:
+        text = text.replace(json.dumps(str(folder))[1:-1], f"<twin of {repo}>")
+    portable: dict[str, Any] = json.loads(text)
+    changed = portable.get("changed")
+    if isinstance(changed, dict):
+        changed.pop("random_seed", None)
+    return portable
 
 
 def _words(text: str) -> str:
@@ -354,4 +373,8 @@ def resolved_lines(check: EngineCheck) -> list[str]:
             if found.dflash:
                 lines.append(f"#   dflash: {one_line(json.dumps(found.dflash))}")
     lines += [f"# SGLang: {note}" for note in result.notes]
-    return lines
+    return [
+        part
+        for line in lines
+        for part in textwrap.wrap(line, 80, subsequent_indent="#     ", break_on_hyphens=False)
+    ]
