@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich import box
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -22,9 +22,7 @@ from repro.report.records import load_run
 from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignPlan, PlannedPoint, PointState
 from repro.schema.level import Level
-from repro.tables import stacked
-
-NAME_WIDTH = 16  # the point column; longer names fold onto a second line
+from repro.tables import fit
 
 
 def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
@@ -101,7 +99,7 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
 
 # ---- the terminal ----------------------------------------------------------------------------
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
-    parts: list[RenderableType] = [_TableOrStacked(summary_table(decision, points))]
+    parts: list[RenderableType] = [fit(summary_table(decision, points))]
     for point in points:
         parts.append(Text(f"  {point.name}: {point.source}"))
     for winner in decision.slo_winners:
@@ -147,7 +145,7 @@ def summary_table(decision: Decision, points: Sequence[PointLevels]) -> Table:
         pad_edge=False,
         padding=(0, 0, 0, 1),
     )
-    table.add_column("point", overflow="fold", max_width=NAME_WIDTH)
+    table.add_column("point", overflow="fold")
     for c in decision.concurrencies:
         table.add_column(str(c), justify="right", no_wrap=True)
     for point in points:
@@ -164,34 +162,6 @@ def summary_table(decision: Decision, points: Sequence[PointLevels]) -> Table:
             cells.append(f"{value:.0f}{mark}")
         table.add_row(point.name, *cells)
     return table
-
-
-class _TableOrStacked:
-    """The summary table when every number fits whole beside a folded point name, else one
-    block per point (repro.tables.stacked): never a number cut to fit."""
-
-    def __init__(self, table: Table) -> None:
-        self.table = table
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        numbers = [
-            max([len(str(col.header)), *(len(str(cell)) for cell in col._cells)]) + 1
-            for col in self.table.columns[1:]
-        ]
-        if NAME_WIDTH + sum(numbers) <= options.max_width:
-            for col, width in zip(self.table.columns[1:], numbers, strict=True):
-                col.min_width = width - 1
-            names = self.table.columns[0]
-            longest = max((len(str(cell)) for cell in names._cells), default=0)
-            names.min_width = names.max_width = max(
-                NAME_WIDTH, min(longest, options.max_width - sum(numbers))
-            )  # a name folds only when the numbers leave it no room
-            if self.table.title:  # above the table, wrapped at the page's width, not the table's
-                yield Text(str(self.table.title))
-                self.table.title = None
-            yield self.table
-        else:
-            yield stacked(self.table, console)
 
 
 # ---- the HTML page -----------------------------------------------------------------------------
