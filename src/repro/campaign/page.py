@@ -57,12 +57,13 @@ def write_html(folder: CampaignFolder, decision: Decision, points: Sequence[Poin
 
 def render_page(decision: Decision, points: Sequence[PointLevels], plots: Sequence[str]) -> str:
     """The page as a string; `plots` are file names beside it."""
-    simulated = [p for p in points if p.simulated]
+    ran = [p for p in points if p.served_by]
+    simulated = [p for p in ran if p.simulated]
     return _ENV.get_template("campaign.html.jinja").render(
         title=" + ".join(_unique(p.campaign for p in points)) or "campaign",
         facts=_facts(points),
         simulated=bool(simulated),
-        all_simulated=len(simulated) == len(points),
+        all_simulated=len(simulated) == len(ran),
         groups=_groups(decision.concurrencies),
         points=points,
         cell=lambda point, c: cell(decision, point, c),
@@ -86,7 +87,9 @@ def _facts(points: Sequence[PointLevels]) -> list[tuple[str, str]]:
     started = sorted(p.started_at for p in points if p.started_at)
     dates = _unique(_utc(t) for t in (started[:1] + started[-1:]))
     scales = _unique(
-        f"{p.time_scale:g}" if p.simulated and p.time_scale is not None else "real time"
+        f"{p.time_scale:g} (every simulated duration x{p.time_scale:g})"
+        if p.simulated and p.time_scale is not None
+        else "real time"
         for p in points
         if p.served_by
     )

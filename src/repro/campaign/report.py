@@ -110,7 +110,7 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
 
 # ---- the terminal ----------------------------------------------------------------------------
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
-    parts: list[RenderableType] = [fit(summary_table(decision, points))]
+    parts: list[RenderableType] = [Text(TABLE_TITLE), fit(summary_table(decision, points))]
     parts += [_source(point) for point in points]
     for winner in decision.slo_winners:
         parts.append(Text(f"SLO {winner.slo} ({slo_bounds(winner)}): {slo_verdict(winner)}"))
@@ -164,9 +164,12 @@ def _source(point: PointLevels) -> RenderableType:
     """`  name: source`, every line of a failure kept (a lock's problems under its first line),
     each wrapped at the terminal's width under its own indent."""
     first, *rest = [line.strip() for line in point.source.splitlines() if line.strip()] or [""]
-    lines = [Padding(Text(f"{point.name}: {first}"), (0, 0, 0, 2))]
-    lines += [Padding(Text(line), (0, 0, 0, 6)) for line in rest]
+    lines = [Padding(Text(f"{point.name}: {first}"), (0, 0, 0, 2), expand=False)]
+    lines += [Padding(Text(line), (0, 0, 0, 6), expand=False) for line in rest]
     return Group(*lines)
+
+
+TABLE_TITLE = "output tok/s by concurrency (* best there, ^ the point's peak)"
 
 
 def cell(decision: Decision, point: str, concurrency: int) -> str:
@@ -183,8 +186,6 @@ def summary_table(decision: Decision, points: Sequence[PointLevels]) -> Table:
     """Points as rows, concurrency as columns (output tok/s): * best in its column, ^ the
     point's peak."""
     table = Table(
-        title="output tok/s by concurrency (* best there, ^ the point's peak)",
-        title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
