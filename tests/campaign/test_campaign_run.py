@@ -73,34 +73,12 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
 
 def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
-    campaigns = tmp_path / "campaigns"
-    command = [REPRO, "campaign", "run", str(demo_campaign(tmp_path, repo_root))]
-    process = subprocess.Popen(
-        [*command, "--campaigns-dir", str(campaigns)],
-        cwd=repo_root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 600
-    folder = None
+    process = _campaign_process(repo_root, tmp_path, env, subprocess.DEVNULL)
     try:
-        while time.monotonic() < deadline:  # until the first point is done
-            if campaigns.is_dir() and any(campaigns.iterdir()):
-                folder = only_folder(campaigns)
-                if (folder / "index.json").is_file():
-                    states = [p["status"] for p in index_of(folder).values()]
-                    if states[0] == "done":
-                        break
-            assert process.poll() is None, "the campaign ended before it could be killed"
-            time.sleep(0.2)
-        else:
-            pytest.fail("the first point did not finish in 10 minutes")
+        folder = _until_first_point_is("done", process, tmp_path / "campaigns", minutes=10)
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
-    assert folder is not None
     first, second = index_of(folder).values()
     first_summary = folder / RunFolder(str(first["run_dir"])).bench.summary_file
     before = first_summary.stat().st_mtime_ns
@@ -125,26 +103,9 @@ def test_an_interrupted_campaign_says_how_to_resume_it_and_a_failure_shows_every
     repo_root: Path, tmp_path: Path
 ) -> None:
     env = isolated_env(tmp_path)
-    campaigns = tmp_path / "campaigns"
-    command = [REPRO, "campaign", "run", str(demo_campaign(tmp_path, repo_root))]
-    process = subprocess.Popen(
-        [*command, "--campaigns-dir", str(campaigns)],
-        cwd=repo_root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 300
+    process = _campaign_process(repo_root, tmp_path, env, subprocess.PIPE)
     try:
-        while time.monotonic() < deadline:  # until the first point runs
-            if _first_point_status(campaigns) == "running":
-                break
-            assert process.poll() is None, "the campaign ended before it could be stopped"
-            time.sleep(0.2)
-        else:
-            pytest.fail("the first point did not start in 5 minutes")
+        folder = _until_first_point_is("running", process, tmp_path / "campaigns", minutes=5)
         process.send_signal(signal.SIGTERM)  # a `kill`, or a scheduler's time limit
         _, stderr = process.communicate(timeout=300)
     finally:
@@ -152,7 +113,6 @@ def test_an_interrupted_campaign_says_how_to_resume_it_and_a_failure_shows_every
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
     assert process.returncode == 128 + signal.SIGTERM, stderr[-3000:]
-    folder = only_folder(campaigns)
     assert "interrupted by SIGTERM" in stderr
     assert f"`repro campaign run --resume {folder}`" in stderr.replace("\n", "")
     assert "repro run --resume" not in stderr  # not the point's: that finishes one point only
@@ -182,13 +142,36 @@ def test_an_interrupted_campaign_says_how_to_resume_it_and_a_failure_shows_every
         assert problem.replace("'", "&#39;") in html
 
 
-def _first_point_status(campaigns: Path) -> str | None:
-    if not campaigns.is_dir() or not any(campaigns.iterdir()):
-        return None
-    folder = only_folder(campaigns)
-    if not (folder / "index.json").is_file():
-        return None
-    return str(next(iter(index_of(folder).values()))["status"])
+def _campaign_process(
+    repo_root: Path, tmp_path: Path, env: dict[str, str], stderr: int
+) -> subprocess.Popen[str]:
+    """`repro campaign run` of the demo campaign into tmp_path/campaigns, in its own session."""
+    command = [REPRO, "campaign", "run", str(demo_campaign(tmp_path, repo_root))]
+    return subprocess.Popen(
+        [*command, "--campaigns-dir", str(tmp_path / "campaigns")],
+        cwd=repo_root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _until_first_point_is(
+    status: str, process: subprocess.Popen[str], campaigns: Path, minutes: int
+) -> Path:
+    """The campaign folder, once its index says the first point is `status`."""
+    deadline = time.monotonic() + minutes * 60
+    while time.monotonic() < deadline:
+        if campaigns.is_dir() and any(campaigns.iterdir()):
+            folder = only_folder(campaigns)
+            index = folder / "index.json"
+            if index.is_file() and next(iter(index_of(folder).values()))["status"] == status:
+                return folder
+        assert process.poll() is None, f"the campaign ended before its first point was {status}"
+        time.sleep(0.2)
+    pytest.fail(f"the first point was not {status} in {minutes} minutes")
 
 
 def _page_reads_at_800_px(page: Path, tmp_path: Path) -> str:
