@@ -10,14 +10,10 @@ between their parts (after `-`, `.`, `/`, `_`), never inside a word.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import jinja2
-from markupsafe import Markup, escape
 
 from repro.campaign.decision import Decision, PointLevels
 from repro.campaign.folder import CampaignFolder
@@ -28,24 +24,12 @@ from repro.campaign.report import (
     slo_bounds,
     slo_verdict,
 )
+from repro.report.html import column_groups, page_templates
 
 COLUMNS_PER_TABLE = 8  # concurrency columns in one table: more would not fit 800 px
 PAGE_FILE = "campaign.html"
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-)
-
-
-def breakable(name: str) -> Markup:
-    """`name`, escaped, with a line-break opportunity after each `-`, `.`, `/` and `_`: a long
-    point name wraps between its parts, not inside one."""
-    return Markup("<wbr>").join(escape(part) for part in re.split(r"(?<=[-./_])", name))
-
-
-_ENV.filters["breakable"] = breakable
+_ENV = page_templates(Path(__file__).parent / "templates")
 
 
 def write_html(folder: CampaignFolder, decision: Decision, points: Sequence[PointLevels]) -> Path:
@@ -64,7 +48,7 @@ def render_page(decision: Decision, points: Sequence[PointLevels], plots: Sequen
         facts=_facts(points),
         simulated=bool(simulated),
         all_simulated=len(simulated) == len(ran),
-        groups=_groups(decision.concurrencies),
+        groups=column_groups(decision.concurrencies, COLUMNS_PER_TABLE),
         points=points,
         cell=lambda point, c: cell(decision, point, c),
         best=lambda point, c: decision.best.get(c) == point,
@@ -107,13 +91,6 @@ def _utc(stamp: str) -> str:
     return stamp[:16].replace("T", " ") + " UTC"
 
 
-def _groups(concurrencies: Sequence[int]) -> list[list[int]]:
-    """The concurrency columns in tables of at most COLUMNS_PER_TABLE, as even as they go."""
-    count = max(1, -(-len(concurrencies) // COLUMNS_PER_TABLE))
-    size = -(-len(concurrencies) // count) if concurrencies else 1
-    return [list(concurrencies[i : i + size]) for i in range(0, len(concurrencies), size)]
-
-
 def _boundaries(bounds: dict[str, Any]) -> list[tuple[str, str]]:
     return [(name, boundary_text(b) or "no level meets it") for name, b in bounds.items()]
 
@@ -132,7 +109,7 @@ def _acceptance(points: Sequence[PointLevels]) -> list[tuple[list[int], list[Any
     levels = sorted({c for _, values in rows for c in values})
     return [
         (group, [(name, [values.get(c, "-") for c in group]) for name, values in rows])
-        for group in _groups(levels)
+        for group in column_groups(levels, COLUMNS_PER_TABLE)
     ]
 
 

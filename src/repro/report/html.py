@@ -36,12 +36,6 @@ PERCENTILES = ("p50", "p90", "p99")
 
 LEVELS_PER_TABLE = 6  # level columns in one table: with the run and peak columns, 800 px
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-)
-
 
 def breakable(name: str) -> Markup:
     """`name`, escaped, with a line-break opportunity after each `-`, `.`, `/` and `_`: a long
@@ -64,8 +58,20 @@ def column_groups(columns: Sequence[T], per_table: int = LEVELS_PER_TABLE) -> li
     return [list(columns[i : i + size]) for i in range(0, len(columns), size)]
 
 
-_ENV.filters["breakable"] = breakable
-_ENV.filters["marks_kept"] = marks_kept
+def page_templates(folder: Path) -> jinja2.Environment:
+    """The Jinja templates in `folder`, escaped, with the page filters (`breakable`,
+    `marks_kept`): every HTML page of repro is made through one of these."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["breakable"] = breakable
+    env.filters["marks_kept"] = marks_kept
+    return env
+
+
+_ENV = page_templates(Path(__file__).parent / "templates")
 
 
 def mapping_text(data: dict[str, Any]) -> str:
