@@ -16,6 +16,8 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
+FOLD_AT = 12  # a text column's word longer than this folds rather than widen the table
+
 
 class FittedTable:
     """A table that chooses its layout at render time, from the width it is given."""
@@ -33,8 +35,7 @@ class FittedTable:
 def fits(table: Table, console: Console, options: ConsoleOptions) -> bool:
     """Whether `table` prints whole, every number at full width, in `options.max_width`."""
     _size_number_columns(table, console)
-    needed = Measurement.get(console, options, table).minimum
-    return needed <= options.max_width and _min_total(table, console) <= options.max_width
+    return _min_total(table, console) <= options.max_width
 
 
 def fit(table: Table) -> FittedTable:
@@ -48,6 +49,11 @@ def _cells(table: Table, index: int, console: Console) -> list[Text]:
     return [t if isinstance(t, Text) else Text(str(t)) for t in texts]
 
 
+def _header(column: Column, console: Console) -> Text:
+    header = column.header
+    return console.render_str(header) if isinstance(header, str) else Text(str(header))
+
+
 def _whole(column: Column) -> bool:
     return column.justify == "right" or column.no_wrap
 
@@ -55,9 +61,8 @@ def _whole(column: Column) -> bool:
 def _size_number_columns(table: Table, console: Console) -> None:
     for index, column in enumerate(table.columns):
         if _whole(column):
-            header = console.render_str(column.header) if isinstance(column.header, str) else None
             widths = [t.cell_len for t in _cells(table, index, console)]
-            widths.append(header.cell_len if header is not None else 1)
+            widths.append(_header(column, console).cell_len)
             column.min_width = max(widths)
             column.no_wrap = True
         else:
@@ -66,24 +71,23 @@ def _size_number_columns(table: Table, console: Console) -> None:
 
 def _min_total(table: Table, console: Console) -> int:
     """The narrowest the table can be with every number whole: number columns at full width,
-    text columns at their longest word, plus padding and borders."""
-    total = 0
+    text columns at their longest word (header included; a longer word folds at FOLD_AT),
+    plus the table's own padding, separators and edges."""
+    total = table._extra_width  # separators and edges, as rich counts them
     for index, column in enumerate(table.columns):
         if _whole(column):
             total += column.min_width or 1
         else:
-            words = [len(w) for t in _cells(table, index, console) for w in t.plain.split()]
-            total += min(max(words, default=1), 12)  # longer words fold
-        total += 2  # padding
-    return total + len(table.columns) + 1  # borders
+            cells = [*_cells(table, index, console), _header(column, console)]
+            words = [len(w) for t in cells for w in t.plain.split()]
+            total += min(max(words, default=1), column.max_width or FOLD_AT)
+        total += table._get_padding_width(index)
+    return total
 
 
 def stacked(table: Table, console: Console) -> Group:
     """The table as one block per row: its first cell as the heading, then `column  value`."""
-    headers = [
-        console.render_str(c.header) if isinstance(c.header, str) else Text(str(c.header))
-        for c in table.columns
-    ]
+    headers = [_header(c, console) for c in table.columns]
     columns = [_cells(table, i, console) for i in range(len(table.columns))]
     parts: list[Text | Table] = []
     if table.title:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from repro.campaign.decision import PointLevels, decide, slo_boundary
+from repro.campaign.page import render_page
 from repro.campaign.plan import plan_campaign
 from repro.campaign.predict import prompt_tokens
-from repro.campaign.report import predicted_points
+from repro.campaign.report import predicted_points, render_terminal
 from repro.errors import RecipeError
 from repro.schema.recipe import Bench
+from tests.support.browser import layout
 from tests.support.cli import isolated_env, repro
 from tests.support.simulator import Simulators
 
@@ -115,6 +120,38 @@ def test_the_layouts_campaign_is_predicted_in_80_columns_with_a_best_per_column(
     assert marks == 9
     assert "predicted (kimi26-ep4-rtx6000)" in result.stdout
     assert "estimate:" in result.stdout and "GPU-hours" in result.stdout
+
+
+def test_a_table_wider_than_the_terminal_folds_names_then_stacks_never_losing_a_level(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(repo_root / "campaigns" / "kimi26-b200.yaml")
+    points = predicted_points(plan)
+    decision = decide(points, plan.campaign.slos)
+    peaks = {p.name: f"{decision.peak[p.name]:.0f}" for p in points}
+    assert decision.concurrencies[-1] == 256
+    for width in (80, 50):  # the names fold at 80; at 50 each point is a block of its own
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(render_terminal(decision, points))
+        text = console.export_text()
+        assert all(len(line) <= width for line in text.splitlines()), text
+        assert "…" not in text
+        for name, peak in peaks.items():  # the peak is at c=256: its column is there, whole
+            assert decision.table[name][256] == decision.peak[name]
+            assert re.search(rf"(^|\s){peak}\*?\^", text, re.MULTILINE), (width, text)
+        if width == 80:
+            header = next(line for line in text.splitlines() if line.startswith("point"))
+            assert header.split()[-1] == "256"
+        else:
+            assert re.search(r"^256\s+\d+\*?\^", text, re.MULTILINE), text
+    # the decision page of these nine levels and long names, in an 800 px window
+    page = tmp_path / "campaign.html"
+    page.write_text(render_page(decision, points, []))
+    laid_out = layout(page, tmp_path / "profile", 800)
+    assert laid_out.width <= 800 and laid_out.broken == []
+    for peak in peaks.values():  # every level's column is on the page, the peaks with them
+        assert re.search(rf"<td class=\"n( best)?\">{peak}\*?\^</td>", page.read_text())
 
 
 def test_the_plan_as_json_carries_predicted_levels_and_the_profiles_provenance(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -14,7 +13,7 @@ import pytest
 
 from repro.campaign.folder import CampaignFolder
 from repro.runfolder import RunFolder
-from tests.support.browser import chromium
+from tests.support.browser import chromium, layout
 from tests.support.cli import REPRO, isolated_env, repro
 from tests.support.deployments import deployment_containers
 
@@ -58,7 +57,7 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     assert set(decision["table"]) == {"demo.cap-small", "demo.cap-big", "demo.cap-broken"}
     assert decision["table"]["demo.cap-broken"] == {}
     assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
-    _page_fits_1280_px_with_its_plots(CampaignFolder(folder).report_dir / "campaign.html", tmp_path)
+    _page_reads_at_800_px(CampaignFolder(folder).report_dir / "campaign.html", tmp_path)
     # a new plan of the same campaign shows what was measured instead of predicting it
     replanned = repro(
         "campaign", "plan", str(tmp_path / "demo-caps.yaml"), "--measured", str(folder),
@@ -74,34 +73,12 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
 
 def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
-    campaigns = tmp_path / "campaigns"
-    command = [REPRO, "campaign", "run", str(demo_campaign(tmp_path, repo_root))]
-    process = subprocess.Popen(
-        [*command, "--campaigns-dir", str(campaigns)],
-        cwd=repo_root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 600
-    folder = None
+    process = _campaign_process(repo_root, tmp_path, env, subprocess.DEVNULL)
     try:
-        while time.monotonic() < deadline:  # until the first point is done
-            if campaigns.is_dir() and any(campaigns.iterdir()):
-                folder = only_folder(campaigns)
-                if (folder / "index.json").is_file():
-                    states = [p["status"] for p in index_of(folder).values()]
-                    if states[0] == "done":
-                        break
-            assert process.poll() is None, "the campaign ended before it could be killed"
-            time.sleep(0.2)
-        else:
-            pytest.fail("the first point did not finish in 10 minutes")
+        folder = _until_first_point_is("done", process, tmp_path / "campaigns", minutes=10)
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
-    assert folder is not None
     first, second = index_of(folder).values()
     first_summary = folder / RunFolder(str(first["run_dir"])).bench.summary_file
     before = first_summary.stat().st_mtime_ns
@@ -122,34 +99,101 @@ def test_kill_9_then_resume_redoes_nothing_finished(repo_root: Path, tmp_path: P
         assert deployment_containers(name, tmp_path / "state") == []
 
 
-def _page_fits_1280_px_with_its_plots(page: Path, tmp_path: Path) -> None:
-    """The page in headless Chromium at 1280 px: no horizontal scroll, every plot loaded, and
-    its sections there (a screenshot is kept beside the test's files)."""
+def test_an_interrupted_campaign_says_how_to_resume_it_and_a_failure_shows_every_problem(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    env = isolated_env(tmp_path)
+    process = _campaign_process(repo_root, tmp_path, env, subprocess.PIPE)
+    try:
+        folder = _until_first_point_is("running", process, tmp_path / "campaigns", minutes=5)
+        process.send_signal(signal.SIGTERM)  # a `kill`, or a scheduler's time limit
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+    assert process.returncode == 128 + signal.SIGTERM, stderr[-3000:]
+    assert "interrupted by SIGTERM" in stderr
+    assert f"`repro campaign run --resume {folder}`" in stderr.replace("\n", "")
+    assert "repro run --resume" not in stderr  # not the point's: that finishes one point only
+
+    # the second point now fails at its lock on two problems (its recipe edited by hand)
+    recipe = folder / "recipes" / "demo.cap-big.yaml"
+    recipe.write_text(
+        recipe.read_text().replace("extra_args: []", "extra_args: [--no-such-flag, --nor-this-one]")
+    )
+    problems = ("unknown SGLang option '--no-such-flag'", "unknown SGLang option '--nor-this-one'")
+    result = repro("campaign", "run", "--resume", str(folder), cwd=repo_root, env=env)
+    assert result.returncode == 1, result.stderr[-3000:]
+    index = index_of(folder)
+    assert index["demo.cap-small"]["status"] == "done"
+    assert index["demo.cap-big"]["status"] == "failed"
+    reason = str(index["demo.cap-big"]["reason"])
+    assert reason.startswith("stage lock failed: 2 problems:")
+    for problem in problems:  # in index.json, the console, the text and HTML reports
+        assert problem in reason
+        assert problem in " ".join(result.stderr.split())
+    report = repro("campaign", "report", str(folder), cwd=repo_root, env=env)
+    assert report.returncode == 0, report.stderr[-2000:]
+    assert all(len(line) <= 80 for line in report.stdout.splitlines())
+    html = _page_reads_at_800_px(CampaignFolder(folder).report_dir / "campaign.html", tmp_path)
+    for problem in problems:
+        assert problem in " ".join(report.stdout.split())
+        assert problem.replace("'", "&#39;") in html
+
+
+def _campaign_process(
+    repo_root: Path, tmp_path: Path, env: dict[str, str], stderr: int
+) -> subprocess.Popen[str]:
+    """`repro campaign run` of the demo campaign into tmp_path/campaigns, in its own session."""
+    command = [REPRO, "campaign", "run", str(demo_campaign(tmp_path, repo_root))]
+    return subprocess.Popen(
+        [*command, "--campaigns-dir", str(tmp_path / "campaigns")],
+        cwd=repo_root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _until_first_point_is(
+    status: str, process: subprocess.Popen[str], campaigns: Path, minutes: int
+) -> Path:
+    """The campaign folder, once its index says the first point is `status`."""
+    deadline = time.monotonic() + minutes * 60
+    while time.monotonic() < deadline:
+        if campaigns.is_dir() and any(campaigns.iterdir()):
+            folder = only_folder(campaigns)
+            index = folder / "index.json"
+            if index.is_file() and next(iter(index_of(folder).values()))["status"] == status:
+                return folder
+        assert process.poll() is None, f"the campaign ended before its first point was {status}"
+        time.sleep(0.2)
+    pytest.fail(f"the first point was not {status} in {minutes} minutes")
+
+
+def _page_reads_at_800_px(page: Path, tmp_path: Path) -> str:
+    """The decision page in headless Chromium at 800 px: its sections, what it is (SIMULATED,
+    the time scale), no horizontal scroll, no name broken mid-word, every plot loaded (a
+    screenshot is kept beside the test's files). Returns the page's HTML."""
     html = page.read_text()
     for section in ("Output tok/s by concurrency", "Winners under the SLOs", "Pareto frontier"):
         assert section in html
-    probe = page.with_name("probe.html")
-    probe.write_text(
-        html.replace(
-            "</body>",
-            "<script>window.onload = () => document.body.insertAdjacentHTML('beforeend', "
-            "'<p id=\"probe\">' + document.documentElement.scrollWidth + ' ' + "
-            "[...document.images].filter(i => i.naturalWidth > 0).length + '</p>');</script>"
-            "</body>",
-        )
-    )
-    common = [*chromium(tmp_path / "profile"), "--virtual-time-budget=5000"]
+    assert "SIMULATED: every measured point" in html and "demo-caps" in html and "this-box" in html
+    assert "<th>time scale</th><td>1 " in html and "word-break: break-all" not in html
+    assert "p90_ttft_ms &lt;= 60000" in html  # the SLO's bounds
     shot = tmp_path / "campaign.png"
-    subprocess.run([*common, f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
+    subprocess.run([*chromium(tmp_path / "profile", 800), "--virtual-time-budget=5000",
+                    f"--screenshot={shot}", page.as_uri()], timeout=90, check=True,
                    capture_output=True)  # fmt: skip
     assert shot.stat().st_size > 10_000
-    dom = subprocess.run([*common, "--dump-dom", probe.as_uri()], timeout=90, check=True,
-                         capture_output=True, text=True).stdout  # fmt: skip
-    found = re.search(r'<p id="probe">(\d+) (\d+)</p>', dom)
-    assert found is not None, dom[-500:]
-    width, plots = int(found.group(1)), int(found.group(2))
-    assert width <= 1280
-    assert plots == len(list(page.parent.glob("*.png"))) >= 1
+    laid_out = layout(page, tmp_path / "profile", 800)
+    assert laid_out.width <= 800
+    assert laid_out.broken == []
+    assert laid_out.images == len(list(page.parent.glob("*.png"))) >= 1
+    return html
 
 
 def test_gpu_recipes_run_on_the_simulator_from_a_folder_outside_the_project(

@@ -28,9 +28,16 @@ class PointLevels(BaseModel):
     """One point's levels and what they are."""
 
     name: str
+    campaign: str = ""
     machine: str
     gpus: int
-    source: str = Field(description="measured, or predicted (profile NAME)")
+    source: str = Field(description="measured, or predicted (profile NAME); a failure's reason")
+    served_by: str | None = Field(
+        default=None, description="what served the levels: GPUs and engine, or the simulator"
+    )
+    simulated: bool = False
+    time_scale: float | None = Field(default=None, description="the simulator's --time-scale")
+    started_at: str | None = Field(default=None, description="when its run started (UTC)")
     drafter: str | None = None
     baseline: str | None = None
     status: str = "done"

@@ -5,7 +5,9 @@ Each point is launched, accepted (when it has a drafter), swept and stopped by
 fails (refused flags, a crash at start, a failed stage) is recorded with its reason and the
 campaign goes on. `index.json` is written before and after every point, so Ctrl-C or kill -9
 loses nothing finished: `--resume DIR` skips done and failed points and continues a started
-point's own run folder (which keeps its finished levels).
+point's own run folder (which keeps its finished levels). A failure is recorded and shown
+whole (a lock's every problem, not its first line); an interrupt, wherever it lands, ends with
+the campaign's own resume command, not the point's `repro run --resume`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from repro.campaign.plan import plan_campaign
 from repro.campaign.points import load_campaign
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
+from repro.interrupts import signal_name, signal_number
 from repro.run.pipeline import RunOptions, run_pipeline
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
 from repro.units import human_seconds
@@ -56,8 +59,33 @@ def run_campaign(options: CampaignRunOptions, console: Console) -> CampaignFolde
         folder, plan, index = start_campaign(
             options.source, options.campaigns_dir, console, options.sim, options.time_scale
         )
-    _run_points(folder, plan, index, console)
+    try:
+        _run_points(folder, plan, index, console)
+    except KeyboardInterrupt as interrupt:  # between two points, or while saving the index
+        error = ReproError(f"interrupted by {signal_name(interrupt)}")
+        error.exit_code = ExitCode.SIGNAL + signal_number(interrupt)
+        raise _resumable(error, folder) from None
+    except ReproError as err:
+        if err.exit_code < ExitCode.SIGNAL:
+            raise
+        raise _resumable(err, folder) from None  # a point's run was interrupted
     return folder
+
+
+def resume_command(folder: CampaignFolder) -> str:
+    """What continues an interrupted campaign: every pending and started point, in order."""
+    return f"repro campaign run --resume {folder.path}"
+
+
+def _resumable(interrupt: ReproError, folder: CampaignFolder) -> ReproError:
+    """The interrupt with the campaign's resume command as its hint (a point's run names its
+    own `repro run --resume`, which would finish that point alone)."""
+    error = ReproError(
+        interrupt.message,
+        hint=f"finished points and levels are kept: continue with `{resume_command(folder)}`",
+    )
+    error.exit_code = interrupt.exit_code
+    return error
 
 
 def start_campaign(
@@ -117,7 +145,7 @@ def _run_points(
                 state.status, state.reason = "pending", err.message
                 folder.write_index(index)
                 raise
-            state.status, state.reason = "failed", err.message.splitlines()[0]
+            state.status, state.reason = "failed", err.message  # every line: all its problems
             console.print(f"[red]point {escape(point.name)} failed[/]: {escape(state.reason)}")
         state.run_dir = folder.run_dir_for(point.name)
         state.seconds = (state.seconds or 0.0) + time.monotonic() - started
@@ -130,7 +158,7 @@ def _run_points(
         raise CampaignFailed(
             f"{len(failed)} point(s) failed: {', '.join(failed)} (reasons in {folder.index_file})",
             hint=f"the others are kept: `repro campaign report {folder.path}`; after a fix, "
-            f"`repro campaign run --resume {folder.path} --retry-failed`",
+            f"`{resume_command(folder)} --retry-failed`",
         )
 
 

@@ -177,7 +177,8 @@ def report(folders: tuple[Path, ...], html: bool, as_json: bool) -> None:
     frontier and at equal interactivity, never at equal concurrency alone.
     """
     from repro.campaign.folder import CampaignFolder
-    from repro.campaign.report import campaign_decision, render_terminal, write_html
+    from repro.campaign.page import write_html
+    from repro.campaign.report import campaign_decision, render_terminal
 
     decision, points = campaign_decision(list(folders))
     if as_json:

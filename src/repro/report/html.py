@@ -6,17 +6,22 @@ page = render_html(runs, baseline=base, metrics=["output_throughput", "ttft"])
 from __future__ import annotations
 
 import base64
+import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
+from markupsafe import Markup, escape
 
 from repro.report.acceptance import accept_runs, acceptance_rows
 from repro.report.accuracy import accuracy_rows, accuracy_runs
 from repro.report.plots import all_plots
 from repro.report.records import LoadedRun
 from repro.report.table import best_header, build_report, caption, cell_text, fmt_value
+
+T = TypeVar("T")
 
 _TITLES = {
     "throughput": "Throughput vs concurrency",
@@ -29,11 +34,44 @@ _TITLES = {
 LATENCY_TABLES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"), ("e2e_latency", "E2E"))
 PERCENTILES = ("p50", "p90", "p99")
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-)
+LEVELS_PER_TABLE = 6  # level columns in one table: with the run and peak columns, 800 px
+
+
+def breakable(name: str) -> Markup:
+    """`name`, escaped, with a line-break opportunity after each `-`, `.`, `/` and `_`: a long
+    name wraps between its parts, never inside one."""
+    return Markup("<wbr>").join(escape(part) for part in re.split(r"(?<=[-./_])", name))
+
+
+def marks_kept(cell: str) -> str:
+    """A cell's text with its marks (`*` best, `!` invalid) held to the number they mark."""
+    return cell.replace(" *", "\u00a0*").replace(" !", "\u00a0!")
+
+
+def column_groups(columns: Sequence[T], per_table: int = LEVELS_PER_TABLE) -> list[list[T]]:
+    """`columns` split into tables of at most `per_table`, as even as they go: a sweep of nine
+    levels is two tables of five and four, not one wider than the page."""
+    if not columns:
+        return []
+    tables = -(-len(columns) // per_table)
+    size = -(-len(columns) // tables)
+    return [list(columns[i : i + size]) for i in range(0, len(columns), size)]
+
+
+def page_templates(folder: Path) -> jinja2.Environment:
+    """The Jinja templates in `folder`, escaped, with the page filters (`breakable`,
+    `marks_kept`): every HTML page of repro is made through one of these."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["breakable"] = breakable
+    env.filters["marks_kept"] = marks_kept
+    return env
+
+
+_ENV = page_templates(Path(__file__).parent / "templates")
 
 
 def mapping_text(data: dict[str, Any]) -> str:
@@ -91,4 +129,5 @@ def render_html(
         fmt=fmt_value,
         cell_text=cell_text,
         caption=caption,
+        level_groups=column_groups,
     )

@@ -276,7 +276,7 @@ def _run_stage(
         summary = function(ctx, console)
     except ReproError as err:
         record.status, record.seconds = "failed", time.monotonic() - started
-        record.summary = err.message.splitlines()[0]
+        record.summary = err.message  # whole: a lock's every problem (the index shows it)
         raise StageFailed(record.name, err) from err
     except OSError as err:  # a full disk, a permission: the machine's, not the recipe's
         record.status, record.seconds = "failed", time.monotonic() - started

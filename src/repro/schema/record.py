@@ -230,7 +230,9 @@ class StageRecord(BaseModel):
     name: str = Field(description="doctor, lock, image, fetch, launch, accept, bench, ...")
     status: StageStatus = "pending"
     seconds: float | None = Field(default=None, description="how long the stage ran")
-    summary: str = Field(default="", description="the stage's one-line result or error")
+    summary: str = Field(
+        default="", description="the stage's one-line result, or its whole error (every line)"
+    )
 
 
 class StagesFile(BaseModel):
