@@ -88,3 +88,23 @@ def test_a_recipe_whose_release_has_no_engine_says_how_to_get_it(
         "engine dry-start not run: SGLang 0.5.23's start-up code is not installed; "
         "`make sglang-engine` (scripts/ensure-sglang) installs it"
     ) in out
+
+
+def test_what_sglangs_dflash_hook_refuses_follows_the_images_release(project: Project) -> None:
+    """DP attention with DFLASH: refused by the nightly's era (0.5.17), allowed by 0.5.23 with
+    --enable-dp-lm-head; a draft window below the draft tokens: refused. SGLang's own hook
+    says each, not a rule of repro's."""
+    dflash = "extends: kimi26-ep4-dflash\n"
+    dpa = "parallelism: {tp: 8, ep: 4, dp: 2, dp_attention: true}\n"
+    project.recipe("nightly-dpa", dflash + dpa + "image: sglang-nightly-cu13\n")
+    project.recipe("dpa-lm-head", dflash + dpa + "server: {extra_args: [--enable-dp-lm-head]}\n")
+    project.recipe("window", dflash + "speculative: {num_draft_tokens: 8, draft_window_size: 4}\n")
+    code, out = _repro("recipe", "check", "--json", "nightly-dpa", "dpa-lm-head", "window")
+    results = {r["recipe"]: r for r in json.loads(out)}
+    assert code == 1
+    assert results["dpa-lm-head"]["ok"], results["dpa-lm-head"]["findings"]
+    [nightly] = [f for f in results["nightly-dpa"]["findings"] if f["rule"] == "engine-dry-start"]
+    assert nightly["message"].startswith("SGLang 0.5.17 refuses to start")
+    assert "dp" in nightly["message"].lower() and nightly["path"].startswith("parallelism")
+    [window] = [f for f in results["window"]["findings"] if f["rule"] == "engine-dry-start"]
+    assert window["path"] == "speculative.draft_window_size", window

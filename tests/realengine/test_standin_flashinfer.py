@@ -59,3 +59,35 @@ def test_renorm_ops_do_the_math_the_rest_raise_and_a_class_can_be_subclassed(
     assert "flashinfer.comm.mnnvl.TorchDistBackend is a repro CPU-test stand-in" in out["made"]
     calls = [line for line in log.read_text().splitlines() if '"call"' in line]
     assert any("top_p_renorm_probs" in line for line in calls)
+
+
+def test_sglangs_jit_finds_flashinfers_headers_beside_the_stand_in(tmp_path: Path) -> None:
+    """With REPRO_FLASHINFER_HEADERS, SGLang's own dependency lookup for its JIT kernels
+    (sglang/kernels/jit/utils/deps.py) returns the carried header folders; without, it says
+    flashinfer is missing, as it did on the H100 (2026-12-07)."""
+    headers = tmp_path / "flashinfer"
+    folders = ["include", "csrc", "cutlass/include", "cutlass/tools/util/include"]
+    for folder in [*folders, "spdlog/include"]:
+        (headers / "data" / folder).mkdir(parents=True)
+    probe = (
+        "import json, repro_standins\n"
+        "repro_standins.install()\n"
+        "from sglang.kernels.jit.utils.deps import get_flashinfer_include_paths\n"
+        "try:\n"
+        "    print(json.dumps(get_flashinfer_include_paths()))\n"
+        "except RuntimeError as e:\n"
+        "    print(json.dumps(str(e)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(STANDINS), "REPRO_STANDINS_EXTRA": "flashinfer"}
+    answers = []
+    for extra in ({"REPRO_FLASHINFER_HEADERS": str(headers)}, {}):
+        done = subprocess.run(
+            [str(engine_python()), "-c", probe], env={**env, **extra}, capture_output=True,
+            text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        answers.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    found, missing = answers
+    assert found[:2] == [str(headers / "data" / "include"), str(headers / "data" / "csrc")]
+    assert len(found) == 5
+    assert "Cannot find flashinfer package" in missing

@@ -3,14 +3,11 @@ follow SGLang's rules and the drafters' cards."""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import replace
-
 import pytest
 
 from repro.errors import RecipeError
 from repro.lock.locked import resolved
-from repro.recipe import check_recipe, load_catalog, load_recipe
+from repro.recipe import check_recipe, load_recipe
 from repro.recipe.images import catalog_for_recipe, load_image_spec
 from repro.recipe.render import render_env, render_server_argv
 
@@ -109,15 +106,6 @@ def test_image_spec_declares_the_constraints(project: Project) -> None:
 
 
 # --- DFLASH ---------------------------------------------------------------------------------
-def test_draft_window_smaller_than_the_draft_tokens(project: Project) -> None:
-    small = load(project, DFLASH, "speculative: {num_draft_tokens: 16, draft_window_size: 8}\n")
-    [f] = by_rule(check_recipe(resolved(small)), "dflash")
-    assert f.severity == "error" and f.path == "speculative.draft_window_size"
-    assert "smaller than the 16 draft tokens" in f.message
-    ok = load(project, DFLASH, "speculative: {block_size: 16, draft_window_size: 16}\n")
-    assert by_rule(check_recipe(resolved(ok)), "dflash") == []
-
-
 def test_draft_attention_backend_outside_dflash_choices_falls_back(project: Project) -> None:
     odd = load(project, DFLASH, "speculative: {draft_attention_backend: flashmla}\n")
     [f] = by_rule(check_recipe(resolved(odd)), "dflash")
@@ -129,61 +117,6 @@ def test_draft_attention_backend_outside_dflash_choices_falls_back(project: Proj
     target = load(project, DFLASH, "server: {extra_args: [--attention-backend, trtllm_mla]}\n")
     [f] = by_rule(check_recipe(resolved(target)), "dflash")
     assert f.path == "server.extra_args[0]" and "'trtllm_mla'" in f.message
-
-
-DP_ATTENTION = "parallelism: {dp: 2, dp_attention: true}\n"
-RELEASE = "image: sglang-0.5.23-cu13\n"
-
-
-def test_dflash_with_dp_attention_follows_the_images_era(project: Project) -> None:
-    nightly = load(project, DFLASH, DP_ATTENTION)
-    [f] = by_rule(check_recipe(resolved(nightly)), "dflash")
-    assert f.severity == "error" and "does not combine with DP attention in SGLang 0.5.17" in (
-        f.message
-    )
-    assert "stand-in for image 'sglang-nightly-cu13'" in f.message
-    bare = load(project, DFLASH, DP_ATTENTION, RELEASE)
-    [f] = by_rule(check_recipe(resolved(bare)), "dflash")
-    assert f.severity == "error" and "--enable-dp-lm-head" in f.message
-    ok = load(
-        project, DFLASH, DP_ATTENTION, RELEASE, "server: {extra_args: [--enable-dp-lm-head]}\n"
-    )
-    assert by_rule(check_recipe(resolved(ok)), "dflash") == []
-    cp = load(
-        project,
-        DFLASH,
-        DP_ATTENTION,
-        RELEASE,
-        "server: {extra_args: [--enable-dp-lm-head, --attn-cp-size, '2']}\n",
-    )
-    [f] = by_rule(check_recipe(resolved(cp)), "dflash")
-    assert "attn_cp_size 1 (got 2)" in f.message
-    coordinated = load(
-        project,
-        DFLASH,
-        DP_ATTENTION,
-        RELEASE,
-        "server: {extra_args: [--enable-dp-lm-head]}\n"
-        "env: {SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION: '1'}\n",
-    )
-    [f] = by_rule(check_recipe(resolved(coordinated)), "dflash")
-    assert "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off" in f.message
-
-
-@pytest.mark.parametrize(
-    ("version", "severity", "words"),
-    [
-        ("0.5.22", "error", "does not combine with DP attention in SGLang 0.5.22"),
-        ("0.0.0.dev1+gd91c3682b", "warning", "is a development build"),
-    ],
-)
-def test_dflash_dp_attention_reads_the_catalog_in_force(
-    project: Project, version: str, severity: str, words: str
-) -> None:
-    recipe = load(project, DFLASH, DP_ATTENTION, "server: {extra_args: [--enable-dp-lm-head]}\n")
-    own = dataclasses.replace(load_catalog("0.5.23"), sglang_version=version)
-    [f] = by_rule(check_recipe(replace(resolved(recipe), catalog=own)), "dflash")
-    assert f.severity == severity and words in f.message
 
 
 def test_nextn_is_eagle(project: Project) -> None:

@@ -255,22 +255,25 @@ def _words(text: str) -> str:
 
 
 def refusal_field(target: Target, result: DryStart) -> Loc:
-    """The recipe field whose option SGLang's refusal names (its spelling, its dest in words,
-    or its value, such as the algorithm), in argv order; else the server as a whole."""
+    """The recipe field whose option SGLang's refusal names: by its spelling or its dest in
+    words first, then by its value (such as the algorithm), each in argv order; else the
+    server as a whole."""
     assert result.refused is not None
     said = _words(result.refused.message)
     rendered = analyze(target.recipe, target.catalog)
-    candidates: list[tuple[Loc, tuple[str, ...]]] = []
+    options: list[tuple[Loc, tuple[str, ...]]] = []
+    values: list[tuple[Loc, tuple[str, ...]]] = []
     for loc, tokens in rendered.origins:
         option = target.catalog.find(tokens[0])
         names = option.options if option is not None else (tokens[0],)
-        dest = option.dest if option is not None else ""
-        candidates.append((loc, (*names, dest, *tokens[1:])))
+        options.append((loc, (*names, option.dest if option is not None else "")))
+        values.append((loc, tuple(tokens[1:])))
     parsed, _ = check_argv(target.recipe.server.extra_args, target.catalog)
     for arg in parsed:
         loc = ("server", "extra_args", arg.index)
-        candidates.append((loc, (*arg.option.options, arg.option.dest)))
-    for loc, names in candidates:
+        options.append((loc, (*arg.option.options, arg.option.dest)))
+        values.append((loc, arg.values))
+    for loc, names in (*options, *values):
         for name in names:
             words = _words(name.removeprefix("--").removeprefix("enable_").removeprefix("enable-"))
             if len(words.strip()) > 2 and words in said:

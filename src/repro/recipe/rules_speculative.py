@@ -19,7 +19,6 @@ from repro.recipe.rulebase import (
     Issue,
     algorithm,
     err,
-    sglang_release,
     warn,
 )
 from repro.schema.image import OptionConstraint
@@ -37,53 +36,6 @@ UNCAPPED_ALGORITHMS = ("UNO",)
 # backends DFLASH supports; `_resolve_dflash_draft_attention_backend` (speculative_hook.py)
 # replaces any other with a fallback (flashinfer on CUDA) and only logs a warning.
 DFLASH_DRAFT_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
-
-# The first release whose `_handle_dflash` (speculative_hook.py) lets DFLASH run with DP
-# attention, given --enable-dp-lm-head and attn_cp_size 1; older builds raise.
-DFLASH_DP_ATTENTION_SINCE = (0, 5, 23)
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def _dp_attention(ctx: Context, algo: str) -> list[Issue]:
-    """DFLASH with DP attention: refused before 0.5.23; 0.5.23's `_handle_dflash` requires
-    --enable-dp-lm-head, attn_cp_size 1 and SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off."""
-    loc = ("parallelism", "dp_attention")
-    version = ctx.catalog.sglang_version if ctx.catalog else None
-    release = sglang_release(version)
-    where = ctx.catalog_words
-    if release is not None and release < DFLASH_DP_ATTENTION_SINCE:
-        return [err(loc, f"{algo} does not combine with DP attention in {where}", "dflash")]
-    missing = []
-    if "enable_dp_lm_head" not in ctx.options:
-        missing.append("--enable-dp-lm-head (in server.extra_args)")
-    cp = ctx.options.get("attn_cp_size")
-    if cp is not None and cp.value != "1":
-        missing.append(f"attn_cp_size 1 (got {cp.value})")
-    if _truthy(ctx.recipe.env.get("SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION")):
-        missing.append("SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off")
-    needs = f"; 0.5.23 requires {', '.join(missing)}" if missing else ""
-    if release is None:
-        return [
-            warn(
-                loc,
-                f"{where} is a development build: SGLang before 0.5.23 refuses {algo} with DP "
-                f"attention, 0.5.23 allows it with --enable-dp-lm-head and attn_cp_size 1{needs}",
-                "dflash",
-            )
-        ]
-    if missing:
-        return [
-            err(
-                loc,
-                f"{algo} with DP attention requires {', '.join(missing)} in {where} "
-                "(srt/arg_groups/speculative_hook.py)",
-                "dflash",
-            )
-        ]
-    return []
 
 
 def draft_tokens(ctx: Context) -> int | None:
@@ -225,9 +177,10 @@ def rule_ddtree_page_size(ctx: Context) -> list[Issue]:
 
 
 def rule_dflash(ctx: Context) -> list[Issue]:
-    """DFLASH (and DDTREE, built on it): a drafter, pp 1, DP attention as the version allows,
-    agreeing block size, a draft window no smaller than the draft tokens, a supported draft
-    attention backend (sglang 0.5.23 srt/arg_groups/speculative_hook.py `_handle_dflash`)."""
+    """DFLASH (and DDTREE, built on it): a drafter, pp 1, agreeing block size, a supported
+    draft attention backend (sglang 0.5.23 srt/arg_groups/speculative_hook.py `_handle_dflash`).
+    What `_handle_dflash` decides by release (DP attention, the draft window) is its own to
+    say: the engine dry-start runs it (repro.realengine.drystart)."""
     algo = algorithm(ctx)
     if algo not in DFLASH_FAMILY:
         return []
@@ -240,8 +193,6 @@ def rule_dflash(ctx: Context) -> list[Issue]:
         out.append(
             err(("parallelism", "pp"), f"{algo} needs pp 1, got {r.parallelism.pp}", "dflash")
         )
-    if r.parallelism.dp_attention:
-        out += _dp_attention(ctx, algo)
     if (
         spec.block_size is not None
         and spec.num_draft_tokens is not None
@@ -254,17 +205,6 @@ def rule_dflash(ctx: Context) -> list[Issue]:
                 f"block_size {spec.block_size} and num_draft_tokens {spec.num_draft_tokens} "
                 "must agree (--speculative-dflash-block-size is an alias of "
                 "--speculative-num-draft-tokens)",
-                "dflash",
-            )
-        )
-    tokens, window = draft_tokens(ctx), spec.draft_window_size
-    if window is not None and tokens is not None and window < tokens:
-        out.append(
-            err(
-                ("speculative", "draft_window_size"),
-                f"draft_window_size {window} is smaller than the {tokens} draft "
-                "tokens: SGLang refuses to start (--speculative-draft-window-size must be >= "
-                "--speculative-num-draft-tokens, speculative_hook.py)",
                 "dflash",
             )
         )

@@ -26,6 +26,11 @@ Stand-ins, and why each is needed:
   0.7.2's wheel is 65 MB, over what one H200 call carries beside SGLang's. Those two ops are
   real here, in torch (SGLang's own fallback where no kernel is); every other flashinfer op
   raises. Greedy requests (repro bench and accept send temperature 0) never reach them.
+  With ``REPRO_FLASHINFER_HEADERS=DIR`` the stand-in package's origin is ``DIR/__init__.py``,
+  so SGLang's JIT (``sglang/kernels/jit/utils/deps.py``) finds flashinfer's C++ headers in
+  ``DIR/data`` (include, csrc, cutlass, spdlog: 6 MB as tar.xz, taken from the 0.7.2 wheel by
+  scripts/gpu-engine) and builds DFLASH's sampling verify op
+  (``tree_speculative_sampling_target_only``) with nvcc, as on a full install.
 
 Any attribute of a stand-in is another stand-in, so import-time constants
 (``InterpolationMode.BICUBIC``) resolve; calling one raises. With ``$REPRO_STANDIN_LOG`` set,

@@ -25,6 +25,7 @@ from typing import Any
 
 LOG_ENV = "REPRO_STANDIN_LOG"
 EXTRA_ENV = "REPRO_STANDINS_EXTRA"
+HEADERS_ENV = "REPRO_FLASHINFER_HEADERS"  # a folder holding flashinfer's data/ headers
 
 # Top-level names served by a stand-in when no real package is found; more, comma-separated,
 # from $REPRO_STANDINS_EXTRA (the H200 run adds ``cutlass``, ``IPython`` and ``flashinfer``).
@@ -171,9 +172,15 @@ class StandinFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves ``STANDIN_ROOTS`` and their submodules when nothing else on the path does."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname.split(".", 1)[0] not in STANDIN_ROOTS:
+        root = fullname.split(".", 1)[0]
+        if root not in STANDIN_ROOTS:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        # SGLang's JIT finds flashinfer's C++ headers beside the package's origin
+        # (sglang/kernels/jit/utils/deps.py: <root>/data/include, csrc, cutlass, spdlog):
+        # with $REPRO_FLASHINFER_HEADERS the stand-in package lives there, headers and all.
+        headers = os.environ.get(HEADERS_ENV) if fullname == "flashinfer" else None
+        origin = os.path.join(headers, "__init__.py") if headers else None
+        return importlib.machinery.ModuleSpec(fullname, self, origin=origin, is_package=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = StandinModule(spec.name)
