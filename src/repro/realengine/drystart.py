@@ -255,9 +255,8 @@ def _words(text: str) -> str:
 
 
 def refusal_field(target: Target, result: DryStart) -> Loc:
-    """The recipe field whose option SGLang's refusal names: by its spelling or its dest in
-    words first, then by its value (such as the algorithm), each in argv order; else the
-    server as a whole."""
+    """The recipe field whose option SGLang's refusal names first: by its spelling or its dest
+    in words, else by its value (such as the algorithm); else the server as a whole."""
     assert result.refused is not None
     said = _words(result.refused.message)
     rendered = analyze(target.recipe, target.catalog)
@@ -273,11 +272,15 @@ def refusal_field(target: Target, result: DryStart) -> Loc:
         loc = ("server", "extra_args", arg.index)
         options.append((loc, (*arg.option.options, arg.option.dest)))
         values.append((loc, arg.values))
-    for loc, names in (*options, *values):
-        for name in names:
-            words = _words(name.removeprefix("--").removeprefix("enable_").removeprefix("enable-"))
-            if len(words.strip()) > 2 and words in said:
-                return loc
+    for candidates in (options, values):
+        found = [
+            (said.find(words), n, loc)
+            for n, (loc, names) in enumerate(candidates)
+            for words in (_words(name.removeprefix("--").removeprefix("enable_")) for name in names)
+            if len(words.strip()) > 2 and words in said
+        ]
+        if found:  # the one the message names first: the subject of SGLang's sentence
+            return min(found, key=lambda hit: (hit[0], hit[1]))[2]
     return ("server",)
 
 
