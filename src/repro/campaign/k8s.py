@@ -32,6 +32,7 @@ from typing import Any
 from repro import __version__
 from repro.campaign.execute import start_campaign
 from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
+from repro.campaign.pinning import lock_point
 from repro.errors import ReproError
 from repro.export.common import DEFAULT_DIST_PORT, prepare
 from repro.export.image import ExportError, parse_pinned
@@ -45,7 +46,6 @@ from repro.export.k8s import (
     server_container,
     server_volumes,
 )
-from repro.campaign.pinning import lock_point
 from repro.lock import load_locked
 from repro.schema.campaign import PlannedPoint
 from repro.schema.lock import Locked
