@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from repro.campaign.folder import CampaignFolder
 from repro.cli import main
 from repro.report import load_runs
-from repro.campaign.folder import CampaignFolder
 from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignIndex, PointState
 from tests.report.conftest import Runs
