@@ -90,6 +90,7 @@ def test_a_gpu_recipe_stops_at_doctor_and_points_to_the_demo(
     assert "stage doctor failed" in result.stderr
     assert "repro run kimi26-ep4-dflash --sim" in result.stderr  # the way to run it here
     assert not (tmp_path / "runs").exists()  # nothing ran: no run folder, nor runs/
+    assert str(tmp_path / "runs") not in result.stderr  # nor one announced
     assert "Traceback" not in result.stderr
 
 

@@ -157,6 +157,7 @@ class _Fresh:
     made_runs_dir: bool = False
     run_dir: Path | None = None
     started: bool = False
+    announced: bool = False  # its folder, named once a stage ran in it
 
     def __post_init__(self) -> None:
         self.made_runs_dir = self.new and not self.runs_dir.exists()
@@ -193,7 +194,7 @@ def _run_pipeline(options: RunOptions, console: Console, fresh: _Fresh) -> RunRe
     if options.dry_run:
         require_checked(ctx.locked)  # a plan only for a recipe `repro recipe check` accepts
     start_index = STAGE_NAMES.index(options.from_stage) if options.from_stage else 0
-    _print_plan(ctx, records, start_index, console)
+    _print_plan(ctx, records, start_index, console, fresh.new)
     if options.dry_run:
         for line in ctx.dry_run_commands():
             text = line if line.startswith("#") else f"$ {line}"
@@ -234,6 +235,9 @@ def _run_stages(
                     continue
                 _run_stage(ctx, record, stage.run, console)
                 _save_records(ctx.run_dir, records)
+                if fresh.new and not fresh.announced:
+                    fresh.announced = True
+                    console.print(f"run folder: {escape(str(ctx.run_dir))}", emoji=False)
     except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP
         name = signal_name(interrupt)
         console.print(f"[yellow]interrupted ({name})[/]: stopping what repro started; results kept")
@@ -332,9 +336,11 @@ def _run_stage(
 
 
 def _print_plan(
-    ctx: RunContext, records: list[StageRecord], start_index: int, console: Console
+    ctx: RunContext, records: list[StageRecord], start_index: int, console: Console, new: bool
 ) -> None:
-    header = f"[bold]repro run[/] {escape(ctx.recipe.name)} -> {escape(str(ctx.run_dir))}"
+    header = f"[bold]repro run[/] {escape(ctx.recipe.name)}"
+    if not new:  # a new run's folder is named once a stage ran in it (a refused run has none)
+        header += f" -> {escape(str(ctx.run_dir))}"
     console.print(header, emoji=False)
     for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
         if index < start_index or record.status in ("done", "skipped"):
