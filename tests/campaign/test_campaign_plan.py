@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from repro.campaign.decision import PointLevels, decide, slo_boundary
 from repro.campaign.plan import plan_campaign
 from repro.campaign.predict import prompt_tokens
-from repro.campaign.report import predicted_points
+from repro.campaign.report import NOT_JUDGED, predicted_points, render_terminal
 from repro.errors import RecipeError
 from repro.schema.recipe import Bench
 from tests.support.cli import isolated_env, repro
@@ -299,3 +300,16 @@ def test_the_prediction_weighs_prompts_as_the_simulator_counts_them(
     served = level["total_prompt_tokens"] / level["completed"]
     predicted = prompt_tokens(Bench(dataset=dataset, input_len=512))
     assert abs(predicted - served) / served < 0.05, (predicted, served)
+
+
+def test_a_plan_that_predicted_nothing_judges_no_slo(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(repo_root / "campaigns" / "kimi26-layouts.yaml", predict=False)
+    points = predicted_points(plan)
+    console = Console(width=200, record=True)
+    console.print(render_terminal(decide(points, plan.campaign.slos), points))
+    text = console.export_text()
+    assert "no level of any point meets it" not in text
+    assert text.count(NOT_JUDGED) == len(plan.campaign.slos)

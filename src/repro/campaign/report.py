@@ -100,14 +100,19 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
 
 
 # ---- the terminal ----------------------------------------------------------------------------
+NOT_JUDGED = "not judged: no point has a valid level, predicted or measured"
+
+
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
     parts: list[RenderableType] = [_TableOrStacked(summary_table(decision, points))]
     for point in points:
         parts.append(Text(f"  {point.name}: {point.source}"))
+    judged = any(point.valid() for point in points)
     for winner in decision.slo_winners:
         limits = ", ".join(f"{k} <= {v:g}" for k, v in winner.limits.items())
         if winner.point is None:
-            parts.append(Text(f"SLO {winner.slo} ({limits}): no level of any point meets it"))
+            verdict = "no level of any point meets it" if judged else NOT_JUDGED
+            parts.append(Text(f"SLO {winner.slo} ({limits}): {verdict}"))
         else:
             parts.append(
                 Text(
