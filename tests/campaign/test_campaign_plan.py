@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from rich.console import Console
 
 from repro.campaign.decision import PointLevels, decide, slo_boundary
@@ -65,6 +66,20 @@ def test_a_matrix_expands_dedupes_baselines_and_excludes(
     # grouped so that each drafter is loaded once: points of a drafter sit together
     drafters = [p.drafter or "" for p in plan.points]
     assert drafters == sorted(drafters)
+
+
+def test_a_point_that_swaps_the_drafter_drops_the_replaced_drafters_facts(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(_write(tmp_path, DRAFTERS), tmp_path / "recipes", predict=False)
+    for point in plan.points:
+        drafter = yaml.safe_load((tmp_path / point.recipe).read_text()).get("drafter")
+        if point.labels["drafter"] == "z-lab":  # the base recipe's own drafter: its facts kept
+            assert drafter["facts"]["vocab_size"] == 163840
+        elif point.labels["drafter"] == "long":
+            assert drafter["repo"] == "SubSir/Kimi-K2.6-DFlash-tmp-long"
+            assert "facts" not in drafter
 
 
 def test_an_invalid_point_refuses_the_campaign_naming_the_point(

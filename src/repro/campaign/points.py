@@ -104,6 +104,7 @@ def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
         # a section one axis removes stays removed: another axis's field in it is moot
         if not any(field_path.startswith(f"{gone}.") for gone in removed):
             _set(data, field_path.split("."), value)
+    _forget_replaced_facts(data, point.overrides, source.drafter.repo if source.drafter else None)
     if campaign.bench is not None:
         data["bench"] = campaign.bench.model_dump(mode="json")
     if campaign.accept is not None:
@@ -162,6 +163,19 @@ def _bounded(name: str) -> str:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
     return f"{name[: MAX_NAME - 9]}-{digest}"
+
+
+def _forget_replaced_facts(
+    data: dict[str, Any], overrides: dict[str, Any], source_repo: str | None
+) -> None:
+    """A point that swaps the drafter's repo without its facts drops the inherited ones: they
+    are the replaced drafter's, and the fit is checked against config.json once locked."""
+    repo = overrides.get("drafter.repo")
+    drafter = data.get("drafter")
+    if repo is None or repo == source_repo or "drafter.facts" in overrides:
+        return
+    if isinstance(drafter, dict):
+        drafter.pop("facts", None)
 
 
 def _set(data: dict[str, Any], path: list[str], value: Any) -> None:
