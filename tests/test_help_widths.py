@@ -3,6 +3,8 @@ summarized) and still at 200."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -34,3 +36,9 @@ def test_every_help_fits_the_terminal(width: int) -> None:
 def test_report_help_names_the_metrics_in_a_sentence() -> None:
     result = CliRunner().invoke(main, ["report", "--help"], terminal_width=80)
     assert "--metric METRIC" in result.output and "p99_" in result.output
+
+
+def test_the_bump_example_names_a_shipped_spec(repo_root: Path) -> None:
+    result = CliRunner().invoke(main, ["image", "bump", "--help"], terminal_width=200)
+    [example] = [line.split() for line in result.output.splitlines() if "repro image bump" in line]
+    assert (repo_root / "images" / f"{example[3]}.yaml").is_file(), example

@@ -44,8 +44,8 @@ def test_speculation_keeps_the_greedy_output(
     )
     check = json.loads(RunFolder(result.run_dir).accept_file.read_text())["lossless"]
     assert check["passed"] is True
-    # the run's concurrency, then demo's top bench concurrency (64), with 64 requests
-    assert [(lv["concurrency"], lv["prompts"]) for lv in check["levels"]] == [(1, 6), (64, 64)]
+    # the run's concurrency, then demo's top bench concurrency (16), with 16 requests
+    assert [(lv["concurrency"], lv["prompts"]) for lv in check["levels"]] == [(1, 6), (16, 16)]
     assert all(lv["identical_share"] == 1.0 for lv in check["levels"])
     assert lossless_failure(result.results.lossless) is None
 

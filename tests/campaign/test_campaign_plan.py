@@ -8,13 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from rich.console import Console
 
 from repro.campaign.decision import PointLevels, decide, slo_boundary
 from repro.campaign.page import render_page
 from repro.campaign.plan import plan_campaign
 from repro.campaign.predict import prompt_tokens
-from repro.campaign.report import predicted_points, render_terminal
+from repro.campaign.report import NOT_JUDGED, predicted_points, render_terminal
 from repro.errors import RecipeError
 from repro.schema.recipe import Bench
 from tests.support.browser import layout
@@ -69,6 +70,20 @@ def test_a_matrix_expands_dedupes_baselines_and_excludes(
     # grouped so that each drafter is loaded once: points of a drafter sit together
     drafters = [p.drafter or "" for p in plan.points]
     assert drafters == sorted(drafters)
+
+
+def test_a_point_that_swaps_the_drafter_drops_the_replaced_drafters_facts(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(_write(tmp_path, DRAFTERS), tmp_path / "recipes", predict=False)
+    for point in plan.points:
+        drafter = yaml.safe_load((tmp_path / point.recipe).read_text()).get("drafter")
+        if point.labels["drafter"] == "z-lab":  # the base recipe's own drafter: its facts kept
+            assert drafter["facts"]["vocab_size"] == 163840
+        elif point.labels["drafter"] == "long":
+            assert drafter["repo"] == "SubSir/Kimi-K2.6-DFlash-tmp-long"
+            assert "facts" not in drafter
 
 
 def test_an_invalid_point_refuses_the_campaign_naming_the_point(
@@ -336,3 +351,16 @@ def test_the_prediction_weighs_prompts_as_the_simulator_counts_them(
     served = level["total_prompt_tokens"] / level["completed"]
     predicted = prompt_tokens(Bench(dataset=dataset, input_len=512))
     assert abs(predicted - served) / served < 0.05, (predicted, served)
+
+
+def test_a_plan_that_predicted_nothing_judges_no_slo(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(repo_root / "campaigns" / "kimi26-layouts.yaml", predict=False)
+    points = predicted_points(plan)
+    console = Console(width=200, record=True)
+    console.print(render_terminal(decide(points, plan.campaign.slos), points))
+    text = console.export_text()
+    assert "no level of any point meets it" not in text
+    assert text.count(NOT_JUDGED) == len(plan.campaign.slos)

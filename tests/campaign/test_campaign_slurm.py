@@ -1,6 +1,7 @@
 """`repro campaign export slurm` on a real Slurm (munge, slurmctld, two slurmd on 127.0.0.1):
-the job array runs each point with `repro run` (the simulator image under Docker), and
-`collect` gives the report a local `repro campaign run` gives."""
+the job array runs each point's lock with `repro run` (the simulator image under Docker), and
+`collect` gives the report a local `repro campaign run` gives. Everything runs from a
+directory that is neither the checkout nor the campaign folder."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
     monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))  # the tasks inherit it
     monkeypatch.setenv("REPRO_LOCKS_DIR", str(tmp_path / "locks"))
     campaigns = tmp_path / "campaigns"
+    elsewhere = tmp_path / "elsewhere"  # no recipes/, images/ or locks/ in it
+    elsewhere.mkdir()
     exported = repro(
         "campaign",
         "export",
@@ -36,15 +39,19 @@ def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
         "1",
         "--campaigns-dir",
         str(campaigns),
-        cwd=repo_root,
+        cwd=elsewhere,
     )
     assert exported.returncode == 0, exported.stderr[-2000:]
     folder = only_folder(campaigns)
     script = folder / "campaign.sbatch"
     assert "#SBATCH --array=0-2%1" in script.read_text()
+    assert "--exclusive" not in script.read_text()  # a point holds its GPUs, not the node
+    for point in ("demo.cap-small", "demo.cap-big", "demo.cap-broken"):  # locked at export
+        assert (folder / "locks" / f"{point}.lock.json").is_file()
     with running_slurm(tmp_path / "slurm") as slurm:
         submitted = subprocess.run(
-            ["sbatch", "--parsable", f"--chdir={repo_root}", str(script)],
+            ["sbatch", "--parsable", str(script)],
+            cwd=elsewhere,
             env=slurm.env,
             capture_output=True,
             text=True,
@@ -55,14 +62,15 @@ def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
         while time.monotonic() < deadline and _queued(job, slurm.env):
             time.sleep(2)
         assert not _queued(job, slurm.env), f"the array did not end in time:\n{slurm.log()}"
-    collected = repro("campaign", "collect", str(folder), "--json", cwd=repo_root)
+    assert not list(elsewhere.iterdir())  # the tasks wrote nothing where sbatch was run
+    collected = repro("campaign", "collect", str(folder), "--json", cwd=elsewhere)
     assert collected.returncode == 0, collected.stderr[-2000:]
     states = {p["name"]: p for p in json.loads(collected.stdout)["points"]}
     assert states["demo.cap-small"]["status"] == "done"
     assert states["demo.cap-big"]["status"] == "done"
     assert states["demo.cap-broken"]["status"] == "failed"
     assert "stage launch failed" in str(states["demo.cap-broken"]["reason"])
-    report = repro("campaign", "report", str(folder), "--json", cwd=repo_root)
+    report = repro("campaign", "report", str(folder), "--json", cwd=elsewhere)
     assert report.returncode == 0, report.stderr[-2000:]
     table = json.loads(report.stdout)["decision"]["table"]
     assert sorted(table["demo.cap-big"]) == ["1", "4"]

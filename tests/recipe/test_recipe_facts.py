@@ -36,8 +36,16 @@ def test_facts_of_the_parent_drafter_are_not_taken_for_another(project: Project)
     project.recipe("my-kimi", "extends: kimi26-ep4-dflash\ndrafter: {repo: org/other}\n")
     findings = check_recipe(resolved(load_recipe("my-kimi")))
     assert by_rule(findings, "drafter-fits-model") == []  # nothing known about org/other
+    [unchecked] = by_rule(findings, "drafter-fit-unchecked")  # and it says so
+    assert unchecked.severity == "warning"
+    assert (unchecked.file, unchecked.path) == ("recipes/my-kimi.yaml", "drafter.repo")
+    assert "org/other: its fit to model moonshotai/Kimi-K2.6 is unchecked" in unchecked.message
+    assert "recipes/kimi26-ep4-dflash.yaml are the drafter's it replaces" in unchecked.message
+    result = CliRunner().invoke(main, ["recipe", "check", "my-kimi"])
+    assert result.exit_code == 0 and "is unchecked" in result.output
     project.recipe("my-kimi", QWEN_DRAFTER.replace("151936", "163840").replace("4096", "7168"))
-    assert by_rule(check_recipe(resolved(load_recipe("my-kimi"))), "drafter-fits-model") == []
+    checked = check_recipe(resolved(load_recipe("my-kimi")))
+    assert by_rule(checked, "drafter-fits-model") == by_rule(checked, "drafter-fit-unchecked") == []
 
 
 def test_tp3_on_eight_gpus_is_refused(project: Project) -> None:

@@ -119,6 +119,20 @@ def test_fingerprints_side_by_side_across_machines(runs: Runs, tmp_path: Path) -
     assert "different machines" in result.stdout and "all-nvlink" in result.stdout
 
 
+def test_the_default_columns_are_not_two_views_of_one_number(runs: Runs) -> None:
+    """Mean ITL is mean TPOT when requests have one length (bench_serving's per-token ITL):
+    compare shows TPOT and the p99 ITL, which differ at every level."""
+    result = CliRunner().invoke(main, ["compare", str(runs.ar), str(runs.dflash), "--json"])
+    assert result.exit_code == 0, result.output
+    points = json.loads(result.stdout)["points"]
+    shown = {p["metric"] for p in points}
+    assert "itl" not in shown and {"tpot", "p99_itl"} <= shown
+    by = {(p["metric"], p["level"]): p for p in points}
+    for metric, level in by:
+        if metric == "tpot":
+            assert by[("p99_itl", level)]["b"] != pytest.approx(by[(metric, level)]["b"])
+
+
 def test_cli_json(runs: Runs) -> None:
     result = CliRunner().invoke(
         main, ["compare", str(runs.ar), str(runs.dflash), "--json", "--metric", "itl"]

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from repro.campaign.folder import CampaignFolder
 from repro.cli import main
 from repro.report import load_runs
 from repro.runfolder import RunFolder
+from repro.schema.campaign import CampaignIndex, PointState
 from tests.report.conftest import Runs
 
 
@@ -70,14 +72,39 @@ def test_repro_runs_lists_recipe_machine_and_status(runs: Runs, tmp_path: Path) 
     stages = [{"name": "doctor", "status": "done"}, {"name": "bench", "status": "failed"}]
     RunFolder(failed).stages_file.write_text(json.dumps({"updated_at": "x", "stages": stages}))
     (root / "notes").mkdir()  # not a run: left out
+    campaign = _campaign_folder(root / "campaigns" / "20261203T090000Z-caps")
     result = CliRunner().invoke(main, ["runs", "--runs-dir", str(root), "--json"])
     assert result.exit_code == 0, result.output
     listed = json.loads(result.output)
-    assert [(r["recipe"], r["machine"], r["status"]) for r in listed] == [
+    assert [(r["recipe"], r["machine"], r["status"]) for r in listed["runs"]] == [
         ("demo-dflash", "sim demo, time-scale 1", "done"),
         ("demo-ar", "sim demo, time-scale 1", "failed at bench"),
     ]
-    assert listed[0]["folder"] == str(done)
+    assert listed["runs"][0]["folder"] == str(done)
+    assert listed["campaigns"] == [
+        {
+            "folder": str(campaign),
+            "campaign": "caps",
+            "machine": "this-box, SIMULATED (time-scale 1)",
+            "status": "1 of 3 done, 1 failed, 1 pending",
+        }
+    ]
+
+
+def _campaign_folder(path: Path) -> Path:
+    """A campaign folder as `repro campaign run` leaves it part-way: one point of each state."""
+    folder = CampaignFolder(path)
+    path.mkdir(parents=True)
+    folder.plan_file.write_text("{}")  # listed by its index: the plan is not read
+    states = [
+        PointState(name=n, status=s) for n, s in (("a", "done"), ("b", "failed"), ("c", "pending"))
+    ]
+    folder.write_index(
+        CampaignIndex(
+            campaign="caps", machine="this-box", simulated=True, time_scale=1.0, points=states
+        )
+    )
+    return path
 
 
 def test_repro_runs_reads_at_80_columns_and_names_an_interruption(
@@ -92,10 +119,13 @@ def test_repro_runs_reads_at_80_columns_and_names_an_interruption(
         {"name": "bench", "status": "failed", "summary": "interrupted (SIGINT)"},
     ]
     RunFolder(stopped).stages_file.write_text(json.dumps({"updated_at": "x", "stages": stages}))
+    _campaign_folder(root / "campaigns" / "20261203T090000Z-caps")
     result = CliRunner().invoke(main, ["runs", "--runs-dir", str(root)], terminal_width=80)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert max(len(line) for line in lines) <= 80
-    assert len(lines) <= 7 + 5  # one line per run, a title and a header
+    runs_part = result.output.split("campaigns in")[0].splitlines()
+    assert len(runs_part) <= 7 + 5  # one line per run, a title and a header
     assert "recipe" not in lines[2]  # the folder names say it
     assert "interrupted at bench" in result.output
+    assert "20261203T090000Z-caps" in result.output and "1 of 3 done, 1 failed" in result.output

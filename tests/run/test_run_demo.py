@@ -39,7 +39,7 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
 
     summary = json.loads(RunFolder(run_dir).bench.summary_file.read_text())
     levels = {level["max_concurrency"]: level for level in summary["levels"]}
-    assert sorted(levels) == [1, 4, 16, 64]
+    assert sorted(levels) == [1, 4, 16]
     for concurrency, level in levels.items():
         rows = [
             json.loads(line)
@@ -52,7 +52,7 @@ def test_run_demo_produces_a_record_a_report_and_leaves_nothing_running(
         tokens = sum(r["completion_tokens"] for r in measured)
         verify_steps = sum(r["spec_verify_ct"] for r in measured)
         assert level["accept_length_pooled"] == pytest.approx(tokens / verify_steps)
-    assert levels[64]["output_throughput"] > levels[1]["output_throughput"]
+    assert levels[16]["output_throughput"] > levels[1]["output_throughput"]
     assert json.loads(RunFolder(run_dir).bench.run_file.read_text())["simulated"] is True
     for concurrency in levels:  # no terminal: the bench stage's plain line per level
         assert re.search(
@@ -89,8 +89,8 @@ def test_a_gpu_recipe_stops_at_doctor_and_points_to_the_demo(
     assert result.returncode == 10  # 10 + index of doctor, the first stage
     assert "stage doctor failed" in result.stderr
     assert "repro run kimi26-ep4-dflash --sim" in result.stderr  # the way to run it here
-    runs = tmp_path / "runs"
-    assert not runs.exists() or not any(runs.iterdir())  # nothing ran: no run folder
+    assert not (tmp_path / "runs").exists()  # nothing ran: no run folder, nor runs/
+    assert str(tmp_path / "runs") not in result.stderr  # nor one announced
     assert "Traceback" not in result.stderr
 
 

@@ -82,6 +82,19 @@ def test_render_and_dry_run_refuse_what_check_rejects(repo_root: Path, tmp_path:
         assert "needs a drafter" in _refused(CliRunner().invoke(main, args))
 
 
+def test_a_refused_simulated_plan_leaves_no_folder(repo_root: Path, tmp_path: Path) -> None:
+    (tmp_path / "images").symlink_to(repo_root / "images")
+    (tmp_path / "recipes").mkdir()
+    for name in ("kimi26-tp8.yaml", "kimi26-ep4.yaml"):
+        (tmp_path / "recipes" / name).write_text((repo_root / "recipes" / name).read_text())
+    bad = tmp_path / "recipes" / "bad.yaml"
+    bad.write_text("extends: kimi26-ep4.yaml\nspeculative: {algorithm: DFLASH}\n")
+    runs = tmp_path / "runs"
+    args = ["run", str(bad), "--sim", "--dry-run", "--runs-dir", str(runs)]
+    assert "needs a drafter" in _refused(CliRunner().invoke(main, args))
+    assert not runs.exists()  # neither the simulated twin's run folder nor runs/
+
+
 @pytest.mark.docker  # a dry run asks the engine which image it would run
 def test_dry_run_shows_markup_and_emoji_codes_literally(repo_root: Path, tmp_path: Path) -> None:
     runs = tmp_path / "[red]x[/] :-1:"

@@ -19,7 +19,8 @@ from __future__ import annotations
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -89,23 +90,38 @@ class SpecCounts(Protocol):
     def spec_verify_ct(self) -> int | None: ...
 
 
-def acceptance_stats(ok: Sequence[SpecCounts], rng: np.random.Generator) -> dict[str, Any]:
+class AcceptanceStats(TypedDict):
+    """Acceptance under both conventions, as AcceptSet and Level name them (the pooled one:
+    Level's `accept_length`, written `accept_length_pooled`)."""
+
+    accept_length: float | None
+    accept_length_ci95: Interval | None
+    accept_length_mean_per_request: float | None
+    accept_length_mean_per_request_ci95: Interval | None
+
+
+def acceptance_stats(ok: Sequence[SpecCounts], rng: np.random.Generator) -> AcceptanceStats:
     """Both conventions over the requests that report spec_verify_ct, with 95% intervals."""
     spec = [r for r in ok if r.spec_verify_ct]
     if not spec:
-        return {"accept_length": None, "accept_length_mean_per_request": None}
+        return AcceptanceStats(
+            accept_length=None,
+            accept_length_ci95=None,
+            accept_length_mean_per_request=None,
+            accept_length_mean_per_request_ci95=None,
+        )
     tokens = np.array([r.completion_tokens for r in spec], dtype=np.float64)
     verify = np.array([r.spec_verify_ct for r in spec], dtype=np.float64)
-    return {
-        "accept_length": float(tokens.sum() / verify.sum()),
-        "accept_length_ci95": bootstrap(
+    return AcceptanceStats(
+        accept_length=float(tokens.sum() / verify.sum()),
+        accept_length_ci95=bootstrap(
             lambda t, v: t.sum(axis=1) / v.sum(axis=1), [tokens, verify], rng
         ),
-        "accept_length_mean_per_request": float((tokens / verify).mean()),
-        "accept_length_mean_per_request_ci95": bootstrap(
+        accept_length_mean_per_request=float((tokens / verify).mean()),
+        accept_length_mean_per_request_ci95=bootstrap(
             lambda ratio: ratio.mean(axis=1), [tokens / verify], rng
         ),
-    }
+    )
 
 
 def _throughput_interval(
@@ -169,7 +185,15 @@ def parse_slos(specs: Iterable[str]) -> dict[str, float] | None:
 GOODPUT_NAMES = {"ttft": "ttft", "tpot": "tpot", "e2e": "e2el"}
 
 
-def goodput(results: Sequence[RequestResult], slos: Mapping[str, float], dur: float) -> dict:
+@dataclass(frozen=True)
+class Goodput:
+    request_goodput: float
+    slo_attainment: float
+    slos_ms: dict[str, float]  # by goodput.py's names (ttft, tpot, e2el)
+    by_metric: dict[str, float]
+
+
+def goodput(results: Sequence[RequestResult], slos: Mapping[str, float], dur: float) -> Goodput:
     """sglang/benchmark/goodput.py `calculate_goodput`: a successful request is good when it
     meets every SLO (ms; a one-token response's TPOT counts as 0); request_goodput = good / s,
     slo_attainment = good / requests sent, and per SLO the share that met it."""
@@ -184,15 +208,15 @@ def goodput(results: Sequence[RequestResult], slos: Mapping[str, float], dur: fl
             met_by[name] += 1
         good += len(met) == len(named)
     sent = len(results) or 1
-    return {
-        "goodput_slos_ms": named,
-        "request_goodput": good / dur,
-        "slo_attainment": good / sent,
-        "slo_attainment_by_metric": {name: n / sent for name, n in met_by.items()},
-    }
+    return Goodput(
+        request_goodput=good / dur,
+        slo_attainment=good / sent,
+        slos_ms=named,
+        by_metric={name: n / sent for name, n in met_by.items()},
+    )
 
 
-def level_fields(
+def summarize_level(
     results: Sequence[RequestResult],
     *,
     concurrency: int,
@@ -201,10 +225,10 @@ def level_fields(
     gpus: int = 0,
     slos: Mapping[str, float] | None = None,
     server_accept_length: float | None = None,
-) -> dict[str, Any]:
-    """What the requests of one level say (one entry of `summary.json` `levels`, by its JSON
-    keys: Level says which are bench_serving's); `server_accept_length` is the server's own
-    (bench_serving's `accept_length`)."""
+) -> Level:
+    """What the requests of one level say (one entry of `summary.json` `levels`: Level says
+    which keys are bench_serving's); `server_accept_length` is the server's own
+    (bench_serving's `accept_length`). repro.bench.observer adds the server's side."""
     ok = [r for r in results if r.ok]
     errors = Counter(r.error_kind or "unknown" for r in results if not r.ok)
     total_in = sum(r.prompt_tokens for r in ok)
@@ -212,49 +236,51 @@ def level_fields(
     dur = duration if duration > 0 else float("nan")
     out_tp = total_out / dur if ok else 0.0
     per_user = [r.completion_tokens / r.e2e_s for r in ok if r.e2e_s]
-    level: dict[str, Any] = {
-        "max_concurrency": concurrency,
-        # bench_serving: np.sum(e2e_latencies) / dur_s over the successful requests
-        "concurrency": sum(r.e2e_s for r in ok if r.e2e_s is not None) / dur if ok else 0.0,
-        "repeat": repeat,
-        "completed": len(ok),
-        "failed": len(results) - len(ok),
-        "errors": dict(sorted(errors.items())),
-        "duration": duration,
-        "request_throughput": len(ok) / dur if ok else 0.0,
-        "prompt_throughput": total_in / dur if ok else 0.0,
-        "output_throughput": out_tp,
-        "output_throughput_per_gpu": out_tp / gpus if gpus > 0 else None,
-        "output_throughput_per_user": float(np.mean(per_user)) if per_user else None,
-        "total_prompt_tokens": total_in,
-        "total_output_tokens": total_out,
-    }
-    level.update(_stats("ttft", (r.ttft_s for r in ok if r.ttft_s is not None)))
     itl = (t for r in ok for t in per_token_itl(r.chunk_gap_s, r.chunk_tokens))
-    level.update(_stats("itl", itl))
     gaps = [gap for r in ok for gap in r.chunk_gap_s]
-    level.update(_stats("chunk_gap", gaps))
-    level["merged_chunk_pct"] = sum(1 for g in gaps if g == 0.0) / len(gaps) * 100 if gaps else None
-    level.update(_stats("tpot", (t for r in ok if (t := _tpot(r)) is not None)))
-    level.update(_stats("e2e_latency", (r.e2e_s for r in ok if r.e2e_s is not None)))
+    latencies = {
+        **_stats("ttft", (r.ttft_s for r in ok if r.ttft_s is not None)),
+        **_stats("itl", itl),
+        **_stats("chunk_gap", gaps),
+        **_stats("tpot", (t for r in ok if (t := _tpot(r)) is not None)),
+        **_stats("e2e_latency", (r.e2e_s for r in ok if r.e2e_s is not None)),
+    }
     rng = np.random.default_rng(concurrency * 1009 + repeat)  # seeded: a level's CIs repeat
     acceptance = acceptance_stats(ok, rng)
-    level["accept_length_pooled"] = acceptance.pop("accept_length")
-    level.update(acceptance)
-    level["accept_length"] = server_accept_length
-    level["output_throughput_ci95"] = _throughput_interval(ok, out_tp, rng) if ok else None
     verify = sum(r.spec_verify_ct or 0 for r in ok)
-    level["spec_verify_ct"] = verify if verify else None
-    level["verify_steps_per_s"] = verify / dur if verify else None
+    level = Level(  # by the JSON keys (aliases): bench_serving's names where they differ
+        max_concurrency=concurrency,
+        # bench_serving: np.sum(e2e_latencies) / dur_s over the successful requests
+        concurrency=sum(r.e2e_s for r in ok if r.e2e_s is not None) / dur if ok else 0.0,
+        repeat=repeat,
+        completed=len(ok),
+        failed=len(results) - len(ok),
+        errors=dict(sorted(errors.items())),
+        duration=duration,
+        request_throughput=len(ok) / dur if ok else 0.0,
+        prompt_throughput=total_in / dur if ok else 0.0,
+        output_throughput=out_tp,
+        output_throughput_per_gpu=out_tp / gpus if gpus > 0 else None,
+        output_throughput_per_user=float(np.mean(per_user)) if per_user else None,
+        total_prompt_tokens=total_in,
+        total_output_tokens=total_out,
+        merged_chunk_pct=sum(1 for g in gaps if g == 0.0) / len(gaps) * 100 if gaps else None,
+        accept_length_pooled=acceptance["accept_length"],
+        accept_length_ci95=acceptance["accept_length_ci95"],
+        accept_length_mean_per_request=acceptance["accept_length_mean_per_request"],
+        accept_length_mean_per_request_ci95=acceptance["accept_length_mean_per_request_ci95"],
+        accept_length=server_accept_length,
+        output_throughput_ci95=_throughput_interval(ok, out_tp, rng) if ok else None,
+        spec_verify_ct=verify if verify else None,
+        verify_steps_per_s=verify / dur if verify else None,
+    )
+    for key, value in latencies.items():  # mean_ttft_ms ... p99_e2e_latency_ms
+        setattr(level, key, value)
     if slos and ok:
-        level.update(goodput(results, slos, dur))
+        good = goodput(results, slos, dur)
+        level.goodput, level.slo_attainment = good.request_goodput, good.slo_attainment
+        level.goodput_slos_ms, level.slo_attainment_by_metric = good.slos_ms, good.by_metric
     return level
-
-
-def summarize_level(results: Sequence[RequestResult], **fields: Any) -> Level:
-    """The requests' side of a level alone (`level_fields`' keywords; repro.bench.observer
-    adds the server's side)."""
-    return Level.model_validate(level_fields(results, **fields))
 
 
 def spread(levels: Sequence[Level]) -> list[ConcurrencySpread]:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
 
 from repro.bench.arrivals import ArrivalPlan, kept_schedule
 from repro.bench.client.result import RequestResult
 from repro.bench.client.stream import LevelRun
 from repro.bench.energy import LevelMeter, usd_per_mtok
-from repro.bench.metrics import level_fields
+from repro.bench.metrics import summarize_level
 from repro.bench.plausible import acceptance_problem
 from repro.bench.server import server_accept_length
 from repro.bench.serverstate import MetricsScraper, server_limits, server_state
@@ -102,19 +101,16 @@ def implausible_reason(results: list[RequestResult]) -> str | None:
     )
 
 
-def _energy_fields(energy: LevelEnergy, plan: LevelPlan, fields: dict[str, Any]) -> dict[str, Any]:
+def _add_energy(level: Level, energy: LevelEnergy, plan: LevelPlan) -> None:
     """The level's energy, joules per output token and dollars per Mtok (the recipe's GPU
     count, else the GPUs the readings cover)."""
-    tokens = fields["total_output_tokens"]
-    joules = energy.energy_j
-    return {
-        "energy": energy,
-        "joules_per_output_token": joules / tokens if joules is not None and tokens else None,
-        "mean_power_w": energy.mean_power_w,
-        "usd_per_mtok": usd_per_mtok(
-            plan.gpus or energy.gpus, plan.gpu_hour_usd, fields["output_throughput"]
-        ),
-    }
+    tokens, joules = level.total_output_tokens, energy.energy_j
+    level.energy = energy
+    level.joules_per_output_token = joules / tokens if joules is not None and tokens else None
+    level.mean_power_w = energy.mean_power_w
+    level.usd_per_mtok = usd_per_mtok(
+        plan.gpus or energy.gpus, plan.gpu_hour_usd, level.output_throughput
+    )
 
 
 def _arrival(results: list[RequestResult], plan: ArrivalPlan | None) -> Arrival | None:
@@ -136,7 +132,7 @@ def build_level(seen: Observation, plan: LevelPlan) -> Level:
     if wrong:
         problems.append(wrong)
         accept = None
-    fields = level_fields(
+    level = summarize_level(
         run.results, concurrency=plan.concurrency, repeat=plan.repeat, duration=run.duration,
         gpus=plan.gpus, slos=plan.slos, server_accept_length=accept,
     )  # fmt: skip
@@ -147,15 +143,12 @@ def build_level(seen: Observation, plan: LevelPlan) -> Level:
     if wrong:
         problems.append(wrong)
     duration = run.duration
-    fields.update(
-        server=state,
-        client_cpu_s=seen.cpu_s,
-        client_cpu_per_s=seen.cpu_s / duration if duration > 0 else None,
-        sim_clock=seen.sim_clock,
-        arrival=_arrival(run.results, plan.arrival),
-        **_energy_fields(seen.energy, plan, fields),
-    )
-    level = Level.model_validate(fields)
+    level.server = state
+    level.client_cpu_s = seen.cpu_s
+    level.client_cpu_per_s = seen.cpu_s / duration if duration > 0 else None
+    level.sim_clock = seen.sim_clock
+    level.arrival = _arrival(run.results, plan.arrival)
+    _add_energy(level, seen.energy, plan)
     offered = offered_load(level, plan.prompts, plan.arrival is None)
     implausible = implausible_reason(run.results)
     level.reasons = judge(level, offered=offered, max_failed_pct=plan.max_failed_pct) + [

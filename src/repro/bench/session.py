@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -217,7 +217,7 @@ class ServerSession:
             return None
         return doc
 
-    async def generate(self, payload: dict[str, Any], bound: Bound) -> Response:
+    async def generate(self, payload: Mapping[str, object], bound: Bound) -> Response:
         """A non-streaming `/generate` (accept's requests), its whole response in `bound`."""
         return await self.send("POST", "/generate", bound, json.dumps(payload).encode())
 

@@ -1,12 +1,19 @@
 """A campaign fanned out on Slurm, and its results collected back.
 
-`repro campaign export slurm FILE` makes the campaign folder (plan, point recipes, index) and
-`campaign.sbatch` in it: a job array with one task per measured point, each running
-`repro run <point recipe> --runs-dir <campaign>/points/<point>` on its node, so every point's
-run folder lands where `repro campaign run` would put it. The campaign folder must be on a
-filesystem the nodes share, and each node needs repro and a Docker engine (what `repro run`
-needs anywhere). `repro campaign collect DIR` then reads each point's run folder back into
-`index.json`, after which `repro campaign report DIR` gives the decision as for a local run.
+`repro campaign export slurm FILE` makes the campaign folder (plan, point recipes, the image
+specs they name, index), locks every measured point into `locks/<point>.lock.json` (as the
+Kubernetes export does: a task that starts hours later on another node runs what the export
+resolved, never `main` as it is then) and writes `campaign.sbatch` in it: a job array with
+one task per measured point, each running `repro run <campaign>/locks/<point>.lock.json
+--runs-dir <campaign>/points/<point>` on its node, so every point's run folder lands where
+`repro campaign run` would put it. The job changes to the campaign folder (`--chdir`), which
+holds everything a point reads: it can be submitted from any directory. With `--sim` each
+task runs the point's recipe on the simulator instead, whose pins are placeholders (nothing
+is resolved when it starts). The campaign folder must be on a filesystem the nodes share, and
+each node needs repro and a Docker engine (what `repro run` needs anywhere). A task holds
+its point's GPUs, not the node, unless `--exclusive`. `repro campaign collect DIR` then
+reads each point's run folder back into `index.json`, after which `repro campaign report
+DIR` gives the decision as for a local run.
 """
 
 from __future__ import annotations
@@ -17,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from repro.campaign.execute import start_campaign
 from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
+from repro.campaign.pinning import lock_point
 from repro.errors import ReproError
 from repro.export.slurm import sbatch_line
 from repro.runfolder import RunFolder, RunRecordError
@@ -40,6 +49,7 @@ class CampaignSlurmOptions:
     max_parallel: int | None = None  # points running at once (the array's %N)
     sim: bool = False  # each point on the simulator (its layout's profile)
     time_scale: float = 1.0
+    exclusive: bool = False  # each task holds a whole node, not only its point's GPUs
 
 
 def export_slurm(source: Path, opts: CampaignSlurmOptions, console: Console) -> CampaignFolder:
@@ -52,8 +62,17 @@ def export_slurm(source: Path, opts: CampaignSlurmOptions, console: Console) -> 
         source, opts.campaigns_dir, console, opts.sim, opts.time_scale
     )
     measured = [p for p in plan.points if p.same_server_as is None]
+    if not opts.sim:
+        try:
+            for point in measured:
+                lock_point(folder, point)
+                console.print(f"  {escape(point.name)}: locked")
+        except ReproError:
+            folder.remove()  # a refused export leaves no half-made campaign behind
+            raise
     home = folder.path.resolve()
-    run = [opts.repro, "run", '"$CAMPAIGN/recipes/$POINT.yaml"', "--runs-dir"]
+    each = folder.recipes_dir / "$POINT.yaml" if opts.sim else folder.lock_file("$POINT")
+    run = [opts.repro, "run", f'"$CAMPAIGN/{each.relative_to(folder.path)}"', "--runs-dir"]
     run.append('"$CAMPAIGN/points/$POINT"')
     if opts.sim:
         run += ["--sim", "--time-scale", f"{opts.time_scale:g}"]
@@ -66,10 +85,11 @@ def export_slurm(source: Path, opts: CampaignSlurmOptions, console: Console) -> 
         f"#SBATCH --array={array}",  # made of numbers
         *sbatch_line("nodes", 1),
         *sbatch_line("gpus-per-node", max(p.gpus for p in measured) or None),
-        "#SBATCH --exclusive",
+        *(["#SBATCH --exclusive"] if opts.exclusive else []),
         *sbatch_line("partition", opts.partition),
         *sbatch_line("account", opts.account),
         *sbatch_line("time", opts.time),
+        f"#SBATCH --chdir={_sbatch_path(home)}",  # what the points read is in there
         f"#SBATCH --output={_sbatch_path(home / 'points' / 'slurm-%A_%a.out')}",
         "set -euo pipefail",
         f"CAMPAIGN={word(str(home))}",

@@ -4,7 +4,9 @@
       campaign.yaml        the campaign file as given
       plan.json            CampaignPlan: points in run order, shared servers, predictions
       index.json           CampaignIndex: each point's status, run folder and failure reason
-      recipes/<point>.yaml each point as an ordinary recipe (extends the recipe it came from)
+      recipes/<point>.yaml each point as an ordinary recipe (its source recipe resolved)
+      images/, patches/    the image specs the points name, with their local patches
+      locks/<point>.lock.json  each point as a cluster export pinned it
       points/<point>/      the point's `repro run` folder lives in here (one run folder)
       report/              `repro campaign report`'s HTML and plots
 

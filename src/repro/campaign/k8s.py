@@ -2,7 +2,8 @@
 
 `repro campaign export k8s FILE` makes the campaign folder (plan, point recipes, index, as
 `run` and the Slurm export do), locks every measured point into `locks/<point>.lock.json`
-and writes `campaign-k8s.yaml`: per point a ConfigMap holding its lock and a Job whose pod
+and writes `campaign-k8s.yaml`: per point a ConfigMap holding its lock (without the option
+catalog: a few KB, far below the 256 KiB `kubectl apply` annotates) and a Job whose pod
 runs
 
 - the point's SGLang server (the lock's exact argv on the digest-pinned image, as
@@ -22,6 +23,7 @@ export k8s` on its lock) and a bench run against the leader's Service (`repro ru
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,7 @@ from typing import Any
 from repro import __version__
 from repro.campaign.execute import start_campaign
 from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
+from repro.campaign.pinning import lock_point
 from repro.errors import ReproError
 from repro.export.common import DEFAULT_DIST_PORT, prepare
 from repro.export.image import ExportError, parse_pinned
@@ -43,14 +46,15 @@ from repro.export.k8s import (
     server_container,
     server_volumes,
 )
-from repro.lock import load_locked, lock_recipe
+from repro.lock import load_locked
 from repro.schema.campaign import PlannedPoint
+from repro.schema.lock import Locked
 
 MANIFEST_FILE = "campaign-k8s.yaml"
 BENCH_CONTAINER = "bench"
 LOCKS_MOUNT, RESULTS_MOUNT = "/campaign/locks", "/results"
 LOCKS_VOLUME, RESULTS_VOLUME = "point-lock", "results"
-MAX_CONFIGMAP_BYTES = 1024 * 1024  # the API server's limit on one ConfigMap
+MAX_APPLIED_BYTES = 262144  # `kubectl apply`'s last-applied-configuration annotation
 STARTUP_PROBE_PERIOD_S = 10
 STARTUP_LIMIT_S = 2 * 3600  # a 1T-parameter checkpoint loads for tens of minutes
 MAX_NAME = 63  # a Job's name is also its pods' job-name label value
@@ -108,6 +112,15 @@ def export_k8s(source: Path, opts: CampaignK8sOptions, console: Any) -> Campaign
     return folder
 
 
+def _shipped_lock(locked: Locked) -> str:
+    """The lock the bench container runs: the campaign folder's, without its option catalog
+    (about 140 KB: the server's argv is already rendered into the server container, and
+    `repro run LOCK --url` starts no server), so that its ConfigMap stays far below what
+    `kubectl apply` can annotate."""
+    assert locked.lock is not None
+    return locked.lock.model_copy(update={"catalog": None}).to_json()
+
+
 def job_name(campaign: str, point: PlannedPoint) -> str:
     return f"{campaign}-{point.name}".replace(".", "-").replace("_", "-").lower()
 
@@ -127,9 +140,7 @@ def point_manifests(
             f"most {MAX_NAME} characters)",
             hint="shorten the campaign's or the point's name",
         )
-    lock_file = folder.lock_file(point.name)
-    lock_file.parent.mkdir(exist_ok=True)
-    lock_recipe(load_locked(str(folder.recipes_dir / f"{point.name}.yaml")), output=lock_file)
+    lock_file = lock_point(folder, point)
     locked = load_locked(str(lock_file))
     try:
         prepared = prepare(locked, opts.server.image, DEFAULT_DIST_PORT)
@@ -141,9 +152,7 @@ def point_manifests(
             hint=f"export its lock with `repro export k8s {lock_file}` (a LeaderWorkerSet) "
             "and measure it with `repro run LOCK --url http://<its service>`",
         )
-    text = lock_file.read_text()
-    if len(text.encode()) > MAX_CONFIGMAP_BYTES:
-        raise ReproError(f"point {point.name}: its lock is over a ConfigMap's 1 MiB")
+    text = _shipped_lock(locked)
     server_opts = opts.server
     server = server_container(prepared, server_opts, prepared.argv("0", ""), leader=True)
     server.pop("readinessProbe")
@@ -182,6 +191,12 @@ def point_manifests(
         "metadata": meta,
         "data": {lock_file.name: text},
     }
+    if len(json.dumps(config_map).encode()) > MAX_APPLIED_BYTES:
+        raise ReproError(
+            f"point {point.name}: its lock is over the {MAX_APPLIED_BYTES} bytes "
+            "`kubectl apply` can keep of a ConfigMap",
+            hint="apply the manifest with `kubectl apply --server-side`",
+        )
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",

@@ -43,6 +43,7 @@ def render_page(decision: Decision, points: Sequence[PointLevels], plots: Sequen
     """The page as a string; `plots` are file names beside it."""
     ran = [p for p in points if p.served_by]
     simulated = [p for p in ran if p.simulated]
+    judged = any(point.valid() for point in points)
     return _ENV.get_template("campaign.html.jinja").render(
         title=" + ".join(_unique(p.campaign for p in points)) or "campaign",
         facts=_facts(points),
@@ -53,7 +54,7 @@ def render_page(decision: Decision, points: Sequence[PointLevels], plots: Sequen
         cell=lambda point, c: cell(decision, point, c),
         best=lambda point, c: decision.best.get(c) == point,
         slos=[
-            (w.slo, slo_bounds(w), slo_verdict(w), _boundaries(w.highest_concurrency))
+            (w.slo, slo_bounds(w), slo_verdict(w, judged), _boundaries(w.highest_concurrency))
             for w in decision.slo_winners
         ],
         acceptance=_acceptance(points),

@@ -19,9 +19,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from repro.campaign.images import copy_image_specs
 from repro.errors import RecipeError
 from repro.fsutil import write_atomic
 from repro.recipe import load_recipe
+from repro.recipe.images import images_dir_for
 from repro.recipe.loader import resolve_recipe_path
 from repro.recipe.yamlio import problem_lines, read_mapping
 from repro.schema.campaign import Campaign
@@ -86,8 +88,10 @@ def expand(campaign: Campaign, recipes_dir: Path | None = None) -> list[Point]:
 def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
     """The point's recipe file, `<folder>/<point>.yaml`: its source recipe resolved (no
     `extends:`, so the campaign folder holds every line a point runs, wherever it lies, and
-    a run of it reads nothing outside it), the point's overrides, the campaign's plans."""
-    data = load_recipe(point.source).resolved()
+    a run of it reads nothing outside it), the point's overrides, the campaign's plans; its
+    image spec is copied into `<folder>/../images/` (`repro.campaign.images`)."""
+    source = load_recipe(point.source)
+    data = source.resolved()
     data.pop("extends", None)
     data["name"] = point.name
     labels = f" ({', '.join(f'{a}={v}' for a, v in point.labels.items())})"
@@ -100,6 +104,7 @@ def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
         # a section one axis removes stays removed: another axis's field in it is moot
         if not any(field_path.startswith(f"{gone}.") for gone in removed):
             _set(data, field_path.split("."), value)
+    _forget_replaced_facts(data, point.overrides, source.drafter.repo if source.drafter else None)
     if campaign.bench is not None:
         data["bench"] = campaign.bench.model_dump(mode="json")
     if campaign.accept is not None:
@@ -109,6 +114,7 @@ def write_point(point: Point, campaign: Campaign, folder: Path) -> Path:
             "limits": campaign.slos[campaign.search.slo],
             "extra_levels": campaign.search.extra_levels,
         }
+    copy_image_specs(str(data.get("image")), images_dir_for(source), folder.parent)
     path = folder / f"{point.name}.yaml"
     write_atomic(path, yaml.safe_dump(data, sort_keys=False))
     return path
@@ -157,6 +163,19 @@ def _bounded(name: str) -> str:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
     return f"{name[: MAX_NAME - 9]}-{digest}"
+
+
+def _forget_replaced_facts(
+    data: dict[str, Any], overrides: dict[str, Any], source_repo: str | None
+) -> None:
+    """A point that swaps the drafter's repo without its facts drops the inherited ones: they
+    are the replaced drafter's, and the fit is checked against config.json once locked."""
+    repo = overrides.get("drafter.repo")
+    drafter = data.get("drafter")
+    if repo is None or repo == source_repo or "drafter.facts" in overrides:
+        return
+    if isinstance(drafter, dict):
+        drafter.pop("facts", None)
 
 
 def _set(data: dict[str, Any], path: list[str], value: Any) -> None:

@@ -109,11 +109,16 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
 
 
 # ---- the terminal ----------------------------------------------------------------------------
+NOT_JUDGED = "not judged: no point has a valid level, predicted or measured"
+
+
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
     parts: list[RenderableType] = [Text(TABLE_TITLE), fit(summary_table(decision, points))]
     parts += [_source(point) for point in points]
+    judged = any(point.valid() for point in points)
     for winner in decision.slo_winners:
-        parts.append(Text(f"SLO {winner.slo} ({slo_bounds(winner)}): {slo_verdict(winner)}"))
+        verdict = slo_verdict(winner, judged)
+        parts.append(Text(f"SLO {winner.slo} ({slo_bounds(winner)}): {verdict}"))
         for name, bound in winner.highest_concurrency.items():
             if (where := boundary_text(bound)) is not None:
                 parts.append(Text(f"  {name}: {where}"))
@@ -133,9 +138,10 @@ def slo_bounds(winner: SloWinner) -> str:
     return ", ".join(f"{key} <= {limit:g}" for key, limit in winner.limits.items())
 
 
-def slo_verdict(winner: SloWinner) -> str:
+def slo_verdict(winner: SloWinner, judged: bool = True) -> str:
+    """The SLO's winner, or why there is none (`judged`: some point has a valid level)."""
     if winner.point is None:
-        return "no level of any point meets it"
+        return "no level of any point meets it" if judged else NOT_JUDGED
     return (
         f"{winner.point} at c={winner.concurrency}, "
         f"{winner.output_throughput_per_gpu or 0:.1f} output tok/s per GPU"

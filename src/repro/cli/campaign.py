@@ -213,6 +213,11 @@ def export() -> None:
 @click.option("--account", help="#SBATCH --account.")
 @click.option("--time", "time_limit", help="#SBATCH --time of each point, e.g. 04:00:00.")
 @click.option("--max-parallel", type=click.IntRange(min=1), help="Points running at once.")
+@click.option(
+    "--exclusive",
+    is_flag=True,
+    help="#SBATCH --exclusive: each point holds a whole node, not only its GPUs.",
+)
 @_where_and_how("Where the campaign folder is made: a filesystem the nodes share.")
 def export_slurm_command(
     file: Path,
@@ -221,15 +226,17 @@ def export_slurm_command(
     account: str | None,
     time_limit: str | None,
     max_parallel: int | None,
+    exclusive: bool,
     sim: bool,
     time_scale: float,
     campaigns_dir: Path,
 ) -> None:
-    """Make FILE's campaign folder and a Slurm job array in it, one task per point.
+    """Make FILE's campaign folder, lock every point, and write a Slurm job array in it,
+    one task per point.
 
-    Each task runs `repro run` on its point into the campaign folder (so it must be on a
-    filesystem the nodes share; each node needs repro and Docker). Submit it with
-    `sbatch FOLDER/campaign.sbatch`, then `repro campaign collect FOLDER` and
+    Each task runs `repro run` on its point's lock into the campaign folder (so it must be
+    on a filesystem the nodes share; each node needs repro and Docker). Submit it from any
+    directory with `sbatch FOLDER/campaign.sbatch`, then `repro campaign collect FOLDER` and
     `repro campaign report FOLDER`.
     """
     from repro.campaign.export import SBATCH_FILE, CampaignSlurmOptions, export_slurm
@@ -245,6 +252,7 @@ def export_slurm_command(
             max_parallel=max_parallel,
             sim=sim,
             time_scale=time_scale,
+            exclusive=exclusive,
         ),
         _err,
     )

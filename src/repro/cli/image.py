@@ -261,7 +261,8 @@ def bump(spec: str, tag: str, dry_run: bool, as_json: bool) -> None:
     images/SPEC.yaml; nothing is rebuilt until the recipes are locked again.
 
     \b
-      repro image bump NIGHTLY --tag nightly-dev-cu13-20261120-0a1b2c3d
+      repro image bump sglang-nightly-cu13 \\
+        --tag nightly-dev-cu13-20261120-0a1b2c3d
     """
     result = bump_image(spec, tag, write=not dry_run, progress=_say)
     if as_json:

@@ -8,11 +8,13 @@ from pathlib import Path
 import click
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from repro.campaign.listing import campaigns_dir_of, list_campaigns
 from repro.cli.options import PORT, given_options, json_option, refuse_with, sim_options, warn
 from repro.run import STAGE_NAMES, RunOptions, exit_code_of, run_pipeline
-from repro.run.listing import list_runs
+from repro.run.listing import RunListing, list_runs
 from repro.tables import fit
 from repro.urls import server_urls
 
@@ -143,14 +145,36 @@ def run(
 def runs(runs_dir: Path, as_json: bool) -> None:
     """List run folders (`repro run`, `repro bench`, `repro accept`): machine or simulator
     profile and status (done, failed at STAGE, interrupted at STAGE, incomplete); the recipe
-    and start time are in the folder's name (and in --json)."""
-    listed = list_runs(runs_dir)
+    and start time are in the folder's name (and in --json). Then the campaigns under
+    RUNS_DIR/campaigns: machine and how many points are done, failed or to do."""
+    listed, campaigns = list_runs(runs_dir), list_campaigns(runs_dir)
     if as_json:
-        click.echo(json.dumps([r.to_json() for r in listed], indent=2))
+        shown = {
+            "runs": [r.to_json() for r in listed],
+            "campaigns": [c.to_json() for c in campaigns],
+        }
+        click.echo(json.dumps(shown, indent=2))
         return
-    if not listed:
+    if not listed and not campaigns:
         click.echo(f"no runs under {runs_dir}", err=True)
         return
+    console = Console(highlight=False)
+    if listed:
+        console.print(fit(_runs_table(runs_dir, listed)))
+    if campaigns:
+        table = Table(
+            title=f"campaigns in {campaigns_dir_of(runs_dir)}",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+        )
+        for column in ("folder", "machine", "points"):
+            table.add_column(column, no_wrap=column == "folder")
+        for c in campaigns:
+            table.add_row(escape(Path(c.folder).name), escape(c.machine), escape(c.status))
+        console.print(fit(table))
+
+
+def _runs_table(runs_dir: Path, listed: list[RunListing]) -> Table:
     # a folder's name holds its start time and, mostly, its recipe: those columns only
     # where the name does not say them
     named = all(r.recipe in Path(r.folder).name for r in listed)
@@ -163,4 +187,4 @@ def runs(runs_dir: Path, as_json: bool) -> None:
     for r in listed:
         cells = [Path(r.folder).name, *([] if named else [r.recipe]), r.machine, r.status]
         table.add_row(*cells)
-    Console(highlight=False).print(fit(table))
+    return table

@@ -71,6 +71,8 @@ class Context:
     model_facts: ModelFacts | None = None  # the lock's config.json, else the recipe's
     drafter_facts: DrafterFacts | None = None
     facts_source: str = "declared in the recipe"  # how messages name where the facts are from
+    # (file naming the drafter, file whose `drafter.facts` were left out as another drafter's)
+    drafter_facts_elsewhere: tuple[str, str] | None = None
     drafter_architectures: list[str] = field(default_factory=list)
 
     @cached_property

@@ -185,8 +185,10 @@ def _facts(ctx: Context, lock: Lock | None) -> None:
     drafter = recipe.drafter
     if drafter is not None and drafter.facts is not None:
         repo_file = locate(recipe, ("drafter", "repo"))[0]
-        same_file = repo_file == locate(recipe, ("drafter", "facts"))[0]
-        ctx.drafter_facts = drafter.facts if same_file else None
+        facts_file = locate(recipe, ("drafter", "facts"))[0]
+        ctx.drafter_facts = drafter.facts if repo_file == facts_file else None
+        if repo_file != facts_file:
+            ctx.drafter_facts_elsewhere = (repo_file, facts_file)
     shown = locate(recipe, ("model", "facts"))[0]
     ctx.facts_source = f"as declared in {shown}"
 

@@ -87,11 +87,28 @@ def rule_tp_divides(ctx: Context) -> list[Issue]:
     return issues
 
 
+def _fit_unchecked(ctx: Context, repo_file: str, facts_file: str) -> Issue:
+    """A drafter swapped in without its facts: the facts inherited belong to the one it
+    replaced, so nothing says whether it fits until a lock reads its config.json."""
+    assert ctx.recipe.drafter is not None
+    repo = ctx.recipe.drafter.repo
+    return warn(
+        ("drafter", "repo"),
+        f"drafter {repo}: its fit to model {ctx.recipe.model.repo} is unchecked: {repo_file} "
+        f"names it without `facts`, and the drafter.facts of {facts_file} are the drafter's "
+        "it replaces; declare its vocab_size and hidden_size beside its repo, or run "
+        "`repro lock` (which reads its config.json)",
+        "drafter-fit-unchecked",
+    )
+
+
 def rule_drafter_fits_model(ctx: Context) -> list[Issue]:
     """A drafter reads the target's hidden states and shares its embedding and LM head: the
     vocabulary and hidden size must be the model's, and a drafter trained for another
     architecture is for another model."""
     model, drafter = ctx.model_facts, ctx.drafter_facts
+    if ctx.recipe.drafter is not None and ctx.drafter_facts_elsewhere and drafter is None:
+        return [_fit_unchecked(ctx, *ctx.drafter_facts_elsewhere)]
     if ctx.recipe.drafter is None or model is None or drafter is None:
         return []
     pairs = (

@@ -32,7 +32,18 @@ Direction = Literal["better", "worse", "same"]
 Verdict = Literal["real change", "within spread", "within noise (95% CI)", "no spread (1 repeat)"]
 
 ENERGY_METRICS = ("joules_per_token", "usd_per_mtok")  # skipped where a run has no readings
-DEFAULT_METRICS = ("output_throughput", "ttft", "itl", "tpot", "accept_length", *ENERGY_METRICS)
+# The mean ITL is no column of its own: with bench_serving's per-token ITL (each chunk gap
+# spread over its tokens) it is the decode time over the tokens after the first, TPOT's very
+# sum, and equal to TPOT's mean whenever the requests have one length. Its p99 is the
+# per-token tail TPOT averages away.
+DEFAULT_METRICS = (
+    "output_throughput",
+    "ttft",
+    "tpot",
+    "p99_itl",
+    "accept_length",
+    *ENERGY_METRICS,
+)
 
 
 class PointDelta(BaseModel):
@@ -264,6 +275,7 @@ SHORT = {
     "output_throughput": "tok/s",
     "ttft": "TTFT",
     "itl": "ITL",
+    "p99_itl": "p99 ITL",
     "tpot": "TPOT",
     "accept_length": "accept",
     "joules_per_token": "J/tok",

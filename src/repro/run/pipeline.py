@@ -135,14 +135,51 @@ class RunResult:
 
 
 def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResult:
-    """Run (or plan, with dry_run) every stage for a recipe; see the module docstring."""
+    """Run (or plan, with dry_run) every stage for a recipe; see the module docstring. A new
+    run that never starts a stage (a plan, a refused recipe or deployment) leaves no folder:
+    neither its run folder nor the runs folder it made."""
     console = console or Console(stderr=True, highlight=False)
+    fresh = _Fresh(options.runs_dir, options.resume is None)
+    try:
+        return _run_pipeline(options, console, fresh)
+    except BaseException:
+        if not fresh.started:
+            fresh.forget()
+        raise
+
+
+@dataclass
+class _Fresh:
+    """What a new run made before its first stage, to remove when none starts."""
+
+    runs_dir: Path
+    new: bool  # not a --resume
+    made_runs_dir: bool = False
+    run_dir: Path | None = None
+    started: bool = False
+    announced: bool = False  # its folder, named once a stage ran in it
+
+    def __post_init__(self) -> None:
+        self.made_runs_dir = self.new and not self.runs_dir.exists()
+
+    def forget(self) -> None:
+        if not self.new:
+            return
+        if self.run_dir is not None:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+        if self.made_runs_dir:
+            with suppress(OSError):  # kept when something else wrote there meanwhile
+                self.runs_dir.rmdir()
+
+
+def _run_pipeline(options: RunOptions, console: Console, fresh: _Fresh) -> RunResult:
     ref, run_dir = options.ref, None
     if options.sim is not None and options.resume is None:
-        run_dir = fresh_run_dir(options.runs_dir, f"{Path(options.ref).stem}-sim")
+        run_dir = fresh.run_dir = fresh_run_dir(options.runs_dir, f"{Path(options.ref).stem}-sim")
         sim_recipe = simulated_recipe(ref, run_dir, options.sim or None, options.time_scale)
         ref = str(sim_recipe)
     ctx = RunContext.create(ref, options.resume, options.runs_dir, options.port, run_dir)
+    fresh.run_dir = ctx.run_dir
     if options.url is not None:
         ctx.url, ctx.external = options.url, True
     records = (
@@ -157,13 +194,12 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     if options.dry_run:
         require_checked(ctx.locked)  # a plan only for a recipe `repro recipe check` accepts
     start_index = STAGE_NAMES.index(options.from_stage) if options.from_stage else 0
-    _print_plan(ctx, records, start_index, console)
+    _print_plan(ctx, records, start_index, console, fresh.new)
     if options.dry_run:
         for line in ctx.dry_run_commands():
             text = line if line.startswith("#") else f"$ {line}"
             console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
-        if options.resume is None:  # a plan leaves no run folder behind
-            shutil.rmtree(ctx.run_dir, ignore_errors=True)
+        fresh.forget()  # a plan leaves no run folder behind
         return RunResult(ctx.run_dir, records)
     # deferred: python_on_whales
     from repro.launch.claim import deployment_claim
@@ -172,7 +208,8 @@ def run_pipeline(options: RunOptions, console: Console | None = None) -> RunResu
     # One repro at a time owns the recipe's deployment: a second run is refused here, before
     # any stage, never by a failing launch whose clean-up stops this run's server.
     with deployment_claim(deployment_dir(ctx.recipe.name), ctx.recipe.name):
-        return _run_stages(ctx, records, options, start_index, console)
+        fresh.started = True
+        return _run_stages(ctx, records, options, start_index, console, fresh)
 
 
 def _run_stages(
@@ -181,6 +218,7 @@ def _run_stages(
     options: RunOptions,
     start_index: int,
     console: Console,
+    fresh: _Fresh,
 ) -> RunResult:
     ctx.keep = options.keep
     try:
@@ -197,6 +235,9 @@ def _run_stages(
                     continue
                 _run_stage(ctx, record, stage.run, console)
                 _save_records(ctx.run_dir, records)
+                if fresh.new and not fresh.announced:
+                    fresh.announced = True
+                    console.print(f"run folder: {escape(str(ctx.run_dir))}", emoji=False)
     except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP
         name = signal_name(interrupt)
         console.print(f"[yellow]interrupted ({name})[/]: stopping what repro started; results kept")
@@ -211,9 +252,8 @@ def _run_stages(
         raise machine_error(err, ctx.run_dir) from None
     except BaseException:  # a failed stage, or a bug: stop what this run started
         _clean_up(ctx, records, stop=not options.keep)
-        if options.resume is None and records[0].status == "failed":
-            # this machine cannot run the recipe: nothing ran, no run folder to keep
-            shutil.rmtree(ctx.run_dir, ignore_errors=True)
+        if records[0].status == "failed":
+            fresh.forget()  # this machine cannot run the recipe: nothing ran, nothing to keep
         raise
     return RunResult(ctx.run_dir, records)
 
@@ -296,9 +336,11 @@ def _run_stage(
 
 
 def _print_plan(
-    ctx: RunContext, records: list[StageRecord], start_index: int, console: Console
+    ctx: RunContext, records: list[StageRecord], start_index: int, console: Console, new: bool
 ) -> None:
-    header = f"[bold]repro run[/] {escape(ctx.recipe.name)} -> {escape(str(ctx.run_dir))}"
+    header = f"[bold]repro run[/] {escape(ctx.recipe.name)}"
+    if not new:  # a new run's folder is named once a stage ran in it (a refused run has none)
+        header += f" -> {escape(str(ctx.run_dir))}"
     console.print(header, emoji=False)
     for index, (stage, record) in enumerate(zip(STAGES, records, strict=True)):
         if index < start_index or record.status in ("done", "skipped"):

@@ -25,12 +25,13 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import msgspec
 
 from repro.bench.client.bounded import Bound, Refused
 from repro.bench.client.wire import MAX_COUNT, Count
+from repro.bench.prompts.benchsets import Sampling
 from repro.bench.session import ServerSession
 from repro.schema.record import ClientLimits
 
@@ -62,7 +63,18 @@ class Batch:
     wall_s: float  # first request sent to last response read
 
 
-def body(text: str, max_new_tokens: int, sampling: dict[str, Any]) -> dict[str, Any]:
+class SamplingParams(Sampling):
+    max_new_tokens: int
+
+
+class Payload(TypedDict):
+    """One request's `/generate` body, as z-lab's benchmark sends it."""
+
+    text: str
+    sampling_params: SamplingParams
+
+
+def body(text: str, max_new_tokens: int, sampling: Sampling) -> Payload:
     return {"text": text, "sampling_params": {**sampling, "max_new_tokens": max_new_tokens}}
 
 
@@ -139,7 +151,7 @@ class BatchSender:
 
     session: ServerSession
 
-    async def one(self, payload: dict[str, Any]) -> Completion:
+    async def one(self, payload: Payload) -> Completion:
         raise NotImplementedError
 
     def connected(self) -> AbstractAsyncContextManager[object]:
@@ -148,7 +160,7 @@ class BatchSender:
 
     async def all(
         self,
-        payloads: list[dict[str, Any]],
+        payloads: list[Payload],
         concurrency: int,
         on_done: Callable[[int], None] = lambda _n: None,
     ) -> Batch:
@@ -157,7 +169,7 @@ class BatchSender:
         gate = asyncio.Semaphore(max(1, concurrency))
         finished: list[Completion] = []
 
-        async def gated(payload: dict[str, Any]) -> Completion:
+        async def gated(payload: Payload) -> Completion:
             async with gate:
                 result = await self.one(payload)
             finished.append(result)
@@ -171,7 +183,7 @@ class BatchSender:
 
     def run(
         self,
-        payloads: list[dict[str, Any]],
+        payloads: list[Payload],
         concurrency: int,
         on_done: Callable[[int], None] = lambda _n: None,
     ) -> Batch:
@@ -187,7 +199,7 @@ class Sender(BatchSender):
     bound: Bound
     max_accept: float = MAX_COUNT
 
-    async def one(self, payload: dict[str, Any]) -> Completion:
+    async def one(self, payload: Payload) -> Completion:
         start = time.perf_counter()
         try:
             response = await self.session.generate(payload, self.bound)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from repro.bench.accept.accuracy import AccuracyRecord, open_accuracy, score_set
 from repro.bench.accept.buckets import add_buckets
@@ -42,6 +41,7 @@ from repro.bench.accept.completion import (
     Batch,
     BatchSender,
     Completion,
+    Payload,
     Sender,
     body,
     response_bound,
@@ -59,6 +59,7 @@ from repro.bench.prompts.benchsets import (
     PROTOCOL,
     PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_SAMPLING,
+    Sampling,
 )
 from repro.bench.prompts.chattemplate import ChatTemplate
 from repro.bench.prompts.datasets import PromptSet
@@ -83,7 +84,6 @@ from repro.schema.serverinfo import ServerInfo
 
 __all__ = ["AcceptOptions", "AcceptResult", "lossless_failure", "run_accept"]
 
-Payload = dict[str, Any]
 DEFAULT_SETS = ["math", "code", "chat"]
 
 
@@ -125,7 +125,7 @@ def _plan(
     plan = recipe.accept if recipe else None
     count = opts.prompts or (plan.prompts if plan else 32)
     thinking = opts.thinking if opts.thinking is not None else (plan.thinking if plan else False)
-    sampling = {**PROTOCOL_SAMPLING, "temperature": opts.temperature}
+    sampling: Sampling = {**PROTOCOL_SAMPLING, "temperature": opts.temperature}
     plans = []
     for ps in prompt_sets:
         protocol_default = PROTOCOL_MAX_NEW_TOKENS if ps.name in BENCH_SETS else None

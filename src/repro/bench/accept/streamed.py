@@ -14,9 +14,8 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
 
-from repro.bench.accept.completion import BatchSender, Completion
+from repro.bench.accept.completion import BatchSender, Completion, Payload
 from repro.bench.client.stream import RequestResult, StreamClient
 from repro.bench.session import ServerSession
 from repro.schema.record import ClientLimits
@@ -46,7 +45,7 @@ class StreamedSender(BatchSender):
     max_accept: float
     _client: StreamClient | None = field(default=None, init=False, repr=False)
 
-    async def one(self, payload: dict[str, Any]) -> Completion:
+    async def one(self, payload: Payload) -> Completion:
         if self._client is None:
             raise RuntimeError("StreamedSender.one outside `all`")
         result = RequestResult(0, 0, 0, text="")

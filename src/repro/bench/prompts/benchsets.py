@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from repro.bench.prompts.datasets import PromptSet, load_hub_dataset
 
@@ -27,7 +28,17 @@ HUMANEVAL_PREFIX = (
 PROTOCOL = "z-lab dflash/benchmark.py"
 PROTOCOL_MAX_NEW_TOKENS = 2048
 PROTOCOL_CONCURRENCY = 1
-PROTOCOL_SAMPLING = {"temperature": 0.0, "top_p": 1.0, "top_k": 1}
+
+
+class Sampling(TypedDict):
+    """The protocol's sampling parameters (z-lab's `_send_sglang`): greedy at temperature 0."""
+
+    temperature: float
+    top_p: float
+    top_k: int
+
+
+PROTOCOL_SAMPLING: Sampling = {"temperature": 0.0, "top_p": 1.0, "top_k": 1}
 
 
 @dataclass(frozen=True)
