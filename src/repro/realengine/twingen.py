@@ -28,8 +28,9 @@ switch. The same seed gives byte-identical files.
   0.5.23 serves lightseekorg/kimi-k2.6-eagle3.1-mla with): one MLA decoder layer over
   [embedding, hidden] and ``fc`` over three captured target layers.
 
-Run with the engine's Python: ``.venv-sglang/bin/python src/repro/realengine/twingen.py KIND
-OUT [--seed 0] [--drafter KIND OUT [--block-size N]]``. It does not import repro.
+Run with the engine's Python: ``.venv-sglang/bin/python src/repro/realengine/twingen.py
+PLAN.json`` (see ``run_plan``; repro.realengine.twins writes the plan). It does not import
+repro.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import tinymodel  # noqa: E402  (the sibling script: tokenizer, tiny Qwen3, capture rule)
+import tinymodel  # the sibling script: tokenizer, tiny Qwen3 and its drafter, capture rule
 
 VOCAB = tinymodel.VOCAB_SIZE
 HIDDEN = tinymodel.HIDDEN
@@ -240,6 +241,10 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
+def _generation_config(out: Path, eos_id: int) -> None:
+    _write_json(out / "generation_config.json", {"do_sample": True, "eos_token_id": eos_id})
+
+
 def _tokenizer(out: Path, template: str, tokens: list[str], eos: str, pad: str) -> dict[str, int]:
     """tinymodel's BPE tokenizer with `tokens` and `template`; returns the special ids."""
     from transformers import AutoTokenizer
@@ -320,7 +325,7 @@ def make_kimi(out: Path, seed: int, nvfp4: bool = False) -> None:
         _write_json(out / "hf_quant_config.json", {"producer": {"name": "modelopt"},
                                                     "quantization": quant})  # fmt: skip
     _write_json(out / "config.json", config)
-    _write_json(out / "generation_config.json", {"do_sample": True, "eos_token_id": ids["<|im_end|>"]})
+    _generation_config(out, ids["<|im_end|>"])
 
 
 def make_qwen35(out: Path, seed: int) -> None:
@@ -329,8 +334,8 @@ def make_qwen35(out: Path, seed: int) -> None:
               "<|video_pad|>"]  # fmt: skip
     ids = _tokenizer(out, QWEN36_TEMPLATE, tokens, tinymodel.EOS, "<|endoftext|>")
     text = dict(QWEN35_TEXT, eos_token_id=ids[tinymodel.EOS])
-    hidden, heads, kv_heads = text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"]
-    head_dim = text["head_dim"]
+    hidden, head_dim = text["hidden_size"], text["head_dim"]
+    heads, kv_heads = text["num_attention_heads"], text["num_key_value_heads"]
     k_dim = text["linear_num_key_heads"] * text["linear_key_head_dim"]
     v_heads = text["linear_num_value_heads"]
     v_dim = v_heads * text["linear_value_head_dim"]
@@ -376,7 +381,7 @@ def make_qwen35(out: Path, seed: int) -> None:
         "tie_word_embeddings": False,
     }
     _write_json(out / "config.json", config)
-    _write_json(out / "generation_config.json", {"do_sample": True, "eos_token_id": ids[tinymodel.EOS]})
+    _generation_config(out, ids[tinymodel.EOS])
 
 
 def make_eagle3(out: Path, target: Path, seed: int) -> None:
@@ -430,31 +435,34 @@ MODELS: dict[str, Callable[[Path, int], None]] = {
 DRAFTERS = ("dflash", "eagle3")
 
 
+def make_drafter(kind: str, out: Path, target: Path, seed: int, block_size: int | None) -> None:
+    if kind == "dflash":
+        tinymodel.make_drafter(out, target, seed, block_size or tinymodel.DRAFT_BLOCK_SIZE)
+    elif kind == "eagle3":
+        make_eagle3(out, target, seed)
+    else:
+        raise SystemExit(f"drafter kind must be one of {', '.join(DRAFTERS)}, got {kind}")
+
+
+def run_plan(plan: dict[str, Any]) -> None:
+    """Make every twin of `plan` in this one process (torch and transformers load once):
+    ``{"seed": N, "models": [{"kind", "out", "marker", "drafters": [{"kind", "out",
+    "block_size", "marker"}]}]}``; each ``marker`` is written as repro-twin.json."""
+    seed = int(plan["seed"])
+    for model in plan["models"]:
+        out = Path(model["out"])
+        MODELS[model["kind"]](out, seed)
+        _write_json(out / "repro-twin.json", model["marker"])
+        for drafter in model.get("drafters", []):
+            draft_out = Path(drafter["out"])
+            make_drafter(drafter["kind"], draft_out, out, seed, drafter.get("block_size"))
+            _write_json(draft_out / "repro-twin.json", drafter["marker"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=sorted(MODELS))
-    parser.add_argument("out", type=Path, help="folder for the model twin")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--marker", help="JSON written as repro-twin.json into the model")
-    parser.add_argument("--drafter", nargs=2, metavar=("KIND", "OUT"))
-    parser.add_argument("--drafter-marker", help="JSON written as repro-twin.json into it")
-    parser.add_argument("--block-size", type=int, default=tinymodel.DRAFT_BLOCK_SIZE)
-    args = parser.parse_args()
-    if args.block_size < 1:
-        parser.error(f"--block-size must be at least 1, got {args.block_size}")
-    MODELS[args.kind](args.out, args.seed)
-    if args.marker:
-        (args.out / "repro-twin.json").write_text(args.marker + "\n")
-    if args.drafter:
-        kind, out = args.drafter[0], Path(args.drafter[1])
-        if kind == "dflash":
-            tinymodel.make_drafter(out, args.out, args.seed, args.block_size)
-        elif kind == "eagle3":
-            make_eagle3(out, args.out, args.seed)
-        else:
-            parser.error(f"--drafter KIND must be one of {', '.join(DRAFTERS)}, got {kind}")
-        if args.drafter_marker:
-            (out / "repro-twin.json").write_text(args.drafter_marker + "\n")
+    parser.add_argument("plan", type=Path, help="a JSON plan of twins to make (run_plan)")
+    run_plan(json.loads(parser.parse_args().plan.read_text()))
 
 
 if __name__ == "__main__":
