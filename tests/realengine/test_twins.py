@@ -118,7 +118,7 @@ def test_every_drafter_reads_target_layers_sglang_can_capture(
             fc = _tensor_shapes(twins.drafter_dir / "model.safetensors")["fc.weight"]
         else:
             kind, ids = "eagle3", draft["eagle_config"]["eagle_aux_hidden_state_layer_ids"]
-            fc = _tensor_shapes(twins.drafter_dir / "model.safetensors")["model.fc.weight"]
+            fc = _tensor_shapes(twins.drafter_dir / "model.safetensors")["fc.weight"]
         # a hook before a layer the target does not have captures nothing: the drafter
         # would get fewer features than its fc reads (the H100 run's feature dim mismatch)
         assert all(0 <= point < layers for point in _captured(kind, ids)), (twins, ids)

@@ -387,21 +387,26 @@ def make_qwen35(out: Path, seed: int) -> None:
 def make_eagle3(out: Path, target: Path, seed: int) -> None:
     """An EAGLE3.1 MLA drafter for a Kimi twin (models/kimi_k25_eagle3.py): embedding, one
     MLA decoder layer whose attention reads [embedding, hidden] (twice the width), ``fc``
-    over three target layers' hidden states, ``norm`` and ``lm_head``."""
+    over three target layers' hidden states (each normed first: ``fc_norm``, eagle3.1),
+    ``norm`` and ``lm_head``."""
     out.mkdir(parents=True, exist_ok=True)
     text = tinymodel.target_text_config(target)
     hidden, layers = text["hidden_size"], text["num_hidden_layers"]
     aux = tinymodel.capturable_layer_ids(layers, EAGLE3_TARGET_LAYERS)
     w = Weights(seed + 2)
-    w.add("model.embed_tokens.weight", VOCAB, hidden)
-    w.linear("model.fc", hidden, len(aux) * hidden)
-    layer = "model.midlayer"
+    # the checkpoint layout its load_weights maps (layers.0. -> model.midlayer., the rest
+    # under model. but lm_head): an unknown name is only a warning there, so get them right
+    w.add("embed_tokens.weight", VOCAB, hidden)
+    w.linear("fc", hidden, len(aux) * hidden)
+    for i in range(len(aux)):  # eagle3.1's fc_norm: one RMSNorm per captured hidden state
+        w.norm(f"fc_norm.{i}", hidden)
+    layer = "layers.0"
     w.norm(f"{layer}.input_layernorm", hidden)
     w.norm(f"{layer}.hidden_norm", hidden)
     w.norm(f"{layer}.post_attention_layernorm", hidden)
-    _mla_attention(w, f"{layer}.self_attn", text, 2 * hidden)
+    _mla_attention(w, f"{layer}.self_attn", text, 2 * hidden)  # reads [embedding, hidden]
     _mlp(w, f"{layer}.mlp", hidden, text["intermediate_size"])
-    w.norm("model.norm", hidden)
+    w.norm("norm", hidden)
     w.linear("lm_head", VOCAB, hidden)
     w.save(out)
     config = {
@@ -422,6 +427,8 @@ def make_eagle3(out: Path, target: Path, seed: int) -> None:
         tie_word_embeddings=False,
         torch_dtype="bfloat16",
         eagle_config={"eagle_aux_hidden_state_layer_ids": aux, "use_aux_hidden_state": True},
+        fc_norm=True,
+        norm_output=True,
     )
     _write_json(out / "config.json", config)
 
