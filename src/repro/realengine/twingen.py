@@ -13,6 +13,8 @@ switch. The same seed gives byte-identical files.
   models/deepseek_v2.py) under ``language_model.``, in a vision wrapper whose tower is
   configured but carries no weights (the text path never runs it). Template switch
   ``thinking``.
+- ``kimi_k25_text``: that text model alone (``DeepseekV3ForCausalLM``, the same weights
+  without ``language_model.``): what serves on the CPU engine (docs/real-engine.md).
 - ``kimi_k25_nvfp4``: the same, with nvidia/Kimi-K2.6-NVFP4's ``quantization_config``
   (ModelOpt NVFP4, group 16) and ``hf_quant_config.json``: the routed experts in NVFP4
   (packed uint8 weights, float8_e4m3fn block scales, float32 global and input scales), the
@@ -275,14 +277,18 @@ def _mlp(w: Weights, prefix: str, hidden: int, inner: int, nvfp4: bool = False) 
     linear(f"{prefix}.down_proj", hidden, inner)
 
 
-def make_kimi(out: Path, seed: int, nvfp4: bool = False) -> None:
+def make_kimi(out: Path, seed: int, nvfp4: bool = False, text_only: bool = False) -> None:
+    """Kimi K2.6's twin; `text_only`: its text model alone, the same weights as the
+    ``DeepseekV3ForCausalLM`` that ``KimiK25ForConditionalGeneration.load_weights`` hands
+    them to (``language_model.`` dropped), which serves without the vision processor."""
     out.mkdir(parents=True, exist_ok=True)
     ids = _tokenizer(out, KIMI_TEMPLATE, KIMI_TOKENS, "<|im_end|>", "[PAD]")
     text = dict(KIMI_TEXT, bos_token_id=ids["[BOS]"], eos_token_id=ids["<|im_end|>"])
     text["pad_token_id"] = ids["[PAD]"]
     hidden = text["hidden_size"]
     w = Weights(seed)
-    root = "language_model.model"
+    top = "" if text_only else "language_model."
+    root = f"{top}model"
     w.add(f"{root}.embed_tokens.weight", VOCAB, hidden)
     for i in range(text["num_hidden_layers"]):
         layer = f"{root}.layers.{i}"
@@ -300,8 +306,12 @@ def make_kimi(out: Path, seed: int, nvfp4: bool = False) -> None:
         shared = text["moe_intermediate_size"] * text["n_shared_experts"]
         _mlp(w, f"{layer}.mlp.shared_experts", hidden, shared)
     w.norm(f"{root}.norm", hidden)
-    w.linear("language_model.lm_head", VOCAB, hidden)
+    w.linear(f"{top}lm_head", VOCAB, hidden)
     w.save(out)
+    if text_only:
+        _write_json(out / "config.json", dict(text, model_type="deepseek_v3"))
+        _generation_config(out, ids["<|im_end|>"])
+        return
     config: dict[str, Any] = {
         "architectures": ["KimiK25ForConditionalGeneration"],
         "model_type": "kimi_k25",
@@ -437,6 +447,7 @@ MODELS: dict[str, Callable[[Path, int], None]] = {
     "qwen3": tinymodel.make_model,
     "kimi_k25": make_kimi,
     "kimi_k25_nvfp4": lambda out, seed: make_kimi(out, seed, nvfp4=True),
+    "kimi_k25_text": lambda out, seed: make_kimi(out, seed, text_only=True),
     "qwen3_5": make_qwen35,
 }
 DRAFTERS = ("dflash", "eagle3")

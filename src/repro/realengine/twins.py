@@ -49,7 +49,9 @@ MODEL_TWINS: dict[str, ModelTwin] = {
     "moonshotai/Kimi-K2.6": ModelTwin("kimi_k25", "repro-twin/kimi-k2.6", 8),
     "nvidia/Kimi-K2.6-NVFP4": ModelTwin("kimi_k25_nvfp4", "repro-twin/kimi-k2.6-nvfp4", 8),
     "Qwen/Qwen3.6-27B": ModelTwin("qwen3_5", "repro-twin/qwen3.6-27b", 16),
-    "repro-tiny/qwen3-tiny": ModelTwin("qwen3", "repro-tiny/qwen3-tiny", 4),
+    # the tiny Qwen3's twin is itself, under its own name: `repro image tiny-model` (Docker)
+    # keeps `main` of repro-tiny/qwen3-tiny without the twin's marker file
+    "repro-tiny/qwen3-tiny": ModelTwin("qwen3", "repro-twin/qwen3-tiny", 4),
 }
 # speculative.algorithm -> the drafter architecture twingen.py writes
 DRAFTER_KINDS = {"DFLASH": "dflash", "DDTREE": "dflash", "EAGLE3": "eagle3"}
@@ -65,6 +67,11 @@ class TwinSpec:
     drafter_kind: str | None = None
     drafter_repo: str | None = None
     block_size: int | None = None  # DFlash only
+
+
+# The Kimi twin's text model alone (DeepseekV3ForCausalLM, the same weights): what serves on
+# the CPU engine, where the vision processor of KimiK25ForConditionalGeneration cannot load.
+KIMI_TEXT_TWIN = TwinSpec("kimi_k25_text", "repro-twin/kimi-k2.6-text")
 
 
 @dataclass(frozen=True)
@@ -208,10 +215,21 @@ def ensure_all_twins(
     """The twins of each of `recipes` in the Hub cache (`cache_dir`, else huggingface_hub's
     own), those absent (or made by another seed or generator) made in one engine process
     and published as `main` of their repositories."""
+    specs = [twin_for(recipe) for recipe in recipes]
+    return ensure_specs(specs, python=python, seed=seed, cache_dir=cache_dir)
+
+
+def ensure_specs(
+    specs: list[TwinSpec],
+    *,
+    python: Path | None = None,
+    seed: int = 0,
+    cache_dir: Path | None = None,
+) -> list[Twins]:
+    """`ensure_all_twins` for twins named directly (e.g. `KIMI_TEXT_TWIN`)."""
     from repro.hub import cache_root  # deferred: huggingface_hub
     from repro.hub.publish import publish_folder
 
-    specs = [twin_for(recipe) for recipe in recipes]
     cache = cache_root(cache_dir)
     missing = [spec for spec in specs if _cached_twins(cache, spec, seed) is None]
     if missing:
