@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from repro.realengine.engine import engine_python, make_tiny_model
+from tests.realengine.tensorfiles import shapes
 
 pytestmark = pytest.mark.real_sglang
 
@@ -41,9 +42,8 @@ def test_the_drafter_names_the_target_layers_and_the_mask_token(tmp_path: Path) 
     assert draft["dflash_config"]["target_layer_ids"] == [0]
     assert config["num_hidden_layers"] == 2
     assert draft["hidden_size"] == config["hidden_size"]
-    with (tmp_path / "d" / "model.safetensors").open("rb") as f:
-        header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
-    assert header["fc.weight"]["shape"] == [config["hidden_size"], config["hidden_size"]]
+    fc = shapes(tmp_path / "d" / "model.safetensors")["fc.weight"]
+    assert fc == [config["hidden_size"], config["hidden_size"]]
 
 
 def test_drafters_of_block_8_and_16_as_sglang_reads_them(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ The twins are made once per session into a private Hub cache, with the engine's 
 from __future__ import annotations
 
 import json
-import struct
 import subprocess
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from repro.recipe import load_recipe
 from repro.recipe.images import image_for_recipe
 from repro.recipe.loader import list_recipe_files
 from repro.schema.recipe import Recipe
+from tests.realengine.tensorfiles import shapes
 
 pytestmark = pytest.mark.real_sglang
 
@@ -80,14 +80,6 @@ def test_a_model_without_twin_is_refused_naming_the_field() -> None:
         twin_for(demo)
 
 
-def _tensor_shapes(path: Path) -> dict[str, list[int]]:
-    """The safetensors header (8-byte length, then JSON): name -> shape, no torch needed."""
-    with path.open("rb") as f:
-        (size,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(size))
-    return {k: v["shape"] for k, v in header.items() if k != "__metadata__"}
-
-
 def _text(folder: Path) -> dict[str, object]:
     config = json.loads((folder / "config.json").read_text())
     return config.get("text_config", config)  # type: ignore[no-any-return]
@@ -115,10 +107,10 @@ def test_every_drafter_reads_target_layers_sglang_can_capture(
         layers, hidden = int(target["num_hidden_layers"]), int(target["hidden_size"])  # type: ignore[call-overload]
         if "dflash_config" in draft:
             kind, ids = "dflash", draft["dflash_config"]["target_layer_ids"]
-            fc = _tensor_shapes(twins.drafter_dir / "model.safetensors")["fc.weight"]
+            fc = shapes(twins.drafter_dir / "model.safetensors")["fc.weight"]
         else:
             kind, ids = "eagle3", draft["eagle_config"]["eagle_aux_hidden_state_layer_ids"]
-            fc = _tensor_shapes(twins.drafter_dir / "model.safetensors")["fc.weight"]
+            fc = shapes(twins.drafter_dir / "model.safetensors")["fc.weight"]
         # a hook before a layer the target does not have captures nothing: the drafter
         # would get fewer features than its fc reads (the H100 run's feature dim mismatch)
         assert all(0 <= point < layers for point in _captured(kind, ids)), (twins, ids)
