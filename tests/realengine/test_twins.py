@@ -216,3 +216,35 @@ def test_the_same_seed_publishes_the_same_commit(
     assert Path(made["model_dir"]).name == first.model_dir.name
     assert Path(made["drafter_dir"]).name == first.drafter_dir.name  # type: ignore[union-attr]
     assert made["model_repo"] == "repro-twin/kimi-k2.6-nvfp4"
+
+
+HF_NAMES = """
+import json, sys, torch
+from safetensors import safe_open
+from transformers import AutoConfig, AutoModelForImageTextToText
+with torch.device("meta"):
+    model = AutoModelForImageTextToText.from_config(AutoConfig.from_pretrained(sys.argv[1]))
+with safe_open(sys.argv[1] + "/model.safetensors", "pt") as f:
+    twin = {k: list(f.get_slice(k).get_shape()) for k in f.keys()}
+hf = {k: list(v.shape) for k, v in model.state_dict().items() if not k.startswith("model.visual.")}
+print(json.dumps({"class": type(model).__name__, "twin": twin, "hf": hf}))
+"""
+
+
+def test_the_qwen36_twin_has_the_checkpoint_names_of_transformers_own_class(
+    all_twins: dict[tuple[str, str | None], Twins],
+) -> None:
+    """SGLang's qwen3_5 class cannot be built on this CPU engine (above), so the twin's
+    tensors are held against transformers' own Qwen3_5ForConditionalGeneration, whose
+    save_pretrained wrote the real checkpoint: the same names and shapes, vision apart."""
+    (twins,) = [t for t in all_twins.values() if t.model_repo == "repro-twin/qwen3.6-27b"]
+    done = subprocess.run(
+        [str(engine_python()), "-c", HF_NAMES, str(twins.model_dir)],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    read = json.loads(done.stdout.strip().splitlines()[-1])
+    assert read["class"] == "Qwen3_5ForConditionalGeneration"
+    assert read["twin"] == read["hf"]
+    assert any(".linear_attn.in_proj_qkv." in name for name in read["twin"])
