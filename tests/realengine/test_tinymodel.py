@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from repro.realengine.engine import engine_python, make_tiny_model
+from tests.realengine.tensorfiles import shapes
 
 pytestmark = pytest.mark.real_sglang
 
@@ -35,8 +36,14 @@ def test_the_drafter_names_the_target_layers_and_the_mask_token(tmp_path: Path) 
     mask_id = {t["content"]: t["id"] for t in vocab}["<|MASK|>"]
     assert draft["architectures"] == ["DFlashDraftModel"]
     assert draft["dflash_config"]["mask_token_id"] == mask_id
-    assert max(draft["dflash_config"]["target_layer_ids"]) < config["num_hidden_layers"]
+    # SGLang captures layer k "before layer k + 1" (set_dflash_layers_to_capture,
+    # sglang/srt/models/qwen3.py): the last layer cannot be read, so the 2-layer target
+    # gives one feature, and the drafter's fc reads exactly one hidden state
+    assert draft["dflash_config"]["target_layer_ids"] == [0]
+    assert config["num_hidden_layers"] == 2
     assert draft["hidden_size"] == config["hidden_size"]
+    fc = shapes(tmp_path / "d" / "model.safetensors")["fc.weight"]
+    assert fc == [config["hidden_size"], config["hidden_size"]]
 
 
 def test_drafters_of_block_8_and_16_as_sglang_reads_them(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from repro.image.bump import Bump, bump_image
 from repro.image.registry import export_archive, export_enroot
 from repro.image.release_catalog import extract_release_catalog
 from repro.lock import load_locked
+from repro.recipe import load_recipe
 from repro.recipe.images import list_image_specs, load_image_spec
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
@@ -116,25 +117,56 @@ def build(ref: str, as_json: bool, relock_image: bool, rebuild: bool) -> None:
 @image.command("tiny-model")
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True)
 @click.option(
+    "--like",
+    "like",
+    metavar="RECIPE",
+    help="Make tiny twins of RECIPE's model and drafter instead (same architectures, scaled "
+    "down), with the host's engine Python (scripts/ensure-sglang), without Docker.",
+)
+@click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Hub cache to publish into (default: HF_HUB_CACHE, ~/.cache/huggingface/hub).",
 )
-def tiny_model(seed: int, cache_dir: Path | None) -> None:
+@json_option("the twins' repositories and snapshot folders")
+def tiny_model(seed: int, like: str | None, cache_dir: Path | None, as_json: bool) -> None:
     """Make the tiny model of recipe qwen3-tiny-cpu and publish it into the Hub cache.
 
     It is generated in the CPU engine's base image (built first if needed) from the seed,
     the same bytes on every machine, and written as one commit of repro-tiny/qwen3-tiny, so
     `HF_HUB_OFFLINE=1 repro run qwen3-tiny-cpu` locks, fetches and serves it with no Hub.
+    With --like RECIPE: seeded twins of that recipe's model and drafter, each one commit.
     """
     from repro.hub import cache_root  # deferred: huggingface_hub
-    from repro.image.tiny_model import TINY_REPO, publish_tiny_model
 
     cache = cache_root(cache_dir)
+    if like is not None:
+        _twins(like, seed, cache, as_json)
+        return
+    from repro.image.tiny_model import TINY_REPO, publish_tiny_model
+
     with _console.status("making the tiny model") as status:
         commit = publish_tiny_model(cache, seed, lambda line: status.update(escape(line[:110])))
+    if as_json:
+        click.echo(json.dumps({"model_repo": TINY_REPO, "commit": commit, "cache": str(cache)}))
+        return
     click.echo(f"published {TINY_REPO}@{commit} (main) into {cache}")
     click.echo("next: HF_HUB_OFFLINE=1 repro run qwen3-tiny-cpu")
+
+
+def _twins(ref: str, seed: int, cache: Path, as_json: bool) -> None:
+    from repro.realengine.twins import ensure_twins
+
+    recipe = load_recipe(ref)
+    with _console.status(f"making the twins of {recipe.name}"):
+        twins = ensure_twins(recipe, seed=seed, cache_dir=cache)
+    if as_json:
+        click.echo(json.dumps({k: v and str(v) for k, v in dataclasses.asdict(twins).items()}))
+        return
+    click.echo(f"model    {twins.model_repo}\n         commit {twins.model_dir.name}")
+    if twins.drafter_dir is not None:
+        click.echo(f"drafter  {twins.drafter_repo}\n         commit {twins.drafter_dir.name}")
+    click.echo(f"published (main) into {cache}; --json gives the snapshot folders")
 
 
 @image.command("push")

@@ -62,3 +62,15 @@ def publish_to_cache(
         link.symlink_to(target)
     write_atomic(storage / "refs" / branch, commit)
     return commit
+
+
+def publish_folder(repo: str, folder: Path, cache: Path, branch: str = "main") -> Path:
+    """Publish every file under `folder` as one commit of `repo` (`publish_to_cache`);
+    returns the snapshot folder, which a server's --model-path can name."""
+    files = {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+    commit = publish_to_cache(repo, files, cache, branch)
+    return storage_dir(cache, repo) / "snapshots" / commit

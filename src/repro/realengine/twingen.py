@@ -13,6 +13,8 @@ switch. The same seed gives byte-identical files.
   models/deepseek_v2.py) under ``language_model.``, in a vision wrapper whose tower is
   configured but carries no weights (the text path never runs it). Template switch
   ``thinking``.
+- ``kimi_k25_text``: that text model alone (``DeepseekV3ForCausalLM``, the same weights
+  without ``language_model.``): what serves on the CPU engine (docs/real-engine.md).
 - ``kimi_k25_nvfp4``: the same, with nvidia/Kimi-K2.6-NVFP4's ``quantization_config``
   (ModelOpt NVFP4, group 16) and ``hf_quant_config.json``: the routed experts in NVFP4
   (packed uint8 weights, float8_e4m3fn block scales, float32 global and input scales), the
@@ -28,8 +30,9 @@ switch. The same seed gives byte-identical files.
   0.5.23 serves lightseekorg/kimi-k2.6-eagle3.1-mla with): one MLA decoder layer over
   [embedding, hidden] and ``fc`` over three captured target layers.
 
-Run with the engine's Python: ``.venv-sglang/bin/python src/repro/realengine/twingen.py KIND
-OUT [--seed 0] [--drafter KIND OUT [--block-size N]]``. It does not import repro.
+Run with the engine's Python: ``.venv-sglang/bin/python src/repro/realengine/twingen.py
+PLAN.json`` (see ``run_plan``; repro.realengine.twins writes the plan). It does not import
+repro.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import tinymodel
+import tinymodel  # the sibling script: tokenizer, tiny Qwen3 and its drafter, capture rule
 
 VOCAB = tinymodel.VOCAB_SIZE
 HIDDEN = tinymodel.HIDDEN
@@ -240,6 +243,10 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
+def _generation_config(out: Path, eos_id: int) -> None:
+    _write_json(out / "generation_config.json", {"do_sample": True, "eos_token_id": eos_id})
+
+
 def _tokenizer(out: Path, template: str, tokens: list[str], eos: str, pad: str) -> dict[str, int]:
     """tinymodel's BPE tokenizer with `tokens` and `template`; returns the special ids."""
     from transformers import AutoTokenizer
@@ -270,14 +277,18 @@ def _mlp(w: Weights, prefix: str, hidden: int, inner: int, nvfp4: bool = False) 
     linear(f"{prefix}.down_proj", hidden, inner)
 
 
-def make_kimi(out: Path, seed: int, nvfp4: bool = False) -> None:
+def make_kimi(out: Path, seed: int, nvfp4: bool = False, text_only: bool = False) -> None:
+    """Kimi K2.6's twin; `text_only`: its text model alone, the same weights as the
+    ``DeepseekV3ForCausalLM`` that ``KimiK25ForConditionalGeneration.load_weights`` hands
+    them to (``language_model.`` dropped), which serves without the vision processor."""
     out.mkdir(parents=True, exist_ok=True)
     ids = _tokenizer(out, KIMI_TEMPLATE, KIMI_TOKENS, "<|im_end|>", "[PAD]")
     text = dict(KIMI_TEXT, bos_token_id=ids["[BOS]"], eos_token_id=ids["<|im_end|>"])
     text["pad_token_id"] = ids["[PAD]"]
     hidden = text["hidden_size"]
     w = Weights(seed)
-    root = "language_model.model"
+    top = "" if text_only else "language_model."
+    root = f"{top}model"
     w.add(f"{root}.embed_tokens.weight", VOCAB, hidden)
     for i in range(text["num_hidden_layers"]):
         layer = f"{root}.layers.{i}"
@@ -295,8 +306,12 @@ def make_kimi(out: Path, seed: int, nvfp4: bool = False) -> None:
         shared = text["moe_intermediate_size"] * text["n_shared_experts"]
         _mlp(w, f"{layer}.mlp.shared_experts", hidden, shared)
     w.norm(f"{root}.norm", hidden)
-    w.linear("language_model.lm_head", VOCAB, hidden)
+    w.linear(f"{top}lm_head", VOCAB, hidden)
     w.save(out)
+    if text_only:
+        _write_json(out / "config.json", dict(text, model_type="deepseek_v3"))
+        _generation_config(out, ids["<|im_end|>"])
+        return
     config: dict[str, Any] = {
         "architectures": ["KimiK25ForConditionalGeneration"],
         "model_type": "kimi_k25",
@@ -320,9 +335,7 @@ def make_kimi(out: Path, seed: int, nvfp4: bool = False) -> None:
         _write_json(out / "hf_quant_config.json", {"producer": {"name": "modelopt"},
                                                     "quantization": quant})  # fmt: skip
     _write_json(out / "config.json", config)
-    _write_json(
-        out / "generation_config.json", {"do_sample": True, "eos_token_id": ids["<|im_end|>"]}
-    )
+    _generation_config(out, ids["<|im_end|>"])
 
 
 def make_qwen35(out: Path, seed: int) -> None:
@@ -331,12 +344,8 @@ def make_qwen35(out: Path, seed: int) -> None:
               "<|video_pad|>"]  # fmt: skip
     ids = _tokenizer(out, QWEN36_TEMPLATE, tokens, tinymodel.EOS, "<|endoftext|>")
     text = dict(QWEN35_TEXT, eos_token_id=ids[tinymodel.EOS])
-    hidden, heads, kv_heads = (
-        text["hidden_size"],
-        text["num_attention_heads"],
-        text["num_key_value_heads"],
-    )
-    head_dim = text["head_dim"]
+    hidden, head_dim = text["hidden_size"], text["head_dim"]
+    heads, kv_heads = text["num_attention_heads"], text["num_key_value_heads"]
     k_dim = text["linear_num_key_heads"] * text["linear_key_head_dim"]
     v_heads = text["linear_num_value_heads"]
     v_dim = v_heads * text["linear_value_head_dim"]
@@ -382,29 +391,32 @@ def make_qwen35(out: Path, seed: int) -> None:
         "tie_word_embeddings": False,
     }
     _write_json(out / "config.json", config)
-    _write_json(
-        out / "generation_config.json", {"do_sample": True, "eos_token_id": ids[tinymodel.EOS]}
-    )
+    _generation_config(out, ids[tinymodel.EOS])
 
 
 def make_eagle3(out: Path, target: Path, seed: int) -> None:
     """An EAGLE3.1 MLA drafter for a Kimi twin (models/kimi_k25_eagle3.py): embedding, one
     MLA decoder layer whose attention reads [embedding, hidden] (twice the width), ``fc``
-    over three target layers' hidden states, ``norm`` and ``lm_head``."""
+    over three target layers' hidden states (each normed first: ``fc_norm``, eagle3.1),
+    ``norm`` and ``lm_head``."""
     out.mkdir(parents=True, exist_ok=True)
     text = tinymodel.target_text_config(target)
     hidden, layers = text["hidden_size"], text["num_hidden_layers"]
     aux = tinymodel.capturable_layer_ids(layers, EAGLE3_TARGET_LAYERS)
     w = Weights(seed + 2)
-    w.add("model.embed_tokens.weight", VOCAB, hidden)
-    w.linear("model.fc", hidden, len(aux) * hidden)
-    layer = "model.midlayer"
+    # the checkpoint layout its load_weights maps (layers.0. -> model.midlayer., the rest
+    # under model. but lm_head): an unknown name is only a warning there, so get them right
+    w.add("embed_tokens.weight", VOCAB, hidden)
+    w.linear("fc", hidden, len(aux) * hidden)
+    for i in range(len(aux)):  # eagle3.1's fc_norm: one RMSNorm per captured hidden state
+        w.norm(f"fc_norm.{i}", hidden)
+    layer = "layers.0"
     w.norm(f"{layer}.input_layernorm", hidden)
     w.norm(f"{layer}.hidden_norm", hidden)
     w.norm(f"{layer}.post_attention_layernorm", hidden)
-    _mla_attention(w, f"{layer}.self_attn", text, 2 * hidden)
+    _mla_attention(w, f"{layer}.self_attn", text, 2 * hidden)  # reads [embedding, hidden]
     _mlp(w, f"{layer}.mlp", hidden, text["intermediate_size"])
-    w.norm("model.norm", hidden)
+    w.norm("norm", hidden)
     w.linear("lm_head", VOCAB, hidden)
     w.save(out)
     config = {
@@ -425,6 +437,8 @@ def make_eagle3(out: Path, target: Path, seed: int) -> None:
         tie_word_embeddings=False,
         torch_dtype="bfloat16",
         eagle_config={"eagle_aux_hidden_state_layer_ids": aux, "use_aux_hidden_state": True},
+        fc_norm=True,
+        norm_output=True,
     )
     _write_json(out / "config.json", config)
 
@@ -433,36 +447,40 @@ MODELS: dict[str, Callable[[Path, int], None]] = {
     "qwen3": tinymodel.make_model,
     "kimi_k25": make_kimi,
     "kimi_k25_nvfp4": lambda out, seed: make_kimi(out, seed, nvfp4=True),
+    "kimi_k25_text": lambda out, seed: make_kimi(out, seed, text_only=True),
     "qwen3_5": make_qwen35,
 }
 DRAFTERS = ("dflash", "eagle3")
 
 
+def make_drafter(kind: str, out: Path, target: Path, seed: int, block_size: int | None) -> None:
+    if kind == "dflash":
+        tinymodel.make_drafter(out, target, seed, block_size or tinymodel.DRAFT_BLOCK_SIZE)
+    elif kind == "eagle3":
+        make_eagle3(out, target, seed)
+    else:
+        raise SystemExit(f"drafter kind must be one of {', '.join(DRAFTERS)}, got {kind}")
+
+
+def run_plan(plan: dict[str, Any]) -> None:
+    """Make every twin of `plan` in this one process (torch and transformers load once):
+    ``{"seed": N, "models": [{"kind", "out", "marker", "drafters": [{"kind", "out",
+    "block_size", "marker"}]}]}``; each ``marker`` is written as repro-twin.json."""
+    seed = int(plan["seed"])
+    for model in plan["models"]:
+        out = Path(model["out"])
+        MODELS[model["kind"]](out, seed)
+        _write_json(out / "repro-twin.json", model["marker"])
+        for drafter in model.get("drafters", []):
+            draft_out = Path(drafter["out"])
+            make_drafter(drafter["kind"], draft_out, out, seed, drafter.get("block_size"))
+            _write_json(draft_out / "repro-twin.json", drafter["marker"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=sorted(MODELS))
-    parser.add_argument("out", type=Path, help="folder for the model twin")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--marker", help="JSON written as repro-twin.json into the model")
-    parser.add_argument("--drafter", nargs=2, metavar=("KIND", "OUT"))
-    parser.add_argument("--drafter-marker", help="JSON written as repro-twin.json into it")
-    parser.add_argument("--block-size", type=int, default=tinymodel.DRAFT_BLOCK_SIZE)
-    args = parser.parse_args()
-    if args.block_size < 1:
-        parser.error(f"--block-size must be at least 1, got {args.block_size}")
-    MODELS[args.kind](args.out, args.seed)
-    if args.marker:
-        (args.out / "repro-twin.json").write_text(args.marker + "\n")
-    if args.drafter:
-        kind, out = args.drafter[0], Path(args.drafter[1])
-        if kind == "dflash":
-            tinymodel.make_drafter(out, args.out, args.seed, args.block_size)
-        elif kind == "eagle3":
-            make_eagle3(out, args.out, args.seed)
-        else:
-            parser.error(f"--drafter KIND must be one of {', '.join(DRAFTERS)}, got {kind}")
-        if args.drafter_marker:
-            (out / "repro-twin.json").write_text(args.drafter_marker + "\n")
+    parser.add_argument("plan", type=Path, help="a JSON plan of twins to make (run_plan)")
+    run_plan(json.loads(parser.parse_args().plan.read_text()))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repro.errors import ReproError
 from repro.schema.recipe import Recipe
@@ -48,7 +49,9 @@ MODEL_TWINS: dict[str, ModelTwin] = {
     "moonshotai/Kimi-K2.6": ModelTwin("kimi_k25", "repro-twin/kimi-k2.6", 8),
     "nvidia/Kimi-K2.6-NVFP4": ModelTwin("kimi_k25_nvfp4", "repro-twin/kimi-k2.6-nvfp4", 8),
     "Qwen/Qwen3.6-27B": ModelTwin("qwen3_5", "repro-twin/qwen3.6-27b", 16),
-    "repro-tiny/qwen3-tiny": ModelTwin("qwen3", "repro-tiny/qwen3-tiny", 4),
+    # the tiny Qwen3's twin is itself, under its own name: `repro image tiny-model` (Docker)
+    # keeps `main` of repro-tiny/qwen3-tiny without the twin's marker file
+    "repro-tiny/qwen3-tiny": ModelTwin("qwen3", "repro-twin/qwen3-tiny", 4),
 }
 # speculative.algorithm -> the drafter architecture twingen.py writes
 DRAFTER_KINDS = {"DFLASH": "dflash", "DDTREE": "dflash", "EAGLE3": "eagle3"}
@@ -64,6 +67,11 @@ class TwinSpec:
     drafter_kind: str | None = None
     drafter_repo: str | None = None
     block_size: int | None = None  # DFlash only
+
+
+# The Kimi twin's text model alone (DeepseekV3ForCausalLM, the same weights): what serves on
+# the CPU engine, where the vision processor of KimiK25ForConditionalGeneration cannot load.
+KIMI_TEXT_TWIN = TwinSpec("kimi_k25_text", "repro-twin/kimi-k2.6-text")
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,7 @@ def twin_for(recipe: Recipe) -> TwinSpec:
 
 
 def _generator_digest() -> str:
-    scripts = [*sorted(GENERATOR.parent.glob("twin*.py")), GENERATOR.with_name("tinymodel.py")]
+    scripts = (GENERATOR, GENERATOR.with_name("tinymodel.py"))
     digest = hashlib.sha256()
     for script in scripts:
         digest.update(script.read_bytes())
@@ -131,32 +139,47 @@ def _cached(cache: Path, repo: str, want: dict[str, object]) -> Path | None:
     return snapshot if made == want else None
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {
-        path.relative_to(root).as_posix(): path.read_bytes()
-        for path in sorted(root.rglob("*"))
-        if path.is_file()
-    }
+def _plan(specs: list[TwinSpec], out: Path, seed: int) -> dict[str, Any]:
+    """twingen.py's plan for `specs`: each model once, with every drafter asked of it."""
+    models: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        model = models.setdefault(
+            spec.model_repo,
+            {
+                "kind": spec.model_kind,
+                "out": str(out / spec.model_repo),
+                "marker": marker(spec.model_kind, seed),
+                "drafters": [],
+            },
+        )
+        if spec.drafter_kind is None or spec.drafter_repo is None:
+            continue
+        drafter = {
+            "kind": spec.drafter_kind,
+            "out": str(out / spec.drafter_repo),
+            "block_size": spec.block_size,
+            "marker": marker(spec.drafter_kind, seed, spec.block_size),
+        }
+        if drafter not in model["drafters"]:
+            model["drafters"].append(drafter)
+    return {"seed": seed, "models": list(models.values())}
 
 
-def generate(spec: TwinSpec, out: Path, *, seed: int = 0, python: Path | None = None) -> None:
-    """Write the twins of `spec` into `out/model` (and `out/drafter`) with the engine's
-    Python; the same seed gives the same bytes."""
+def generate(
+    specs: list[TwinSpec], out: Path, *, seed: int = 0, python: Path | None = None
+) -> None:
+    """Write the twins of `specs` into `out/<repo>` with the engine's Python, in one process;
+    the same seed gives the same bytes."""
     engine = python or Path(SGLANG_PYTHON.text())
     if not engine.is_file():
         raise TwinError(
             f"SGLang's engine Python {engine} is not there",
             hint="make it with `scripts/ensure-sglang` (or `make sglang-engine`)",
         )
-    argv = [str(engine), str(GENERATOR), spec.model_kind, str(out / "model"), "--seed", str(seed)]
-    argv += ["--marker", json.dumps(marker(spec.model_kind, seed))]
-    if spec.drafter_kind is not None:
-        argv += ["--drafter", spec.drafter_kind, str(out / "drafter")]
-        argv += ["--drafter-marker", json.dumps(marker(spec.drafter_kind, seed, spec.block_size))]
-        if spec.block_size is not None:
-            argv += ["--block-size", str(spec.block_size)]
+    plan = out / "plan.json"
+    plan.write_text(json.dumps(_plan(specs, out, seed)))
     done = subprocess.run(
-        argv,
+        [str(engine), str(GENERATOR), str(plan)],
         capture_output=True,
         text=True,
         timeout=GENERATE_TIMEOUT_S,
@@ -164,41 +187,67 @@ def generate(spec: TwinSpec, out: Path, *, seed: int = 0, python: Path | None = 
         env={"HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1", "PATH": "/usr/bin:/bin"},
     )
     if done.returncode != 0:
+        kinds = ", ".join(sorted({s.model_kind for s in specs}))
         raise TwinError(
-            f"making the {spec.model_kind} twin failed (exit {done.returncode}):\n"
-            + done.stderr[-2000:]
+            f"making the twins ({kinds}) failed (exit {done.returncode}):\n" + done.stderr[-2000:]
         )
+
+
+def _cached_twins(cache: Path, spec: TwinSpec, seed: int) -> Twins | None:
+    model = _cached(cache, spec.model_repo, marker(spec.model_kind, seed))
+    if model is None:
+        return None
+    if spec.drafter_kind is None or spec.drafter_repo is None:
+        return Twins(model, None, spec.model_repo, None)
+    drafter = _cached(cache, spec.drafter_repo, marker(spec.drafter_kind, seed, spec.block_size))
+    if drafter is None:
+        return None
+    return Twins(model, drafter, spec.model_repo, spec.drafter_repo)
+
+
+def ensure_all_twins(
+    recipes: list[Recipe],
+    *,
+    python: Path | None = None,
+    seed: int = 0,
+    cache_dir: Path | None = None,
+) -> list[Twins]:
+    """The twins of each of `recipes` in the Hub cache (`cache_dir`, else huggingface_hub's
+    own), those absent (or made by another seed or generator) made in one engine process
+    and published as `main` of their repositories."""
+    specs = [twin_for(recipe) for recipe in recipes]
+    return ensure_specs(specs, python=python, seed=seed, cache_dir=cache_dir)
+
+
+def ensure_specs(
+    specs: list[TwinSpec],
+    *,
+    python: Path | None = None,
+    seed: int = 0,
+    cache_dir: Path | None = None,
+) -> list[Twins]:
+    """`ensure_all_twins` for twins named directly (e.g. `KIMI_TEXT_TWIN`)."""
+    from repro.hub import cache_root  # deferred: huggingface_hub
+    from repro.hub.publish import publish_folder
+
+    cache = cache_root(cache_dir)
+    missing = [spec for spec in specs if _cached_twins(cache, spec, seed) is None]
+    if missing:
+        with tempfile.TemporaryDirectory(prefix="repro-twin-") as tmp:
+            out = Path(tmp)
+            generate(missing, out, seed=seed, python=python)
+            for spec in missing:
+                publish_folder(spec.model_repo, out / spec.model_repo, cache)
+                if spec.drafter_repo is not None:
+                    publish_folder(spec.drafter_repo, out / spec.drafter_repo, cache)
+    found = [_cached_twins(cache, spec, seed) for spec in specs]
+    assert all(found), "twins published but not found in the cache"
+    return [t for t in found if t is not None]
 
 
 def ensure_twins(
     recipe: Recipe, *, python: Path | None = None, seed: int = 0, cache_dir: Path | None = None
 ) -> Twins:
-    """The twins of `recipe` in the Hub cache (`cache_dir`, else huggingface_hub's own), made
-    and published as `main` of their repositories when absent (or made by another seed or
-    generator)."""
-    from repro.hub import cache_root  # deferred: huggingface_hub
-
-    spec = twin_for(recipe)
-    cache = cache_root(cache_dir)
-    model_dir = _cached(cache, spec.model_repo, marker(spec.model_kind, seed))
-    drafter_dir = None
-    if spec.drafter_kind is not None and spec.drafter_repo is not None:
-        drafter_dir = _cached(
-            cache, spec.drafter_repo, marker(spec.drafter_kind, seed, spec.block_size)
-        )
-    if model_dir is None or (spec.drafter_kind is not None and drafter_dir is None):
-        with tempfile.TemporaryDirectory(prefix="repro-twin-") as tmp:
-            out = Path(tmp)
-            generate(spec, out, seed=seed, python=python)
-            model_dir = _publish(cache, spec.model_repo, out / "model")
-            if spec.drafter_repo is not None:
-                drafter_dir = _publish(cache, spec.drafter_repo, out / "drafter")
-    return Twins(model_dir, drafter_dir, spec.model_repo, spec.drafter_repo)
-
-
-def _publish(cache: Path, repo: str, folder: Path) -> Path:
-    from repro.hub.cache import storage_dir
-    from repro.hub.publish import publish_to_cache
-
-    commit = publish_to_cache(repo, _files(folder), cache)
-    return storage_dir(cache, repo) / "snapshots" / commit
+    """The twins of `recipe` (see `ensure_all_twins`): snapshot folders in the Hub cache."""
+    (twins,) = ensure_all_twins([recipe], python=python, seed=seed, cache_dir=cache_dir)
+    return twins
