@@ -307,46 +307,52 @@ class EngineCheck:
     not_run: str | None = None
 
 
-def _target(locked: Locked, python: Path | None) -> Target | str:
-    """What to dry-start for `locked`, or why it cannot be."""
-    from repro.realengine.twins import TwinError, ensure_twins  # deferred: the Hub client
+def _not_run(locked: Locked, python: Path) -> str | None:
+    """Why `locked` cannot be dry-started here, or None when it can."""
+    from repro.realengine.twins import TwinError, twin_for  # deferred: the Hub client
 
-    recipe, image, catalog = locked.recipe, locked.image_spec, locked.catalog
+    image, catalog = locked.image_spec, locked.catalog
     if image is not None and image.simulated:
         return "engine dry-start not run: the image is repro's simulator, not SGLang"
     if catalog is None:
         return "engine dry-start not run: no option catalog for the recipe's image"
+    if engine_for(catalog.sglang_version, python) is None:
+        return missing_engine_line(catalog.sglang_version)
     try:
-        twins = ensure_twins(recipe, python=python)
+        twin_for(locked.recipe)
     except TwinError as err:
         return f"engine dry-start not run: {one_line(err.message)}"
-    return Target(recipe, catalog, image, twins.model_dir, twins.drafter_dir)
+    return None
 
 
 def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
-    """Dry-start each recipe on its release's engine (one process per release), in order."""
-    checks: list[EngineCheck] = [EngineCheck() for _ in lockeds]
+    """Dry-start each recipe on its release's engine, in order: the twins made in one engine
+    process, then one process per release (and GPU or not) for the start-ups."""
+    from repro.realengine.twins import TwinError, ensure_all_twins
+
+    checks = [EngineCheck(not_run=_not_run(locked, python)) for locked in lockeds]
+    runnable = [i for i, check in enumerate(checks) if check.not_run is None]
+    try:
+        twins = ensure_all_twins([lockeds[i].recipe for i in runnable], python=python)
+    except TwinError as err:
+        line = f"engine dry-start not run: {one_line(err.message)}"
+        return [EngineCheck(not_run=c.not_run or line) for c in checks]
     by_engine: dict[tuple[str, bool], list[int]] = {}
-    for i, locked in enumerate(lockeds):
-        catalog = locked.catalog
-        version = catalog.sglang_version if catalog is not None else "?"
-        engine = engine_for(version, python)
-        if engine is None:
-            checks[i] = EngineCheck(not_run=missing_engine_line(version))
-            continue
-        target = _target(locked, python)
-        if isinstance(target, str):
-            checks[i] = EngineCheck(not_run=target)
-            continue
+    for i, twin in zip(runnable, twins, strict=True):
+        locked = lockeds[i]
+        assert locked.catalog is not None
+        target = Target(
+            locked.recipe, locked.catalog, locked.image_spec, twin.model_dir, twin.drafter_dir
+        )
         checks[i] = EngineCheck(target=target)
         # a GPU stand-in stays for the process: recipes on no GPU get a process of their own
-        by_engine.setdefault((version, target.gpu() is None), []).append(i)
+        key = (locked.catalog.sglang_version, target.gpu() is None)
+        by_engine.setdefault(key, []).append(i)
     for (version, _on_cpu), indexes in by_engine.items():
         engine = engine_for(version, python)
         assert engine is not None
-        targets = [checks[i].target for i in indexes]
-        results = dry_start([t for t in targets if t is not None], engine)
-        for i, result in zip(indexes, results, strict=True):
+        targets = [t for t in (checks[i].target for i in indexes) if t is not None]
+        for i, result in zip(indexes, dry_start(targets, engine), strict=True):
             checks[i] = EngineCheck(target=checks[i].target, result=result)
     return checks
 
