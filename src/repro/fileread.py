@@ -14,6 +14,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from repro.errors import ReproError
@@ -21,6 +22,7 @@ from repro.errors import ReproError
 MiB = 1024 * 1024
 MAX_JSON_BYTES = 64 * MiB  # a JSON document: run.json, summary.json, a lock, context.json
 MAX_TEXT_BYTES = 1024 * MiB  # a JSON-lines or data file (per-request rows, prompts)
+MAX_LINE_BYTES = 16 * MiB  # one line of a file read line by line (a trace's request)
 MAX_DEPTH = 64  # nesting of arrays and objects; records nest about 6 deep
 
 
@@ -83,6 +85,29 @@ def read_bytes(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_B
     if len(data) > max_bytes:  # grew while being read
         raise _too_large(shown, max_bytes)
     return data
+
+
+def iter_lines(
+    path: Path, where: str | None = None, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes]]:
+    """The lines of the regular file `path` (numbered from 1, without the line break), read
+    one at a time as the caller asks for them: a reader that needs the first few lines of a
+    large file reads only those. A line longer than `max_line_bytes` is refused."""
+    shown = where or str(path)
+    try:
+        handle = _open_regular(path, shown, None)
+    except FileNotFoundError:
+        raise UnreadableFile(f"{shown}: no such file") from None
+    with handle:
+        number = 0
+        while line := handle.readline(max_line_bytes + 1):
+            number += 1
+            if len(line) > max_line_bytes and not line.endswith(b"\n"):
+                raise UnreadableFile(
+                    f"{shown}:{number}: a line longer than {max_line_bytes // MiB} MiB",
+                    hint="is this the right file?",
+                )
+            yield number, line.rstrip(b"\r\n")
 
 
 def read_text(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> str:
