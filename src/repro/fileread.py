@@ -36,6 +36,18 @@ def within(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
+def named_file(path: Path, where: str | None = None) -> Path:
+    """`path`, refused when it is a link (or lies in a linked folder) that leads out of both
+    the current folder (the project) and its own folder: a file the user names is read, not
+    the file elsewhere on the machine a link in its place would have repro read and quote."""
+    if within(path, Path.cwd()) or within(path, path.absolute().parent):
+        return path
+    raise UnreadableFile(
+        f"{where or path}: a link to a file outside the project and its own folder",
+        hint="name the file itself, or copy it here, instead of a link to it",
+    )
+
+
 def _too_large(shown: str, max_bytes: int) -> UnreadableFile:
     return UnreadableFile(
         f"{shown}: larger than the {max_bytes // MiB} MiB repro reads from such a file",

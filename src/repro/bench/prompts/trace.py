@@ -160,8 +160,9 @@ def load_trace(
             f"trace {ref!r} is not a file",
             hint=f"give a Mooncake JSONL file, {HF_PREFIX}ORG/NAME/FILE.jsonl, or {DEMO_TRACE}",
         )
-    source = FileSource(path=str(path), sha256=sha256_file(path))
-    return Trace(ref, read_trace(fileread.iter_lines(path), str(path), limit), source)
+    source = FileSource(path=str(path), sha256=sha256_file(fileread.named_file(path)))
+    lines = fileread.iter_lines(path)
+    return Trace(ref, read_trace(lines, str(path), limit), source)
 
 
 def _tokens(seed: int, n: int) -> list[int]:
