@@ -39,6 +39,7 @@ from repro.export.k8s import (
     K8sOptions,
     manifest_text,
     object_labels,
+    literal,
     prefill_container,
     server_container,
     server_volumes,
@@ -145,7 +146,7 @@ def point_manifests(
     if len(text.encode()) > MAX_CONFIGMAP_BYTES:
         raise ReproError(f"point {point.name}: its lock is over a ConfigMap's 1 MiB")
     server_opts = opts.server
-    server = server_container(prepared, server_opts, prepared.argv("0", ""), leader=True)
+    server = server_container(prepared, server_opts, prepared.argv("0", "", literal=literal), leader=True)
     server.pop("readinessProbe")
     server["restartPolicy"] = "Always"  # a native sidecar: stopped when bench has exited
     server["startupProbe"] = {
@@ -160,8 +161,11 @@ def point_manifests(
         "name": BENCH_CONTAINER,
         "image": bench_image,
         "imagePullPolicy": "IfNotPresent",
-        "command": [opts.repro],
-        "args": ["run", f"{LOCKS_MOUNT}/{lock_file.name}", "--url", url, "--runs-dir", runs],
+        "command": [literal(opts.repro)],
+        "args": [
+            literal(a)
+            for a in ["run", f"{LOCKS_MOUNT}/{lock_file.name}", "--url", url, "--runs-dir", runs]
+        ],
         "volumeMounts": [
             {"name": LOCKS_VOLUME, "mountPath": LOCKS_MOUNT, "readOnly": True},
             {"name": RESULTS_VOLUME, "mountPath": RESULTS_MOUNT},
