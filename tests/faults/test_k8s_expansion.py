@@ -17,8 +17,7 @@ from repro.lock import load_locked
 from tests.export.conftest import TWO_NODES, Project
 
 HOSTILE = (
-    'server: {extra_args: [--served-model-name, "$(HF_TOKEN)"]}\n'
-    'env: {SGLANG_X: "a$(HF_TOKEN)b"}\n'
+    'server: {extra_args: [--served-model-name, "$(HF_TOKEN)"]}\nenv: {SGLANG_X: "a$(HF_TOKEN)b"}\n'
 )
 
 

@@ -37,9 +37,9 @@ from repro.export.k8s import (
     DNS_LABEL,
     HEALTH_PATH,
     K8sOptions,
+    literal,
     manifest_text,
     object_labels,
-    literal,
     prefill_container,
     server_container,
     server_volumes,
@@ -146,7 +146,9 @@ def point_manifests(
     if len(text.encode()) > MAX_CONFIGMAP_BYTES:
         raise ReproError(f"point {point.name}: its lock is over a ConfigMap's 1 MiB")
     server_opts = opts.server
-    server = server_container(prepared, server_opts, prepared.argv("0", "", literal=literal), leader=True)
+    server = server_container(
+        prepared, server_opts, prepared.argv("0", "", literal=literal), leader=True
+    )
     server.pop("readinessProbe")
     server["restartPolicy"] = "Always"  # a native sidecar: stopped when bench has exited
     server["startupProbe"] = {

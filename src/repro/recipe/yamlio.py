@@ -302,7 +302,7 @@ def _foreign(
         return []
     lines = []
     for doc in docs:
-        data = doc.data
+        data: Any = doc.data
         for part in loc_prefix:
             data = data.get(part) if isinstance(data, dict) else None
         if not isinstance(data, dict) or not data or any(k in root.model_fields for k in data):
