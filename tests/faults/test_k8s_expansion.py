@@ -5,9 +5,6 @@ only the exporter's own LWS placeholders are expanded."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,17 +16,6 @@ from tests.export.conftest import TWO_NODES, Project
 HOSTILE = (
     'server: {extra_args: [--served-model-name, "$(HF_TOKEN)"]}\nenv: {SGLANG_X: "a$(HF_TOKEN)b"}\n'
 )
-
-
-@pytest.fixture
-def project(tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
-    root = tmp_path / "proj"
-    for folder in ("recipes", "images", "patches"):
-        shutil.copytree(repo_root / folder, root / folder)
-    monkeypatch.chdir(root)
-    monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
-    monkeypatch.delenv("REPRO_IMAGES_DIR", raising=False)
-    yield Project(root)
 
 
 def _containers(doc: dict[str, Any]) -> list[dict[str, Any]]:

@@ -51,9 +51,7 @@ def test_a_plan_whose_prediction_would_not_end_is_not_predicted(
     assert result.exit_code == 0, result.output
     [point] = json.loads(result.stdout)["points"]
     assert point["predicted"] == []
-    assert "not predicted: its plan simulates up to 300000600 requests" in point[
-        "prediction_error"
-    ]
+    assert "not predicted: its plan simulates up to 300000600 requests" in point["prediction_error"]
     assert f"{MAX_PREDICTED_TOKENS:.3g}" in point["prediction_error"]
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from repro.errors import ReproError
+from repro.errors import ReproError, short_repr
 from repro.fsutil import write_atomic
 from repro.launch.claim import folder_claim
 from repro.runfolder import RunFolder, RunRecordError, fresh_run_dir, read_model, write_model
@@ -79,7 +79,7 @@ class CampaignFolder:
         path = self.path / relative
         if os.path.isabs(relative) or not path.resolve().is_relative_to(self.path.resolve()):
             raise RunRecordError(
-                f"{self.path}: {relative!r} leads outside the campaign folder",
+                f"{self.path}: {short_repr(relative)} leads outside the campaign folder",
                 hint=NOT_A_CAMPAIGN,
             )
         return path
@@ -141,13 +141,19 @@ class CampaignFolder:
 
     # ---- files --------------------------------------------------------------------------
     def read_plan(self) -> CampaignPlan:
-        return read_model(self.plan_file, CampaignPlan, NOT_A_CAMPAIGN)
+        plan = read_model(self.plan_file, CampaignPlan, NOT_A_CAMPAIGN)
+        for point in plan.points:
+            self.inside(point.recipe)
+        return plan
 
     def write_plan(self, plan: CampaignPlan) -> None:
         write_model(self.plan_file, plan)
 
     def read_index(self) -> CampaignIndex:
-        return read_model(self.index_file, CampaignIndex, NOT_A_CAMPAIGN)
+        index = read_model(self.index_file, CampaignIndex, NOT_A_CAMPAIGN)
+        for state in index.points:
+            self.run_dir_of(state)
+        return index
 
     def write_index(self, index: CampaignIndex) -> None:
         write_model(self.index_file, index)

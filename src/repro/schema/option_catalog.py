@@ -295,8 +295,8 @@ class Catalog:
                 return value
             try:
                 return cls.from_dict(value, origin="catalog")
-            except RecipeError as err:
-                raise ValueError(err.message) from None
+            except RecipeError as err:  # the field path names it: "catalog: not an ..."
+                raise ValueError(err.message.removeprefix("catalog: ")) from None
 
         return core_schema.no_info_plain_validator_function(
             validate,
