@@ -46,9 +46,9 @@ def test_a_file_an_image_wrote_is_read_without_following_links(tmp_path: Path) -
     (tmp_path / "host-secret").write_text('{"SECRETHASH": 1}')
     written = tmp_path / "catalog.json"
     written.symlink_to(tmp_path / "host-secret")
-    with pytest.raises(fileread.UnreadableFile, match="catalog.json: a link, not a regular file"):
+    with pytest.raises(fileread.UnreadableFile, match=r"catalog\.json: a link, not a regular file"):
         fileread.read_json(written, "catalog.json", follow_links=False)
     written.unlink()
     written.write_text("Traceback (most recent call last):\n")
-    with pytest.raises(fileread.UnreadableFile, match="catalog.json: corrupt JSON at line 1"):
+    with pytest.raises(fileread.UnreadableFile, match=r"catalog\.json: corrupt JSON at line 1"):
         fileread.read_json(written, "catalog.json", follow_links=False)
