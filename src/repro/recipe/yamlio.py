@@ -11,7 +11,7 @@ import copy
 import json
 import re
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -305,13 +305,20 @@ def _foreign(
         data: Any = doc.data
         for part in loc_prefix:
             data = data.get(part) if isinstance(data, dict) else None
-        if not isinstance(data, dict) or not data or any(k in root.model_fields for k in data):
+        fields = root.model_fields
+        if not isinstance(data, dict) or not data or any(_near(k, fields) for k in data):
             continue
         lines.append(
             f"{display_path(doc.path)}: not {_kind(root)} file: none of its {len(data)} "
             "top-level keys is a field of one"
         )
     return lines
+
+
+def _near(key: Any, fields: Iterable[str]) -> bool:
+    """Whether `key` is one of `fields` or a misspelling of one (a recipe with a typo is a
+    recipe, and hears "did you mean")."""
+    return key in fields or (shown_name(key) is not None and bool(suggestion(key, fields)))
 
 
 def _kind(root: type[BaseModel]) -> str:
