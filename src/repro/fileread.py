@@ -10,9 +10,11 @@ and the size is checked before the first byte is read (a sparse 3 GB file costs 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -21,6 +23,7 @@ from repro.errors import ReproError
 MiB = 1024 * 1024
 MAX_JSON_BYTES = 64 * MiB  # a JSON document: run.json, summary.json, a lock, context.json
 MAX_TEXT_BYTES = 1024 * MiB  # a JSON-lines or data file (per-request rows, prompts)
+MAX_LINE_BYTES = 16 * MiB  # one line of a file read line by line (a trace's request)
 MAX_DEPTH = 64  # nesting of arrays and objects; records nest about 6 deep
 
 
@@ -34,6 +37,18 @@ def within(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
+def named_file(path: Path, where: str | None = None) -> Path:
+    """`path`, refused when it is a link (or lies in a linked folder) that leads out of both
+    the current folder (the project) and its own folder: a file the user names is read, not
+    the file elsewhere on the machine a link in its place would have repro read and quote."""
+    if within(path, Path.cwd()) or within(path, path.absolute().parent):
+        return path
+    raise UnreadableFile(
+        f"{where or path}: a link to a file outside the project and its own folder",
+        hint="name the file itself, or copy it here, instead of a link to it",
+    )
+
+
 def _too_large(shown: str, max_bytes: int) -> UnreadableFile:
     return UnreadableFile(
         f"{shown}: larger than the {max_bytes // MiB} MiB repro reads from such a file",
@@ -41,15 +56,24 @@ def _too_large(shown: str, max_bytes: int) -> UnreadableFile:
     )
 
 
-def _open_regular(path: Path, shown: str, max_bytes: int | None) -> BinaryIO:
+def _open_regular(
+    path: Path, shown: str, max_bytes: int | None, follow_links: bool = True
+) -> BinaryIO:
     """`path` opened for reading, refused unless a regular file of at most `max_bytes`: a
     FIFO, device or socket is refused before any read (opened non-blocking, it never waits
-    for a writer), and the size is known before the first byte is read."""
+    for a writer), and the size is known before the first byte is read. Without
+    `follow_links`, a link in the file's place is refused, not followed."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(path, flags if follow_links else flags | os.O_NOFOLLOW)
     except FileNotFoundError:
         raise
     except OSError as err:
+        if err.errno == errno.ELOOP and not follow_links:
+            raise UnreadableFile(
+                f"{shown}: a link, not a regular file",
+                hint="repro reads this file itself, never what a link in its place names",
+            ) from None
         raise UnreadableFile(f"{shown}: cannot read: {err.strerror or err}") from None
     handle = os.fdopen(fd, "rb")
     info = os.fstat(fd)
@@ -75,20 +99,53 @@ def regular_file(path: Path, where: str | None = None) -> None:
         raise UnreadableFile(f"{shown}: no such file") from None
 
 
-def read_bytes(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
+def read_bytes(
+    path: Path,
+    where: str | None = None,
+    max_bytes: int = MAX_TEXT_BYTES,
+    follow_links: bool = True,
+) -> bytes:
     """The bytes of the regular file `path`, at most `max_bytes` (see `_open_regular`)."""
     shown = where or str(path)
-    with _open_regular(path, shown, max_bytes) as handle:
+    with _open_regular(path, shown, max_bytes, follow_links) as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while being read
         raise _too_large(shown, max_bytes)
     return data
 
 
-def read_text(path: Path, where: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> str:
+def iter_lines(
+    path: Path, where: str | None = None, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes]]:
+    """The lines of the regular file `path` (numbered from 1, without the line break), read
+    one at a time as the caller asks for them: a reader that needs the first few lines of a
+    large file reads only those. A line longer than `max_line_bytes` is refused."""
+    shown = where or str(path)
+    try:
+        handle = _open_regular(path, shown, None)
+    except FileNotFoundError:
+        raise UnreadableFile(f"{shown}: no such file") from None
+    with handle:
+        number = 0
+        while line := handle.readline(max_line_bytes + 1):
+            number += 1
+            if len(line) > max_line_bytes and not line.endswith(b"\n"):
+                raise UnreadableFile(
+                    f"{shown}:{number}: a line longer than {max_line_bytes // MiB} MiB",
+                    hint="is this the right file?",
+                )
+            yield number, line.rstrip(b"\r\n")
+
+
+def read_text(
+    path: Path,
+    where: str | None = None,
+    max_bytes: int = MAX_TEXT_BYTES,
+    follow_links: bool = True,
+) -> str:
     """`path` as UTF-8 text, at most `max_bytes` long."""
     shown = where or str(path)
-    data = read_bytes(path, shown, max_bytes)
+    data = read_bytes(path, shown, max_bytes, follow_links)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -139,10 +196,17 @@ def parse_json(text: str, where: str, max_depth: int = MAX_DEPTH) -> Any:
     return value
 
 
-def read_json(path: Path, where: str | None = None, max_bytes: int = MAX_JSON_BYTES) -> Any:
-    """`path` as a JSON document, bounded in size, encoding and depth."""
+def read_json(
+    path: Path,
+    where: str | None = None,
+    max_bytes: int = MAX_JSON_BYTES,
+    follow_links: bool = True,
+) -> Any:
+    """`path` as a JSON document, bounded in size, encoding and depth (`follow_links=False`
+    for a file something else wrote, such as an image's own process: a link it left in the
+    file's place is refused, never read through)."""
     shown = where or str(path)
-    return parse_json(read_text(path, shown, max_bytes), shown)
+    return parse_json(read_text(path, shown, max_bytes, follow_links), shown)
 
 
 def depth_of(value: Any, stop: int) -> int:

@@ -26,6 +26,8 @@ _ESCAPES = (
     r"|\x1b[ -~]?"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
+# A field or column name as a user writes one: what `shown_name` shows of a key from a file.
+_NAME = r"[A-Za-z_][A-Za-z0-9_.-]{0,63}"
 # `scheme://user:password@` or `user:password@host`: the password part is masked.
 _USERINFO = r"(?P<head>(?:[A-Za-z][\w+.-]{0,30}://)?[^\s:/@]{1,256}):[^\s/@]{0,256}@"
 
@@ -39,6 +41,24 @@ def clean(text: object, limit: int = MAX_CHARS) -> str:
     shown = re.sub(_USERINFO, r"\g<head>:***@", shown)
     cut += max(0, len(shown) - limit)
     return f"{shown[:limit]}... ({cut} more characters)" if cut else shown
+
+
+def shown_name(text: object) -> str | None:
+    """`text` when it looks like a field or column name (a letter or `_`, then at most 63
+    letters, digits, `_`, `.` or `-`), else None: a key of a file that is not what it should
+    be (a line of /etc/shadow, a CSV's first row) is described, never quoted, in a message."""
+    return text if isinstance(text, str) and re.fullmatch(_NAME, text) else None
+
+
+def shown_names(names: list[str], most: int = 20) -> str:
+    """Names for a message: those that look like names (at most `most`), then how many
+    others there are, never what they say."""
+    shown = [n for n in names if shown_name(n) is not None]
+    others = len(names) - len(shown[:most])
+    listed = ", ".join(shown[:most])
+    if not others:
+        return listed
+    return f"{listed} and {others} other(s)" if listed else f"{others} that are not names"
 
 
 def clean_lines(text: str, limit: int = MAX_CHARS) -> str:

@@ -68,3 +68,60 @@ def test_a_file_named_on_the_command_line_is_read(project: Path, tmp_path: Path)
     (elsewhere / "child.yaml").write_text("extends: mine\n")
     result = repro("recipe", "show", str(elsewhere / "child.yaml"), cwd=project)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "campaign",
+    [
+        "points: [{recipe: SHADOW}]\n",  # an absolute path the campaign file names
+        "base: ../shadow.yaml\n",  # a path that climbs out of the project
+        "points: [{recipe: recipes/evil.yaml}]\n",  # a link in the project to outside it
+    ],
+    ids=["absolute", "climbs-out", "link"],
+)
+def test_a_campaign_reads_no_recipe_outside_the_project(project: Path, campaign: str) -> None:
+    shadow = project.parent / "shadow.yaml"
+    shadow.write_text(SECRET)
+    (project / "recipes" / "evil.yaml").symlink_to(shadow)
+    (project / "campaigns").mkdir()
+    path = project / "campaigns" / "c.yaml"
+    path.write_text("machine: m\n" + campaign.replace("SHADOW", str(shadow)))
+    error = _refused(project, "campaign", "plan", "--no-predict", "campaigns/c.yaml")
+    assert "this recipe file leads outside the project" in error, error
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["recipe", "check"], ["image", "bump", "--tag", "x"]],
+    ids=["recipe", "image-spec"],
+)
+def test_a_named_file_that_is_no_recipe_is_described_not_quoted(
+    project: Path, command: list[str]
+) -> None:
+    """A file the user names is read, but an error never prints its lines (as keys)."""
+    (project.parent / "notes.yaml").write_text(
+        "api key SECRETHASH: 1\n"
+        "SECRETHASH_password: 2\n"
+    )  # fmt: skip
+    error = _refused(project, *command, str(project.parent / "notes.yaml"))
+    assert "none of its 2 top-level keys is a field of one" in error, error
+
+
+def test_a_key_that_is_no_name_is_described_not_quoted(project: Path) -> None:
+    (project / "recipes" / "keys.yaml").write_text(
+        "extends: demo\nserver: {'SECRETHASH line: x': 1}\n"
+    )
+    error = _refused(project, "recipe", "check", "keys")
+    assert "server.<key>: an unknown key of 18 characters that is not a field name" in error
+
+
+def test_a_prompt_file_that_links_out_is_refused(project: Path) -> None:
+    (project.parent / "shadow.csv").write_text(SECRET)
+    (project / "prompts.csv").symlink_to(project.parent / "shadow.csv")
+    shutil.copyfile(project.parent / "shadow.csv", project / "copied.csv")
+    url = "http://127.0.0.1:9"
+    error = _refused(project, "accept", "demo", "--prompt-sets", "prompts.csv", "--url", url)
+    assert "prompts.csv: a link to a file outside the project" in error, error
+    # Read when the file itself is named, and its first row (the header) is not quoted.
+    error = _refused(project, "accept", "demo", "--prompt-sets", "copied.csv", "--url", url)
+    assert "no prompt column; its columns are: 1 that are not names" in error, error

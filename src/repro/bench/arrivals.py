@@ -17,11 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from repro.errors import ReproError
 from repro.schema.level import Arrival, ArrivalMode, Load, closed
 from repro.schema.recipe import Bench
 
 POISSON = 1.0
 """The burstiness of a Poisson process."""
+MAX_SCHEDULE_S = 24 * 3600.0
+"""How long an open-loop level's schedule may span (its first send to its last): a longer
+one (`--request-rate 1e-9`, `--trace-speedup 1e-6`, a timestamp years on) is refused before
+the server is asked, with the span it would take."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,38 @@ def kept_schedule(plan: ArrivalPlan, offered: Sequence[float], sent: Sequence[fl
         achieved_rate=_rate(sent),
         **stats,
     )
+
+
+def schedule_span(bench: Bench, load: Load, timestamps_ms: Sequence[float] = ()) -> float:
+    """Seconds from the level's first offered send to its last: a rate level's mean ((n - 1)
+    gaps of 1 / rate), a trace level's (its first n timestamps, sorted, at the speed-up);
+    0 for a closed level."""
+    n = bench.level_prompts(load)
+    if load.kind == "rate":
+        return max(0, n - 1) / load.value
+    if load.kind == "trace" and timestamps_ms:
+        times = timestamps_ms[:n]
+        return (max(times) - min(times)) / 1000.0 / load.value
+    return 0.0
+
+
+def check_schedules(bench: Bench, timestamps_ms: Sequence[float] = ()) -> None:
+    """Refuse a plan with an open-loop level whose schedule spans more than MAX_SCHEDULE_S
+    (`timestamps_ms`: the replayed trace's, in order)."""
+    for load in planned_loads(bench):
+        span = schedule_span(bench, load, timestamps_ms)
+        if span > MAX_SCHEDULE_S:
+            what = "mean " if load.kind == "rate" else ""
+            n = bench.level_prompts(load)
+            if load.kind == "trace":
+                n = min(n, len(timestamps_ms))
+            raise ReproError(
+                f"level {load.label}: its {n} requests' {what}schedule "
+                f"spans {span:.3g} s (about {span / 86400:.3g} days), more than the "
+                f"{MAX_SCHEDULE_S / 3600:g} h a level may take",
+                hint="a higher --request-rate or --trace-speedup, fewer --prompts, or a trace "
+                "whose timestamps (ms) are closer together",
+            )
 
 
 def planned_loads(bench: Bench) -> list[Load]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from repro.bench.arrivals import planned_loads
+from repro.bench.arrivals import check_schedules, planned_loads
 from repro.bench.forced import run_forced_acceptance
 from repro.bench.identity import check_same_server
 from repro.bench.opening import open_server
@@ -194,8 +194,8 @@ def _trace(bench: Bench, recorded: PromptSource | None = None) -> Trace | None:
     if bench.trace is None:
         return None
     if isinstance(recorded, HubSource):
-        return load_trace(recorded.pinned)
-    trace = load_trace(bench.trace)
+        return load_trace(recorded.pinned, limit=bench.prompts_per_level)
+    trace = load_trace(bench.trace, limit=bench.prompts_per_level)
     if recorded is not None and recorded.identity() != trace.source.identity():
         raise ReproError(
             f"trace {bench.trace} changed since the run started (sha256 differs)",
@@ -209,6 +209,7 @@ def start_run(target: BenchTarget, opts: BenchOptions) -> SweepPlan:
     bench = _overridden(target.bench, opts)
     source = _by_length(_source(bench.dataset), bench)  # fails before the server is asked
     trace = _trace(bench)  # so does a bad trace
+    check_schedules(bench, [r.timestamp_ms for r in trace.requests] if trace else ())
     url = (opts.url or target.server_url()).rstrip("/")
     server = open_server(target, url, opts.provenance)  # fails before any folder is made
     forced = run_forced_acceptance(target.recipe, opts.forced, server.info)

@@ -13,6 +13,7 @@ the campaign's own resume command, not the point's `repro run --resume`.
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,30 +46,33 @@ class CampaignRunOptions:
 def run_campaign(options: CampaignRunOptions, console: Console) -> CampaignFolder:
     """Run every pending point; returns the campaign folder (see the module docstring).
     Raises CampaignFailed, after the last point, when a point failed."""
-    if options.resume is not None:
-        folder = CampaignFolder.open(options.resume)
-        plan, index = folder.read_plan(), folder.read_index()
-        for state in index.points:
-            if options.retry_failed and state.status == "failed":
-                state.status = "pending"
-    else:
-        if options.source is None:
-            raise ReproError("give a campaign file, or --resume a campaign folder")
-        if options.time_scale < 0:
-            raise ReproError(f"--time-scale {options.time_scale}: must be 0 or more")
-        folder, plan, index = start_campaign(
-            options.source, options.campaigns_dir, console, options.sim, options.time_scale
-        )
-    try:
-        _run_points(folder, plan, index, console)
-    except KeyboardInterrupt as interrupt:  # between two points, or while saving the index
-        error = ReproError(f"interrupted by {signal_name(interrupt)}")
-        error.exit_code = ExitCode.SIGNAL + signal_number(interrupt)
-        raise _resumable(error, folder) from None
-    except ReproError as err:
-        if err.exit_code < ExitCode.SIGNAL:
-            raise
-        raise _resumable(err, folder) from None  # a point's run was interrupted
+    with ExitStack() as held:
+        if options.resume is not None:
+            folder = CampaignFolder.open(options.resume)
+            held.enter_context(folder.claim())  # before the index is read: a holder writes it
+            plan, index = folder.read_plan(), folder.read_index()
+            for state in index.points:
+                if options.retry_failed and state.status == "failed":
+                    state.status = "pending"
+        else:
+            if options.source is None:
+                raise ReproError("give a campaign file, or --resume a campaign folder")
+            if options.time_scale < 0:
+                raise ReproError(f"--time-scale {options.time_scale}: must be 0 or more")
+            folder, plan, index = start_campaign(
+                options.source, options.campaigns_dir, console, options.sim, options.time_scale
+            )
+            held.enter_context(folder.claim())
+        try:
+            _run_points(folder, plan, index, console)
+        except KeyboardInterrupt as interrupt:  # between two points, or while saving the index
+            error = ReproError(f"interrupted by {signal_name(interrupt)}")
+            error.exit_code = ExitCode.SIGNAL + signal_number(interrupt)
+            raise _resumable(error, folder) from None
+        except ReproError as err:
+            if err.exit_code < ExitCode.SIGNAL:
+                raise
+            raise _resumable(err, folder) from None  # a point's run was interrupted
     return folder
 
 
@@ -183,7 +187,7 @@ def _run_point(
 ) -> None:
     resume = folder.run_dir_for(point.name)
     options = RunOptions(
-        ref=str(folder.path / point.recipe),
+        ref=str(folder.inside(point.recipe)),
         runs_dir=folder.point_dir(point.name),
         resume=folder.path / resume if resume else None,
         sim="" if index.simulated else None,

@@ -12,19 +12,33 @@
 
 Every point's run folder is an ordinary one: `repro report`, `repro compare` and `repro runs`
 read it as they read any other.
+
+One process at a time runs a campaign folder (`claim`: an flock like a deployment's, the
+holder's pid in the refusal). A campaign folder holds no link and names no path outside it:
+one found there when the folder is opened, or a path in plan.json or index.json that leads
+out, is refused, so nothing is read or written elsewhere through it.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from repro.errors import ReproError, short_repr
 from repro.fsutil import write_atomic
+from repro.launch.claim import folder_claim
 from repro.runfolder import RunFolder, RunRecordError, fresh_run_dir, read_model, write_model
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PointState
 
 CAMPAIGNS_DIR = Path("runs") / "campaigns"
 NOT_A_CAMPAIGN = "pass a folder printed by `repro campaign run`"
+
+
+class CampaignBusy(ReproError):
+    """Another repro process runs the campaign folder right now."""
 
 
 class CampaignFolder:
@@ -45,7 +59,41 @@ class CampaignFolder:
             raise RunRecordError(
                 f"{path}: not a campaign folder (no plan.json)", hint=NOT_A_CAMPAIGN
             )
+        folder._refuse_links()
         return folder
+
+    def _refuse_links(self) -> None:
+        points = self.path / "points"
+        for parent, dirs, files in os.walk(self.path):  # links are listed, never followed
+            for name in [*dirs, *files]:
+                link = Path(parent, name)
+                own = RunFolder(link.parent).sim_images_dir == link  # a `--sim` run's
+                if os.path.islink(link) and not (own and link.parent.parent.parent == points):
+                    raise RunRecordError(
+                        f"{link}: a link inside a campaign folder",
+                        hint="repro follows no link there: put the file or folder itself "
+                        "in its place, or remove it",
+                    )
+
+    def inside(self, relative: str) -> Path:
+        """`relative` (a path plan.json or index.json gives) in the folder, refused when it
+        leads out of it."""
+        path = self.path / relative
+        if os.path.isabs(relative) or not path.resolve().is_relative_to(self.path.resolve()):
+            raise RunRecordError(
+                f"{self.path}: {short_repr(relative)} leads outside the campaign folder",
+                hint=NOT_A_CAMPAIGN,
+            )
+        return path
+
+    @contextmanager
+    def claim(self) -> Iterator[None]:
+        """Hold the folder for one `repro campaign run` (see the module docstring)."""
+        with folder_claim(self.path, lambda holder: CampaignBusy(
+            f"campaign folder {self.path} is run by another repro process (pid {holder})",
+            hint="wait until it ends, or interrupt it; then `repro campaign run --resume`",
+        )):  # fmt: skip
+            yield
 
     # ---- names --------------------------------------------------------------------------
     @property
@@ -81,7 +129,7 @@ class CampaignFolder:
         return self.path / "points" / name
 
     def run_dir_of(self, state: PointState) -> Path | None:
-        return self.path / state.run_dir if state.run_dir else None
+        return self.inside(state.run_dir) if state.run_dir else None
 
     def run_dir_for(self, name: str) -> str | None:
         """The point's run folder (relative to the campaign's), once `repro run` saved its
@@ -95,13 +143,19 @@ class CampaignFolder:
 
     # ---- files --------------------------------------------------------------------------
     def read_plan(self) -> CampaignPlan:
-        return read_model(self.plan_file, CampaignPlan, NOT_A_CAMPAIGN)
+        plan = read_model(self.plan_file, CampaignPlan, NOT_A_CAMPAIGN)
+        for point in plan.points:
+            self.inside(point.recipe)
+        return plan
 
     def write_plan(self, plan: CampaignPlan) -> None:
         write_model(self.plan_file, plan)
 
     def read_index(self) -> CampaignIndex:
-        return read_model(self.index_file, CampaignIndex, NOT_A_CAMPAIGN)
+        index = read_model(self.index_file, CampaignIndex, NOT_A_CAMPAIGN)
+        for state in index.points:
+            self.run_dir_of(state)
+        return index
 
     def write_index(self, index: CampaignIndex) -> None:
         write_model(self.index_file, index)

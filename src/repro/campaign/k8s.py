@@ -40,6 +40,7 @@ from repro.export.k8s import (
     DNS_LABEL,
     HEALTH_PATH,
     K8sOptions,
+    literal,
     manifest_text,
     object_labels,
     prefill_container,
@@ -154,7 +155,9 @@ def point_manifests(
         )
     text = _shipped_lock(locked)
     server_opts = opts.server
-    server = server_container(prepared, server_opts, prepared.argv("0", ""), leader=True)
+    server = server_container(
+        prepared, server_opts, prepared.argv("0", "", literal=literal), leader=True
+    )
     server.pop("readinessProbe")
     server["restartPolicy"] = "Always"  # a native sidecar: stopped when bench has exited
     server["startupProbe"] = {
@@ -169,8 +172,11 @@ def point_manifests(
         "name": BENCH_CONTAINER,
         "image": bench_image,
         "imagePullPolicy": "IfNotPresent",
-        "command": [opts.repro],
-        "args": ["run", f"{LOCKS_MOUNT}/{lock_file.name}", "--url", url, "--runs-dir", runs],
+        "command": [literal(opts.repro)],
+        "args": [
+            literal(a)
+            for a in ["run", f"{LOCKS_MOUNT}/{lock_file.name}", "--url", url, "--runs-dir", runs]
+        ],
         "volumeMounts": [
             {"name": LOCKS_VOLUME, "mountPath": LOCKS_MOUNT, "readOnly": True},
             {"name": RESULTS_VOLUME, "mountPath": RESULTS_MOUNT},

@@ -46,7 +46,7 @@ def plan_campaign(
     """The plan of the campaign file `path`; point recipes are written to `recipes_folder`
     (a scratch folder, removed after, when None)."""
     campaign = load_campaign(path)
-    points = expand(campaign)
+    points = expand(campaign, named=path)
     scratch = None
     if recipes_folder is None:
         scratch = Path(tempfile.mkdtemp(prefix="repro-campaign-"))

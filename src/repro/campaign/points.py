@@ -24,7 +24,7 @@ from repro.errors import RecipeError
 from repro.fsutil import write_atomic
 from repro.recipe import load_recipe
 from repro.recipe.images import images_dir_for
-from repro.recipe.loader import resolve_recipe_path
+from repro.recipe.loader import default_recipes_dir, inside, readable_roots, resolve_recipe_path
 from repro.recipe.yamlio import problem_lines, read_mapping
 from repro.schema.campaign import Campaign
 
@@ -56,15 +56,25 @@ def load_campaign(path: Path) -> Campaign:
         ) from None
 
 
-def expand(campaign: Campaign, recipes_dir: Path | None = None) -> list[Point]:
-    """Every point: the explicit ones, then the base recipe under each matrix combination."""
+def expand(
+    campaign: Campaign, recipes_dir: Path | None = None, named: Path | None = None
+) -> list[Point]:
+    """Every point: the explicit ones, then the base recipe under each matrix combination.
+    A recipe it names lies in the project or beside the campaign file `named` (the one file
+    the user named): a path that leads elsewhere (`/etc/...`, `../../x`, a link) is refused
+    before it is read."""
+    roots = readable_roots(recipes_dir or default_recipes_dir(), named)
+
+    def source_of(ref: str) -> Path:
+        return inside(resolve_recipe_path(ref, recipes_dir), roots)
+
     points = []
     for explicit in campaign.points:
-        source = resolve_recipe_path(explicit.recipe, recipes_dir)
+        source = source_of(explicit.recipe)
         name = explicit.name or load_recipe(source, recipes_dir).name
         points.append(Point(name, source, dict(explicit.set)))
     if campaign.base is not None:
-        source = resolve_recipe_path(campaign.base, recipes_dir)
+        source = source_of(campaign.base)
         base = load_recipe(source, recipes_dir)
         for combo in _combinations(campaign):
             labels = {axis: label for axis, (label, _) in combo.items()}

@@ -37,6 +37,9 @@ from repro.sim.textgen import Tokenizer
 from repro.sim.virtual import VirtualLevel, VirtualServer
 
 PROMPT_SAMPLE = 32  # prompts tokenized to weigh a shipped set's prompts
+MAX_PREDICTED_TOKENS = 20_000_000
+"""Output tokens one point's prediction simulates at most (about a minute here): a plan that
+asks for more is not predicted, and says so, before the first request is simulated."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     """The sweep of the recipe in `recipe_file`, predicted; its simulated twin is written under
     `work_dir` (a scratch folder the caller owns)."""
     original = load_recipe(recipe_file)
+    _check_size(original.bench, recipe_file)
     if original.simulator is not None:  # a simulator recipe is its own twin
         locked = load_locked(recipe_file)
     else:
@@ -94,6 +98,26 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     for found in searched_concurrencies(lambda: levels, bench):  # as the sweep searches
         measure(found)
     return Prediction(profile.name, profile.provenance, levels)
+
+
+def predicted_requests(bench: Bench) -> int:
+    """Requests a prediction of `bench` simulates at most, counted from the plan: each level
+    (the ladder's, and the SLO search's at most) times its repeats, warm-up included."""
+    searched = bench.slo_search.extra_levels if bench.slo_search is not None else 0
+    levels = len(bench.concurrencies) + searched
+    return levels * bench.repeats * (bench.prompts_per_level + bench.warmup)
+
+
+def _check_size(bench: Bench, recipe_file: Path) -> None:
+    requests = predicted_requests(bench)
+    tokens = requests * bench.output_len
+    if tokens > MAX_PREDICTED_TOKENS:
+        raise ReproError(
+            f"{recipe_file}: not predicted: its plan simulates up to {requests} requests of "
+            f"{bench.output_len} output tokens ({tokens:.3g} tokens), more than the "
+            f"{MAX_PREDICTED_TOKENS:.3g} a prediction runs",
+            hint="fewer levels, prompts_per_level, repeats or a shorter output_len",
+        )
 
 
 def prompt_tokens(bench: Bench) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -65,16 +66,24 @@ class Prepared:
     def port(self) -> int:
         return self.recipe.server.port
 
-    def argv(self, node_rank: str, dist_init_addr: str, nnodes: str | None = None) -> list[str]:
-        """The server argv; with the per-node options when the recipe spans nodes."""
+    def argv(
+        self,
+        node_rank: str,
+        dist_init_addr: str,
+        nnodes: str | None = None,
+        literal: Callable[[str], str] = str,
+    ) -> list[str]:
+        """The server argv; with the per-node options when the recipe spans nodes. `literal`
+        escapes the recipe's own arguments for the cluster, not the per-node placeholders."""
         if self.nodes == 1:
-            return render_server_argv(self.recipe, self.catalog)
+            return [literal(arg) for arg in render_server_argv(self.recipe, self.catalog)]
         return render_node_argv(
             self.recipe,
             self.catalog,
             node_rank=node_rank,
             dist_init_addr=dist_init_addr,
             nnodes=nnodes,
+            literal=literal,
         )
 
     @property

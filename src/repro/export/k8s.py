@@ -4,7 +4,10 @@ One group of `topology.nodes` pods runs the recipe: LWS (leaderworkerset.x-k8s.i
 the leader (worker index 0) and the workers and injects LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and
 LWS_WORKER_INDEX into every container; Kubernetes expands `$(VAR)` in `args`, so the rendered
 command reads its node rank and the rendezvous address from them (as LWS's own SGLang example,
-docs/examples/sglang/lws.yaml). A single-node recipe becomes a plain Deployment. HF_TOKEN
+docs/examples/sglang/lws.yaml). Kubernetes expands `$(VAR)` in every container's command,
+args and env values, so every string of the recipe written there goes through `literal`
+(`$` as `$$`): `--served-model-name $(HF_TOKEN)` stays those characters, and the pod never
+serves, logs or records the Secret. A single-node recipe becomes a plain Deployment. HF_TOKEN
 comes from a Secret (`secretKeyRef`), never inline. A locked recipe's server runs with the Hub
 offline, so every pod first runs the init container `prefill-weights`, which downloads the
 pinned files into the node's Hub cache.
@@ -56,6 +59,12 @@ class K8sOptions:
     shm_size: str | None = None  # sizeLimit of the /dev/shm emptyDir, e.g. 64Gi
 
 
+def literal(text: str) -> str:
+    """`text` as a container's command, args or env value that Kubernetes leaves as written:
+    it expands `$(VAR)` there and reads `$$` as one `$`."""
+    return text.replace("$", "$$")
+
+
 def resource_name(recipe: Recipe, override: str | None) -> str:
     name = override or recipe.name.replace(".", "-").replace("_", "-")
     if not DNS_LABEL.match(name) or len(name) > MAX_NAME:
@@ -87,7 +96,8 @@ def server_volumes(opts: K8sOptions) -> list[dict[str, Any]]:
 def server_container(
     p: Prepared, opts: K8sOptions, args: list[str], leader: bool
 ) -> dict[str, Any]:
-    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in p.env.items()]
+    """The server container; `args` are the server's, already `literal`."""
+    env: list[dict[str, Any]] = [{"name": k, "value": literal(v)} for k, v in p.env.items()]
     secret = {"name": opts.hf_token_secret, "key": opts.hf_token_key, "optional": True}
     env.append({"name": HF_TOKEN, "valueFrom": {"secretKeyRef": secret}})
     container: dict[str, Any] = {
@@ -118,15 +128,15 @@ def server_container(
 
 def prefill_container(p: Prepared, opts: K8sOptions) -> dict[str, Any]:
     """The init container that puts the pinned weights in this node's Hub cache (the server
-    runs with the Hub offline). Kubernetes expands `$(VAR)` in args: `$` is written `$$`."""
+    runs with the Hub offline)."""
     command, *args = p.prefill_argv()
     secret = {"name": opts.hf_token_secret, "key": opts.hf_token_key, "optional": True}
     return {
         "name": PREFILL_CONTAINER,
         "image": p.pinned.reference,
         "imagePullPolicy": "IfNotPresent",
-        "command": [command],
-        "args": [a.replace("$", "$$") for a in args],
+        "command": [literal(command)],
+        "args": [literal(a) for a in args],
         "env": [
             {"name": HUB_OFFLINE_ENV, "value": "0"},
             {"name": HF_TOKEN, "valueFrom": {"secretKeyRef": secret}},
@@ -178,7 +188,7 @@ def k8s_manifests(locked: Locked, opts: K8sOptions | None = None) -> list[dict[s
     p = prepare(locked, opts.image, opts.dist_port)
     labels = object_labels(name)
     if p.nodes == 1:
-        args = p.argv(node_rank="0", dist_init_addr="")
+        args = p.argv(node_rank="0", dist_init_addr="", literal=literal)
         deployment = {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -198,6 +208,7 @@ def k8s_manifests(locked: Locked, opts: K8sOptions | None = None) -> list[dict[s
         node_rank="$(LWS_WORKER_INDEX)",
         dist_init_addr=f"$(LWS_LEADER_ADDRESS):{opts.dist_port}",
         nnodes="$(LWS_GROUP_SIZE)",
+        literal=literal,
     )
     lws = {
         "apiVersion": LWS_API,

@@ -20,7 +20,7 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 from python_on_whales.exceptions import DockerException
 
-from repro import __version__
+from repro import __version__, fileread
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.image.engine import client, image_exists
@@ -191,7 +191,11 @@ def read_manifest(image: str) -> dict[str, Any]:
             f"image {image} has no readable {MANIFEST_PATH}",
             hint="was it built by `repro image build`?",
         ) from err
-    return dict(json.loads(str(text)))
+    where = f"{MANIFEST_PATH} of image {image}"
+    manifest = fileread.parse_json(str(text), where)
+    if not isinstance(manifest, dict):
+        raise ImageBuildError(f"{where}: a {type(manifest).__name__}, not a build manifest")
+    return manifest
 
 
 def _labels(plan: BuildPlan) -> dict[str, str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from repro import fileread
 from repro.errors import RecipeError, ReproError
 from repro.fsutil import write_atomic
 from repro.image.image_catalog import catalog_of_image, pull_pinned
@@ -22,8 +23,13 @@ from repro.lock import catalog_drift, recipe_options
 from repro.progress import Progress, quiet
 from repro.recipe import check_recipe, load_recipe
 from repro.recipe.argv_check import release_before
-from repro.recipe.images import effective_catalog, load_image_spec, with_patch_set
-from repro.recipe.loader import list_recipe_files
+from repro.recipe.images import (
+    default_images_dir,
+    effective_catalog,
+    load_image_spec,
+    with_patch_set,
+)
+from repro.recipe.loader import default_recipes_dir, list_recipe_files
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
 from repro.schema.option_catalog import Catalog
@@ -79,6 +85,15 @@ def _recipes_using(spec: ImageSpec, recipes_dir: Path) -> list[Recipe]:
         if recipe.image == spec.name:
             found.append(recipe)
     return found
+
+
+def _recipes_of(spec_file: Path, images_dir: Path) -> Path:
+    """The recipes a bump of `spec_file` looks through: those beside its images folder when
+    it lies in one, else the current project's. A spec named elsewhere on the machine
+    (`repro image bump /some/where/x.yaml`) never has repro read the files around it."""
+    if fileread.within(spec_file, images_dir):
+        return images_dir.parent / "recipes"
+    return default_recipes_dir()
 
 
 def _repinned(spec: ImageSpec, tag: str, digest: str, reported: str) -> ImageSpec:
@@ -165,7 +180,7 @@ def bump_image(
     own = catalog_of_image(pinned)
     new_spec = _repinned(spec, tag, pinned.rsplit("@", 1)[1], own.sglang_version)
     old_catalog, new_catalog = effective_catalog(spec), with_patch_set(new_spec, own)
-    folder = recipes_dir or spec.source_path.parent.parent / "recipes"
+    folder = recipes_dir or _recipes_of(spec.source_path, images_dir or default_images_dir())
     drifts = []
     for recipe in _recipes_using(spec, folder):
         used = recipe_options(recipe, old_catalog, new_catalog)

@@ -7,7 +7,6 @@ manifest and lock. Used by `repro image bump` to see what a newer base changes.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -15,6 +14,7 @@ from pathlib import Path
 
 from python_on_whales.exceptions import DockerException
 
+from repro import fileread
 from repro.errors import ReproError
 from repro.image.engine import checked_reference, client
 from repro.image.release_catalog import WRITE_MANIFEST
@@ -63,7 +63,7 @@ def catalog_of_image(reference: str) -> Catalog:
                 f"reading the options of {reference} took over {RUN_DEADLINE_S} s"
             ) from None
         target = out / "catalog.json"
-        if result.returncode != 0 or not target.is_file():
+        if result.returncode != 0 or not (target.is_file() or target.is_symlink()):
             lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
             raise ReproError(
                 f"{reference}: its SGLang's parser did not import: "
@@ -71,6 +71,9 @@ def catalog_of_image(reference: str) -> Catalog:
                 hint=f"docker run --rm --entrypoint python3 {reference} -c "
                 "'import sglang.srt.server_args' shows why",
             )
-        data = json.loads(target.read_text(encoding="utf-8"))
+        origin = f"the catalog of image {reference}"
+        data = fileread.read_json(target, origin, follow_links=False)
+    if not isinstance(data, dict):
+        raise ReproError(f"{origin}: a {type(data).__name__}, not an SGLang option catalog")
     data["source"] = f"ServerArgs.add_cli_args in image {reference}"
-    return Catalog.from_dict(data, origin=f"the catalog of image {reference}")
+    return Catalog.from_dict(data, origin=origin)

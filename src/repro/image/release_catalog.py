@@ -19,6 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from repro import fileread
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.progress import Progress, quiet
@@ -82,7 +83,10 @@ def catalog_at(site: Path, python: Path) -> dict[str, Any]:
                 f"{site}: SGLang's parser did not import: {_last_line(result.stderr)}",
                 hint=f"run {python} with PYTHONPATH={site} to see why",
             )
-        data: dict[str, Any] = json.loads(output.read_text(encoding="utf-8"))
+        where = f"the catalog of {site}"
+        data = fileread.read_json(output, where, follow_links=False)
+    if not isinstance(data, dict):
+        raise ReproError(f"{where}: a {type(data).__name__}, not an SGLang option catalog")
     return data
 
 

@@ -9,6 +9,7 @@ with the same catalog, and may not set what a structured field already sets.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,6 +229,7 @@ def render_node_argv(
     node_rank: str,
     dist_init_addr: str,
     nnodes: str | None = None,
+    literal: Callable[[str], str] = str,
 ) -> list[str]:
     """The argv of one node of a multi-node deployment (`topology.nodes` > 1).
 
@@ -235,13 +237,15 @@ def render_node_argv(
     sglang/srt/server_args.py) with values the cluster fills in per node: a placeholder such
     as `$(LWS_WORKER_INDEX)` or `"$SLURM_NODEID"` is passed through as given. `nnodes`
     replaces the `--nnodes` value (e.g. `$(LWS_GROUP_SIZE)`); by default it stays `nodes`.
+    `literal` escapes the recipe's own arguments for the cluster (Kubernetes' `$$`), not the
+    placeholders.
     """
     if recipe.topology.nodes < 2:
         raise RecipeError(
             f"{recipe.name}: topology.nodes is {recipe.topology.nodes}; "
             "per-node options are for multi-node recipes"
         )
-    argv = render_server_argv(recipe, catalog)
+    argv = [literal(arg) for arg in render_server_argv(recipe, catalog)]
     nnodes_flag = catalog.first("--nnodes")
     rank_flag = catalog.first("--node-rank")
     addr_flag = catalog.first("--dist-init-addr", "--nccl-init-addr")

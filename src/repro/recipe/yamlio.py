@@ -11,7 +11,7 @@ import copy
 import json
 import re
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from repro import fileread
 from repro.errors import RecipeError, short_repr, suggestion
 from repro.recipe.findings import Loc, display_path
+from repro.safetext import shown_name
 from repro.schema.validation import expected_text, format_loc
 
 MAX_DEPTH = 40
@@ -242,7 +243,9 @@ def _all_field_paths(root: type[BaseModel], prefix: str = "", depth: int = 0) ->
 
 
 def _unknown_key(root: type[BaseModel], loc: Loc) -> str:
-    key = str(loc[-1])
+    key = shown_name(loc[-1])
+    if key is None:  # a line of some other file, say: described, not quoted
+        return f"an unknown key of {len(str(loc[-1]))} characters that is not a field name"
     fields = _fields_at(root, loc[:-1])
     hint = suggestion(key, fields)
     if not hint:
@@ -265,6 +268,9 @@ def problem_lines(
     `docs` are the files merged into the validated data, child first: each error is attributed
     to the file that supplied the value at its path.
     """
+    foreign = _foreign(exc, root, docs, loc_prefix)
+    if foreign:
+        return foreign
     lines: list[str] = []
     for err in exc.errors(include_url=False):
         loc: Loc = tuple(p for p in err["loc"] if p != "[key]")
@@ -279,10 +285,46 @@ def problem_lines(
                 full = (*loc_prefix, *loc)
         doc, line = origin(full, docs)
         shown = display_path(doc.path) if doc else "<recipe>"
-        where = format_loc(full) or "<top>"
+        named = tuple(p if isinstance(p, int) or shown_name(p) else "<key>" for p in full)
+        where = format_loc(named) or "<top>"
         suffix = f" (line {line})" if line else ""
         lines.append(f"{shown}: {where}: {message}{suffix}")
     return lines
+
+
+def _foreign(
+    exc: ValidationError, root: type[BaseModel], docs: Sequence[Document], loc_prefix: Loc
+) -> list[str]:
+    """One line for each file none of whose top-level keys is a field (not a recipe, image
+    spec or campaign at all: a secret, a config file elsewhere): its keys, which may be its
+    lines, are not listed."""
+    if not any(e["type"] == "extra_forbidden" for e in exc.errors(include_url=False)):
+        return []
+    lines = []
+    for doc in docs:
+        data: Any = doc.data
+        for part in loc_prefix:
+            data = data.get(part) if isinstance(data, dict) else None
+        fields = root.model_fields
+        if not isinstance(data, dict) or not data or any(_near(k, fields) for k in data):
+            continue
+        lines.append(
+            f"{display_path(doc.path)}: not {_kind(root)} file: none of its {len(data)} "
+            "top-level keys is a field of one"
+        )
+    return lines
+
+
+def _near(key: Any, fields: Iterable[str]) -> bool:
+    """Whether `key` is one of `fields` or a misspelling of one (a recipe with a typo is a
+    recipe, and hears "did you mean")."""
+    return key in fields or (shown_name(key) is not None and bool(suggestion(key, fields)))
+
+
+def _kind(root: type[BaseModel]) -> str:
+    """`Recipe` -> `a recipe`, `ImageSpec` -> `an image spec`."""
+    kind = re.sub(r"(?<!^)(?=[A-Z])", " ", root.__name__).lower()
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
 def _present(data: Any, loc: Loc) -> int:

@@ -13,6 +13,7 @@ axes, minus `exclude`.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Literal
 
@@ -23,6 +24,9 @@ from repro.schema.level import Level
 from repro.schema.recipe import Accept, Bench
 from repro.schema.slo import SLO_KEYS, check_limits
 
+MAX_POINTS = 1000
+"""Points of one campaign at most (explicit ones plus matrix combinations before `exclude`):
+counted from the file, before any point is made."""
 FIELD_PATH_PATTERN = r"^[a-z_][a-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 _FIELD_PATH = re.compile(FIELD_PATH_PATTERN)
 
@@ -77,7 +81,7 @@ class Campaign(StrictModel):
         default=None, gt=0, le=10_000, description="Price of one GPU-hour, for the cost estimate."
     )
     points: list[CampaignPoint] = Field(
-        default_factory=list, max_length=1000, description="Explicit points."
+        default_factory=list, max_length=MAX_POINTS, description="Explicit points."
     )
     base: str | None = Field(
         default=None, max_length=500, description="The recipe the matrix overrides (name or file)."
@@ -85,7 +89,8 @@ class Campaign(StrictModel):
     matrix: dict[str, list[Any] | dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
         description="Axes over the base recipe: a field path with a list of values, or an "
-        "axis name with named variants (each a mapping of field path -> value).",
+        "axis name with named variants (each a mapping of field path -> value); the product "
+        f"of the axes' lengths plus the explicit points is at most {MAX_POINTS}.",
     )
     exclude: list[dict[str, Any]] = Field(
         default_factory=list,
@@ -149,12 +154,27 @@ class Campaign(StrictModel):
             unknown = set(rule) - set(self.matrix)
             if unknown:
                 raise ValueError(f"exclude names {sorted(unknown)}, which are not matrix axes")
+        combinations = matrix_size(self.matrix) if self.base is not None else 0
+        counted = combinations + len(self.points)
+        if counted > MAX_POINTS:
+            lengths = " x ".join(str(len(values)) for values in self.matrix.values())
+            raise ValueError(
+                f"{counted} points ({lengths} = {combinations} matrix combinations + "
+                f"{len(self.points)} explicit), more than the {MAX_POINTS} a campaign may "
+                "have: split it, or drop axis values"
+            )
         if self.search is not None and self.search.slo not in self.slos:
             raise ValueError(
                 f"search.slo {self.search.slo!r} is not one of the campaign's slos "
                 f"({', '.join(self.slos) or 'none defined'})"
             )
         return self
+
+
+def matrix_size(matrix: dict[str, list[Any] | dict[str, dict[str, Any]]]) -> int:
+    """How many combinations `matrix` has (before `exclude`): the product of its axes'
+    lengths, counted without making one."""
+    return math.prod(len(values) for values in matrix.values())
 
 
 # ---- the campaign folder's files (written and read by repro.campaign.folder) ----------------

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from repro.errors import short_repr
 from repro.schema.base import (
     ALGORITHM_PATTERN,
     COMMIT_PATTERN,
@@ -161,6 +162,14 @@ class ProvidedOption(StrictModel):
         for alias in value:
             if not re.match(OPTION_PATTERN, alias):
                 raise ValueError(f"{alias!r} is not an option such as --foo-bar")
+        return value
+
+    @field_validator("choices")
+    @classmethod
+    def _choices(cls, value: list[str] | None) -> list[str] | None:
+        for choice in value or []:
+            if not choice.isprintable() or len(choice) > 200:
+                raise ValueError(f"choice {short_repr(choice)} is not one line of text")
         return value
 
     def to_catalog_option(self, provided_by: str) -> CatalogOption:

@@ -36,6 +36,43 @@ _FLAG_KINDS = {"storetrue", "storefalse", "deprecatedstoretrue", "help", "boolea
 _HUMAN_INT = re.compile(r"^\d+(\.\d+)?[kKmMgGtT]?$")
 
 
+MAX_CATALOG_TEXT = 1000  # one name or version in a catalog (an option's help is not capped)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _text(value: Any, what: str) -> str:
+    """A catalog's name, version or spelling: text of one line (it is printed in messages and
+    written into tables), or a TypeError/ValueError saying what it is instead."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is a {type(value).__name__}, expected text")
+    if _CONTROL.search(value) or len(value) > MAX_CATALOG_TEXT:
+        raise ValueError(
+            f"{what} is not one line of at most {MAX_CATALOG_TEXT} characters "
+            "(it holds a line break or another control character, or is longer)"
+        )
+    return value
+
+
+def _optional_text(value: Any, what: str) -> str | None:
+    return None if value is None else _text(value, what)
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"{what} is a {type(value).__name__}, expected a list")
+    return value
+
+
+def _texts(value: Any, what: str) -> list[str]:
+    return [_text(item, what) for item in _list(value, what)]
+
+
+def _choice(value: Any, what: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise TypeError(f"{what}: a {type(value).__name__}, expected text or a number")
+    return _text(str(value), what)
+
+
 @dataclass(frozen=True)
 class CatalogOption:
     """One server option: every spelling of it and how argparse reads its values."""
@@ -130,20 +167,30 @@ class CatalogOption:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CatalogOption:
-        options = tuple(str(o) for o in data["options"])
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a flag is a {type(data).__name__}, expected a mapping")
+        options = tuple(_texts(data["options"], "options"))
         if not options:
             raise ValueError("an option needs at least one spelling")
+        where = f"flag {options[0]!r}"
         choices = data.get("choices")
+        if choices is not None:
+            choices = [_choice(c, f"{where}: choices") for c in _list(choices, f"{where}: choices")]
+        nargs = data.get("nargs")
+        if nargs is not None and not (type(nargs) is int and nargs >= 0):
+            nargs = _text(nargs, f"{where}: nargs")
+        if data.get("help") is not None and not isinstance(data["help"], str):
+            raise TypeError(f"{where}: help is a {type(data['help']).__name__}, expected text")
         return cls(
             options=options,
-            dest=str(data.get("dest") or options[0].lstrip("-").replace("-", "_")),
-            kind=str(data.get("kind") or "store"),
-            type=data.get("type"),
-            nargs=data.get("nargs"),
-            choices=tuple(str(c) for c in choices) if choices is not None else None,
+            dest=_text(data.get("dest") or options[0].lstrip("-").replace("-", "_"), where),
+            kind=_text(data.get("kind") or "store", f"{where}: kind"),
+            type=_optional_text(data.get("type"), f"{where}: type"),
+            nargs=nargs,
+            choices=tuple(choices) if choices is not None else None,
             default=data.get("default"),
-            new_flag=data.get("new_flag"),
-            provided_by=data.get("provided_by"),
+            new_flag=_optional_text(data.get("new_flag"), f"{where}: new_flag"),
+            provided_by=_optional_text(data.get("provided_by"), f"{where}: provided_by"),
             help=data.get("help"),
         )
 
@@ -248,8 +295,8 @@ class Catalog:
                 return value
             try:
                 return cls.from_dict(value, origin="catalog")
-            except RecipeError as err:
-                raise ValueError(err.message) from None
+            except RecipeError as err:  # the field path names it: "catalog: not an ..."
+                raise ValueError(err.message.removeprefix("catalog: ")) from None
 
         return core_schema.no_info_plain_validator_function(
             validate,
@@ -262,19 +309,23 @@ class Catalog:
         try:
             if not isinstance(data, Mapping):
                 raise TypeError("top level is not a mapping")
-            flags = data["flags"]
-            if not isinstance(flags, list):
-                raise TypeError("'flags' is not a list")
-            options = [CatalogOption.from_dict(f) for f in flags]
-            algos = [str(a) for a in data.get("builtin_speculative_algorithms") or []]
+            options = [CatalogOption.from_dict(f) for f in _list(data["flags"], "flags")]
+            version = data.get("sglang_version")
             return cls(
-                sglang_version=str(data.get("sglang_version") or "unknown"),
+                sglang_version=(
+                    "unknown" if version in (None, "") else _text(version, "sglang_version")
+                ),
                 options=options,
-                speculative_algorithms=algos,
-                source=str(data.get("source") or origin),
-                env=[str(e) for e in data.get("env") or []],
-                released=str(data["released"]) if data.get("released") else None,
-                model_architectures=[str(a) for a in data.get("model_architectures") or []],
+                speculative_algorithms=_texts(
+                    data.get("builtin_speculative_algorithms") or [],
+                    "builtin_speculative_algorithms",
+                ),
+                source=_text(data.get("source") or origin, "source"),
+                env=_texts(data.get("env") or [], "env"),
+                released=_optional_text(data.get("released") or None, "released"),
+                model_architectures=_texts(
+                    data.get("model_architectures") or [], "model_architectures"
+                ),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise RecipeError(

@@ -31,6 +31,7 @@ from typing import Any
 
 from repro import fileread
 from repro.errors import ReproError
+from repro.safetext import shown_names
 from repro.schema.dataset import (
     DATA_SUFFIXES,
     HF_SYNTAX,
@@ -203,7 +204,7 @@ def choose_column(columns: list[str], wanted: str | None, where: str, hint: str)
     if found and not wanted:
         return found
     what = f"no column {wanted!r}" if wanted else "no prompt column"
-    raise ReproError(f"{where}: {what}; its columns are: {', '.join(columns)}", hint=hint)
+    raise ReproError(f"{where}: {what}; its columns are: {shown_names(columns)}", hint=hint)
 
 
 def column_prompts(values: list[Any], column: str, where: str) -> list[str]:
@@ -247,7 +248,7 @@ def sha256_file(path: Path) -> str:
 def load_file(path: Path) -> PromptSet:
     """A prompt set from a local data file, recorded by path and sha256."""
     hint = f"give each row one of the columns {', '.join(PROMPT_COLUMNS)}"
-    tables = [(str(path), file_table(path, str(path)))]
+    tables = [(str(path), file_table(fileread.named_file(path), str(path)))]
     prompts, column = read_prompts(str(path), tables, None, hint)
     source = FileSource(path=str(path), sha256=sha256_file(path), column=column)
     return PromptSet(path.stem, prompts, source, dialogues=read_dialogues(tables, column))

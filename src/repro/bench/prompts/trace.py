@@ -20,6 +20,7 @@ pinned to its commit like any Hub dataset).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -40,6 +41,9 @@ TOKEN_IDS = (256, 1000)
 """Synthetic token ids are drawn from [256, 1000): past a byte-level tokenizer's byte
 alphabet, and inside the smallest vocabulary repro serves (the CPU engine's tiny model, 1024)."""
 MAX_LENGTH = 10_000_000
+MAX_TRACE_LINES = 1_000_000
+"""Lines of a trace read at most (a level replays at most prompts_per_level requests, at most
+a million): a trace is read line by line, and only as far as the requests a replay needs."""
 MAX_HASH_IDS = 100_000
 _OWN_TOKENS_SALT = 0x5EED_0000_0000  # seeds a request's own tokens apart from any block id
 _LINE_HINT = (
@@ -93,25 +97,45 @@ def _request(raw: bytes, where: str) -> TraceRequest:
     return TraceRequest(line.timestamp, line.input_length, line.output_length, tuple(line.hash_ids))
 
 
-def parse_trace(text: str, where: str) -> list[TraceRequest]:
-    """The requests of a trace's text, sorted by timestamp (stable: ties keep file order)."""
-    requests = [
-        _request(line.encode(), f"{where}:{number}")
-        for number, line in enumerate(text.splitlines(), start=1)
-        if line.strip()
-    ]
+def parse_trace(text: str, where: str, limit: int = MAX_TRACE_LINES) -> list[TraceRequest]:
+    """The first `limit` requests of a trace's text (see `read_trace`)."""
+    lines = (line.encode() for line in text.splitlines())
+    return read_trace(enumerate(lines, start=1), where, limit)
+
+
+def read_trace(
+    lines: Iterable[tuple[int, bytes]], where: str, limit: int = MAX_TRACE_LINES
+) -> list[TraceRequest]:
+    """The trace's first `limit` requests in file order (as SGLang's bench_serving takes a
+    trace's first requests), sorted by timestamp (stable: ties keep file order). Lines are
+    read only until `limit` requests are found, and never more than MAX_TRACE_LINES."""
+    requests: list[TraceRequest] = []
+    wanted = min(limit, MAX_TRACE_LINES)
+    for number, line in lines:
+        if len(requests) >= wanted or number > MAX_TRACE_LINES:
+            break
+        if line.strip():
+            requests.append(_request(line, f"{where}:{number}"))
     if not requests:
         raise ReproError(f"{where}: the trace has no requests", hint=_LINE_HINT)
     return sorted(requests, key=lambda r: r.timestamp_ms)
 
 
-def load_trace(ref: str, *, endpoint: str | None = None, cache_dir: Path | None = None) -> Trace:
-    """The trace `ref` names: `demo`, a file, or `hf:ORG/NAME/FILE.jsonl` (pinned)."""
+def load_trace(
+    ref: str,
+    *,
+    limit: int = MAX_TRACE_LINES,
+    endpoint: str | None = None,
+    cache_dir: Path | None = None,
+) -> Trace:
+    """The first `limit` requests of the trace `ref` names: `demo`, a file, or
+    `hf:ORG/NAME/FILE.jsonl` (pinned)."""
     source: PromptSource
     if ref == DEMO_TRACE:
         text = resources.files("repro.bench.prompts").joinpath("data", DEMO_FILE).read_text()
         digest = hashlib.sha256(text.encode()).hexdigest()
-        return Trace(ref, parse_trace(text, DEMO_FILE), ShippedSource(name=ref, sha256=digest))
+        shipped = ShippedSource(name=ref, sha256=digest)
+        return Trace(ref, parse_trace(text, DEMO_FILE, limit), shipped)
     if ref.startswith(HF_PREFIX):
         got = fetch_hub_files(ref, endpoint=endpoint, cache_dir=cache_dir)
         if len(got.files) != 1:
@@ -127,16 +151,18 @@ def load_trace(ref: str, *, endpoint: str | None = None, cache_dir: Path | None 
             revision=got.hub.revision, commit=got.commit, files=got.files,
             pinned=got.hub.pinned(got.commit, None),
         )  # fmt: skip
-        text = fileread.read_text(got.snapshot / file)
-        return Trace(ref, parse_trace(text, f"{got.where}/{file}"), source)
+        where = f"{got.where}/{file}"
+        lines = fileread.iter_lines(got.snapshot / file, where)
+        return Trace(ref, read_trace(lines, where, limit), source)
     path = Path(ref)
     if not path.is_file():
         raise ReproError(
             f"trace {ref!r} is not a file",
             hint=f"give a Mooncake JSONL file, {HF_PREFIX}ORG/NAME/FILE.jsonl, or {DEMO_TRACE}",
         )
-    source = FileSource(path=str(path), sha256=sha256_file(path))
-    return Trace(ref, parse_trace(fileread.read_text(path), str(path)), source)
+    source = FileSource(path=str(path), sha256=sha256_file(fileread.named_file(path)))
+    lines = fileread.iter_lines(path)
+    return Trace(ref, read_trace(lines, str(path), limit), source)
 
 
 def _tokens(seed: int, n: int) -> list[int]:
