@@ -110,6 +110,8 @@ def test_every_drafter_reads_target_layers_sglang_can_capture(
         assert all(0 <= point < layers for point in _captured(kind, ids)), (twins, ids)
         assert fc == [hidden, len(ids) * hidden], twins
         assert draft["hidden_size"] == hidden and draft["vocab_size"] == target["vocab_size"]
+        for name in ("tokenizer.json", "chat_template.jinja"):  # the target's, shared
+            assert (twins.drafter_dir / name).read_bytes() == (twins.model_dir / name).read_bytes()
 
 
 READ_WITH_SGLANG = """
