@@ -4,9 +4,10 @@ the same files served by a Hub are: same selected files, sizes and LFS sha256.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from hubserver.fixtures import Project, model_files
-from repro.hub.publish import publish_to_cache
+from repro.hub.publish import publish_folder, publish_to_cache
 
 
 def _files() -> dict[str, bytes]:
@@ -42,3 +43,17 @@ def test_an_unpublished_model_offline_is_one_clear_error(project: Project) -> No
     assert result.returncode != 0
     assert "org/model@main is not in the Hub cache" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_published_folder_is_a_snapshot_of_the_same_files(tmp_path: Path) -> None:
+    """publish_folder (what the twins and scripts/h200-engine use): every file, nested ones
+    too, under the commit `main` points at, as publish_to_cache names it."""
+    folder = tmp_path / "model"
+    for f in model_files():
+        (folder / f.path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / f.path).write_bytes(f.data)
+    snapshot = publish_folder("org/folder", folder, tmp_path / "hub")
+    commit = (snapshot.parents[1] / "refs" / "main").read_text()
+    assert snapshot.name == commit == publish_to_cache("org/folder", _files(), tmp_path / "hub")
+    assert {p.relative_to(snapshot).as_posix(): p.read_bytes()
+            for p in snapshot.rglob("*") if p.is_file()} == _files()  # fmt: skip

@@ -18,7 +18,6 @@ from repro.cli import main
 from repro.realengine.engine import engine_python
 from repro.realengine.twins import TwinError, Twins, ensure_all_twins, twin_for
 from repro.recipe import load_recipe
-from repro.recipe.images import image_for_recipe
 from repro.recipe.loader import list_recipe_files
 from repro.schema.recipe import Recipe
 from tests.realengine.tensorfiles import shapes
@@ -28,10 +27,6 @@ pytestmark = pytest.mark.real_sglang
 
 def _shipped() -> list[Recipe]:
     return [load_recipe(path) for path in list_recipe_files()]
-
-
-def _real(recipes: list[Recipe]) -> list[Recipe]:
-    return [r for r in recipes if not image_for_recipe(r).simulated]
 
 
 def _one_per_pair(recipes: list[Recipe]) -> dict[tuple[str, str | None], Recipe]:
@@ -51,33 +46,32 @@ def twin_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def all_twins(twin_cache: Path) -> dict[tuple[str, str | None], Twins]:
     """Every twin the shipped recipes need, made in one engine process and published."""
-    pairs = _one_per_pair(_real(_shipped()))
+    pairs = _one_per_pair(_shipped())
     made = ensure_all_twins(list(pairs.values()), cache_dir=twin_cache)
     return dict(zip(pairs, made, strict=True))
 
 
-def test_every_shipped_recipe_on_a_real_engine_has_twins() -> None:
+def test_every_shipped_recipe_has_twins() -> None:
     recipes = _shipped()
-    real = _real(recipes)
-    assert len(real) >= 20  # every kimi26-*, qwen36-* and qwen3-tiny-cpu
-    specs = {r.name: twin_for(r) for r in real}
+    assert len(recipes) >= 21  # every kimi26-*, qwen36-*, qwen3-tiny-cpu and demo
+    specs = {r.name: twin_for(r) for r in recipes}
     assert specs["kimi26-tp8"].model_kind == "kimi_k25" and specs["kimi26-tp8"].drafter_kind is None
     assert specs["kimi26-tp8-b300"].model_kind == "kimi_k25_nvfp4"
     assert specs["kimi26-tp8-eagle3-b300"].drafter_kind == "eagle3"
-    assert (specs["kimi26-ep4-dflash"].drafter_kind, specs["kimi26-ep4-dflash"].block_size) == (
-        "dflash",
-        8,
-    )
+    kimi_dflash = specs["kimi26-ep4-dflash"]
+    assert (kimi_dflash.drafter_kind, kimi_dflash.block_size) == ("dflash", 8)
     assert specs["qwen36-27b-tp1-dflash-ddtree"].model_kind == "qwen3_5"
     assert specs["qwen36-27b-tp1-dflash-ddtree"].block_size == 16
-    # drafters present in a recipe always get a twin
-    assert all(specs[r.name].drafter_kind is not None for r in real if r.drafter)
+    assert (specs["demo"].model_kind, specs["demo"].block_size) == ("qwen3", 8)
+    # a recipe with a drafter always gets a drafter twin
+    assert all(specs[r.name].drafter_kind is not None for r in recipes if r.drafter)
 
 
 def test_a_model_without_twin_is_refused_naming_the_field() -> None:
-    demo = load_recipe("demo")  # the simulator's made-up model
-    with pytest.raises(TwinError, match=r"recipe demo: model.repo repro-sim/tiny-chat has no"):
-        twin_for(demo)
+    other = load_recipe("kimi26-tp8").model_copy(deep=True)
+    other.model.repo = "someone/Else-70B"
+    with pytest.raises(TwinError, match=r"recipe kimi26-tp8: model.repo someone/Else-70B has no"):
+        twin_for(other)
 
 
 def _text(folder: Path) -> dict[str, object]:
@@ -99,7 +93,7 @@ def test_every_drafter_reads_target_layers_sglang_can_capture(
     all_twins: dict[tuple[str, str | None], Twins],
 ) -> None:
     drafters = [t for t in all_twins.values() if t.drafter_dir is not None]
-    assert len(drafters) >= 4  # Kimi DFlash, Kimi-NVFP4 DFlash and EAGLE3, Qwen3.6 DFlash
+    assert len(drafters) >= 5  # Kimi DFlash, Kimi-NVFP4 DFlash and EAGLE3, Qwen3.6, demo
     for twins in drafters:
         assert twins.drafter_dir is not None
         draft = json.loads((twins.drafter_dir / "config.json").read_text())
@@ -116,6 +110,8 @@ def test_every_drafter_reads_target_layers_sglang_can_capture(
         assert all(0 <= point < layers for point in _captured(kind, ids)), (twins, ids)
         assert fc == [hidden, len(ids) * hidden], twins
         assert draft["hidden_size"] == hidden and draft["vocab_size"] == target["vocab_size"]
+        for name in ("tokenizer.json", "chat_template.jinja"):  # the target's, shared
+            assert (twins.drafter_dir / name).read_bytes() == (twins.model_dir / name).read_bytes()
 
 
 READ_WITH_SGLANG = """

@@ -9,6 +9,9 @@ its engine's Python (repro.settings.SGLANG_PYTHON).
 - ``standins/``: the CPU-test layer, import stand-ins for native packages that cannot load
   (data copied into the engine's environment, not imported by repro).
 - ``tinymodel.py``: a seeded tiny Qwen3 + DFlash drafter, run with the engine's Python.
+- ``twins.py``: tiny twins of every shipped recipe's model and drafter (``twin_for``,
+  ``ensure_twins``), made by ``twingen.py`` with the engine's Python and published into the
+  Hub cache.
 - ``engine.py``: start the engine on a model with a deadline, stop it cleanly.
 - ``servermetrics.py``, ``clientserver.py``: the server's own histograms beside repro's client
   timings, over the same requests (benchmarks/client_vs_server.py).

@@ -166,6 +166,16 @@ def target_text_config(target: Path) -> dict[str, Any]:
     return text
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+
+
+def copy_tokenizer(target: Path, out: Path) -> None:
+    """The target's tokenizer and chat template beside a drafter (they share a vocabulary)."""
+    for name in TOKENIZER_FILES:
+        if (target / name).is_file():
+            (out / name).write_bytes((target / name).read_bytes())
+
+
 def make_drafter(out: Path, target: Path, seed: int, block_size: int = DRAFT_BLOCK_SIZE) -> None:
     """A random DFlash drafter for the model at `target` (its hidden size, vocabulary and
     layers), whose config and weight names are those SGLang's ``DFlashDraftModel`` loads
@@ -203,6 +213,7 @@ def make_drafter(out: Path, target: Path, seed: int, block_size: int = DRAFT_BLO
         dflash_config={"mask_token_id": mask_id, "target_layer_ids": target_layers},
     )
     (out / "config.json").write_text(json.dumps(draft, indent=2, sort_keys=True) + "\n")
+    copy_tokenizer(target, out)
 
 
 def main() -> None:

@@ -441,6 +441,7 @@ def make_eagle3(out: Path, target: Path, seed: int) -> None:
         norm_output=True,
     )
     _write_json(out / "config.json", config)
+    tinymodel.copy_tokenizer(target, out)
 
 
 MODELS: dict[str, Callable[[Path, int], None]] = {

@@ -52,6 +52,9 @@ MODEL_TWINS: dict[str, ModelTwin] = {
     # the tiny Qwen3's twin is itself, under its own name: `repro image tiny-model` (Docker)
     # keeps `main` of repro-tiny/qwen3-tiny without the twin's marker file
     "repro-tiny/qwen3-tiny": ModelTwin("qwen3", "repro-twin/qwen3-tiny", 4),
+    # the simulator's made-up chat model (recipe demo, DFLASH with 8 draft tokens): the tiny
+    # Qwen3 stands in for it, so SGLang's start-up can run on the demo's flags too
+    "repro-sim/tiny-chat": ModelTwin("qwen3", "repro-twin/qwen3-tiny", 8),
 }
 # speculative.algorithm -> the drafter architecture twingen.py writes
 DRAFTER_KINDS = {"DFLASH": "dflash", "DDTREE": "dflash", "EAGLE3": "eagle3"}
