@@ -1,7 +1,7 @@
 """How well does a verify-step cost fitted from a forced-acceptance sweep predict a level it
 was not fitted to (issue 44)?
 
-Reads the bench records of a sweep (records of `scripts/h200-engine device DIR OUT sweep ...`:
+Reads the bench records of a sweep (records of `scripts/gpu-engine device DIR OUT TWIN...`:
 SGLANG_SIMULATE_ACC_LEN forced to several lengths, per drafter block size, at several
 concurrencies, plus the same levels without a drafter), fits the step cost
 (repro.report.verifyfit), prints the coefficients, then for each level the output tok/s it

@@ -46,7 +46,7 @@ def test_an_unpublished_model_offline_is_one_clear_error(project: Project) -> No
 
 
 def test_a_published_folder_is_a_snapshot_of_the_same_files(tmp_path: Path) -> None:
-    """publish_folder (what the twins and scripts/h200-engine use): every file, nested ones
+    """publish_folder (what the twins and scripts/gpu-engine use): every file, nested ones
     too, under the commit `main` points at, as publish_to_cache names it."""
     folder = tmp_path / "model"
     for f in model_files():
