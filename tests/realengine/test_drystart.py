@@ -15,9 +15,16 @@ from tests.recipe.conftest import Project, make_project
 pytestmark = pytest.mark.real_sglang
 
 
+@pytest.fixture(scope="module")
+def twin_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hub cache of this module's own: the twins are made once, never in the user's."""
+    return tmp_path_factory.mktemp("hub")
+
+
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_cache: Path) -> Project:
     """A copy of the project; the current directory is its root."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(twin_cache))
     proj = make_project(tmp_path / "proj")
     monkeypatch.chdir(proj.root)
     monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
