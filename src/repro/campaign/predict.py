@@ -33,6 +33,8 @@ from repro.schema.level import Level, closed
 from repro.schema.recipe import Bench
 from repro.sim.config import StartupError, resolve
 from repro.sim.profile import ProfileError, load_profile
+from repro.sim.registry import Registry
+from repro.sim.server_argparser import load_catalog, shipped_catalog
 from repro.sim.textgen import Tokenizer
 from repro.sim.virtual import VirtualLevel, VirtualServer
 
@@ -60,10 +62,22 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
     if locked.catalog is None or recipe.simulator is None:
         raise ReproError(f"{recipe_file}: cannot render its simulated twin")
     argv = render_server_argv(recipe, locked.catalog)
+    # the image's SGLang command line and algorithms, as its simulator would parse them
+    flags = shipped_catalog(locked.catalog.sglang_version)
+    registry = Registry(
+        tuple(dict.fromkeys([*locked.catalog.speculative_algorithms, "NONE"])),
+        f"catalog of image {recipe.image}",
+    )
     try:
         profile = load_profile(recipe.simulator.profile)
         with contextlib.redirect_stderr(io.StringIO()) as err:  # argparse's own message
-            cfg = resolve(argv, profile=profile, env=render_env(recipe))
+            cfg = resolve(
+                argv,
+                profile=profile,
+                registry=registry,
+                env=render_env(recipe),
+                catalog=load_catalog(str(flags)) if flags else None,
+            )
     except (ProfileError, StartupError) as exc:
         raise ReproError(f"{recipe_file}: the simulator refuses it: {exc}") from None
     except SystemExit:
