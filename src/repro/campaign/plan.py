@@ -129,6 +129,7 @@ def _predict(entry: PlannedPoint, file: Path, scratch: Path, lockeds: dict[str, 
         entry.prediction_error = err.message.splitlines()[0]
         return
     entry.profile, entry.provenance = prediction.profile, prediction.provenance
+    entry.caveats = prediction.caveats
     entry.predicted = prediction.levels
     weights = lockeds[entry.name].recipe.model.weights_gb or 0.0
     load_s = LAUNCH_OVERHEAD_S + weights / WEIGHTS_READ_GB_PER_S

@@ -24,6 +24,7 @@ from repro.bench.client.result import RequestResult
 from repro.bench.metrics import summarize_level
 from repro.bench.prompts.sets import bench_prompts, bench_source
 from repro.bench.slo import searched_concurrencies
+from repro.campaign.caveats import caveats
 from repro.errors import ReproError
 from repro.lock import load_locked
 from repro.recipe import load_recipe
@@ -48,6 +49,7 @@ class Prediction:
     profile: str
     provenance: str  # the profile's own: "calibrated: ..." or "extrapolated: ..."
     levels: list[Level]
+    caveats: list[str]  # what the numbers stand on (repro.campaign.caveats)
 
 
 def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
@@ -107,7 +109,7 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
         measure(concurrency)
     for found in searched_concurrencies(lambda: levels, bench):  # as the sweep searches
         measure(found)
-    return Prediction(profile.name, profile.provenance, levels)
+    return Prediction(profile.name, profile.provenance, levels, caveats(cfg, levels))
 
 
 def prompt_tokens(bench: Bench) -> int:

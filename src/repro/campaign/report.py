@@ -34,7 +34,7 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
         if p.same_server_as is not None:
             continue
         if p.profile:
-            source = f"predicted ({p.profile})"
+            source = "; ".join([f"predicted ({p.profile})", *p.caveats])
         else:
             source = (
                 f"no prediction: {p.prediction_error}" if p.prediction_error else "not predicted"

@@ -178,6 +178,11 @@ class PlannedPoint(BaseModel):
     baseline: str | None = Field(default=None, description="the same layout without the drafter")
     profile: str | None = Field(default=None, description="the simulator profile of the prediction")
     provenance: str | None = Field(default=None, description="the profile's provenance")
+    caveats: list[str] = Field(
+        default_factory=list,
+        description="what the predicted numbers stand on: the calibration point beside the "
+        "level at its concurrency and why they differ; 'ranking assumed' where extrapolated",
+    )
     predicted: list[Level] = Field(default_factory=list, description="predicted levels")
     prediction_error: str | None = None
     levels_s: float | None = Field(default=None, description="predicted levels' duration")
