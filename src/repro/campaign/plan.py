@@ -131,15 +131,20 @@ def _predict(entry: PlannedPoint, file: Path, scratch: Path, lockeds: dict[str, 
     entry.profile, entry.provenance = prediction.profile, prediction.provenance
     entry.caveats = prediction.caveats
     entry.predicted = prediction.levels
-    weights = lockeds[entry.name].recipe.model.weights_gb or 0.0
+    recipe = lockeds[entry.name].recipe
+    weights = recipe.model.weights_gb or 0.0
     load_s = LAUNCH_OVERHEAD_S + weights / WEIGHTS_READ_GB_PER_S
     entry.levels_s = sum(level.duration for level in prediction.levels)
-    entry.estimate_s = load_s + entry.levels_s
+    entry.accept_s = prediction.accept_s
+    entry.estimate_s = load_s + entry.accept_s + entry.levels_s
 
 
 def _priced(plan: CampaignPlan, lockeds: dict[str, Locked]) -> CampaignPlan:
+    """The estimate of the points predicted; those that are not are named in `unestimated`."""
     measured = [p for p in plan.points if p.same_server_as is None]
-    if not measured or any(p.estimate_s is None for p in measured):
+    plan.unestimated = [p.name for p in measured if p.estimate_s is None]
+    measured = [p for p in measured if p.estimate_s is not None]
+    if not measured:
         return plan
     plan.estimate_s = sum(p.estimate_s or 0.0 for p in measured)
     plan.gpu_hours = sum((p.estimate_s or 0.0) * p.gpus for p in measured) / 3600.0

@@ -13,7 +13,8 @@ from rich.markup import escape
 
 from repro.campaign.folder import CAMPAIGNS_DIR
 from repro.cli.options import FiniteFloat, json_option, k8s_options, k8s_pod_options
-from repro.schema.campaign import Campaign
+from repro.exitcodes import ExitCode
+from repro.schema.campaign import Campaign, CampaignPlan
 from repro.units import human_seconds
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -90,6 +91,7 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
     """
     from repro.campaign.decision import decide
     from repro.campaign.plan import plan_campaign
+    from repro.campaign.predict import PLAN_CLOCK
     from repro.campaign.report import predicted_points, render_terminal
 
     result = plan_campaign(
@@ -97,6 +99,7 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
     )
     if as_json:
         click.echo(result.model_dump_json(indent=2))
+        _exit_incomplete(result)
         return
     points = predicted_points(result)
     if measured is not None:
@@ -114,12 +117,29 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
         shown = {p.profile: p.provenance for p in result.points if p.profile and p.provenance}
         for profile, provenance in shown.items():
             _console.print(f"[dim]{escape(profile)}: {escape(provenance)}[/]")
+    if not no_predict:
+        _console.print(f"time scale: {PLAN_CLOCK}")
     if result.estimate_s is not None:
         cost = f", about ${result.usd:,.0f}" if result.usd is not None else ""
-        _console.print(
-            f"estimate: {human_seconds(result.estimate_s)} wall, "
-            f"{result.gpu_hours or 0:.1f} GPU-hours{cost} (predicted levels + loads)"
+        some = f" of {len(result.points) - len(result.unestimated)} points" * bool(
+            result.unestimated
         )
+        _console.print(
+            f"estimate{some}: {human_seconds(result.estimate_s)} wall, "
+            f"{result.gpu_hours or 0:.1f} GPU-hours{cost} (loads + accept stages + levels)"
+        )
+    if result.unestimated:
+        _console.print(
+            f"[yellow]not in the estimate (no prediction): "
+            f"{escape(', '.join(result.unestimated))}[/]"
+        )
+    _exit_incomplete(result)
+
+
+def _exit_incomplete(result: CampaignPlan) -> None:
+    """Exit INCOMPLETE when a point could not be predicted (after everything is printed)."""
+    if result.unestimated:
+        click.get_current_context().exit(ExitCode.INCOMPLETE)
 
 
 @campaign.command("run")

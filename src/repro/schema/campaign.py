@@ -186,7 +186,10 @@ class PlannedPoint(BaseModel):
     predicted: list[Level] = Field(default_factory=list, description="predicted levels")
     prediction_error: str | None = None
     levels_s: float | None = Field(default=None, description="predicted levels' duration")
-    estimate_s: float | None = Field(default=None, description="predicted wall time: load + levels")
+    accept_s: float | None = Field(default=None, description="predicted accept stage's duration")
+    estimate_s: float | None = Field(
+        default=None, description="predicted wall time: loads + accept stage + levels"
+    )
 
 
 class CampaignPlan(BaseModel):
@@ -195,9 +198,14 @@ class CampaignPlan(BaseModel):
     campaign: Campaign
     source: str = Field(description="the campaign file")
     points: list[PlannedPoint]
-    estimate_s: float | None = None
+    estimate_s: float | None = Field(
+        default=None, description="of the points predicted (the others: unestimated)"
+    )
     gpu_hours: float | None = None
     usd: float | None = None
+    unestimated: list[str] = Field(
+        default_factory=list, description="points measured but not predicted: not in the estimate"
+    )
 
 
 class PointState(BaseModel):
