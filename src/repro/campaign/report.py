@@ -20,7 +20,7 @@ from repro.campaign.folder import CampaignFolder
 from repro.errors import ReproError
 from repro.report.records import load_run
 from repro.runfolder import RunFolder
-from repro.schema.campaign import CampaignPlan, PlannedPoint, PointState
+from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
 from repro.schema.level import Level
 from repro.tables import stacked
 
@@ -43,10 +43,24 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
     return points
 
 
+def clock(index: CampaignIndex) -> str:
+    """The time scale a campaign folder's numbers were taken at, in words."""
+    if not index.simulated:
+        return "1 (measured on the machine's own clock)"
+    if index.time_scale:
+        return f"{index.time_scale:g} (simulated)"
+    return (
+        "0 (simulated without waiting: its numbers measure only this host, so nothing of it "
+        "is ranked: no best, peak, SLO winner, frontier or crossover)"
+    )
+
+
 def measured_points(folder: CampaignFolder) -> list[PointLevels]:
     """The campaign's points with the levels their run folders hold (finished levels of a
-    point that failed part-way count too; a point that never ran has none)."""
+    point that failed part-way count too; a point that never ran has none); a simulator's
+    at time scale 0 are not ranked."""
     plan, index = folder.read_plan(), folder.read_index()
+    ranked = not (index.simulated and not index.time_scale)
     states = {s.name: s for s in index.points}
     points = []
     for p in plan.points:
@@ -60,7 +74,9 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
             run = load_run(run_dir)
             levels = run.levels
             source = f"simulated ({run.sim_profile})" if run.simulated else "measured"
-        points.append(_point(plan, p, source, state.status, levels))
+        point = _point(plan, p, source, state.status, levels)
+        point.ranked = ranked
+        points.append(point)
     return points
 
 
@@ -88,15 +104,18 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
     points: list[PointLevels] = []
     slos: dict[str, dict[str, float]] = {}
     machines = {f.read_plan().campaign.machine for f in opened}
+    clocks = []
     for folder in opened:
         plan = folder.read_plan()
+        named = f"{plan.campaign.machine}: " if len(machines) > 1 else ""
+        clocks.append(f"{named}{clock(folder.read_index())}")
         slos.update(plan.campaign.slos)
         for point in measured_points(folder):
             if len(machines) > 1:
                 point.name = f"{point.machine}/{point.name}"
                 point.baseline = f"{point.machine}/{point.baseline}" if point.baseline else None
             points.append(point)
-    return decide(points, slos), points
+    return decide(points, slos, clock="; ".join(dict.fromkeys(clocks))), points
 
 
 # ---- the terminal ----------------------------------------------------------------------------
@@ -104,6 +123,10 @@ def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> Render
     parts: list[RenderableType] = [_TableOrStacked(summary_table(decision, points))]
     for point in points:
         parts.append(Text(f"  {point.name}: {point.source}"))
+    if decision.clock:
+        parts.append(Text(f"time scale: {decision.clock}"))
+    if decision.unranked:
+        parts.append(Text(f"not ranked (no clock measured): {', '.join(decision.unranked)}"))
     for winner in decision.slo_winners:
         limits = ", ".join(f"{k} <= {v:g}" for k, v in winner.limits.items())
         if winner.point is None:
@@ -234,6 +257,7 @@ td,th{{border:1px solid #ccc;padding:2px 4px;word-break:break-all}}
 td.best{{font-weight:bold;background:#e6f4e6}} td.n{{text-align:right}}
 img{{max-width:610px}}</style></head><body>
 <h1>Campaign decision</h1>
+<p>time scale: {esc(decision.clock)}</p>
 <h2>Output tok/s by concurrency</h2><table><tr><th>point</th>{head}<th>source</th></tr>
 {"".join(rows)}</table>
 <h2>Winners under the SLOs</h2><ul>{slo_items or "<li>no SLO declared</li>"}</ul>

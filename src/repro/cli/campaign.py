@@ -113,12 +113,11 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
         base = f", baseline {point.baseline}" if point.baseline else ""
         _console.print(f"  {escape(point.name)}{escape(note)}{escape(base)}")
     if not no_predict:
-        _console.print(render_terminal(decide(points, result.campaign.slos), points))
+        decision = decide(points, result.campaign.slos, clock=PLAN_CLOCK)
+        _console.print(render_terminal(decision, points))
         shown = {p.profile: p.provenance for p in result.points if p.profile and p.provenance}
         for profile, provenance in shown.items():
             _console.print(f"[dim]{escape(profile)}: {escape(provenance)}[/]")
-    if not no_predict:
-        _console.print(f"time scale: {PLAN_CLOCK}")
     if result.estimate_s is not None:
         cost = f", about ${result.usd:,.0f}" if result.usd is not None else ""
         some = f" of {len(result.points) - len(result.unestimated)} points" * bool(
