@@ -317,7 +317,7 @@ def test_points_that_measured_no_clock_are_tabulated_but_never_ranked(
     text = " ".join(shown.export_text().split())
     below_title = text.split("the point's peak)", 1)[1]  # no cell marked best or peak
     assert "*" not in below_title and "^" not in below_title
-    assert "Pareto" not in text and "SLO" not in text
+    assert "Pareto frontier" not in text and "SLO chat" not in text
     assert "time scale: 0 (simulated without waiting: its numbers measure only this host" in text
     assert clock(_index(0.5)) == "0.5 (simulated)"
     assert clock(CampaignIndex(campaign="c", machine="m", points=[])).startswith("1 (measured")
