@@ -36,7 +36,8 @@ class PointLevels(BaseModel):
     status: str = "done"
     levels: list[Level] = Field(default_factory=list)
     ranked: bool = Field(
-        True, description="False: measured no clock (a simulator at time scale 0), never ranked"
+        default=True,
+        description="False: measured no clock (a simulator at time scale 0), never ranked",
     )
 
     @property

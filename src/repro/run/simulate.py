@@ -24,8 +24,8 @@ import yaml
 
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
-from repro.recipe import load_recipe
 from repro.image.sim_base import stand_in_patch
+from repro.recipe import load_recipe
 from repro.recipe.argv_check import load_catalog
 from repro.recipe.images import catalog_version, image_for_recipe, images_dir_for, load_image_spec
 from repro.recipe.yamlio import read_mapping
