@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from repro.campaign.decision import PointLevels, decide, slo_boundary
+from repro.campaign.execute import eta_left
 from repro.campaign.plan import plan_campaign
 from repro.campaign.predict import prompt_tokens
 from repro.campaign.report import clock, predicted_points, render_terminal
@@ -327,6 +328,24 @@ def _index(time_scale: float) -> CampaignIndex:
     return CampaignIndex(
         campaign="c", machine="m", simulated=True, time_scale=time_scale, points=[]
     )
+
+
+def test_the_eta_counts_the_accept_stage_and_leaves_out_what_a_resumed_point_finished(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    point = next(p for p in plan.points if p.drafter and p.same_server_as is None)
+    assert point.accept_s and point.levels_s and point.estimate_s
+    assert point.estimate_s > point.accept_s + point.levels_s  # and the loads
+    real = CampaignIndex(campaign="c", machine="m", points=[])
+    assert eta_left(point, real, set()) == point.estimate_s
+    first = point.predicted[0]
+    resumed = eta_left(point, real, {(first.concurrency, first.repeat)})
+    assert resumed == pytest.approx(point.estimate_s - point.accept_s - first.duration)
+    sim = _index(0.5)
+    fresh, later = eta_left(point, sim, set()), eta_left(point, sim, {(first.concurrency, 0)})
+    assert fresh - later == pytest.approx((point.accept_s + first.duration) * 0.5)
 
 
 def test_predicted_points_say_what_they_are(

@@ -23,6 +23,7 @@ from repro.campaign.points import load_campaign
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.run.pipeline import RunOptions, run_pipeline
+from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
 from repro.units import human_seconds
 
@@ -92,7 +93,12 @@ def _run_points(
 ) -> None:
     states = {state.name: state for state in index.points}
     todo = [p for p in plan.points if states[p.name].status not in ("done", "failed")]
-    left_s = sum(_eta(p, index) for p in todo if p.same_server_as is None)
+    etas = {
+        p.name: eta_left(p, index, _finished_levels(folder, states[p.name]))
+        for p in todo
+        if p.same_server_as is None
+    }
+    left_s = sum(etas.values())
     for number, point in enumerate(plan.points, 1):
         state = states[point.name]
         if state.status in ("done", "failed"):
@@ -115,13 +121,14 @@ def _run_points(
             state.run_dir = folder.run_dir_for(point.name)
             if err.exit_code >= ExitCode.SIGNAL:  # Ctrl-C, SIGTERM: the point stays to do
                 state.status, state.reason = "pending", err.message
+                state.seconds = (state.seconds or 0.0) + time.monotonic() - started
                 folder.write_index(index)
                 raise
             state.status, state.reason = "failed", err.message.splitlines()[0]
             console.print(f"[red]point {escape(point.name)} failed[/]: {escape(state.reason)}")
         state.run_dir = folder.run_dir_for(point.name)
         state.seconds = (state.seconds or 0.0) + time.monotonic() - started
-        left_s = max(0.0, left_s - _eta(point, index))
+        left_s = max(0.0, left_s - etas.get(point.name, 0.0))
         folder.write_index(index)
     failed = [s.name for s in index.points if s.status == "failed"]
     summary = f"{len(index.points) - len(failed)} of {len(index.points)} points done"
@@ -134,12 +141,29 @@ def _run_points(
         )
 
 
-def _eta(point: PlannedPoint, index: CampaignIndex) -> float:
-    """The point's predicted wall time here: on the simulator its levels at the time scale
-    plus a container start, else the plan's estimate (0 when it has none)."""
+def _finished_levels(folder: CampaignFolder, state: PointState) -> set[tuple[int, int]]:
+    """(concurrency, repeat) of the levels a started point's run folder already holds."""
+    run_dir = folder.run_dir_of(state)
+    bench = RunFolder(run_dir).bench if run_dir is not None else None
+    if bench is None or not bench.summary_file.exists():
+        return set()
+    try:
+        return {(lv.concurrency, lv.repeat) for lv in bench.read_summary().levels}
+    except ReproError:  # unreadable: counted as not started
+        return set()
+
+
+def eta_left(point: PlannedPoint, index: CampaignIndex, finished: set[tuple[int, int]]) -> float:
+    """The point's predicted wall time left here, without the levels it `finished` (a resumed
+    point): on the simulator its levels at the time scale plus a container start, else the
+    plan's estimate (0 when it has none)."""
+    done_s = sum(lv.duration for lv in point.predicted if (lv.concurrency, lv.repeat) in finished)
+    if finished:  # the accept stage runs before the sweep: done too
+        done_s += point.accept_s or 0.0
     if index.simulated and point.levels_s is not None:
-        return SIM_START_S + point.levels_s * (index.time_scale or 0.0)
-    return point.estimate_s or 0.0
+        left_s = (point.accept_s or 0.0) + point.levels_s - done_s
+        return SIM_START_S + left_s * (index.time_scale or 0.0)
+    return max(0.0, (point.estimate_s or 0.0) - done_s)
 
 
 class CampaignFailed(ReproError):
