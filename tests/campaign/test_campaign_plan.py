@@ -292,7 +292,7 @@ def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
     assert result.returncode == 9, result.stderr[-2000:]
     text = " ".join(result.stdout.split())
     assert "kimi26-tp8-b300: no prediction: no simulator profile" in text
-    assert "estimate of 1 points:" in text
+    assert "estimate (1 of 2 points):" in text
     assert "not in the estimate (no prediction): kimi26-tp8-b300" in text
     as_json = repro("campaign", "plan", campaign, "--json", cwd=repo_root, timeout=300)
     assert as_json.returncode == 9

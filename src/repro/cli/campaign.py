@@ -120,9 +120,9 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
             _console.print(f"[dim]{escape(profile)}: {escape(provenance)}[/]")
     if result.estimate_s is not None:
         cost = f", about ${result.usd:,.0f}" if result.usd is not None else ""
-        some = f" of {len(result.points) - len(result.unestimated)} points" * bool(
-            result.unestimated
-        )
+        measured = [p for p in result.points if p.same_server_as is None]
+        some = f" ({len(measured) - len(result.unestimated)} of {len(measured)} points)"
+        some *= bool(result.unestimated)
         _console.print(
             f"estimate{some}: {human_seconds(result.estimate_s)} wall, "
             f"{result.gpu_hours or 0:.1f} GPU-hours{cost} (loads + accept stages + levels)"
