@@ -18,7 +18,7 @@ from repro.lock import load_locked
 from repro.recipe.render import render_server_argv
 from repro.recipe.rules import check_recipe
 from repro.run.simulate import simulated_recipe
-from repro.schema.campaign import CampaignIndex
+from repro.schema.campaign import CampaignIndex, CampaignPlan
 from repro.schema.recipe import Bench
 from tests.support.cli import isolated_env, repro
 from tests.support.simulator import Simulators
@@ -51,6 +51,14 @@ def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "campaign.yaml"
     path.write_text(text)
     return path
+
+
+@pytest.fixture(scope="module")
+def drafters_plan(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> CampaignPlan:
+    """DRAFTERS planned and predicted once for the tests that only read it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(repo_root)
+        return plan_campaign(_write(tmp_path_factory.mktemp("drafters"), DRAFTERS))
 
 
 def test_a_matrix_expands_dedupes_baselines_and_excludes(
@@ -152,10 +160,9 @@ def test_the_plan_as_json_carries_predicted_levels_and_the_profiles_provenance(
 
 
 def test_the_decision_finds_each_drafters_crossover_against_its_baseline(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    drafters_plan: CampaignPlan,
 ) -> None:
-    monkeypatch.chdir(repo_root)
-    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    plan = drafters_plan
     points = predicted_points(plan)
     decision = decide(points, plan.campaign.slos)
     drafters = [p for p in points if p.drafter]
@@ -179,10 +186,9 @@ def test_the_decision_finds_each_drafters_crossover_against_its_baseline(
 
 
 def test_the_slo_boundary_lies_between_the_last_level_that_meets_it_and_the_first_that_fails(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    drafters_plan: CampaignPlan,
 ) -> None:
-    monkeypatch.chdir(repo_root)
-    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    plan = drafters_plan
     point = predicted_points(plan)[0]
     ttfts = sorted((lv.concurrency, lv.p90_ttft_ms or 0) for lv in point.levels)
     limit = (ttfts[1][1] + ttfts[2][1]) / 2  # between the second and third level
@@ -196,10 +202,9 @@ def test_the_slo_boundary_lies_between_the_last_level_that_meets_it_and_the_firs
 
 
 def test_points_of_two_machines_are_compared_at_equal_interactivity(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    drafters_plan: CampaignPlan,
 ) -> None:
-    monkeypatch.chdir(repo_root)
-    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    plan = drafters_plan
     slow = predicted_points(plan)[0]
     fast = slow.model_copy(deep=True, update={"name": "b300/x", "machine": "b300"})
     for level in fast.levels:  # twice the speed per user and per GPU at every level
@@ -301,10 +306,9 @@ def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
 
 
 def test_points_that_measured_no_clock_are_tabulated_but_never_ranked(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    drafters_plan: CampaignPlan,
 ) -> None:
-    monkeypatch.chdir(repo_root)
-    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    plan = drafters_plan
     points = predicted_points(plan)
     for point in points:
         point.ranked = False
@@ -331,10 +335,9 @@ def _index(time_scale: float) -> CampaignIndex:
 
 
 def test_the_eta_counts_the_accept_stage_and_leaves_out_what_a_resumed_point_finished(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    drafters_plan: CampaignPlan,
 ) -> None:
-    monkeypatch.chdir(repo_root)
-    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    plan = drafters_plan
     point = next(p for p in plan.points if p.drafter and p.same_server_as is None)
     assert point.accept_s and point.levels_s and point.estimate_s
     assert point.estimate_s > point.accept_s + point.levels_s  # and the loads
