@@ -58,6 +58,7 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     assert set(decision["table"]) == {"demo.cap-small", "demo.cap-big", "demo.cap-broken"}
     assert decision["table"]["demo.cap-broken"] == {}
     assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
+    assert decision["clock"] == "1 (simulated)" and decision["unranked"] == []
     _page_fits_1280_px_with_its_plots(CampaignFolder(folder).report_dir / "campaign.html", tmp_path)
     # a new plan of the same campaign shows what was measured instead of predicting it
     replanned = repro(

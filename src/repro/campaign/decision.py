@@ -35,9 +35,10 @@ class PointLevels(BaseModel):
     baseline: str | None = None
     status: str = "done"
     levels: list[Level] = Field(default_factory=list)
-    ranked: bool = Field(
-        default=True,
-        description="False: measured no clock (a simulator at time scale 0), never ranked",
+    time_scale: float | None = Field(
+        default=None,
+        description="the simulator's time scale of its run (None: the machine's own clock, or "
+        "a prediction); 0 measured no clock, so the point is never ranked",
     )
 
     @property
@@ -46,6 +47,10 @@ class PointLevels(BaseModel):
 
     def valid(self) -> list[Level]:
         return sorted((lv for lv in self.levels if lv.valid), key=lambda lv: lv.concurrency)
+
+    @property
+    def ranked(self) -> bool:
+        return self.time_scale != 0
 
     def per_gpu(self, level: Level) -> float:
         return per_gpu(level, self.gpus)

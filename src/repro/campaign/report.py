@@ -20,7 +20,7 @@ from repro.campaign.folder import CampaignFolder
 from repro.errors import ReproError
 from repro.report.records import load_run
 from repro.runfolder import RunFolder
-from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
+from repro.schema.campaign import CampaignPlan, PlannedPoint, PointState
 from repro.schema.level import Level
 from repro.tables import stacked
 
@@ -43,24 +43,28 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
     return points
 
 
-def clock(index: CampaignIndex) -> str:
-    """The time scale a campaign folder's numbers were taken at, in words."""
-    if not index.simulated:
-        return "1 (measured on the machine's own clock)"
-    if index.time_scale:
-        return f"{index.time_scale:g} (simulated)"
-    return (
-        "0 (simulated without waiting: its numbers measure only this host, so nothing of it "
-        "is ranked: no best, peak, SLO winner, frontier or crossover)"
-    )
+def clock(scales: set[float | None]) -> str:
+    """The time scales points' numbers were taken at, in words (None: the machine's own
+    clock)."""
+    words = []
+    for scale in sorted(scales, key=lambda s: -1.0 if s is None else s):
+        if scale is None:
+            words.append("1 (measured on the machine's own clock)")
+        elif scale:
+            words.append(f"{scale:g} (simulated)")
+        else:
+            words.append(
+                "0 (simulated without waiting: its numbers measure only this host, so they are "
+                "not ranked: no best, peak, SLO winner, frontier or crossover)"
+            )
+    return "; ".join(words)
 
 
 def measured_points(folder: CampaignFolder) -> list[PointLevels]:
     """The campaign's points with the levels their run folders hold (finished levels of a
-    point that failed part-way count too; a point that never ran has none); a simulator's
-    at time scale 0 are not ranked."""
+    point that failed part-way count too; a point that never ran has none), each with the
+    time scale its run was simulated at (the index's for one that never ran)."""
     plan, index = folder.read_plan(), folder.read_index()
-    ranked = not (index.simulated and not index.time_scale)
     states = {s.name: s for s in index.points}
     points = []
     for p in plan.points:
@@ -70,12 +74,15 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
         levels: list[Level] = []
         source = state.status if state.reason is None else f"{state.status}: {state.reason}"
         run_dir = folder.run_dir_of(state)
+        scale = index.time_scale if index.simulated else None
         if run_dir is not None and RunFolder(run_dir).bench.has_run():
             run = load_run(run_dir)
             levels = run.levels
             source = f"simulated ({run.sim_profile})" if run.simulated else "measured"
+            info = run.server_info
+            scale = info.sim_time_scale if run.simulated and info is not None else None
         point = _point(plan, p, source, state.status, levels)
-        point.ranked = ranked
+        point.time_scale = scale
         points.append(point)
     return points
 
@@ -104,18 +111,16 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
     points: list[PointLevels] = []
     slos: dict[str, dict[str, float]] = {}
     machines = {f.read_plan().campaign.machine for f in opened}
-    clocks = []
     for folder in opened:
         plan = folder.read_plan()
-        named = f"{plan.campaign.machine}: " if len(machines) > 1 else ""
-        clocks.append(f"{named}{clock(folder.read_index())}")
         slos.update(plan.campaign.slos)
         for point in measured_points(folder):
             if len(machines) > 1:
                 point.name = f"{point.machine}/{point.name}"
                 point.baseline = f"{point.machine}/{point.baseline}" if point.baseline else None
             points.append(point)
-    return decide(points, slos, clock="; ".join(dict.fromkeys(clocks))), points
+    stated = clock({p.time_scale for p in points if p.levels})
+    return decide(points, slos, clock=stated), points
 
 
 # ---- the terminal ----------------------------------------------------------------------------

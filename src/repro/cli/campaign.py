@@ -120,8 +120,8 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
             _console.print(f"[dim]{escape(profile)}: {escape(provenance)}[/]")
     if result.estimate_s is not None:
         cost = f", about ${result.usd:,.0f}" if result.usd is not None else ""
-        measured = [p for p in result.points if p.same_server_as is None]
-        some = f" ({len(measured) - len(result.unestimated)} of {len(measured)} points)"
+        run = [p for p in result.points if p.same_server_as is None]
+        some = f" ({len(run) - len(result.unestimated)} of {len(run)} points)"
         some *= bool(result.unestimated)
         _console.print(
             f"estimate{some}: {human_seconds(result.estimate_s)} wall, "
