@@ -185,8 +185,13 @@ def run(
 @campaign.command("report")
 @click.argument("folders", type=FOLDER, nargs=-1, required=True)
 @click.option("--html/--no-html", default=True, help="Also write report/campaign.html.")
+@click.option(
+    "--against-plan",
+    is_flag=True,
+    help="Also each level's predicted output tok/s (the plan's) beside the measured one.",
+)
 @json_option("the points and the decision")
-def report(folders: tuple[Path, ...], html: bool, as_json: bool) -> None:
+def report(folders: tuple[Path, ...], html: bool, against_plan: bool, as_json: bool) -> None:
     """The decision over one or more campaign folders (e.g. one per machine).
 
     A table of output tok/s by concurrency (* best there, ^ a point's peak), the winner
@@ -199,18 +204,39 @@ def report(folders: tuple[Path, ...], html: bool, as_json: bool) -> None:
     from repro.campaign.report import campaign_decision, render_terminal, write_html
 
     decision, points = campaign_decision(list(folders))
+    sides = _against_plan(folders) if against_plan else None
     if as_json:
-        data = {
+        data: dict[str, Any] = {
             "points": [p.model_dump(mode="json", exclude={"levels"}) for p in points],
             "decision": decision.model_dump(mode="json"),
         }
+        if sides is not None:
+            data["against_plan"] = [{**s.model_dump(mode="json"), "error": s.error} for s in sides]
         click.echo(json.dumps(data, indent=2))
     else:
         _console.print(render_terminal(decision, points))
+        if sides is not None:
+            from repro.campaign.against import against_lines
+
+            for line in against_lines(sides):
+                _console.print(escape(line))
     if html:
         page = write_html(CampaignFolder.open(folders[0]), decision, points)
         if not as_json:
             _console.print(f"report: {escape(str(page))}")
+
+
+def _against_plan(folders: tuple[Path, ...]) -> list[Any]:
+    """Each folder's levels, predicted by its plan beside measured."""
+    from repro.campaign.against import against_plan
+    from repro.campaign.folder import CampaignFolder
+    from repro.campaign.report import measured_points
+
+    sides = []
+    for path in folders:
+        folder = CampaignFolder.open(path)
+        sides += against_plan(folder.read_plan(), measured_points(folder))
+    return sides
 
 
 @campaign.group("export")
