@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from repro.errors import ReproError
+from repro.errors import RecipeError, ReproError
 from repro.fsutil import write_atomic
 from repro.image.sim_base import stand_in_patch
 from repro.recipe import load_recipe
@@ -101,8 +101,12 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
 
 def _stand_in_image(recipe: Recipe, folder: RunFolder) -> str | None:
     """Write the simulator image standing in for the recipe's patched image into the run
-    folder (see the module docstring) and return its name; None when `sim` serves it."""
-    spec = image_for_recipe(recipe)
+    folder (see the module docstring) and return its name; None when `sim` serves it (or the
+    recipe's image spec cannot be read: the twin's check then says why)."""
+    try:
+        spec = image_for_recipe(recipe)
+    except RecipeError:
+        return None
     provides = spec.provides
     if spec.simulated or not (provides.speculative_algorithms or provides.options):
         return None
