@@ -57,7 +57,7 @@ def run_campaign(options: CampaignRunOptions, console: Console) -> CampaignFolde
         folder, plan, index = start_campaign(
             options.source, options.campaigns_dir, console, options.sim, options.time_scale
         )
-    _run_points(folder, plan, index, console)
+    run_points(folder, plan, index, console)
     return folder
 
 
@@ -67,6 +67,7 @@ def start_campaign(
     console: Console,
     sim: bool = False,
     time_scale: float = 1.0,
+    sim_profile: str | None = None,
 ) -> tuple[CampaignFolder, CampaignPlan, CampaignIndex]:
     """A new campaign folder for the campaign file `source`: its plan and an index of
     pending points (what `run` and the exports start from)."""
@@ -82,13 +83,14 @@ def start_campaign(
         machine=campaign.machine,
         simulated=sim,
         time_scale=time_scale if sim else None,
+        sim_profile=sim_profile if sim else None,
         points=[PointState(name=p.name) for p in plan.points],
     )
     folder.write_index(index)
     return folder, plan, index
 
 
-def _run_points(
+def run_points(
     folder: CampaignFolder, plan: CampaignPlan, index: CampaignIndex, console: Console
 ) -> None:
     states = {state.name: state for state in index.points}
@@ -182,7 +184,7 @@ def _run_point(
         ref=str(folder.path / point.recipe),
         runs_dir=folder.point_dir(point.name),
         resume=folder.path / resume if resume else None,
-        sim="" if index.simulated else None,
+        sim=(index.sim_profile or "") if index.simulated else None,
         time_scale=index.time_scale if index.time_scale is not None else 1.0,
     )
     state.run_dir = None

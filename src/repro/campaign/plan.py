@@ -42,9 +42,11 @@ def plan_campaign(
     *,
     predict: bool = True,
     progress: Callable[[str], None] | None = None,
+    profile: str | None = None,
 ) -> CampaignPlan:
     """The plan of the campaign file `path`; point recipes are written to `recipes_folder`
-    (a scratch folder, removed after, when None)."""
+    (a scratch folder, removed after, when None); every point predicted on `profile` (a name
+    or a JSON file) when given, else on the profile of its layout."""
     campaign = load_campaign(path)
     points = expand(campaign)
     scratch = None
@@ -52,7 +54,7 @@ def plan_campaign(
         scratch = Path(tempfile.mkdtemp(prefix="repro-campaign-"))
         recipes_folder = scratch / "recipes"
     try:
-        return _plan(campaign, path, points, recipes_folder, predict, progress)
+        return _plan(campaign, path, points, recipes_folder, predict, progress, profile)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -65,6 +67,7 @@ def _plan(
     folder: Path,
     predict: bool,
     progress: Callable[[str], None] | None,
+    profile: str | None = None,
 ) -> CampaignPlan:
     planned: list[PlannedPoint] = []
     problems: list[str] = []
@@ -117,14 +120,21 @@ def _plan(
             if entry.same_server_as is None:
                 if progress:
                     progress(f"predicting {entry.name} ({index}/{len(planned)})")
-                _predict(entry, folder.parent / entry.recipe, scratch / entry.name, lockeds)
+                file = folder.parent / entry.recipe
+                _predict(entry, file, scratch / entry.name, lockeds, profile)
         shutil.rmtree(scratch, ignore_errors=True)
     return _priced(CampaignPlan(campaign=campaign, source=str(path), points=planned), lockeds)
 
 
-def _predict(entry: PlannedPoint, file: Path, scratch: Path, lockeds: dict[str, Locked]) -> None:
+def _predict(
+    entry: PlannedPoint,
+    file: Path,
+    scratch: Path,
+    lockeds: dict[str, Locked],
+    profile: str | None,
+) -> None:
     try:
-        prediction = predict_point(file, scratch)
+        prediction = predict_point(file, scratch, profile)
     except ReproError as err:
         entry.prediction_error = err.message.splitlines()[0]
         return

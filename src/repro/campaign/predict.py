@@ -38,7 +38,7 @@ from repro.run.simulate import simulated_recipe
 from repro.schema.level import Level, closed
 from repro.schema.recipe import Bench, Recipe
 from repro.sim.config import StartupError, resolve
-from repro.sim.profile import CATEGORIES, ProfileError, load_profile
+from repro.sim.profile import CATEGORIES, PROFILE_DIR, ProfileError, load_profile, profile_path
 from repro.sim.registry import Registry
 from repro.sim.server_argparser import load_catalog, shipped_catalog
 from repro.sim.textgen import Tokenizer
@@ -61,14 +61,15 @@ class Prediction:
     accept_s: float = 0.0  # the accept stage's predicted duration (0: the point has none)
 
 
-def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
-    """The sweep of the recipe in `recipe_file`, predicted; its simulated twin is written under
-    `work_dir` (a scratch folder the caller owns)."""
+def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> Prediction:
+    """The sweep of the recipe in `recipe_file`, predicted (on the profile `on`, a name or a
+    JSON file, else the one of its layout); its simulated twin is written under `work_dir` (a
+    scratch folder the caller owns)."""
     original = load_recipe(recipe_file)
     if original.simulator is not None:  # a simulator recipe is its own twin
         locked = load_locked(recipe_file)
     else:
-        locked = load_locked(simulated_recipe(str(recipe_file), work_dir, None, 1.0))
+        locked = load_locked(_twin(recipe_file, work_dir, on))
     recipe = locked.recipe
     if locked.catalog is None or recipe.simulator is None:
         raise ReproError(f"{recipe_file}: cannot render its simulated twin")
@@ -80,7 +81,7 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
         f"catalog of image {recipe.image}",
     )
     try:
-        profile = load_profile(recipe.simulator.profile)
+        profile = load_profile(on or recipe.simulator.profile)
         with contextlib.redirect_stderr(io.StringIO()) as err:  # argparse's own message
             cfg = resolve(
                 argv,
@@ -148,6 +149,18 @@ def _accept(server: VirtualServer, recipe: Recipe) -> float:
             warmup=PROTOCOL_CONCURRENCY,
         )
     return server.clock.t - started
+
+
+def _twin(recipe_file: Path, work_dir: Path, on: str | None) -> Path:
+    """The simulated twin; with a profile file `on` (a fitted one, which a recipe cannot
+    name), the twin names its layout's profile, or `demo` where it has none: only `on` is
+    read."""
+    if on is None or profile_path(on).parent == PROFILE_DIR:
+        return simulated_recipe(str(recipe_file), work_dir, on, 1.0)
+    try:
+        return simulated_recipe(str(recipe_file), work_dir, None, 1.0)
+    except ReproError:
+        return simulated_recipe(str(recipe_file), work_dir, "demo", 1.0)
 
 
 def prompt_tokens(bench: Bench) -> int:

@@ -182,6 +182,93 @@ def run(
     _console.print(f"decision: repro campaign report {escape(str(folder.path))}")
 
 
+@campaign.command("calibrate")
+@click.argument("file", type=FILE)
+@click.option(
+    "--sim",
+    "sim_profile",
+    metavar="PROFILE",
+    help="Run the sweep on the CPU simulator, with PROFILE standing in for the machine.",
+)
+@click.option(
+    "--time-scale",
+    type=FiniteFloat(min=0),
+    default=1.0,
+    show_default=True,
+    help="With --sim: multiply every simulated duration.",
+)
+@click.option(
+    "--concurrencies",
+    default="1,4,16",
+    show_default=True,
+    help="The sweep's concurrencies (comma-separated).",
+)
+@click.option(
+    "--forced",
+    default="1,2,4",
+    show_default=True,
+    help="The forced acceptance lengths of the drafter point (comma-separated).",
+)
+@_campaigns_dir("Where the calibration's campaign folder is made.")
+@json_option("the fitted profile, its held-out band and the plan on it")
+def calibrate_command(
+    file: Path,
+    sim_profile: str | None,
+    time_scale: float,
+    concurrencies: str,
+    forced: str,
+    campaigns_dir: Path,
+    as_json: bool,
+) -> None:
+    """Calibrate FILE's predictions on the machine in hand, then plan it again.
+
+    Runs a short sweep (the campaign's first drafter point and its baseline, the drafter's
+    acceptance forced to a few lengths, at a few concurrencies: minutes), fits the machine's
+    step and first-token costs to it (a profile labelled with its records, the acceptance
+    kept from the point's profile), and predicts every point on it: each value within the
+    fit's held-out error, and where points lie within that band of the best, "measure to
+    decide".
+    """
+    from repro.campaign.calibrate import CalibrateOptions, calibrate, measure_to_decide
+    from repro.campaign.decision import decide
+    from repro.campaign.predict import PLAN_CLOCK
+    from repro.campaign.report import predicted_points, render_terminal
+    from repro.errors import ReproError
+
+    try:
+        levels = tuple(int(c) for c in concurrencies.split(","))
+        lengths = tuple(float(length) for length in forced.split(","))
+    except ValueError:
+        raise ReproError(
+            f"--concurrencies {concurrencies!r} / --forced {forced!r}: comma-separated numbers"
+        ) from None
+    result = calibrate(
+        CalibrateOptions(file, sim_profile, time_scale, campaigns_dir, levels, lengths), _err
+    )
+    points = predicted_points(result.plan)
+    decision = decide(points, result.plan.campaign.slos, clock=PLAN_CLOCK)
+    median, worst = result.band
+    close = measure_to_decide(decision, worst)
+    if as_json:
+        data = {
+            "folder": str(result.folder.path),
+            "profile": str(result.profile),
+            "band": {"median": median, "worst": worst},
+            "measure_to_decide": [{"concurrency": c, "points": names} for c, names in close],
+            "plan": result.plan.model_dump(mode="json"),
+        }
+        click.echo(json.dumps(data, indent=2))
+        return
+    _console.print(render_terminal(decision, points))
+    _console.print(
+        f"every predicted value within {median:.1%} (median) and {worst:.1%} (worst) of "
+        "what this machine measures: the fit's held-out error on the sweep"
+    )
+    for c, names in close:
+        _console.print(f"c={c}: {escape(', '.join(names))} within {worst:.1%}: measure to decide")
+    _console.print(f"profile: {escape(str(result.profile))}")
+
+
 @campaign.command("report")
 @click.argument("folders", type=FOLDER, nargs=-1, required=True)
 @click.option("--html/--no-html", default=True, help="Also write report/campaign.html.")

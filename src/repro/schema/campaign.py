@@ -227,4 +227,7 @@ class CampaignIndex(BaseModel):
     machine: str
     simulated: bool = False
     time_scale: float | None = None
+    sim_profile: str | None = Field(
+        default=None, description="the profile every simulated point runs on (None: its layout's)"
+    )
     points: list[PointState]
