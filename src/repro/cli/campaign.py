@@ -69,6 +69,7 @@ def campaign() -> None:
       repro campaign run campaigns/kimi26-layouts.yaml --sim
       repro campaign run --resume runs/campaigns/FOLDER     after a stop
       repro campaign report runs/campaigns/FOLDER [...]     the decision
+      repro campaign calibrate campaigns/kimi26-b300.yaml   re-plan here
     """
 
 
