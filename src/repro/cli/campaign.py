@@ -35,6 +35,16 @@ def _campaigns_dir(folder_help: str) -> Callable[[F], F]:
     )
 
 
+def _time_scale() -> Callable[[F], F]:
+    return click.option(
+        "--time-scale",
+        type=FiniteFloat(min=0),
+        default=1.0,
+        show_default=True,
+        help="With --sim: multiply every simulated duration (0.1: ten times faster).",
+    )
+
+
 def _where_and_how(folder_help: str) -> Callable[[F], F]:
     """--sim, --time-scale and --campaigns-dir: the options `run` and `export` share."""
 
@@ -42,13 +52,7 @@ def _where_and_how(folder_help: str) -> Callable[[F], F]:
         for option in reversed(
             (
                 click.option("--sim", is_flag=True, help="Run every point on the CPU simulator."),
-                click.option(
-                    "--time-scale",
-                    type=FiniteFloat(min=0),
-                    default=1.0,
-                    show_default=True,
-                    help="With --sim: multiply every simulated duration (0.1: ten times faster).",
-                ),
+                _time_scale(),
                 _campaigns_dir(folder_help),
             )
         ):
@@ -191,24 +195,10 @@ def run(
     metavar="PROFILE",
     help="Run the sweep on the CPU simulator, with PROFILE standing in for the machine.",
 )
+@_time_scale()
+@click.option("--concurrencies", help="The sweep's concurrencies, comma-separated (1,4,16).")
 @click.option(
-    "--time-scale",
-    type=FiniteFloat(min=0),
-    default=1.0,
-    show_default=True,
-    help="With --sim: multiply every simulated duration.",
-)
-@click.option(
-    "--concurrencies",
-    default="1,4,16",
-    show_default=True,
-    help="The sweep's concurrencies (comma-separated).",
-)
-@click.option(
-    "--forced",
-    default="1,2,4",
-    show_default=True,
-    help="The forced acceptance lengths of the drafter point (comma-separated).",
+    "--forced", help="The drafter point's forced acceptance lengths, comma-separated (1,2,4)."
 )
 @_campaigns_dir("Where the calibration's campaign folder is made.")
 @json_option("the fitted profile, its held-out band and the plan on it")
@@ -216,8 +206,8 @@ def calibrate_command(
     file: Path,
     sim_profile: str | None,
     time_scale: float,
-    concurrencies: str,
-    forced: str,
+    concurrencies: str | None,
+    forced: str | None,
     campaigns_dir: Path,
     as_json: bool,
 ) -> None:
@@ -234,18 +224,13 @@ def calibrate_command(
     from repro.campaign.decision import decide
     from repro.campaign.predict import PLAN_CLOCK
     from repro.campaign.report import predicted_points, render_terminal
-    from repro.errors import ReproError
 
-    try:
-        levels = tuple(int(c) for c in concurrencies.split(","))
-        lengths = tuple(float(length) for length in forced.split(","))
-    except ValueError:
-        raise ReproError(
-            f"--concurrencies {concurrencies!r} / --forced {forced!r}: comma-separated numbers"
-        ) from None
-    result = calibrate(
-        CalibrateOptions(file, sim_profile, time_scale, campaigns_dir, levels, lengths), _err
-    )
+    options = CalibrateOptions(file, sim_profile, time_scale, campaigns_dir)
+    if concurrencies:
+        options.concurrencies = tuple(int(c) for c in _numbers("--concurrencies", concurrencies))
+    if forced:
+        options.forced = _numbers("--forced", forced)
+    result = calibrate(options, _err)
     points = predicted_points(result.plan)
     decision = decide(points, result.plan.campaign.slos, clock=PLAN_CLOCK)
     median, worst = result.band
@@ -268,6 +253,19 @@ def calibrate_command(
     for c, names in close:
         _console.print(f"c={c}: {escape(', '.join(names))} within {worst:.1%}: measure to decide")
     _console.print(f"profile: {escape(str(result.profile))}")
+
+
+def _numbers(option: str, text: str) -> tuple[float, ...]:
+    """A comma-separated list of positive numbers, or the error naming the option."""
+    from repro.errors import ReproError
+
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or any(v <= 0 or v != v for v in values):
+        raise ReproError(f"{option} {text!r}: expected positive numbers separated by commas")
+    return values
 
 
 @campaign.command("report")
