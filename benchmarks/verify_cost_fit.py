@@ -42,7 +42,8 @@ def main() -> None:
     data = [p for run in runs for p in points(run)]
     result = fit(data)
     print(f"{len(data)} levels from {len(runs)} records")
-    for name, value in {**result.coefficients, "prefill_ms": result.prefill_ms}.items():
+    prefill = {"prefill_ms": result.prefill_ms, "prefill_per_req_ms": result.prefill_per_req_ms}
+    for name, value in {**result.coefficients, **prefill}.items():
         print(f"  {name:<22} {value:10.4f}")
     held = leave_one_out(data)
     print("\n".join(loo_lines(held)))

@@ -22,6 +22,7 @@ class ExitCode(IntEnum):
     IMAGE_BUILD = 6
     REGISTRY = 7
     EXPORT = 8
+    INCOMPLETE = 9
     FIRST_STAGE = 10  # `repro run`: 10 + the index of the stage that failed
     SIGNAL = 128  # stopped by a signal: 128 + its number, as a shell reports it
 
@@ -38,6 +39,8 @@ MEANING: dict[ExitCode, str] = {
     ExitCode.IMAGE_BUILD: "the image build failed",
     ExitCode.REGISTRY: "a registry push or pull failed",
     ExitCode.EXPORT: "an export that cannot be written (`export k8s`, `export slurm`)",
+    ExitCode.INCOMPLETE: "a result printed with a part missing (`campaign plan`: a point it "
+    "could not predict, left out of the estimate, which covers the others)",
     ExitCode.FIRST_STAGE: "`repro run`: stage i failed",
     ExitCode.SIGNAL: "stopped by signal n (Ctrl-C: 130, SIGTERM: 143)",
 }

@@ -12,11 +12,17 @@ import yaml
 from rich.console import Console
 
 from repro.campaign.decision import PointLevels, decide, slo_boundary
+from repro.campaign.execute import eta_left
 from repro.campaign.page import render_page
 from repro.campaign.plan import plan_campaign
 from repro.campaign.predict import prompt_tokens
-from repro.campaign.report import NOT_JUDGED, predicted_points, render_terminal
+from repro.campaign.report import NOT_JUDGED, clock, predicted_points, render_terminal
 from repro.errors import RecipeError
+from repro.lock import load_locked
+from repro.recipe.render import render_server_argv
+from repro.recipe.rules import check_recipe
+from repro.run.simulate import simulated_recipe
+from repro.schema.campaign import CampaignIndex, CampaignPlan
 from repro.schema.recipe import Bench
 from tests.support.browser import layout
 from tests.support.cli import isolated_env, repro
@@ -50,6 +56,14 @@ def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "campaign.yaml"
     path.write_text(text)
     return path
+
+
+@pytest.fixture(scope="module")
+def drafters_plan(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> CampaignPlan:
+    """DRAFTERS planned and predicted once for the tests that only read it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(repo_root)
+        return plan_campaign(_write(tmp_path_factory.mktemp("drafters"), DRAFTERS))
 
 
 def test_a_matrix_expands_dedupes_baselines_and_excludes(
@@ -135,6 +149,20 @@ def test_the_layouts_campaign_is_predicted_in_80_columns_with_a_best_per_column(
     assert marks == 9
     assert "predicted (kimi26-ep4-rtx6000)" in result.stdout
     assert "estimate:" in result.stdout and "GPU-hours" in result.stdout
+    # each caveat beside its number: EP4's calibration point next to its c=256 level and
+    # why they differ; EP8's profile is derived by a rule, so its ranking is assumed
+    text = " ".join(result.stdout.split())
+    ep4 = text[text.index("kimi26-ep4: predicted") :]
+    assert ep4.startswith(
+        "kimi26-ep4: predicted (kimi26-ep4-rtx6000); calibrated: 1530 tok/s in steady decode "
+        "at 256 running (the model gives 1536.6); the c=256 level predicts "
+    )
+    assert "its 256 prompts are sent at once and pay their prefill" in ep4.split("\n")[0]
+    assert (
+        "kimi26-ep8: predicted (kimi26-ep8-rtx6000); ranking assumed: profile "
+        "kimi26-ep8-rtx6000 is derived by a rule, not measured" in text
+    )
+    assert "time scale: 1 (predicted in the simulator's virtual time" in text
 
 
 def test_a_table_wider_than_the_terminal_folds_names_then_stacks_never_losing_a_level(
@@ -183,10 +211,9 @@ def test_the_plan_as_json_carries_predicted_levels_and_the_profiles_provenance(
 
 
 def test_the_decision_finds_each_drafters_crossover_against_its_baseline(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    drafters_plan: CampaignPlan,
 ) -> None:
-    monkeypatch.chdir(repo_root)
-    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    plan = drafters_plan
     points = predicted_points(plan)
     decision = decide(points, plan.campaign.slos)
     drafters = [p for p in points if p.drafter]
@@ -210,10 +237,9 @@ def test_the_decision_finds_each_drafters_crossover_against_its_baseline(
 
 
 def test_the_slo_boundary_lies_between_the_last_level_that_meets_it_and_the_first_that_fails(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    drafters_plan: CampaignPlan,
 ) -> None:
-    monkeypatch.chdir(repo_root)
-    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    plan = drafters_plan
     point = predicted_points(plan)[0]
     ttfts = sorted((lv.concurrency, lv.p90_ttft_ms or 0) for lv in point.levels)
     limit = (ttfts[1][1] + ttfts[2][1]) / 2  # between the second and third level
@@ -227,10 +253,9 @@ def test_the_slo_boundary_lies_between_the_last_level_that_meets_it_and_the_firs
 
 
 def test_points_of_two_machines_are_compared_at_equal_interactivity(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    drafters_plan: CampaignPlan,
 ) -> None:
-    monkeypatch.chdir(repo_root)
-    plan = plan_campaign(_write(tmp_path, DRAFTERS))
+    plan = drafters_plan
     slow = predicted_points(plan)[0]
     fast = slow.model_copy(deep=True, update={"name": "b300/x", "machine": "b300"})
     for level in fast.levels:  # twice the speed per user and per GPU at every level
@@ -243,6 +268,137 @@ def test_points_of_two_machines_are_compared_at_equal_interactivity(
     ours, theirs = decision.at_interactivity[slow.name][at], decision.at_interactivity["b300/x"][at]
     assert ours is not None and theirs is not None and theirs > ours
     assert all(f.machine == "b300" for f in decision.frontier)
+
+
+def test_the_ddtree_budgets_are_predicted_on_their_images_options_near_the_users_numbers(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    plan = plan_campaign(repo_root / "campaigns" / "qwen36-ddtree-budgets.yaml")
+    points = {p.name: p for p in plan.points}
+    # the users measured 173.4 tok/s at budget 15 (a chain) and 64.3 at budget 64 (a tree)
+    for name, measured in (
+        ("qwen36-27b-tp1-dflash-ddtree", 173.4),
+        ("qwen36-27b-tp1-dflash-ddtree-tree64", 64.3),
+    ):
+        point = points[name]
+        assert point.profile == "qwen36-27b-tp1-rtx6000", point.prediction_error
+        single = next(lv for lv in point.predicted if lv.concurrency == 1)
+        assert single.mean_tpot_ms is not None
+        assert abs(1000.0 / single.mean_tpot_ms / measured - 1) <= 0.05  # decode alone
+        assert single.output_throughput < 1000.0 / single.mean_tpot_ms  # prefill counted
+        assert point.caveats[0].startswith(f"calibrated: {measured:g} tok/s in steady decode")
+        assert "it counts each request's prefill" in point.caveats[0]
+    chain, tree = (
+        points[n].predicted[0]
+        for n in ("qwen36-27b-tp1-dflash-ddtree", "qwen36-27b-tp1-dflash-ddtree-tree64")
+    )
+    assert chain.accept_length is not None and tree.accept_length is not None
+    assert chain.accept_length > 2 * tree.accept_length  # the tree accepts less a step
+    assert plan.estimate_s and not plan.unestimated
+    # plain DFLASH is measured on no layout of this profile: its ranking is an assumption
+    assert points["qwen36-27b-tp1-dflash"].caveats == [
+        "ranking assumed: no measurement of qwen36-27b-tp1-rtx6000 covers speculative "
+        "DFLASH (acceptance and drafter cost assumed)"
+    ]
+
+
+def test_the_simulated_twin_of_a_ddtree_recipe_has_its_images_options(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    twin = simulated_recipe("qwen36-27b-tp1-dflash-ddtree-tree64", tmp_path, None, 1.0)
+    locked = load_locked(twin)
+    assert locked.recipe.image == "sim-sglang-0.5.15-cu13-ddtree"
+    assert locked.catalog is not None and locked.catalog.sglang_version == "0.5.15"
+    assert "DDTREE" in locked.catalog.speculative_algorithms
+    assert "UNO" not in locked.catalog.speculative_algorithms  # 0.5.23's, not 0.5.15's
+    assert not [f for f in check_recipe(locked) if f.severity == "error"]
+    argv = render_server_argv(locked.recipe, locked.catalog)
+    assert argv[argv.index("--speculative-ddtree-budget") + 1] == "64"
+    # the stand-in image's patch makes the simulator's SGLang report 0.5.15 and know DDTREE
+    patch = (tmp_path / "patches" / "sim-ddtree" / "0001-stand-in.patch").read_text()
+    assert '+__version__ = "0.5.15"' in patch and "+    DDTREE = auto()" in patch
+    assert "-    UNO = auto()" in patch
+
+
+ONE_UNPREDICTED = """
+name: one-unpredicted
+machine: mixed
+points:
+  - recipe: qwen36-27b-tp1-dflash
+    set: {drafter: null, speculative: null, accept: null}
+    name: plain
+  - recipe: kimi26-tp8-b300
+bench:
+  concurrencies: [1]
+  input_len: 64
+  output_len: 16
+  dataset: random
+  prompts_per_level: 2
+  warmup: 0
+"""
+
+
+def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    campaign = str(_write(tmp_path, ONE_UNPREDICTED))
+    result = repro("campaign", "plan", campaign, cwd=repo_root, timeout=300)
+    assert result.returncode == 9, result.stderr[-2000:]
+    text = " ".join(result.stdout.split())
+    assert "kimi26-tp8-b300: no prediction: no simulator profile" in text
+    assert "estimate (1 of 2 points):" in text
+    assert "not in the estimate (no prediction): kimi26-tp8-b300" in text
+    as_json = repro("campaign", "plan", campaign, "--json", cwd=repo_root, timeout=300)
+    assert as_json.returncode == 9
+    plan = json.loads(as_json.stdout)
+    assert plan["estimate_s"] > 0 and plan["unestimated"] == ["kimi26-tp8-b300"]
+
+
+def test_points_that_measured_no_clock_are_tabulated_but_never_ranked(
+    drafters_plan: CampaignPlan,
+) -> None:
+    plan = drafters_plan
+    points = predicted_points(plan)
+    for point in points:
+        point.time_scale = 0.0
+    decision = decide(points, plan.campaign.slos, clock=clock({0.0}))
+    assert decision.table and all(decision.table.values())  # every number still shown
+    assert not (decision.best or decision.peak or decision.frontier or decision.crossovers)
+    assert not decision.slo_winners
+    assert decision.unranked == [p.name for p in points]
+    shown = Console(width=80, record=True)
+    shown.print(render_terminal(decision, points))
+    text = " ".join(shown.export_text().split())
+    below_title = text.split("the point's peak)", 1)[1]  # no cell marked best or peak
+    assert "*" not in below_title and "^" not in below_title
+    assert "Pareto frontier" not in text and "SLO chat" not in text
+    assert "time scale: 0 (simulated without waiting: its numbers measure only this host" in text
+    assert clock({None, 0.5}) == "1 (measured on the machine's own clock); 0.5 (simulated)"
+
+
+def _index(time_scale: float) -> CampaignIndex:
+    return CampaignIndex(
+        campaign="c", machine="m", simulated=True, time_scale=time_scale, points=[]
+    )
+
+
+def test_the_eta_counts_the_accept_stage_and_leaves_out_what_a_resumed_point_finished(
+    drafters_plan: CampaignPlan,
+) -> None:
+    plan = drafters_plan
+    point = next(p for p in plan.points if p.drafter and p.same_server_as is None)
+    assert point.accept_s and point.levels_s and point.estimate_s
+    assert point.estimate_s > point.accept_s + point.levels_s  # and the loads
+    real = CampaignIndex(campaign="c", machine="m", points=[])
+    assert eta_left(point, real, set()) == point.estimate_s
+    first = point.predicted[0]
+    resumed = eta_left(point, real, {(first.concurrency, first.repeat)})
+    assert resumed == pytest.approx(point.estimate_s - point.accept_s - first.duration)
+    sim = _index(0.5)
+    fresh, later = eta_left(point, sim, set()), eta_left(point, sim, {(first.concurrency, 0)})
+    assert fresh - later == pytest.approx((point.accept_s + first.duration) * 0.5)
 
 
 def test_predicted_points_say_what_they_are(

@@ -58,6 +58,25 @@ def test_a_failing_point_is_recorded_and_the_campaign_goes_on_to_a_decision(
     assert decision["table"]["demo.cap-broken"] == {}
     assert decision["slo_winners"][0]["point"] in ("demo.cap-small", "demo.cap-big")
     _page_reads_at_800_px(CampaignFolder(folder).report_dir / "campaign.html", tmp_path)
+    assert decision["clock"] == "1 (simulated)" and decision["unranked"] == []
+    # what the plan predicted beside what ran, level by level
+    against = repro(
+        "campaign", "report", str(folder), "--against-plan", "--no-html", cwd=repo_root, env=env
+    )
+    assert against.returncode == 0, against.stderr[-2000:]
+    assert [line for line in against.stdout.splitlines() if len(line) > 80] == []
+    assert "demo.cap-small:\n  c=1 " in against.stdout
+    sides = json.loads(
+        repro("campaign", "report", str(folder), "--against-plan", "--json", "--no-html",
+              cwd=repo_root, env=env).stdout
+    )["against_plan"]  # fmt: skip
+    capped = [s for s in sides if s["point"] == "demo.cap-small"]
+    assert [s["concurrency"] for s in capped] == [1, 4] and all(s["predicted"] for s in capped)
+    # a level this loaded host invalidated is measured as nothing, and has no error
+    assert any(s["measured"] and s["error"] is not None for s in capped)
+    assert all((s["measured"] is None) == (s["error"] is None) for s in capped)
+    broken = [s for s in sides if s["point"] == "demo.cap-broken"]
+    assert broken and all(s["measured"] is None and s["error"] is None for s in broken)
     # a new plan of the same campaign shows what was measured instead of predicting it
     replanned = repro(
         "campaign", "plan", str(tmp_path / "demo-caps.yaml"), "--measured", str(folder),

@@ -1,5 +1,6 @@
 """What SGLang 0.5.23's own engine reported on the lent H200 (tests/fixtures/h200-sglang-0.5.23,
-kept from `scripts/h200-engine device`, now scripts/gpu-engine), read with the code repro reads live servers with."""
+kept from `scripts/h200-engine device`, now scripts/gpu-engine), read with the code repro
+reads live servers with."""
 
 from __future__ import annotations
 

@@ -13,11 +13,12 @@ import pytest
 
 from repro.bench import BenchOptions, BenchTarget, run_bench
 from repro.report.records import load_runs
-from repro.report.verifyfit import Point, fit, leave_one_out, points
+from repro.report.verifyfit import Point, fit, leave_one_out, points, record_folders
 from repro.sim.profile import load_profile
 from tests.support.simulator import Simulators
 
 REPO = Path(__file__).resolve().parents[2]
+H100 = REPO / "tests" / "fixtures" / "h100-dflash-sweep"  # a real sweep (its README)
 SCALE = 1.0  # a busy shared host keeps it; invalid levels are left out
 # (draft tokens, forced length); (0, None): no drafter
 SWEEP = [(0, None), (8, 1.0), (8, 2.0), (8, 4.0), (16, 2.0), (16, 6.0)]
@@ -95,3 +96,22 @@ def test_the_benchmark_prints_each_held_out_point_and_writes_a_calibrated_profil
     assert sorted(data["fit"]["sources"]) == sorted(map(str, records))
     assert len(data["fit"]["leave_one_out"]) == count
     assert profile.spec("DFLASH").reference_draft_tokens == 16
+
+
+def test_on_the_h100_sweep_the_fit_models_the_concurrency_each_level_achieved() -> None:
+    data = _points(record_folders([H100 / "b8", H100 / "b16"]))
+    assert len(data) == 52
+    # c=48 levels that overlapped their requests less ran fewer at once than offered
+    short = [p for p in data if p.concurrency == 48 and p.running < 40]
+    assert {(p.draft_tokens, p.committed) for p in short} == {(16, 1.0), (16, 4.0), (8, 4.0)}
+    held = leave_one_out(data)
+    errors = sorted(abs(h.error) for h in held)
+    assert errors[len(errors) // 2] <= 0.05
+    # what no step model predicts is named: the levels whose server stalled before its first
+    # token (T=16 forced 4 at c=48 waited 0.77 s for most of its first tokens)
+    stalled = {h.point for h in held if h.stalled}
+    assert "T=16 forced 4 c=48" in stalled
+    worst = max(held, key=lambda h: abs(h.error))
+    assert worst.point in stalled
+    steady = sorted(abs(h.error) for h in held if not h.stalled)
+    assert steady[len(steady) // 2] <= 0.05 and steady[-1] < 0.25

@@ -51,3 +51,25 @@ def test_kimi_recipe_runs_on_the_simulator_and_compares(
     assert data["points"] and all(p["direction"] == "same" for p in data["points"])
     shown = repro("report", str(run_dir), cwd=repo_root)
     assert "sim kimi26-ep4-rtx6000 (extrapolated), time-scale 0" in shown.stdout
+
+
+def test_a_ddtree_recipe_runs_on_a_simulator_standing_in_for_its_image(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
+    result = repro(
+        "run", "qwen36-27b-tp1-dflash-ddtree-tree64", "--sim", "--time-scale", "0",
+        "--port", str(free_port()), "--runs-dir", str(tmp_path / "runs"), cwd=repo_root,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    folder = RunFolder(Path(result.stdout.strip()))
+    stages = json.loads(folder.stages_file.read_text())["stages"]
+    assert [s["status"] for s in stages] == ["done"] * 9
+    # the simulator stood in for the DDTree image: SGLang 0.5.15 with DDTREE registered
+    assert (folder.sim_images_dir / "sim-sglang-0.5.15-cu13-ddtree.yaml").is_file()
+    server = json.loads(folder.bench.server_info_file.read_text())
+    assert server["version"] == "0.5.15" and "DDTREE" in server["sim_speculative_registry"]
+    assert server["speculative_ddtree_budget"] == 64
+    # budget 64 is one of the profile's measurements: the run is calibrated, not extrapolated
+    assert server["sim_provenance"].startswith("calibrated")
+    assert not deployment_containers("qwen36-27b-tp1-dflash-ddtree-tree64-sim")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from repro.image.sim_base import stand_in_patch
+from repro.sim.server_argparser import load_catalog, shipped_catalog
 from tests.support.simulator import Sim, Simulators
 
 from .simproc import FAST, MODEL, SHIM
@@ -22,6 +25,18 @@ def patched_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec_info.write_text(
         text.replace("    DFLASH = auto()\n", "    DFLASH = auto()\n    DDTREE = auto()\n")
     )
+    return root
+
+
+@pytest.fixture(scope="module")
+def stand_in_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the shim with the patch `repro run R --sim` applies for a recipe on the DDTree
+    image (SGLang 0.5.15 plus DDTREE), applied with patch(1) as the image build does."""
+    root = tmp_path_factory.mktemp("stand-in") / "python"
+    shutil.copytree(SHIM, root, ignore=shutil.ignore_patterns("__pycache__"))
+    catalog = load_catalog(str(shipped_catalog("0.5.15")))
+    patch = stand_in_patch("0.5.15", [*catalog["builtin_speculative_algorithms"], "DDTREE"])
+    subprocess.run(["patch", "-p1", "--batch"], input=patch, text=True, cwd=root.parent, check=True)
     return root
 
 

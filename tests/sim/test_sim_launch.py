@@ -22,7 +22,7 @@ def launch_all(runs: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, A
     procs = {}
     for name, (args, env) in runs.items():
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("REPRO_SIM_")}
-        full_env.update(PYTHONPATH=f"{SHIM}{os.pathsep}{SRC}", **env)
+        full_env.update({"PYTHONPATH": f"{SHIM}{os.pathsep}{SRC}", **env})
         procs[name] = subprocess.Popen(
             [PYTHON, "-m", "sglang.launch_server", "--model-path", MODEL, *args],
             env=full_env,
@@ -142,6 +142,22 @@ def test_ddtree_with_the_patched_registry(simulator: Simulators, patched_shim: P
         meta = out["meta_info"]
         assert meta["spec_num_proposed_drafts"] == meta["spec_verify_ct"] * 15
         assert len(meta["spec_correct_drafts_histogram"]) <= 16  # depth capped by the block
+
+
+def test_a_stand_in_patch_makes_the_simulator_the_ddtree_images_sglang(
+    simulator: Simulators, stand_in_shim: Path
+) -> None:
+    env = {"PYTHONPATH": f"{stand_in_shim}{os.pathsep}{SRC}"}
+    # an option SGLang 0.5.23 added is unknown to 0.5.15, whose catalog it now parses with
+    [(rc, _, err)] = launch_all({"newer": (["--attn-dp-size", "1"], env)}).values()
+    assert rc == 2 and "unrecognized arguments: --attn-dp-size 1" in err
+    args = ["--model-path", MODEL, "--speculative-algorithm", "DDTREE", *DFLASH]
+    older = ["--cuda-graph-max-bs", "8", "--speculative-ddtree-budget", "64"]  # 0.5.15's own
+    sim = simulator([*args, *older], {}, shim=stand_in_shim)
+    info = get_json(sim.url + "/server_info")
+    assert info["version"] == "0.5.15" and info["speculative_ddtree_budget"] == 64
+    assert "DDTREE" in info["sim_speculative_registry"]
+    assert "UNO" not in info["sim_speculative_registry"]  # an algorithm of 0.5.23, not 0.5.15
 
 
 def test_load_delay_crash_and_sigterm(simulator: Simulators) -> None:

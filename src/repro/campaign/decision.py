@@ -36,12 +36,16 @@ class PointLevels(BaseModel):
         default=None, description="what served the levels: GPUs and engine, or the simulator"
     )
     simulated: bool = False
-    time_scale: float | None = Field(default=None, description="the simulator's --time-scale")
     started_at: str | None = Field(default=None, description="when its run started (UTC)")
     drafter: str | None = None
     baseline: str | None = None
     status: str = "done"
     levels: list[Level] = Field(default_factory=list)
+    time_scale: float | None = Field(
+        default=None,
+        description="the simulator's time scale of its run (None: the machine's own clock, or "
+        "a prediction); 0 measured no clock, so the point is never ranked",
+    )
 
     @property
     def label(self) -> str:
@@ -49,6 +53,10 @@ class PointLevels(BaseModel):
 
     def valid(self) -> list[Level]:
         return sorted((lv for lv in self.levels if lv.valid), key=lambda lv: lv.concurrency)
+
+    @property
+    def ranked(self) -> bool:
+        return self.time_scale != 0
 
     def per_gpu(self, level: Level) -> float:
         return per_gpu(level, self.gpus)
@@ -113,40 +121,53 @@ class Decision(BaseModel):
         default_factory=dict, description="point -> tok/s per user -> tok/s per GPU"
     )
     crossovers: list[Crossover] = Field(default_factory=list)
+    clock: str = Field("", description="the time scale the numbers were taken at")
+    unranked: list[str] = Field(
+        default_factory=list,
+        description="points shown but not ranked (no best, peak, SLO winner, frontier or "
+        "crossover): they measured no clock",
+    )
 
 
 def decide(
     points: Sequence[PointLevels],
     slos: dict[str, dict[str, float]],
     speeds: Sequence[float] = INTERACTIVITY_TOK_S,
+    clock: str = "",
 ) -> Decision:
+    """The decision over the points marked `ranked`; the others are only tabulated."""
     concurrencies = sorted({lv.concurrency for p in points for lv in p.valid()})
     table = {p.name: _best_of_repeats(p) for p in points}
+    ranked = [p for p in points if p.ranked]
     best: dict[int, str] = {}
     for c in concurrencies:
-        values = {name: row[c] for name, row in table.items() if row.get(c) is not None}
+        values = {p.name: v for p in ranked if (v := table[p.name].get(c)) is not None}
         if values:
             best[c] = max(values, key=lambda name: values[name] or 0.0)
     peak = {
-        name: max(finite)
-        for name, row in table.items()
-        if (finite := [v for v in row.values() if v is not None])
+        p.name: max(finite)
+        for p in ranked
+        if (finite := [v for v in table[p.name].values() if v is not None])
     }
     return Decision(
         concurrencies=concurrencies,
         table=table,
         best=best,
         peak=peak,
-        slo_winners=[_slo_winner(name, limits, points) for name, limits in slos.items()],
-        frontier=pareto_frontier(points),
-        at_interactivity={p.name: {s: at_speed(p, s) for s in speeds} for p in points},
+        slo_winners=[_slo_winner(name, limits, ranked) for name, limits in slos.items()]
+        if ranked
+        else [],
+        frontier=pareto_frontier(ranked),
+        at_interactivity={p.name: {s: at_speed(p, s) for s in speeds} for p in ranked},
         crossovers=[
             crossover(p, baseline)
-            for p in points
+            for p in ranked
             if p.drafter and p.baseline
-            for baseline in points
+            for baseline in ranked
             if baseline.name == p.baseline
         ],
+        clock=clock,
+        unranked=[p.name for p in points if not p.ranked],
     )
 
 

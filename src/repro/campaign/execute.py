@@ -27,6 +27,7 @@ from repro.errors import ReproError
 from repro.exitcodes import ExitCode
 from repro.interrupts import signal_name, signal_number
 from repro.run.pipeline import RunOptions, run_pipeline
+from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
 from repro.units import human_seconds
 
@@ -64,7 +65,7 @@ def run_campaign(options: CampaignRunOptions, console: Console) -> CampaignFolde
             )
             held.enter_context(folder.claim())
         try:
-            _run_points(folder, plan, index, console)
+            run_points(folder, plan, index, console)
         except KeyboardInterrupt as interrupt:  # between two points, or while saving the index
             error = ReproError(f"interrupted by {signal_name(interrupt)}")
             error.exit_code = ExitCode.SIGNAL + signal_number(interrupt)
@@ -98,6 +99,7 @@ def start_campaign(
     console: Console,
     sim: bool = False,
     time_scale: float = 1.0,
+    sim_profile: str | None = None,
 ) -> tuple[CampaignFolder, CampaignPlan, CampaignIndex]:
     """A new campaign folder for the campaign file `source`: its plan and an index of
     pending points (what `run` and the exports start from)."""
@@ -113,18 +115,24 @@ def start_campaign(
         machine=campaign.machine,
         simulated=sim,
         time_scale=time_scale if sim else None,
+        sim_profile=sim_profile if sim else None,
         points=[PointState(name=p.name) for p in plan.points],
     )
     folder.write_index(index)
     return folder, plan, index
 
 
-def _run_points(
+def run_points(
     folder: CampaignFolder, plan: CampaignPlan, index: CampaignIndex, console: Console
 ) -> None:
     states = {state.name: state for state in index.points}
     todo = [p for p in plan.points if states[p.name].status not in ("done", "failed")]
-    left_s = sum(_eta(p, index) for p in todo if p.same_server_as is None)
+    etas = {
+        p.name: eta_left(p, index, _finished_levels(folder, states[p.name]))
+        for p in todo
+        if p.same_server_as is None
+    }
+    left_s = sum(etas.values())
     for number, point in enumerate(plan.points, 1):
         state = states[point.name]
         if state.status in ("done", "failed"):
@@ -147,13 +155,14 @@ def _run_points(
             state.run_dir = folder.run_dir_for(point.name)
             if err.exit_code >= ExitCode.SIGNAL:  # Ctrl-C, SIGTERM: the point stays to do
                 state.status, state.reason = "pending", err.message
+                state.seconds = (state.seconds or 0.0) + time.monotonic() - started
                 folder.write_index(index)
                 raise
             state.status, state.reason = "failed", err.message  # every line: all its problems
             console.print(f"[red]point {escape(point.name)} failed[/]: {escape(state.reason)}")
         state.run_dir = folder.run_dir_for(point.name)
         state.seconds = (state.seconds or 0.0) + time.monotonic() - started
-        left_s = max(0.0, left_s - _eta(point, index))
+        left_s = max(0.0, left_s - etas.get(point.name, 0.0))
         folder.write_index(index)
     failed = [s.name for s in index.points if s.status == "failed"]
     summary = f"{len(index.points) - len(failed)} of {len(index.points)} points done"
@@ -166,12 +175,29 @@ def _run_points(
         )
 
 
-def _eta(point: PlannedPoint, index: CampaignIndex) -> float:
-    """The point's predicted wall time here: on the simulator its levels at the time scale
-    plus a container start, else the plan's estimate (0 when it has none)."""
+def _finished_levels(folder: CampaignFolder, state: PointState) -> set[tuple[int, int]]:
+    """(concurrency, repeat) of the levels a started point's run folder already holds."""
+    run_dir = folder.run_dir_of(state)
+    bench = RunFolder(run_dir).bench if run_dir is not None else None
+    if bench is None or not bench.summary_file.exists():
+        return set()
+    try:
+        return {(lv.concurrency, lv.repeat) for lv in bench.read_summary().levels}
+    except ReproError:  # unreadable: counted as not started
+        return set()
+
+
+def eta_left(point: PlannedPoint, index: CampaignIndex, finished: set[tuple[int, int]]) -> float:
+    """The point's predicted wall time left here, without the levels it `finished` (a resumed
+    point): on the simulator its levels at the time scale plus a container start, else the
+    plan's estimate (0 when it has none)."""
+    done_s = sum(lv.duration for lv in point.predicted if (lv.concurrency, lv.repeat) in finished)
+    if finished:  # the accept stage runs before the sweep: done too
+        done_s += point.accept_s or 0.0
     if index.simulated and point.levels_s is not None:
-        return SIM_START_S + point.levels_s * (index.time_scale or 0.0)
-    return point.estimate_s or 0.0
+        left_s = (point.accept_s or 0.0) + point.levels_s - done_s
+        return SIM_START_S + left_s * (index.time_scale or 0.0)
+    return max(0.0, (point.estimate_s or 0.0) - done_s)
 
 
 class CampaignFailed(ReproError):
@@ -190,7 +216,7 @@ def _run_point(
         ref=str(folder.inside(point.recipe)),
         runs_dir=folder.point_dir(point.name),
         resume=folder.path / resume if resume else None,
-        sim="" if index.simulated else None,
+        sim=(index.sim_profile or "") if index.simulated else None,
         time_scale=index.time_scale if index.time_scale is not None else 1.0,
     )
     state.run_dir = None

@@ -42,9 +42,11 @@ def plan_campaign(
     *,
     predict: bool = True,
     progress: Callable[[str], None] | None = None,
+    profile: str | None = None,
 ) -> CampaignPlan:
     """The plan of the campaign file `path`; point recipes are written to `recipes_folder`
-    (a scratch folder, removed after, when None)."""
+    (a scratch folder, removed after, when None); every point predicted on `profile` (a name
+    or a JSON file) when given, else on the profile of its layout."""
     campaign = load_campaign(path)
     points = expand(campaign, named=path)
     scratch = None
@@ -52,7 +54,7 @@ def plan_campaign(
         scratch = Path(tempfile.mkdtemp(prefix="repro-campaign-"))
         recipes_folder = scratch / "recipes"
     try:
-        return _plan(campaign, path, points, recipes_folder, predict, progress)
+        return _plan(campaign, path, points, recipes_folder, predict, progress, profile)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -65,6 +67,7 @@ def _plan(
     folder: Path,
     predict: bool,
     progress: Callable[[str], None] | None,
+    profile: str | None = None,
 ) -> CampaignPlan:
     planned: list[PlannedPoint] = []
     problems: list[str] = []
@@ -117,28 +120,41 @@ def _plan(
             if entry.same_server_as is None:
                 if progress:
                     progress(f"predicting {entry.name} ({index}/{len(planned)})")
-                _predict(entry, folder.parent / entry.recipe, scratch / entry.name, lockeds)
+                file = folder.parent / entry.recipe
+                _predict(entry, file, scratch / entry.name, lockeds, profile)
         shutil.rmtree(scratch, ignore_errors=True)
     return _priced(CampaignPlan(campaign=campaign, source=str(path), points=planned), lockeds)
 
 
-def _predict(entry: PlannedPoint, file: Path, scratch: Path, lockeds: dict[str, Locked]) -> None:
+def _predict(
+    entry: PlannedPoint,
+    file: Path,
+    scratch: Path,
+    lockeds: dict[str, Locked],
+    profile: str | None,
+) -> None:
     try:
-        prediction = predict_point(file, scratch)
+        prediction = predict_point(file, scratch, profile)
     except ReproError as err:
         entry.prediction_error = err.message.splitlines()[0]
         return
     entry.profile, entry.provenance = prediction.profile, prediction.provenance
+    entry.caveats = prediction.caveats
     entry.predicted = prediction.levels
-    weights = lockeds[entry.name].recipe.model.weights_gb or 0.0
+    recipe = lockeds[entry.name].recipe
+    weights = recipe.model.weights_gb or 0.0
     load_s = LAUNCH_OVERHEAD_S + weights / WEIGHTS_READ_GB_PER_S
     entry.levels_s = sum(level.duration for level in prediction.levels)
-    entry.estimate_s = load_s + entry.levels_s
+    entry.accept_s = prediction.accept_s
+    entry.estimate_s = load_s + entry.accept_s + entry.levels_s
 
 
 def _priced(plan: CampaignPlan, lockeds: dict[str, Locked]) -> CampaignPlan:
+    """The estimate of the points predicted; those that are not are named in `unestimated`."""
     measured = [p for p in plan.points if p.same_server_as is None]
-    if not measured or any(p.estimate_s is None for p in measured):
+    plan.unestimated = [p.name for p in measured if p.estimate_s is None]
+    measured = [p for p in measured if p.estimate_s is not None]
+    if not measured:
         return plan
     plan.estimate_s = sum(p.estimate_s or 0.0 for p in measured)
     plan.gpu_hours = sum((p.estimate_s or 0.0) * p.gpus for p in measured) / 3600.0

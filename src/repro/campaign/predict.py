@@ -22,24 +22,35 @@ from pathlib import Path
 
 from repro.bench.client.result import RequestResult
 from repro.bench.metrics import summarize_level
-from repro.bench.prompts.sets import bench_prompts, bench_source
+from repro.bench.prompts.benchsets import (
+    BENCH_SETS,
+    PROTOCOL_CONCURRENCY,
+    PROTOCOL_MAX_NEW_TOKENS,
+)
+from repro.bench.prompts.sets import SHIPPED_SETS, bench_prompts, bench_source, load_prompt_set
 from repro.bench.slo import searched_concurrencies
+from repro.campaign.caveats import caveats
 from repro.errors import ReproError
 from repro.lock import load_locked
 from repro.recipe import load_recipe
 from repro.recipe.render import render_env, render_server_argv
 from repro.run.simulate import simulated_recipe
 from repro.schema.level import Level, closed
-from repro.schema.recipe import Bench
+from repro.schema.recipe import Bench, Recipe
 from repro.sim.config import StartupError, resolve
-from repro.sim.profile import ProfileError, load_profile
+from repro.sim.profile import CATEGORIES, PROFILE_DIR, ProfileError, load_profile, profile_path
+from repro.sim.registry import Registry
+from repro.sim.server_argparser import load_catalog, shipped_catalog
 from repro.sim.textgen import Tokenizer
 from repro.sim.virtual import VirtualLevel, VirtualServer
 
+# the time scale a plan's numbers are stated at
+PLAN_CLOCK = "1 (predicted in the simulator's virtual time, as on the real machine's clock)"
 PROMPT_SAMPLE = 32  # prompts tokenized to weigh a shipped set's prompts
 MAX_PREDICTED_TOKENS = 20_000_000
 """Output tokens one point's prediction simulates at most (about a minute here): a plan that
 asks for more is not predicted, and says so, before the first request is simulated."""
+ACCEPT_PROMPT_TOKENS = 256  # assumed length of an accept set's prompts repro does not ship
 
 
 @dataclass(frozen=True)
@@ -49,25 +60,40 @@ class Prediction:
     profile: str
     provenance: str  # the profile's own: "calibrated: ..." or "extrapolated: ..."
     levels: list[Level]
+    caveats: list[str]  # what the numbers stand on (repro.campaign.caveats)
+    accept_s: float = 0.0  # the accept stage's predicted duration (0: the point has none)
 
 
-def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
-    """The sweep of the recipe in `recipe_file`, predicted; its simulated twin is written under
-    `work_dir` (a scratch folder the caller owns)."""
+def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> Prediction:
+    """The sweep of the recipe in `recipe_file`, predicted (on the profile `on`, a name or a
+    JSON file, else the one of its layout); its simulated twin is written under `work_dir` (a
+    scratch folder the caller owns)."""
     original = load_recipe(recipe_file)
     _check_size(original.bench, recipe_file)
     if original.simulator is not None:  # a simulator recipe is its own twin
         locked = load_locked(recipe_file)
     else:
-        locked = load_locked(simulated_recipe(str(recipe_file), work_dir, None, 1.0))
+        locked = load_locked(_twin(recipe_file, work_dir, on))
     recipe = locked.recipe
     if locked.catalog is None or recipe.simulator is None:
         raise ReproError(f"{recipe_file}: cannot render its simulated twin")
     argv = render_server_argv(recipe, locked.catalog)
+    # the image's SGLang command line and algorithms, as its simulator would parse them
+    flags = shipped_catalog(locked.catalog.sglang_version)
+    registry = Registry(
+        tuple(dict.fromkeys([*locked.catalog.speculative_algorithms, "NONE"])),
+        f"catalog of image {recipe.image}",
+    )
     try:
-        profile = load_profile(recipe.simulator.profile)
+        profile = load_profile(on or recipe.simulator.profile)
         with contextlib.redirect_stderr(io.StringIO()) as err:  # argparse's own message
-            cfg = resolve(argv, profile=profile, env=render_env(recipe))
+            cfg = resolve(
+                argv,
+                profile=profile,
+                registry=registry,
+                env=render_env(recipe),
+                catalog=load_catalog(str(flags)) if flags else None,
+            )
     except (ProfileError, StartupError) as exc:
         raise ReproError(f"{recipe_file}: the simulator refuses it: {exc}") from None
     except SystemExit:
@@ -93,11 +119,52 @@ def predict_point(recipe_file: Path, work_dir: Path) -> Prediction:
             )
             levels.append(_summary(run, repeat, gpus))
 
+    # a server of its own, so that the sweep's prediction does not depend on the accept's
+    accept_s = _accept(VirtualServer(cfg, seed=recipe.simulator.seed), recipe)
     for concurrency in bench.concurrencies:
         measure(concurrency)
     for found in searched_concurrencies(lambda: levels, bench):  # as the sweep searches
         measure(found)
-    return Prediction(profile.name, profile.provenance, levels)
+    return Prediction(profile.name, profile.provenance, levels, caveats(cfg, levels), accept_s)
+
+
+def _accept(server: VirtualServer, recipe: Recipe) -> float:
+    """The accept stage's seconds: each prompt set's warm-up and prompts one at a time
+    (PROTOCOL_CONCURRENCY), as long as the set's prompts in the simulator's tokens (a set
+    that is not shipped: ACCEPT_PROMPT_TOKENS), up to the set's new-token limit or the
+    profile's mean output before EOS, whichever is less."""
+    plan = recipe.accept
+    if plan is None or recipe.drafter is None:  # the accept stage skips such a point
+        return 0.0
+    started = server.clock.t
+    tokenizer = Tokenizer()
+    for ref in plan.prompt_sets:
+        input_len = ACCEPT_PROMPT_TOKENS
+        if ref in SHIPPED_SETS:
+            prompts = load_prompt_set(ref).prompts
+            input_len = round(sum(len(tokenizer.encode(p)) for p in prompts) / len(prompts))
+        max_new = PROTOCOL_MAX_NEW_TOKENS if ref in BENCH_SETS else plan.max_new_tokens
+        server.run_level(
+            PROTOCOL_CONCURRENCY,
+            plan.prompts,
+            input_len=input_len,
+            output_len=min(max_new, server.cfg.profile.mean_output_tokens),
+            category=ref if ref in CATEGORIES else "chat",
+            warmup=PROTOCOL_CONCURRENCY,
+        )
+    return server.clock.t - started
+
+
+def _twin(recipe_file: Path, work_dir: Path, on: str | None) -> Path:
+    """The simulated twin; with a profile file `on` (a fitted one, which a recipe cannot
+    name), the twin names its layout's profile, or `demo` where it has none: only `on` is
+    read."""
+    if on is None or profile_path(on).parent == PROFILE_DIR:
+        return simulated_recipe(str(recipe_file), work_dir, on, 1.0)
+    try:
+        return simulated_recipe(str(recipe_file), work_dir, None, 1.0)
+    except ReproError:
+        return simulated_recipe(str(recipe_file), work_dir, "demo", 1.0)
 
 
 def predicted_requests(bench: Bench) -> int:

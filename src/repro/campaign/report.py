@@ -39,7 +39,7 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
         if p.same_server_as is not None:
             continue
         if p.profile:
-            source = f"predicted ({p.profile})"
+            source = "; ".join([f"predicted ({p.profile})", *p.caveats])
         else:
             source = (
                 f"no prediction: {p.prediction_error}" if p.prediction_error else "not predicted"
@@ -48,9 +48,27 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
     return points
 
 
+def clock(scales: set[float | None]) -> str:
+    """The time scales points' numbers were taken at, in words (None: the machine's own
+    clock)."""
+    words = []
+    for scale in sorted(scales, key=lambda s: -1.0 if s is None else s):
+        if scale is None:
+            words.append("1 (measured on the machine's own clock)")
+        elif scale:
+            words.append(f"{scale:g} (simulated)")
+        else:
+            words.append(
+                "0 (simulated without waiting: its numbers measure only this host, so they are "
+                "not ranked: no best, peak, SLO winner, frontier or crossover)"
+            )
+    return "; ".join(words)
+
+
 def measured_points(folder: CampaignFolder) -> list[PointLevels]:
     """The campaign's points with the levels their run folders hold (finished levels of a
-    point that failed part-way count too; a point that never ran has none)."""
+    point that failed part-way count too; a point that never ran has none), each with the
+    time scale its run was simulated at (the index's for one that never ran)."""
     plan, index = folder.read_plan(), folder.read_index()
     states = {s.name: s for s in index.points}
     points = []
@@ -61,6 +79,7 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
         source = state.status if state.reason is None else f"{state.status}: {state.reason}"
         run_dir = folder.run_dir_of(state)
         point = _point(plan, p, source, state.status, [])
+        point.time_scale = index.time_scale if index.simulated else None  # until a run exists
         if run_dir is not None and RunFolder(run_dir).bench.has_run():
             run = load_run(run_dir)
             point.levels = run.levels
@@ -105,7 +124,8 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
                 point.name = f"{point.machine}/{point.name}"
                 point.baseline = f"{point.machine}/{point.baseline}" if point.baseline else None
             points.append(point)
-    return decide(points, slos), points
+    stated = clock({p.time_scale for p in points if p.levels})
+    return decide(points, slos, clock=stated), points
 
 
 # ---- the terminal ----------------------------------------------------------------------------
@@ -115,6 +135,10 @@ NOT_JUDGED = "not judged: no point has a valid level, predicted or measured"
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
     parts: list[RenderableType] = [Text(TABLE_TITLE), fit(summary_table(decision, points))]
     parts += [_source(point) for point in points]
+    if decision.clock:
+        parts.append(Text(f"time scale: {decision.clock}"))
+    if decision.unranked:
+        parts.append(Text(f"not ranked (no clock measured): {', '.join(decision.unranked)}"))
     judged = any(point.valid() for point in points)
     for winner in decision.slo_winners:
         verdict = slo_verdict(winner, judged)

@@ -13,7 +13,8 @@ from rich.markup import escape
 
 from repro.campaign.folder import CAMPAIGNS_DIR
 from repro.cli.options import FiniteFloat, json_option, k8s_options, k8s_pod_options
-from repro.schema.campaign import Campaign
+from repro.exitcodes import ExitCode
+from repro.schema.campaign import Campaign, CampaignPlan
 from repro.units import human_seconds
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,6 +35,16 @@ def _campaigns_dir(folder_help: str) -> Callable[[F], F]:
     )
 
 
+def _time_scale() -> Callable[[F], F]:
+    return click.option(
+        "--time-scale",
+        type=FiniteFloat(min=0),
+        default=1.0,
+        show_default=True,
+        help="With --sim: multiply every simulated duration (0.1: ten times faster).",
+    )
+
+
 def _where_and_how(folder_help: str) -> Callable[[F], F]:
     """--sim, --time-scale and --campaigns-dir: the options `run` and `export` share."""
 
@@ -41,13 +52,7 @@ def _where_and_how(folder_help: str) -> Callable[[F], F]:
         for option in reversed(
             (
                 click.option("--sim", is_flag=True, help="Run every point on the CPU simulator."),
-                click.option(
-                    "--time-scale",
-                    type=FiniteFloat(min=0),
-                    default=1.0,
-                    show_default=True,
-                    help="With --sim: multiply every simulated duration (0.1: ten times faster).",
-                ),
+                _time_scale(),
                 _campaigns_dir(folder_help),
             )
         ):
@@ -68,6 +73,7 @@ def campaign() -> None:
       repro campaign run campaigns/kimi26-layouts.yaml --sim
       repro campaign run --resume runs/campaigns/FOLDER     after a stop
       repro campaign report runs/campaigns/FOLDER [...]     the decision
+      repro campaign calibrate campaigns/kimi26-b300.yaml   re-plan here
     """
 
 
@@ -90,6 +96,7 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
     """
     from repro.campaign.decision import decide
     from repro.campaign.plan import plan_campaign
+    from repro.campaign.predict import PLAN_CLOCK
     from repro.campaign.report import predicted_points, render_terminal
 
     result = plan_campaign(
@@ -97,6 +104,7 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
     )
     if as_json:
         click.echo(result.model_dump_json(indent=2))
+        _exit_incomplete(result)
         return
     points = predicted_points(result)
     if measured is not None:
@@ -110,16 +118,32 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
         base = f", baseline {point.baseline}" if point.baseline else ""
         _console.print(f"  {escape(point.name)}{escape(note)}{escape(base)}")
     if not no_predict:
-        _console.print(render_terminal(decide(points, result.campaign.slos), points))
+        decision = decide(points, result.campaign.slos, clock=PLAN_CLOCK)
+        _console.print(render_terminal(decision, points))
         shown = {p.profile: p.provenance for p in result.points if p.profile and p.provenance}
         for profile, provenance in shown.items():
             _console.print(f"[dim]{escape(profile)}: {escape(provenance)}[/]")
     if result.estimate_s is not None:
         cost = f", about ${result.usd:,.0f}" if result.usd is not None else ""
+        run = [p for p in result.points if p.same_server_as is None]
+        some = f" ({len(run) - len(result.unestimated)} of {len(run)} points)"
+        some *= bool(result.unestimated)
         _console.print(
-            f"estimate: {human_seconds(result.estimate_s)} wall, "
-            f"{result.gpu_hours or 0:.1f} GPU-hours{cost} (predicted levels + loads)"
+            f"estimate{some}: {human_seconds(result.estimate_s)} wall, "
+            f"{result.gpu_hours or 0:.1f} GPU-hours{cost} (loads + accept stages + levels)"
         )
+    if result.unestimated:
+        _console.print(
+            f"[yellow]not in the estimate (no prediction): "
+            f"{escape(', '.join(result.unestimated))}[/]"
+        )
+    _exit_incomplete(result)
+
+
+def _exit_incomplete(result: CampaignPlan) -> None:
+    """Exit INCOMPLETE when a point could not be predicted (after everything is printed)."""
+    if result.unestimated:
+        click.get_current_context().exit(ExitCode.INCOMPLETE)
 
 
 @campaign.command("run")
@@ -163,11 +187,97 @@ def run(
     _console.print(f"decision: repro campaign report {escape(str(folder.path))}")
 
 
+@campaign.command("calibrate")
+@click.argument("file", type=FILE)
+@click.option(
+    "--sim",
+    "sim_profile",
+    metavar="PROFILE",
+    help="Run the sweep on the CPU simulator, with PROFILE standing in for the machine.",
+)
+@_time_scale()
+@click.option("--concurrencies", help="The sweep's concurrencies, comma-separated (1,4,16).")
+@click.option(
+    "--forced", help="The drafter point's forced acceptance lengths, comma-separated (1,2,4)."
+)
+@_campaigns_dir("Where the calibration's campaign folder is made.")
+@json_option("the fitted profile, its held-out band and the plan on it")
+def calibrate_command(
+    file: Path,
+    sim_profile: str | None,
+    time_scale: float,
+    concurrencies: str | None,
+    forced: str | None,
+    campaigns_dir: Path,
+    as_json: bool,
+) -> None:
+    """Calibrate FILE's predictions on the machine in hand, then plan it again.
+
+    Runs a short sweep (the campaign's first drafter point and its baseline, the drafter's
+    acceptance forced to a few lengths, at a few concurrencies: minutes), fits the machine's
+    step and first-token costs to it (a profile labelled with its records, the acceptance
+    kept from the point's profile), and predicts every point on it: each value within the
+    fit's held-out error, and where points lie within that band of the best, "measure to
+    decide".
+    """
+    from repro.campaign.calibrate import CalibrateOptions, calibrate, measure_to_decide
+    from repro.campaign.decision import decide
+    from repro.campaign.predict import PLAN_CLOCK
+    from repro.campaign.report import predicted_points, render_terminal
+
+    options = CalibrateOptions(file, sim_profile, time_scale, campaigns_dir)
+    if concurrencies:
+        options.concurrencies = tuple(int(c) for c in _numbers("--concurrencies", concurrencies))
+    if forced:
+        options.forced = _numbers("--forced", forced)
+    result = calibrate(options, _err)
+    points = predicted_points(result.plan)
+    decision = decide(points, result.plan.campaign.slos, clock=PLAN_CLOCK)
+    median, worst = result.band
+    close = measure_to_decide(decision, worst)
+    if as_json:
+        data = {
+            "folder": str(result.folder.path),
+            "profile": str(result.profile),
+            "band": {"median": median, "worst": worst},
+            "measure_to_decide": [{"concurrency": c, "points": names} for c, names in close],
+            "plan": result.plan.model_dump(mode="json"),
+        }
+        click.echo(json.dumps(data, indent=2))
+        return
+    _console.print(render_terminal(decision, points))
+    _console.print(
+        f"every predicted value within {median:.1%} (median) and {worst:.1%} (worst) of "
+        "what this machine measures: the fit's held-out error on the sweep"
+    )
+    for c, names in close:
+        _console.print(f"c={c}: {escape(', '.join(names))} within {worst:.1%}: measure to decide")
+    _console.print(f"profile: {escape(str(result.profile))}")
+
+
+def _numbers(option: str, text: str) -> tuple[float, ...]:
+    """A comma-separated list of positive numbers, or the error naming the option."""
+    from repro.errors import ReproError
+
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or any(v <= 0 or v != v for v in values):
+        raise ReproError(f"{option} {text!r}: expected positive numbers separated by commas")
+    return values
+
+
 @campaign.command("report")
 @click.argument("folders", type=FOLDER, nargs=-1, required=True)
 @click.option("--html/--no-html", default=True, help="Also write report/campaign.html.")
+@click.option(
+    "--against-plan",
+    is_flag=True,
+    help="Also each level's predicted output tok/s (the plan's) beside the measured one.",
+)
 @json_option("the points and the decision")
-def report(folders: tuple[Path, ...], html: bool, as_json: bool) -> None:
+def report(folders: tuple[Path, ...], html: bool, against_plan: bool, as_json: bool) -> None:
     """The decision over one or more campaign folders (e.g. one per machine).
 
     A table of output tok/s by concurrency (* best there, ^ a point's peak), the winner
@@ -181,18 +291,39 @@ def report(folders: tuple[Path, ...], html: bool, as_json: bool) -> None:
     from repro.campaign.report import campaign_decision, render_terminal
 
     decision, points = campaign_decision(list(folders))
+    sides = _against_plan(folders) if against_plan else None
     if as_json:
-        data = {
+        data: dict[str, Any] = {
             "points": [p.model_dump(mode="json", exclude={"levels"}) for p in points],
             "decision": decision.model_dump(mode="json"),
         }
+        if sides is not None:
+            data["against_plan"] = [{**s.model_dump(mode="json"), "error": s.error} for s in sides]
         click.echo(json.dumps(data, indent=2))
     else:
         _console.print(render_terminal(decision, points))
+        if sides is not None:
+            from repro.campaign.against import against_lines
+
+            for line in against_lines(sides):
+                _console.print(escape(line))
     if html:
         page = write_html(CampaignFolder.open(folders[0]), decision, points)
         if not as_json:
             _console.print(f"report: {escape(str(page))}")
+
+
+def _against_plan(folders: tuple[Path, ...]) -> list[Any]:
+    """Each folder's levels, predicted by its plan beside measured."""
+    from repro.campaign.against import against_plan
+    from repro.campaign.folder import CampaignFolder
+    from repro.campaign.report import measured_points
+
+    sides = []
+    for path in folders:
+        folder = CampaignFolder.open(path)
+        sides += against_plan(folder.read_plan(), measured_points(folder))
+    return sides
 
 
 @campaign.group("export")

@@ -25,18 +25,21 @@ LOCAL_BASES: dict[str, Callable[..., str | None]] = {
 }
 
 
-def planned_tag(spec: ImageSpec) -> str:
+def planned_tag(spec: ImageSpec, patches_dir: Path | None = None) -> str:
     """The tag a build of `spec` gives, without building anything (for --dry-run); a
     placeholder while a local base image it needs does not exist yet."""
     remote = spec.patch_set.remote if spec.patch_set else []
     bases_missing = spec.base.local and _local_base(spec)(build=False) is None
     if bases_missing or any(not _cached_diff(diff).exists() for diff in remote):
         return f"repro/{spec.name}:{spec.sglang_version}-<hash, known once built>"
-    return plan_for_spec(spec).tag
+    return plan_for_spec(spec, patches_dir=patches_dir).tag
 
 
-def plan_for_spec(spec: ImageSpec, progress: Progress = quiet) -> BuildPlan:
-    """Resolve the base reference and read every patch, so the build needs no network."""
+def plan_for_spec(
+    spec: ImageSpec, progress: Progress = quiet, patches_dir: Path | None = None
+) -> BuildPlan:
+    """Resolve the base reference and read every patch, so the build needs no network;
+    local patches from `patches_dir` (default: beside the spec's file)."""
     if spec.base.local:
         base_ref = _local_base(spec)(progress)
         assert base_ref is not None
@@ -47,7 +50,7 @@ def plan_for_spec(spec: ImageSpec, progress: Progress = quiet) -> BuildPlan:
         for index, diff in enumerate(spec.patch_set.remote):
             content = fetch_remote_diff(diff, progress)
             patches.append(PatchFile(name=f"{index:02d}-{diff.name}.diff", content=content))
-        patches_dir = _patches_dir(spec)
+        patches_dir = patches_dir or _patches_dir(spec)
         offset = len(patches)
         for index, path in enumerate(spec.local_patch_paths(patches_dir), start=offset):
             patches.append(PatchFile(name=f"{index:02d}-{path.name}", content=path.read_bytes()))

@@ -22,7 +22,7 @@ from repro.lock import (
 )
 from repro.progress import Progress, quiet
 from repro.recipe.argv_check import available_catalog_versions, load_catalog
-from repro.recipe.images import effective_catalog
+from repro.recipe.images import effective_catalog, patches_dir_for
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked, LockedImage
 from repro.schema.option_catalog import Catalog
@@ -55,7 +55,7 @@ def build_for(
             )
         return _recorded_image(locked, locked.image), locked
     spec = locked.need_image_spec()
-    plan = plan_for_spec(spec, progress)
+    plan = plan_for_spec(spec, progress, patches_dir_for(locked.recipe, spec))
     try:
         built = build_image(plan, on_log, rebuild=rebuild, verify=locked.lock_path is not None)
     except UnbuiltImage as err:

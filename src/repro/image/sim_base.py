@@ -8,7 +8,9 @@ Tagged by a hash of everything copied into it, so it is rebuilt only when that c
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,6 +27,45 @@ _DOCKERFILE = Path(__file__).resolve().parent / "context" / "sim-base.Dockerfile
 _SHIM = _PACKAGE / "sim" / "shim"
 # what of the repro package the simulator needs; the shim goes to SGLang's source tree instead
 _SIM_PACKAGE_DIRS = ("sim", "catalogs")
+
+
+# the shim's files a patch standing in for another SGLang changes (paths in SGLang's checkout)
+_VERSION_FILE = "python/sglang/version.py"
+_SPEC_INFO_FILE = "python/sglang/srt/speculative/spec_info.py"
+_ENUM_MEMBERS = re.compile(r"(?:^    [A-Z][A-Z0-9_]* = auto\(\)\n)+", re.MULTILINE)
+
+
+def stand_in_patch(sglang_version: str, algorithms: list[str]) -> str:
+    """A unified diff (-p1, against the simulator image's SGLang source tree) that makes the
+    simulator stand in for an image of another SGLang release with a patch set: the version it
+    reports (and so the option catalog it parses argv with, sim/server_argparser.py) and its
+    speculative algorithms (sim/registry.py): `algorithms`, the release's builtins plus what
+    the patch set registers (as sgl-project/sglang#29907 adds DDTREE), NONE last, become
+    spec_info.py's enum."""
+    version, spec_info = (
+        (_SHIM / path.removeprefix("python/")).read_text(encoding="utf-8")
+        for path in (_VERSION_FILE, _SPEC_INFO_FILE)
+    )
+    names = [*dict.fromkeys(n for n in algorithms if n != "NONE"), "NONE"]
+    members = "".join(f"    {name} = auto()\n" for name in names)
+    patched, found = _ENUM_MEMBERS.subn(members, spec_info, count=1)
+    assert found, "the shim's spec_info.py no longer lists SpeculativeAlgorithm's members"
+    changed = {
+        _VERSION_FILE: (version, f'__version__ = "{sglang_version}"\n'),
+        _SPEC_INFO_FILE: (spec_info, patched),
+    }
+    return "".join(
+        "".join(
+            difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                f"a/{path}",
+                f"b/{path}",
+            )
+        )
+        for path, (old, new) in changed.items()
+        if old != new
+    )
 
 
 def _context_files() -> dict[str, Path]:

@@ -9,6 +9,7 @@ from repro.hub.cache import snapshot_dir
 from repro.image.buildplan import plan_for_spec, planned_tag
 from repro.launch.spec import LaunchSpec, project_name, state_dir
 from repro.recipe import render_env, render_server_argv
+from repro.recipe.images import patches_dir_for
 from repro.schema.lock import Lock, Locked
 
 # A simulated server loads in seconds; a 600 GB model takes tens of minutes.
@@ -39,7 +40,8 @@ def image_to_run(locked: Locked, build_tag: bool = True) -> str:
     if locked.image is not None:
         return locked.image.run_reference
     spec = locked.need_image_spec()
-    return plan_for_spec(spec).tag if build_tag else planned_tag(spec)
+    patches = patches_dir_for(locked.recipe, spec)
+    return plan_for_spec(spec, patches_dir=patches).tag if build_tag else planned_tag(spec, patches)
 
 
 def launch_spec_for(locked: Locked, image: str, host_port: int | None = None) -> LaunchSpec:

@@ -12,7 +12,7 @@ from repro.lock.drift import diff_locks
 from repro.lock.io import LockError, lock_path_for, read_lock, write_lock
 from repro.lock.patches import resolve_patches
 from repro.recipe import check_recipe
-from repro.recipe.images import effective_catalog, images_dir_for
+from repro.recipe.images import effective_catalog, patches_dir_for
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Lock, Locked, RepoPin
 from repro.schema.option_catalog import Catalog
@@ -105,9 +105,8 @@ def build_lock(
     recipe = locked.recipe
     spec = locked.need_image_spec()
     spec_data = spec.model_dump(mode="json")
-    root = spec.source_path.parent.parent if spec.source_path else images_dir_for(recipe).parent
     before = previous.patches if previous else []
-    patches = resolve_patches(spec, spec_data, root / "patches", before)
+    patches = resolve_patches(spec, spec_data, patches_dir_for(recipe, spec), before)
     # The image (and the catalog extracted from it) still describe this spec and patch set?
     same = (
         previous is not None

@@ -162,6 +162,14 @@ def images_dir_for(recipe: Recipe) -> Path:
     return default_images_dir(near)
 
 
+def patches_dir_for(recipe: Recipe, spec: ImageSpec) -> Path:
+    """Where the spec's local patch sets live: `patches/` beside its images folder (for a
+    spec a lock carries, which has no file, beside the recipe's: a `--sim` run's folder holds
+    its stand-in image's)."""
+    images = spec.source_path.parent if spec.source_path else images_dir_for(recipe)
+    return images.parent / "patches"
+
+
 def image_for_recipe(recipe: Recipe, lock: Lock | None = None) -> ImageSpec:
     """The image spec the recipe names (or the one its `lock` carries).
 

@@ -1,11 +1,15 @@
 """A machine's verify-step cost, fitted from bench records of a forced-acceptance sweep, as a
 simulator profile; and the leave-one-out check of how well it predicts a point it did not see.
 
-Each valid level of a streaming `/generate` record is one point: the level's concurrency `n`
-(requests in one step), the drafter's tokens per step `T` (0 without a drafter), the tokens a
-step commits `a` (the forced length, else the level's pooled acceptance; 1 without a drafter)
-and the step time, the median gap between stream chunks (one chunk per step). The fit is the
-simulator's own step model (repro.sim.scheduler `Scheduler.decode_ms`) plus one term it lacks:
+Each valid level of a streaming `/generate` record is one point: the mean concurrency the
+level achieved `n` (bench_serving's `concurrency`, sum of E2E / duration: a level whose
+requests did not all overlap, or whose span the client's start or end stretched, ran fewer
+at once than it offered), the drafter's tokens per step `T` (0 without a drafter), the tokens
+a step commits `a` (the forced length, else the level's pooled acceptance; 1 without a
+drafter), the step time (the mean gap between stream chunks, one chunk per step: what a
+request's time after its first token is made of) and the mean time to the first token. The
+step fit is the simulator's own step model (repro.sim.scheduler `Scheduler.decode_ms`) plus
+one term it lacks:
 
     step_ms = decode_fixed + n x decode_per_req
               + [drafter] (draft + n x verify_per_token x (T - 1) + n x accept_per_token x (a - 1))
@@ -13,17 +17,18 @@ simulator's own step model (repro.sim.scheduler `Scheduler.decode_ms`) plus one 
 solved by least squares on relative error. The first four go into the profile's `timing` and
 `speculative` fields; `accept_per_token` (what committing more tokens costs) has no field in
 the simulator and stays in the profile's `fit` section beside the sources and each point's
-held-out error. A closed-loop level's throughput is then predicted as
-`n x L / (ceil((L - 1) / a) x step_ms + n x prefill_ms)` for output length L: each request's
-verify steps, and the prefill every request brings, which stalls the whole batch;
-`prefill_ms` is fitted the same way from the levels' measured throughput. Records of the
-simulator are read on its unscaled clock (durations divided by its time scale), so the code
-can be checked against a known profile.
+held-out error. The first token is fitted the same way as `prefill_ms + n x
+prefill_per_req_ms`: a closed loop's requests arrive together, and their prompts are
+prefilled as one batch. A closed-loop level's throughput is then predicted by Little's law,
+`n x L / (ttft + ceil((L - 1) / a) x step_ms)` for output length L. Records of the simulator
+are read on its unscaled clock (durations divided by its time scale), so the code can be
+checked against a known profile.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -43,13 +48,16 @@ class Point:
     """One level of a record, on the machine's (unscaled) clock."""
 
     source: str  # the record folder
-    concurrency: int
+    concurrency: int  # offered (the level's name)
     draft_tokens: int  # T; 0: no drafter
     committed: float  # tokens per step: the forced length, the pooled acceptance, or 1
     forced: bool
-    step_ms: float
+    step_ms: float  # the mean stream-chunk gap
     output_tok_s: float
     output_len: int
+    running: float  # the mean concurrency achieved
+    ttft_ms: float  # the mean time to the first token
+    prompt_tokens: float  # a request's, on average
 
     @property
     def name(self) -> str:
@@ -59,7 +67,7 @@ class Point:
         return f"T={self.draft_tokens} {how} {self.committed:g} c={self.concurrency}"
 
     def features(self, with_accept: bool) -> list[float]:
-        n, spec = float(self.concurrency), 1.0 if self.draft_tokens else 0.0
+        n, spec = self.running, 1.0 if self.draft_tokens else 0.0
         row = [1.0, n, spec, spec * n * max(0, self.draft_tokens - 1)]
         return row + ([spec * n * (self.committed - 1.0)] if with_accept else [])
 
@@ -67,17 +75,22 @@ class Point:
 @dataclass(frozen=True)
 class Fit:
     coefficients: dict[str, float]  # TERMS (and ACCEPT_TERM when the sweep varied acceptance)
-    prefill_ms: float  # what each request's prefill stalls the batch for
+    prefill_ms: float  # the first token's fixed part
+    prefill_per_req_ms: float  # and its part per request prefilled with it
 
     def step_ms(self, point: Point) -> float:
         names = [*TERMS, *([ACCEPT_TERM] if ACCEPT_TERM in self.coefficients else [])]
         values = point.features(ACCEPT_TERM in self.coefficients)
         return math.fsum(self.coefficients[k] * x for k, x in zip(names, values, strict=True))
 
+    def ttft_ms(self, point: Point) -> float:
+        return self.prefill_ms + point.running * self.prefill_per_req_ms
+
     def output_tok_s(self, point: Point) -> float:
-        """A closed-loop level's throughput: the verify steps, and the prefills."""
-        cycle = verify_steps(point) * self.step_ms(point) + point.concurrency * self.prefill_ms
-        return point.concurrency * point.output_len / (cycle / 1000.0)
+        """A closed-loop level's throughput (Little's law): `running` requests at once, each
+        its first token and then its verify steps."""
+        e2e = self.ttft_ms(point) + verify_steps(point) * self.step_ms(point)
+        return point.running * point.output_len / (e2e / 1000.0)
 
 
 def verify_steps(point: Point) -> int:
@@ -85,14 +98,14 @@ def verify_steps(point: Point) -> int:
     return math.ceil((point.output_len - 1) / max(1.0, point.committed))
 
 
-def _prefill_ms(data: list[Point]) -> float:
-    """Least squares of `n x prefill = n x L / tok/s - steps x step` over the levels."""
-    rows = [
-        (p.concurrency, p.concurrency * p.output_len * 1000.0 / p.output_tok_s
-         - verify_steps(p) * p.step_ms)
-        for p in data
-    ]  # fmt: skip
-    return max(0.0, math.fsum(n * r for n, r in rows) / math.fsum(n * n for n, _ in rows))
+def _prefill(data: list[Point]) -> tuple[float, float]:
+    """`ttft = prefill + n x prefill_per_req` by least squares on relative error."""
+    x = np.array([[1.0, p.running] for p in data]) / np.array([[p.ttft_ms] for p in data])
+    beta, *_ = np.linalg.lstsq(x, np.ones(len(data)), rcond=None)
+    return float(beta[0]), float(beta[1])
+
+
+STALL = 2.0  # a level whose first token took this many times the fit's: the server stalled
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,11 @@ class HeldOut:
     point: str
     measured_tok_s: float
     predicted_tok_s: float
+    ttft_ratio: float  # the measured mean time to the first token over the fit's
+
+    @property
+    def stalled(self) -> bool:
+        return self.ttft_ratio > STALL
 
     @property
     def error(self) -> float:
@@ -118,8 +136,8 @@ def points(run: LoadedRun) -> list[Point]:
     output_len = getattr(run.run.workload, "output_len", None) or 0
     out = []
     for level in run.levels:
-        gap = level.median_chunk_gap_ms
-        if not level.valid or gap is None or not output_len:
+        gap, ttft = level.mean_chunk_gap_ms, level.mean_ttft_ms
+        if not level.valid or gap is None or ttft is None or not output_len:
             continue
         if draft_tokens:
             committed = forced.length if forced else level.accept_length
@@ -138,6 +156,9 @@ def points(run: LoadedRun) -> list[Point]:
                 step_ms=gap / scale,
                 output_tok_s=level.output_throughput * scale,
                 output_len=output_len,
+                running=level.achieved_concurrency or float(level.concurrency),
+                ttft_ms=ttft / scale,
+                prompt_tokens=(level.total_input_tokens or 0) / max(1, level.completed),
             )
         )
     return out
@@ -159,7 +180,7 @@ def fit(data: list[Point]) -> Fit:
         x[:, 3] = 0.0  # one block size: the per-token verify cost folds into the others
     beta, *_ = np.linalg.lstsq(x, y, rcond=None)
     names = [*TERMS, *([ACCEPT_TERM] if with_accept else [])]
-    return Fit({k: float(v) for k, v in zip(names, beta, strict=True)}, _prefill_ms(data))
+    return Fit({k: float(v) for k, v in zip(names, beta, strict=True)}, *_prefill(data))
 
 
 def leave_one_out(data: list[Point]) -> list[HeldOut]:
@@ -167,7 +188,8 @@ def leave_one_out(data: list[Point]) -> list[HeldOut]:
     out = []
     for i, held in enumerate(data):
         rest = fit(data[:i] + data[i + 1 :])
-        out.append(HeldOut(held.name, held.output_tok_s, rest.output_tok_s(held)))
+        ratio = held.ttft_ms / max(rest.ttft_ms(held), 1e-9)
+        out.append(HeldOut(held.name, held.output_tok_s, rest.output_tok_s(held), ratio))
     return out
 
 
@@ -183,16 +205,18 @@ def calibrated_profile(
     unforced = [p.committed for p in data if p.draft_tokens and not p.forced]
     sources = sorted({p.source for p in data})
     worst = max((abs(h.error) for h in held), default=0.0)
+    prompt = float(np.mean([p.prompt_tokens for p in data])) or 1.0
     return {
         "name": name,
         "description": f"Verify-step cost fitted from a forced-acceptance sweep of "
         f"{len(data)} levels.",
         "provenance": f"calibrated: {len(data)} levels of {len(sources)} bench records "
         f"(repro.report.verifyfit), leave-one-out output tok/s error at most {worst:.1%}",
-        "assumptions": "Step time is the median stream-chunk gap at each level; levels ran "
-        "as their records say (flags, CUDA graphs), no context-length term; prefill_fixed_ms "
-        "is what a request's prefill stalls a closed-loop batch for, at the records' prompt "
-        "length (no per-token term). Committing more "
+        "assumptions": "Step time is the mean stream-chunk gap at each level, at the mean "
+        "concurrency it achieved; levels ran as their records say (flags, CUDA graphs), no "
+        "context-length term; the first token costs prefill_fixed_ms plus "
+        f"prefill_per_token_ms for each of the {prompt:.0f} prompt tokens of every request "
+        "prefilled with it (the records' prompt length only). Committing more "
         f"tokens per step costs {c.get(ACCEPT_TERM, 0.0):.4f} ms per request and token, "
         "which the simulator does not model (fit.accept_ms_per_token).",
         "model": {},
@@ -203,6 +227,7 @@ def calibrated_profile(
         },
         "timing": {
             "prefill_fixed_ms": result.prefill_ms,
+            "prefill_per_token_ms": result.prefill_per_req_ms / prompt,
             "decode_fixed_ms": c["decode_fixed_ms"],
             "decode_per_req_ms": c["decode_per_req_ms"],
             "no_cuda_graph_fixed_factor": 1.0,
@@ -222,6 +247,7 @@ def calibrated_profile(
         "fit": {
             "coefficients": c,
             "prefill_ms": result.prefill_ms,
+            "prefill_per_req_ms": result.prefill_per_req_ms,
             "sources": sources,
             "points": [asdict(p) for p in data],
             "leave_one_out": [{**asdict(h), "error": h.error} for h in held],
@@ -230,19 +256,31 @@ def calibrated_profile(
 
 
 def loo_lines(held: list[HeldOut]) -> list[str]:
-    """The held-out check as lines of at most 80 columns."""
-    lines = [f"{'held-out point':<34} {'measured':>10} {'predicted':>10} {'error':>8}"]
+    """The held-out check as lines of at most 80 columns: each point (`ttft x`: its first
+    token's time over the fit's), then the summary, over all points and without those where
+    the server stalled (no step model predicts a stall: they are named, not dropped)."""
+    lines = [
+        f"{'held-out point':<30} {'measured':>10} {'predicted':>10} {'error':>8} {'ttft x':>7}"
+    ]
     lines += [
-        f"{h.point:<34} {h.measured_tok_s:>10.1f} {h.predicted_tok_s:>10.1f} {h.error:>+8.1%}"
+        f"{h.point:<30} {h.measured_tok_s:>10.1f} {h.predicted_tok_s:>10.1f} {h.error:>+8.1%} "
+        f"{h.ttft_ratio:>7.1f}"
         for h in held
     ]
-    errors = sorted(abs(h.error) for h in held)
-    if errors:
-        lines.append(
-            f"{len(errors)} points: median |error| {errors[len(errors) // 2]:.1%}, "
-            f"worst {errors[-1]:.1%}"
-        )
+    lines.append(_summary(f"{len(held)} points", held))
+    stalled = [h for h in held if h.stalled]
+    if stalled and len(stalled) < len(held):
+        names = ", ".join(h.point for h in stalled)
+        lines += textwrap.wrap(f"stalled (first token over {STALL:g}x the fit's): {names}", 80)
+        lines.append(_summary("without them", [h for h in held if not h.stalled]))
     return lines
+
+
+def _summary(what: str, held: list[HeldOut]) -> str:
+    errors = sorted(abs(h.error) for h in held)
+    if not errors:
+        return f"{what}: none"
+    return f"{what}: median |error| {errors[len(errors) // 2]:.1%}, worst {errors[-1]:.1%}"
 
 
 def record_folders(paths: list[Path]) -> list[Path]:

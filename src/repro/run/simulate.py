@@ -4,6 +4,13 @@ The run folder gets `recipes/<name>-sim.yaml`, a recipe that extends the real on
 beside it with its parents) and changes only what the simulator needs (image `sim`, no GPUs,
 a simulator section with the profile and its time scale); its lock goes to the run folder's
 `locks/`, never beside the real recipe's.
+
+A recipe whose image has a patch set that provides algorithms or options (the DDTree image:
+SGLang 0.5.15 plus sgl-project/sglang#29907) runs on a simulator image standing in for it,
+`images/sim-<image>.yaml` in the run folder: the simulator base with a local patch to its
+SGLang source tree (`patches/sim-<set>/`) that makes it report the image's SGLang version, so
+that it parses that release's option catalog, and register the patch set's algorithms; the
+spec declares the same `provides`, so the twin is checked as the recipe is.
 `--resume` reads that file back (it is the run's `ref`), so a resumed run stays simulated.
 """
 
@@ -15,10 +22,12 @@ from pathlib import Path
 
 import yaml
 
-from repro.errors import ReproError
+from repro.errors import RecipeError, ReproError
 from repro.fsutil import write_atomic
+from repro.image.sim_base import stand_in_patch
 from repro.recipe import load_recipe
-from repro.recipe.images import images_dir_for
+from repro.recipe.argv_check import load_catalog
+from repro.recipe.images import catalog_version, image_for_recipe, images_dir_for, load_image_spec
 from repro.recipe.yamlio import read_mapping
 from repro.runfolder import RunFolder
 from repro.schema.recipe import Recipe
@@ -27,6 +36,7 @@ from repro.sim.profile import ProfileError, profile_path
 from repro.sim.select import choose_profile
 
 SIM_IMAGE = "sim"
+STAND_IN_PATCH = "0001-stand-in.patch"
 
 
 def _parents_beside(recipe: Recipe, folder: Path) -> str:
@@ -66,10 +76,11 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
         raise ReproError(str(err), hint="`repro sim profiles` lists the profiles") from None
     if time_scale < 0:
         raise ReproError(f"--time-scale {time_scale}: must be 0 or more")
+    folder = RunFolder(run_dir)
     twin = {
         "description": f"{recipe.name} on the CPU simulator (profile {chosen}); SIMULATED.",
         "extends": _parents_beside(recipe, run_dir / "recipes"),
-        "image": SIM_IMAGE,
+        "image": _stand_in_image(recipe, folder) or SIM_IMAGE,
         "topology": {
             "gpus": 0,
             "gpu_runtime": "none",
@@ -80,10 +91,45 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
         "env": {SIM_TIME_SCALE.name: f"{time_scale:g}"},
         "simulator": {"profile": chosen, "load_seconds": 2, "seed": 0},
     }
-    folder = RunFolder(run_dir)
     path = folder.sim_recipes_dir / f"{recipe.name}-sim.yaml"
     write_atomic(path, yaml.safe_dump(twin, sort_keys=False))
     images = folder.sim_images_dir  # the image specs the twin's `image: sim` is looked up in
     if not images.exists():
         os.symlink(images_dir_for(recipe).resolve(), images)
     return path
+
+
+def _stand_in_image(recipe: Recipe, folder: RunFolder) -> str | None:
+    """Write the simulator image standing in for the recipe's patched image into the run
+    folder (see the module docstring) and return its name; None when `sim` serves it (or the
+    recipe's image spec cannot be read: the twin's check then says why)."""
+    try:
+        spec = image_for_recipe(recipe)
+    except RecipeError:
+        return None
+    provides = spec.provides
+    if spec.simulated or not (provides.speculative_algorithms or provides.options):
+        return None
+    assert spec.patch_set is not None  # what provides something is a patch set
+    version = catalog_version(spec)
+    algorithms = [*load_catalog(version).speculative_algorithms, *provides.speculative_algorithms]
+    patch_set = f"sim-{spec.patch_set.name}"
+    write_atomic(
+        folder.sim_patches_dir / patch_set / STAND_IN_PATCH, stand_in_patch(version, algorithms)
+    )
+    sim = load_image_spec(SIM_IMAGE, images_dir_for(recipe))
+    name = f"sim-{spec.name}"
+    stand_in = {
+        "description": f"The CPU simulator standing in for image {spec.name}: SGLang "
+        f"{version}'s options plus what patch set {spec.patch_set.name} provides; SIMULATED.",
+        "base": sim.base.model_dump(mode="json", exclude_defaults=True),
+        "sglang_version": version,
+        "simulated": True,
+        "patch_set": {
+            "name": patch_set,
+            "local": [STAND_IN_PATCH],
+            "provides": provides.model_dump(mode="json", exclude_defaults=True),
+        },
+    }
+    write_atomic(folder.sim_images_dir / f"{name}.yaml", yaml.safe_dump(stand_in, sort_keys=False))
+    return name

@@ -71,6 +71,7 @@ REPORT_MARKDOWN = "report.md"
 REPORT_HTML = "report.html"
 SIM_RECIPES = "recipes"
 SIM_IMAGES = "images"
+SIM_PATCHES = "patches"
 PARTS = (BENCH_PART, ACCEPT_PART)  # the record folders inside a `repro run` folder
 
 _RUN_INFO: TypeAdapter[AnyRunInfo] = TypeAdapter(AnyRunInfo)
@@ -184,8 +185,15 @@ class RunFolder:
 
     @property
     def sim_images_dir(self) -> Path:
-        """A `--sim` run's link to the image specs its twin is checked against."""
+        """A `--sim` run's link to the image specs its twin is checked against (or, for a
+        recipe whose image has a patch set, the folder of the simulator image standing in
+        for it)."""
         return self.path / SIM_IMAGES
+
+    @property
+    def sim_patches_dir(self) -> Path:
+        """The patch sets of a `--sim` run's stand-in simulator image."""
+        return self.path / SIM_PATCHES
 
     # ---- parts of a `repro run` folder ----------------------------------------------------
     @property

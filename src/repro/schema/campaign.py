@@ -198,10 +198,18 @@ class PlannedPoint(BaseModel):
     baseline: str | None = Field(default=None, description="the same layout without the drafter")
     profile: str | None = Field(default=None, description="the simulator profile of the prediction")
     provenance: str | None = Field(default=None, description="the profile's provenance")
+    caveats: list[str] = Field(
+        default_factory=list,
+        description="what the predicted numbers stand on: the calibration point beside the "
+        "level at its concurrency and why they differ; 'ranking assumed' where extrapolated",
+    )
     predicted: list[Level] = Field(default_factory=list, description="predicted levels")
     prediction_error: str | None = None
     levels_s: float | None = Field(default=None, description="predicted levels' duration")
-    estimate_s: float | None = Field(default=None, description="predicted wall time: load + levels")
+    accept_s: float | None = Field(default=None, description="predicted accept stage's duration")
+    estimate_s: float | None = Field(
+        default=None, description="predicted wall time: loads + accept stage + levels"
+    )
 
 
 class CampaignPlan(BaseModel):
@@ -210,9 +218,14 @@ class CampaignPlan(BaseModel):
     campaign: Campaign
     source: str = Field(description="the campaign file")
     points: list[PlannedPoint]
-    estimate_s: float | None = None
+    estimate_s: float | None = Field(
+        default=None, description="of the points predicted (the others: unestimated)"
+    )
     gpu_hours: float | None = None
     usd: float | None = None
+    unestimated: list[str] = Field(
+        default_factory=list, description="points measured but not predicted: not in the estimate"
+    )
 
 
 class PointState(BaseModel):
@@ -234,4 +247,7 @@ class CampaignIndex(BaseModel):
     machine: str
     simulated: bool = False
     time_scale: float | None = None
+    sim_profile: str | None = Field(
+        default=None, description="the profile every simulated point runs on (None: its layout's)"
+    )
     points: list[PointState]

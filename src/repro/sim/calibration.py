@@ -44,7 +44,7 @@ class Check:
         return abs(self.error) <= TOLERANCE
 
 
-def _config(profile: Profile, server_args: tuple[str, ...]) -> SimConfig:
+def config_for(profile: Profile, server_args: tuple[str, ...]) -> SimConfig:
     """The simulator's settings for `server_args` on `profile` (its own algorithms known)."""
     algorithms = tuple(a for a in profile.speculative if a != "*")
     registry = Registry(("NONE", "EAGLE", "DFLASH", *algorithms), f"profile {profile.name}")
@@ -70,7 +70,7 @@ def steady_decode_tok_s(
 ) -> float:
     """Output tok/s of decode steps with `running` requests of `context_tokens` each (a
     verify step emits 1 + the mean accepted drafts of `category` per request)."""
-    cfg = _config(profile, server_args)
+    cfg = config_for(profile, server_args)
     scheduler = Scheduler(cfg, 0, TokenizerMetrics())
     scheduler.kv_used = running * context_tokens
     per_request = 1.0
@@ -112,19 +112,19 @@ def ranking_conflicts(profiles: list[Profile] | None = None) -> list[str]:
     return conflicts
 
 
-def run_provenance(cfg: SimConfig) -> str:
-    """The provenance of a server's numbers: the profile's, unless no measurement covers
-    this configuration, which is then extrapolated from the calibrated numbers."""
+def uncovered(cfg: SimConfig) -> list[str] | None:
+    """What of `cfg` no measurement of its calibrated profile covers (empty: all covered);
+    None when the profile is not calibrated or its measurements cannot be read here."""
     profile = cfg.profile
     if not profile.provenance.startswith("calibrated") or not profile.measured:
-        return profile.provenance
+        return None
     try:
-        measured = [_config(profile, m.server_args) for m in profile.measured]
+        measured = [config_for(profile, m.server_args) for m in profile.measured]
     except (SystemExit, ValueError):  # flags this SGLang's catalog lacks: say what it states
-        return profile.provenance
+        return None
     covered = {(c.algorithm, c.cuda_graph) for c in measured}
     if (cfg.algorithm, cfg.cuda_graph) in covered:
-        return profile.provenance
+        return []
     differs = []
     if cfg.algorithm not in {a for a, _ in covered}:
         what = cfg.algorithm or "none"
@@ -134,8 +134,15 @@ def run_provenance(cfg: SimConfig) -> str:
         differs.append(
             "CUDA graphs " + ("on" if cfg.cuda_graph else f"off (fixed cost x{factor:g}, assumed)")
         )
+    return differs or ["another configuration"]
+
+
+def run_provenance(cfg: SimConfig) -> str:
+    """The provenance of a server's numbers: the profile's, unless no measurement covers
+    this configuration, which is then extrapolated from the calibrated numbers."""
+    profile = cfg.profile
+    differs = uncovered(cfg)
+    if not differs:
+        return profile.provenance
     labels = "; ".join(m.label() for m in profile.measured)
-    return (
-        f"extrapolated: from {profile.name} (measured: {labels}) to "
-        f"{', '.join(differs) or 'another configuration'}"
-    )
+    return f"extrapolated: from {profile.name} (measured: {labels}) to {', '.join(differs)}"

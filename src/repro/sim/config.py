@@ -12,7 +12,8 @@ environment so that a rendered argv stays valid for real SGLang:
   REPRO_SIM_EXIT_AFTER_SECONDS  crash this many seconds after start
   REPRO_SIM_EXIT_CODE           exit code of that crash (default 1)
   REPRO_SIM_TRACE_FILE          append one JSON line per finished HTTP request (see below)
-  REPRO_SIM_CATALOG             another option catalog JSON (default: SGLang 0.5.23's)
+  REPRO_SIM_CATALOG             another option catalog JSON (default: the one repro ships
+                                for the source tree's SGLang version, else 0.5.23's)
   REPRO_SIM_LOSSY_DRAFTER       non-empty: the drafter is lossy (accepted drafts differ from
                                 the target's greedy tokens), to test a lossless check
   REPRO_SIM_ANSWER_KEY          questions with answers the simulator gives (sim/answers.py)
@@ -277,14 +278,16 @@ def resolve(
     profile: Profile | None = None,
     registry: Registry | None = None,
     env: Mapping[str, str] | None = None,
+    catalog: dict[str, Any] | None = None,
 ) -> SimConfig:
     """Parse SGLang's argv (argparse exits 2 on a bad one) and resolve the simulation.
 
     `profile` and `registry` replace the environment's and the installed SGLang's, for
     evaluating a profile's timing model outside a server (sim/calibration.py); `env` replaces
-    this process's environment (the server's, as a recipe renders it, for a prediction)."""
+    this process's environment (the server's, as a recipe renders it, for a prediction);
+    `catalog` the source tree's (the image's, for a prediction)."""
     env = os.environ if env is None else env
-    catalog = load_catalog()
+    catalog = catalog if catalog is not None else load_catalog()
     builtin = list(catalog.get("builtin_speculative_algorithms") or [])
     registry = registry or load_registry(
         builtin, f"SGLang {catalog.get('sglang_version', '?')} catalog"

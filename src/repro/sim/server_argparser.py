@@ -6,6 +6,9 @@ option's strings, dest, action kind, type, nargs, choices and default. Rebuildin
 from it means the simulator accepts exactly the argv SGLang accepts (and rejects the rest with
 argparse's exit code 2), while only reading the handful of values it simulates.
 `REPRO_SIM_CATALOG` points at another catalog file (e.g. one extracted from a newer image).
+Without it, the catalog is the one repro ships for the SGLang version the source tree reports
+(`sglang.version`): a simulator image patched to stand in for another release (the DDTree
+image's 0.5.15, `repro run R --sim`) parses that release's command line.
 
 Type converters and action classes carry SGLang's names (sglang/srt/utils/common.py,
 sglang/srt/arg_groups/argparse_actions.py), so dumping this parser the way repro dumps a real
@@ -151,9 +154,24 @@ _NEW_FLAGS = {
 }
 
 
+def shipped_catalog(version: str) -> Traversable | None:
+    """The catalog repro ships for SGLang `version`, if any."""
+    source = resources.files("repro").joinpath("catalogs", f"sglang-{version}.json")
+    return source if source.is_file() else None
+
+
+def _source_tree_catalog() -> Traversable:
+    """The shipped catalog of the version `sglang.version` reports, else 0.5.23's."""
+    try:
+        from sglang.version import __version__ as version
+    except ImportError:
+        return DEFAULT_CATALOG
+    return shipped_catalog(str(version)) or DEFAULT_CATALOG
+
+
 def load_catalog(path: str | Path | None = None) -> dict[str, Any]:
     chosen = path or os.environ.get(CATALOG_ENV)
-    source: Traversable = Path(chosen) if chosen else DEFAULT_CATALOG
+    source: Traversable = Path(chosen) if chosen else _source_tree_catalog()
     data = json.loads(source.read_text(encoding="utf-8"))
     data.setdefault("_path", str(source))
     return dict(data)

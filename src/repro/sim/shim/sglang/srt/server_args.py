@@ -1,8 +1,9 @@
 """SGLang's server arguments, as the simulator parses them (not SGLang's implementation).
 
 `ServerArgs.add_cli_args(parser)` adds every option of the option catalog the simulator
-carries (SGLang 0.5.23's), plus `--speculative-ddtree-budget` when spec_info registers DDTREE,
-so dumping the options of this image gives its real command-line surface.
+carries for the version sglang.version reports (0.5.23's unless a patch changed it), plus
+`--speculative-ddtree-budget` when spec_info registers DDTREE, so dumping the options of
+this image gives its real command-line surface.
 """
 
 import argparse

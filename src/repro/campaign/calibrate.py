@@ -1,0 +1,193 @@
+"""`repro campaign calibrate FILE`: a short measured sweep on the machine in hand, a profile
+fitted to it, and the campaign planned again on that profile.
+
+The sweep is a campaign of its own (`<campaign>-calibration`, run like any other, resumable):
+the campaign's first drafter point and its baseline, with SGLANG_SIMULATE_ACC_LEN forcing
+each of a few acceptance lengths (`speculative.forced_acceptance`), at a few concurrencies,
+short requests, no accept stage: minutes, not hours. `repro.report.verifyfit` fits its
+levels' step cost and first-token time; the fitted profile is the one the campaign's
+drafter point was predicted on, its machine's numbers (decode and prefill costs, the
+drafter's step and verify costs) replaced by the fit's and labelled with the records they
+came from, its acceptance kept (what a drafter accepts is the drafter's and the prompts', not
+the machine's). Every point of the campaign is then predicted on it, each value with the
+fit's held-out error as its band, and where the best of a concurrency is within that band of
+another point, the two are marked "measure to decide".
+
+With `sim`, the sweep runs on the simulator with that profile standing in for the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+
+from repro.campaign.decision import Decision
+from repro.campaign.execute import run_points, start_campaign
+from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
+from repro.campaign.plan import plan_campaign
+from repro.campaign.points import load_campaign
+from repro.errors import ReproError
+from repro.fsutil import write_atomic
+from repro.report.records import load_runs
+from repro.report.verifyfit import HeldOut, fit, leave_one_out, points, record_folders
+from repro.schema.campaign import CampaignPlan, PlannedPoint
+from repro.sim.profile import profile_path
+
+CONCURRENCIES = (1, 4, 16)
+FORCED = (1.0, 2.0, 4.0)  # forced acceptance lengths
+INPUT_LEN, OUTPUT_LEN, PROMPTS = 256, 128, 16  # a short level
+PROFILE_FILE = "profile.json"  # the fitted profile, in the calibration's campaign folder
+
+
+@dataclass
+class CalibrateOptions:
+    source: Path  # the campaign file
+    sim: str | None = None  # a profile standing in for the machine (None: this machine)
+    time_scale: float = 1.0  # the simulator's, with sim
+    campaigns_dir: Path = CAMPAIGNS_DIR
+    concurrencies: tuple[int, ...] = CONCURRENCIES
+    forced: tuple[float, ...] = FORCED
+
+
+@dataclass
+class Calibration:
+    folder: CampaignFolder  # the calibration sweep's campaign folder
+    profile: Path  # the fitted profile
+    held: list[HeldOut]  # the fit's leave-one-out check
+    plan: CampaignPlan  # the campaign planned on the fitted profile
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """The held-out |error|: median and worst."""
+        errors = sorted(abs(h.error) for h in self.held)
+        return errors[len(errors) // 2], errors[-1]
+
+
+def _drafter_and_baseline(plan: CampaignPlan) -> tuple[PlannedPoint, PlannedPoint]:
+    named = {p.name: p for p in plan.points}
+    for point in plan.points:
+        if point.drafter and point.baseline in named:
+            return point, named[point.baseline]
+    raise ReproError(
+        f"{plan.source}: no point with a drafter and a baseline to calibrate on",
+        hint="a calibration forces the acceptance of a drafter point and measures its layout "
+        "without the drafter; add such a pair to the campaign",
+    )
+
+
+def _sweep_file(plan: CampaignPlan, recipes: Path, options: CalibrateOptions, out: Path) -> Path:
+    drafter, baseline = _drafter_and_baseline(plan)
+    name = plan.campaign.name or "campaign"
+    quiet = {"accept": None}
+    sweep = {
+        "name": f"{name}-calibration",
+        "description": f"Calibration of {name} on this machine: {baseline.name} and "
+        f"{drafter.name} with forced acceptance (repro campaign calibrate).",
+        "machine": plan.campaign.machine,
+        "points": [
+            {"recipe": str(recipes / f"{baseline.name}.yaml"), "name": "plain", "set": quiet},
+            *(
+                {
+                    "recipe": str(recipes / f"{drafter.name}.yaml"),
+                    "name": f"forced-{length:g}",
+                    "set": {**quiet, "speculative.forced_acceptance": {"length": length}},
+                }
+                for length in options.forced
+            ),
+        ],
+        "bench": {
+            "concurrencies": list(options.concurrencies),
+            "input_len": INPUT_LEN,
+            "output_len": OUTPUT_LEN,
+            "dataset": "random",
+            "prompts_per_level": PROMPTS,
+            "warmup": 1,
+        },
+    }
+    path = out / f"{name}-calibration.yaml"
+    write_atomic(path, yaml.safe_dump(sweep, sort_keys=False))
+    return path
+
+
+def _fitted_profile(folder: CampaignFolder, base: str) -> tuple[dict, list[HeldOut]]:
+    """`base`'s profile with the machine's numbers fitted from the sweep's records."""
+    runs = load_runs(list(record_folders([folder.path / "points"])))
+    data = [p for run in runs for p in points(run)]
+    result = fit(data)
+    held = leave_one_out(data)
+    profile = json.loads(profile_path(base).read_text(encoding="utf-8"))
+    c = result.coefficients
+    prompt = sum(p.prompt_tokens for p in data) / len(data) or 1.0
+    profile["timing"].update(
+        prefill_fixed_ms=result.prefill_ms,
+        prefill_per_token_ms=result.prefill_per_req_ms / prompt,
+        decode_fixed_ms=c["decode_fixed_ms"],
+        decode_per_req_ms=c["decode_per_req_ms"],
+        decode_per_1k_ctx_ms=0.0,
+    )
+    algorithms = {
+        (run.server_info.speculative_algorithm or "").upper()
+        for run in runs
+        if run.server_info is not None
+    }
+    for algorithm, spec in profile.get("speculative", {}).items():
+        if algorithm.upper() in algorithms:
+            spec.update(draft_ms=c["draft_ms"], verify_ms_per_token=c["verify_ms_per_token"])
+    errors = sorted(abs(h.error) for h in held)
+    sources = sorted({p.source for p in data})
+    profile.update(
+        name=f"{folder.path.name}-fitted",
+        provenance=f"calibrated: fitted on {len(data)} levels of {len(sources)} bench records "
+        f"in {folder.path} (held-out output tok/s: median {errors[len(errors) // 2]:.1%}, "
+        f"worst {errors[-1]:.1%}); acceptance and drafters from {base}",
+        measured=[],
+        assumed=[*profile.get("assumed", []), f"acceptance from {base}"],
+        fit={"coefficients": c, "prefill_ms": result.prefill_ms, "sources": sources},
+    )
+    return profile, held
+
+
+def calibrate(options: CalibrateOptions, console: Console) -> Calibration:
+    """Run the sweep (see the module docstring), fit the profile, plan the campaign on it."""
+    load_campaign(options.source)  # a bad file fails before anything runs
+    with tempfile.TemporaryDirectory(prefix="repro-calibrate-") as scratch:
+        recipes = Path(scratch) / "recipes"
+        original = plan_campaign(options.source, recipes, predict=False)
+        sweep = _sweep_file(original, recipes, options, Path(scratch))
+        folder, plan, index = start_campaign(
+            sweep, options.campaigns_dir, console, options.sim is not None,
+            options.time_scale, options.sim,
+        )  # fmt: skip
+    run_points(folder, plan, index, console)
+    forced = next(p for p in plan.points if p.name.startswith("forced-"))
+    if forced.profile is None:
+        raise ReproError(
+            f"{forced.name}: no simulator profile of its layout to take the acceptance from "
+            f"({forced.prediction_error})"
+        )
+    profile, held = _fitted_profile(folder, forced.profile)
+    path = folder.path / PROFILE_FILE
+    write_atomic(path, json.dumps(profile, indent=2) + "\n")
+    replanned = plan_campaign(options.source, profile=str(path))
+    return Calibration(folder, path, held, replanned)
+
+
+def measure_to_decide(decision: Decision, band: float) -> list[tuple[int, list[str]]]:
+    """Per concurrency, the points within `band` of the best there (the best included):
+    their order is inside the fit's error, so only measuring them decides it."""
+    close = []
+    for c, best in decision.best.items():
+        top = decision.table[best].get(c) or 0.0
+        near = [
+            name
+            for name, row in decision.table.items()
+            if (v := row.get(c)) is not None and v >= top * (1.0 - band)
+        ]
+        if len(near) > 1:
+            close.append((c, near))
+    return close

@@ -1,0 +1,80 @@
+"""What a predicted point's numbers stand on, said beside them in the plan.
+
+- The calibration point: where the point runs a configuration its profile was calibrated on
+  (the same speculative algorithm, verified tokens and CUDA-graph setting as a `measured`
+  entry), the measured number, what the timing model gives there, and what the sweep's level
+  at that concurrency predicts, with the reason the two differ: a level's tok/s counts each
+  request's prefill, and a level of N requests sends its N prompts at once and pays their
+  prefill before decoding; the calibration is steady decode.
+- An assumed ranking: where the point's numbers are extrapolated (a profile derived by a rule
+  from another's measurements, or a configuration no measurement covers,
+  `sim.calibration.run_provenance`), where it ranks against the other points is the rule's
+  assumption, not a prediction.
+"""
+
+from __future__ import annotations
+
+from repro.schema.level import Level
+from repro.sim.calibration import config_for, predict, uncovered
+from repro.sim.config import SimConfig
+from repro.sim.profile import Measurement
+
+ASSUMED = "ranking assumed"  # how a point whose numbers are extrapolated is labelled
+
+
+def _key(cfg: SimConfig) -> tuple[str | None, int, bool]:
+    return (cfg.algorithm, cfg.verify_tokens if cfg.algorithm else 1, cfg.cuda_graph)
+
+
+def calibration_point(cfg: SimConfig) -> Measurement | None:
+    """The profile's measurement taken in the configuration `cfg` runs, if any."""
+    for m in cfg.profile.measured:
+        try:
+            measured = config_for(cfg.profile, m.server_args)
+        except (SystemExit, ValueError):  # flags the simulator's catalog lacks
+            continue
+        if _key(measured) == _key(cfg):
+            return m
+    return None
+
+
+def calibration_caveat(cfg: SimConfig, levels: list[Level]) -> str | None:
+    """The calibration point beside the level at its concurrency, and why they differ."""
+    m = calibration_point(cfg)
+    if m is None:
+        return None
+    line = (
+        f"calibrated: {m.value:g} tok/s in steady decode at {m.running} running "
+        f"(the model gives {predict(cfg.profile, m):.1f})"
+    )
+    level = next((lv for lv in levels if lv.concurrency == m.running), None)
+    if level is None or level.output_throughput is None or level.median_ttft_ms is None:
+        return line
+    ttft = level.median_ttft_ms / 1000.0
+    if m.running == 1 and level.mean_tpot_ms:
+        why = (
+            f"it counts each request's prefill ({ttft:.2f} s to the first token); "
+            f"decode alone {1000.0 / level.mean_tpot_ms:.0f} tok/s (1 / mean TPOT)"
+        )
+    else:
+        why = (
+            f"its {m.running} prompts are sent at once and pay their prefill "
+            f"({ttft:.1f} s median to the first token) before decode"
+        )
+    return f"{line}; the c={m.running} level predicts {level.output_throughput:.0f}: {why}"
+
+
+def ranking_caveat(cfg: SimConfig) -> str | None:
+    """The label of a point whose numbers are extrapolated, with why."""
+    profile = cfg.profile
+    if profile.provenance.startswith("extrapolated"):
+        return f"{ASSUMED}: profile {profile.name} is derived by a rule, not measured"
+    differs = uncovered(cfg)
+    if not differs:
+        return None
+    return f"{ASSUMED}: no measurement of {profile.name} covers {', '.join(differs)}"
+
+
+def caveats(cfg: SimConfig, levels: list[Level]) -> list[str]:
+    """Every caveat of a point predicted with `cfg`, in the order the plan prints them."""
+    return [c for c in (calibration_caveat(cfg, levels), ranking_caveat(cfg)) if c]
