@@ -289,7 +289,7 @@ def check_cmd(
 
     \b
       repro recipe check kimi26-ep4-dflash
-      repro recipe check --no-engine        # the catalog and rules only, in seconds
+      repro recipe check --no-engine     # catalog and rules only, in seconds
     """
     targets: list[str | Path] = list(refs) or list(list_recipe_files(_dir(ctx)))
     checked = [_check_one(t, _dir(ctx)) for t in targets]
