@@ -91,12 +91,6 @@ def test_dflash_needs_pp1(project: Project) -> None:
     assert f.path == "parallelism.pp"
 
 
-def test_dflash_refuses_dp_attention(project: Project) -> None:
-    recipe = load(project, DFLASH, "parallelism: {dp: 2, dp_attention: true}\n")
-    [f] = by_rule(check_recipe(resolved(recipe)), "dflash")
-    assert f.path == "parallelism.dp_attention"
-
-
 def test_dflash_block_size_and_draft_tokens_agree(project: Project) -> None:
     agree = load(project, DFLASH, "speculative: {block_size: 16, num_draft_tokens: 16}\n")
     assert by_rule(check_recipe(resolved(agree)), "dflash") == []
