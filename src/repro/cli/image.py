@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from repro.cli.options import json_option
+from repro.cli.options import json_option, sglang_python_option
 from repro.doctor import collect_fingerprint
 from repro.errors import ReproError
 from repro.image import locked_image
@@ -25,7 +25,6 @@ from repro.recipe import load_recipe
 from repro.recipe.images import list_image_specs, load_image_spec
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
-from repro.settings import SGLANG_PYTHON
 
 _console = Console(stderr=True, highlight=False)
 
@@ -254,14 +253,8 @@ def arch_check(ref: str, caps: tuple[str, ...]) -> None:
     show_default=True,
     help="Folder to write sglang-VERSION.json to (the shipped ones: src/repro/catalogs).",
 )
-@click.option(
-    "--python",
-    "sglang_python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar=SGLANG_PYTHON.name,
-    default=Path(SGLANG_PYTHON.text()),
-    show_default=True,
-    help="The CPU engine's Python (scripts/ensure-sglang) that imports SGLang's parser.",
+@sglang_python_option(
+    "The CPU engine's Python (scripts/ensure-sglang) that imports SGLang's parser."
 )
 def catalog(version: str, into: Path, sglang_python: Path) -> None:
     """Extract the option catalog of SGLang release VERSION from its wheel, on the CPU.

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from repro.cli.options import json_option
+from repro.cli.options import engine_option, json_option
 from repro.lock import load_locked, lock_recipe
 from repro.units import human_bytes
 
@@ -34,12 +34,9 @@ if TYPE_CHECKING:  # the stage modules load when the command runs: `repro --help
     help="Lock file to write or check (default: locks/<recipe>.lock.json).",
 )
 @json_option("the result")
-@click.option(
-    "--engine/--no-engine",
-    default=True,
-    show_default=True,
-    help="Record what SGLang's own start-up code of the image's release resolves the recipe "
-    "to (the engine dry-start of `repro recipe check`), when it is installed here.",
+@engine_option(
+    "Record what SGLang's own start-up code of the image's release resolves the recipe "
+    "to (the engine dry-start of `repro recipe check`), when it is installed here."
 )
 @click.pass_context
 def lock(

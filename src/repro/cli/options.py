@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from repro.export import K8sOptions
 from repro.safetext import clean_lines
 from repro.schema.forced import LENGTH_ENV, ForcedAcceptance
+from repro.settings import SGLANG_PYTHON
 
 
 class FiniteFloat(click.FloatRange):
@@ -29,6 +30,25 @@ class FiniteFloat(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return super().convert(number, param, ctx)
+
+
+def sglang_python_option(what: str) -> Any:
+    """`--python`, the engine's Python (.venv-sglang, scripts/ensure-sglang); `what` it is for."""
+    return click.option(
+        "--python",
+        "sglang_python",
+        type=click.Path(dir_okay=False, path_type=Path),
+        envvar=SGLANG_PYTHON.name,
+        default=Path(SGLANG_PYTHON.text()),
+        show_default=True,
+        help=what,
+    )
+
+
+def engine_option(what: str) -> Any:
+    """`--engine/--no-engine`: whether to run the engine dry-start (SGLang's own start-up code
+    of the image's release, on tiny twins), and `what` it is for here."""
+    return click.option("--engine/--no-engine", default=True, show_default=True, help=what)
 
 
 def json_option(what: str) -> Any:

@@ -12,7 +12,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from repro.cli.options import json_option
+from repro.cli.options import engine_option, json_option, sglang_python_option
 from repro.errors import RecipeError
 from repro.lock import LockError, load_locked, require_checked
 from repro.realengine.drystart import EngineCheck, check_engines, resolved_lines
@@ -30,7 +30,7 @@ from repro.recipe.findings import display_path
 from repro.recipe.render import LAUNCH
 from repro.schema.image import ImageSpec
 from repro.schema.recipe import Recipe
-from repro.settings import RECIPES_DIR, SGLANG_PYTHON
+from repro.settings import RECIPES_DIR
 from repro.tables import fit
 
 
@@ -144,15 +144,7 @@ def show_cmd(ctx: click.Context, ref: str, as_json: bool) -> None:
     help="Also run SGLang's own start-up code on it (the engine dry-start) and print what "
     "its hooks resolved: every value they changed, which hook, and SGLang's warnings.",
 )
-@click.option(
-    "--python",
-    "sglang_python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar=SGLANG_PYTHON.name,
-    default=Path(SGLANG_PYTHON.text()),
-    show_default=True,
-    help="The engine's Python (.venv-sglang) --resolved runs in.",
-)
+@sglang_python_option("The engine's Python (.venv-sglang) --resolved runs in.")
 @click.pass_context
 def render_cmd(ctx: click.Context, ref: str, fmt: str, resolved: bool, sglang_python: Path) -> None:
     """The exact SGLang server command of recipe REF (refused when `check` finds errors).
@@ -252,22 +244,11 @@ def _add_engine(result: dict[str, Any], check: EngineCheck) -> None:
 @click.argument("refs", nargs=-1)
 @json_option("the result")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
-@click.option(
-    "--engine/--no-engine",
-    default=True,
-    show_default=True,
-    help="Also dry-start each recipe on SGLang's own start-up code of its image's release "
-    "(scripts/ensure-sglang installs it), on tiny twins of its model and drafter.",
+@engine_option(
+    "Also dry-start each recipe on SGLang's own start-up code of its image's release "
+    "(scripts/ensure-sglang installs it), on tiny twins of its model and drafter."
 )
-@click.option(
-    "--python",
-    "sglang_python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar=SGLANG_PYTHON.name,
-    default=Path(SGLANG_PYTHON.text()),
-    show_default=True,
-    help="The engine's Python (.venv-sglang) the dry start runs in.",
-)
+@sglang_python_option("The engine's Python (.venv-sglang) the dry start runs in.")
 @click.pass_context
 def check_cmd(
     ctx: click.Context,

@@ -12,9 +12,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from repro.cli.options import PORT, FiniteFloat, json_option
+from repro.cli.options import PORT, FiniteFloat, json_option, sglang_python_option
 from repro.errors import ReproError
-from repro.settings import SGLANG_PYTHON, SIM_LOAD_SECONDS, SIM_PROFILE, SIM_SEED, SIM_TIME_SCALE
+from repro.settings import SIM_LOAD_SECONDS, SIM_PROFILE, SIM_SEED, SIM_TIME_SCALE
 from repro.sim import main as sim_main
 from repro.sim.calibration import check
 from repro.sim.profile import Profile, ProfileError, list_profiles, load_profile
@@ -58,15 +58,7 @@ def sim() -> None:
     "tokenizer, detokenizer) with the simulator as its scheduler; needs --model-path with a "
     "config and tokenizer, and SGLang installed (scripts/ensure-sglang).",
 )
-@click.option(
-    "--python",
-    "sglang_python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar=SGLANG_PYTHON.name,
-    default=Path(SGLANG_PYTHON.text()),
-    show_default=True,
-    help="With --frontend sglang: the Python that has SGLang installed.",
-)
+@sglang_python_option("With --frontend sglang: the Python that has SGLang installed.")
 @click.argument("sglang_args", nargs=-1, type=click.UNPROCESSED)
 def serve(
     port: int,
