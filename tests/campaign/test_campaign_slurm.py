@@ -39,7 +39,7 @@ def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
         "1",
         "--campaigns-dir",
         str(campaigns),
-        cwd=elsewhere,
+        cwd=repo_root,  # the project whose recipes the campaign names; the job runs elsewhere
     )
     assert exported.returncode == 0, exported.stderr[-2000:]
     folder = only_folder(campaigns)
