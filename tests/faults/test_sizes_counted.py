@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from repro.bench.prompts.trace import load_trace
 from repro.campaign.predict import MAX_PREDICTED_TOKENS
 from repro.cli import main
+from repro.exitcodes import ExitCode
 from repro.schema.campaign import MAX_POINTS
 
 LINE = {"timestamp": 0, "input_length": 4, "output_length": 2}
@@ -48,7 +49,7 @@ def test_a_plan_whose_prediction_would_not_end_is_not_predicted(
         "output_len: 1024}\n"
     )
     result = CliRunner().invoke(main, ["campaign", "plan", "--json", str(path)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == ExitCode.INCOMPLETE, result.output  # a plan without an estimate
     [point] = json.loads(result.stdout)["points"]
     assert point["predicted"] == []
     assert "not predicted: its plan simulates up to 300000600 requests" in point["prediction_error"]
