@@ -392,6 +392,32 @@ def make_qwen35(out: Path, seed: int) -> None:
     }
     _write_json(out / "config.json", config)
     _generation_config(out, ids[tinymodel.EOS])
+    _qwen35_processors(out)
+
+
+def _qwen35_processors(out: Path) -> None:
+    """The image and video processor configs SGLang's tokenizer manager loads at start for a
+    Qwen3.5 checkpoint (AutoProcessor: transformers' Qwen3-VL processors), sized like the
+    twin's vision tower; without them the server stops at start (a lent H100, 2026-12-07)."""
+    vision = QWEN35_VISION
+    shared = {
+        "patch_size": vision["patch_size"],
+        "temporal_patch_size": vision["temporal_patch_size"],
+        "merge_size": vision["spatial_merge_size"],
+        "image_mean": [0.5, 0.5, 0.5],
+        "image_std": [0.5, 0.5, 0.5],
+        "processor_class": "Qwen3VLProcessor",
+    }
+    _write_json(
+        out / "preprocessor_config.json",
+        {**shared, "image_processor_type": "Qwen2VLImageProcessorFast",
+         "size": {"shortest_edge": 65536, "longest_edge": 16777216}},
+    )  # fmt: skip
+    _write_json(
+        out / "video_preprocessor_config.json",
+        {**shared, "video_processor_type": "Qwen3VLVideoProcessor",
+         "size": {"shortest_edge": 4096, "longest_edge": 25165824}, "fps": 2},
+    )  # fmt: skip
 
 
 def make_eagle3(out: Path, target: Path, seed: int) -> None:
