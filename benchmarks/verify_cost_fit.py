@@ -6,7 +6,10 @@ SGLANG_SIMULATE_ACC_LEN forced to several lengths, per drafter block size, at se
 concurrencies, plus the same levels without a drafter), fits the step cost
 (repro.report.verifyfit), prints the coefficients, then for each level the output tok/s it
 measured and what a fit on all the other levels predicts, and the error. With --profile-out
-it writes the fit as a simulator profile labelled calibrated, naming its records.
+it writes the fit as a simulator profile labelled calibrated, naming its records. Levels whose
+own records show a pause or a queue are named and left out of the fit; where the same level
+was measured in two record folders (two launches), their spread is printed: no fit can come
+closer to both than that.
 
     .venv/bin/python benchmarks/verify_cost_fit.py RECORD_OR_FOLDER... \
         [--profile-out PROFILE.json] [--name h200-qwen3-tiny]
@@ -29,6 +32,7 @@ from repro.report.verifyfit import (
     loo_lines,
     points,
     record_folders,
+    twin_lines,
 )
 
 
@@ -42,11 +46,15 @@ def main() -> None:
     data = [p for run in runs for p in points(run)]
     result = fit(data)
     print(f"{len(data)} levels from {len(runs)} records")
-    prefill = {"prefill_ms": result.prefill_ms, "prefill_per_req_ms": result.prefill_per_req_ms}
+    prefill = {
+        "prefill_ms": result.prefill_ms,
+        "prefill_wait_ms": result.prefill_wait_ms,
+        "prefill_per_req_ms": result.prefill_per_req_ms,
+    }
     for name, value in {**result.coefficients, **prefill}.items():
         print(f"  {name:<22} {value:10.4f}")
     held = leave_one_out(data)
-    print("\n".join(loo_lines(held)))
+    print("\n".join(loo_lines(held) + twin_lines(data)))
     if args.profile_out:
         profile = calibrated_profile(args.name, runs, data, result, held)
         args.profile_out.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
