@@ -13,12 +13,13 @@ import pytest
 
 from repro.bench import BenchOptions, BenchTarget, run_bench
 from repro.report.records import load_runs
-from repro.report.verifyfit import Point, fit, leave_one_out, points, record_folders
+from repro.report.verifyfit import Point, fit, leave_one_out, points, record_folders, twins
 from repro.sim.profile import load_profile
 from tests.support.simulator import Simulators
 
 REPO = Path(__file__).resolve().parents[2]
 H100 = REPO / "tests" / "fixtures" / "h100-dflash-sweep"  # a real sweep (its README)
+ENGINE = REPO / "tests" / "fixtures" / "h100-gpu-engine-2026-12-07"  # a second launch
 SCALE = 1.0  # a busy shared host keeps it; invalid levels are left out
 # (draft tokens, forced length); (0, None): no drafter
 SWEEP = [(0, None), (8, 1.0), (8, 2.0), (8, 4.0), (16, 2.0), (16, 6.0)]
@@ -98,20 +99,62 @@ def test_the_benchmark_prints_each_held_out_point_and_writes_a_calibrated_profil
     assert profile.spec("DFLASH").reference_draft_tokens == 16
 
 
-def test_on_the_h100_sweep_the_fit_models_the_concurrency_each_level_achieved() -> None:
-    data = _points(record_folders([H100 / "b8", H100 / "b16"]))
+def _h100(*more: Path) -> list[Point]:
+    return _points(record_folders([H100 / "b8", H100 / "b16", *more]))
+
+
+def test_on_the_h100_sweep_levels_that_paused_or_queued_are_named_from_their_records() -> None:
+    data = _h100()
     assert len(data) == 52
-    # c=48 levels that overlapped their requests less ran fewer at once than offered
-    short = [p for p in data if p.concurrency == 48 and p.running < 40]
-    assert {(p.draft_tokens, p.committed) for p in short} == {(16, 1.0), (16, 4.0), (8, 4.0)}
-    held = leave_one_out(data)
-    errors = sorted(abs(h.error) for h in held)
-    assert errors[len(errors) // 2] <= 0.05
-    # what no step model predicts is named: the levels whose server stalled before its first
-    # token (T=16 forced 4 at c=48 waited 0.77 s for most of its first tokens)
-    stalled = {h.point for h in held if h.stalled}
-    assert "T=16 forced 4 c=48" in stalled
+    odd = {p.name: p.anomaly for p in data if p.anomaly}
+    # T=16 forced 4 at c=48 gave most of its first tokens after 0.77 s; the DFLASH servers
+    # admitted 45-47 of 48, the rest waited for the whole batch (27 and 29 at once on average)
+    assert odd == {
+        "T=8 forced 4 c=48": "queued: 29.3 of 48 at once",
+        "T=8 accept 1.00543 c=16": "paused: first token 316 ms, 33 steps",
+        "T=16 forced 1 c=48": "queued: 27.0 of 48 at once",
+        "T=16 forced 4 c=48": "paused: first token 583 ms, 57 steps",
+    }
+    # left out of the fit: the paused level's steps (15 ms, the others' 10) move nothing
+    assert fit(data) == fit([p for p in data if p.anomaly is None])
+
+
+def test_on_the_h100_sweep_a_held_out_level_is_predicted_within_a_median_5_percent() -> None:
+    held = leave_one_out(_h100())
+    measured = sorted(abs(h.error) for h in held if h.anomaly is None)
+    assert len(measured) == 48
+    assert measured[len(measured) // 2] <= 0.05
+    # not 15 %: servers doing the same work ran up to 16 % apart in this launch, and 28 % on
+    # two launches (the next test); the worst is DFLASH b8 with its random drafter at c=48
+    assert measured[-1] < 0.25
     worst = max(held, key=lambda h: abs(h.error))
-    assert worst.point in stalled
-    steady = sorted(abs(h.error) for h in held if not h.stalled)
-    assert steady[len(steady) // 2] <= 0.05 and steady[-1] < 0.25
+    assert worst.point == "T=16 forced 4 c=48" and worst.anomaly is not None
+
+
+def test_on_the_h100_sweep_the_first_token_follows_the_closed_loop() -> None:
+    data = [p for p in _h100() if p.anomaly is None]
+    errors = sorted(
+        abs(fit(data[:i] + data[i + 1 :]).ttft_ms(p) / p.ttft_ms - 1) for i, p in enumerate(data)
+    )
+    # prefilling every prompt of a level in one batch (prefill + n x per request) missed a
+    # held-out first token by a median 24 %: the first arrival is prefilled alone
+    assert errors[len(errors) // 2] < 0.12
+    assert fit(data).prefill_wait_ms > 10.0
+
+
+def test_the_same_level_on_two_launches_is_the_floor_the_fit_is_held_to() -> None:
+    data = _h100(ENGINE)
+    spread = {name: max(v) / min(v) - 1 for name, v in twins(data)}
+    # plain, DFLASH b8 with its random drafter and forced 8, launched again on another H100
+    assert len(spread) == 9
+    assert spread["T=8 accept c=48"] > 0.25 and spread["T=8 forced 8 c=1"] < 0.05
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "verify_cost_fit.py"),
+         str(H100 / "b8"), str(H100 / "b16"), str(ENGINE)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert "  no drafter c=4               paused: first token 527 ms, 106 steps" in lines
+    assert lines[-1] == "spread: median 12.8%, worst 27.6%"

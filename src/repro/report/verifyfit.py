@@ -212,7 +212,8 @@ def points(run: LoadedRun) -> list[Point]:
 def fit(data: list[Point]) -> Fit:
     """Least squares on relative step-time and first-token error over the points that
     measured the step cost (no `anomaly`); the acceptance term only when the sweep has more
-    than one committed length on a drafter, the verify term only with two T."""
+    than one committed length on a drafter, the verify term only with two T, the first
+    arrival's wait only with three concurrencies."""
     data = [p for p in data if p.anomaly is None]
     spec = [p for p in data if p.draft_tokens]
     if not any(not p.draft_tokens for p in data) or not spec:
@@ -227,7 +228,11 @@ def fit(data: list[Point]) -> Fit:
             row[3] = 0.0  # one block size: the per-token verify cost folds into the others
     beta = _relative_lstsq(rows, [p.step_ms for p in data])
     names = [*TERMS, *([ACCEPT_TERM] if with_accept else [])]
-    first = _relative_lstsq([p.first_token_features() for p in data], [p.ttft_ms for p in data])
+    first_rows = [p.first_token_features() for p in data]
+    if len({p.concurrency for p in data}) < 3:
+        for row in first_rows:
+            row[1] = 0.0  # two concurrencies: the first arrival's wait folds into the others
+    first = _relative_lstsq(first_rows, [p.ttft_ms for p in data])
     return Fit(
         {k: v for k, v in zip(names, beta, strict=True)},
         prefill_ms=first[0],
