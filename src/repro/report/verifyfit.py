@@ -37,15 +37,15 @@ known profile.
 Some levels measured something other than the step cost, and their own records say so
 (`Point.anomaly`, judged without the fit): the server paused (the mean first token took more
 than `PAUSE_STEPS` of the level's own median steps: a closed loop's first token waits for the
-prefills ahead of it, at most 20 steps on the H100 at c=48; the paused ones waited 33 to 105,
-up to 0.77 s), or the server queued (the level held fewer than `QUEUE_SHARE` of the requests
-it offered at once: on the H100 the DFLASH servers admitted 45-47 of 48, the rest waited for
-the whole batch to finish). They are left out of the fit, and the held-out summary is given
-with them and without them, each named with what it measured.
+prefills ahead of it, at most 20 steps on the H100 records; the paused ones waited 33 to 105,
+up to 0.74 s on average), or the server queued (the level held fewer than `QUEUE_SHARE` of
+the requests it offered at once: on the H100 the DFLASH servers admitted 45-47 of 48, the
+rest waited for the whole batch to finish). They are left out of the fit, and the held-out
+summary is given with them and without them, each named with what it measured.
 
 What the fit cannot beat is the spread of the same level measured on two launches (`twins`):
 on the H100 the same server configuration, launched again on another H100, gave output tok/s
-up to 28 % apart at c=48 and 13 % at c=1; within one launch, servers doing the same work
+up to 28 % apart at c=48 and 14 % at c=1; within one launch, servers doing the same work
 (T=8 and T=16 forced 2 at c=4: the fit finds the block size costs nothing) ran 16 % apart.
 """
 
