@@ -289,6 +289,19 @@ def test_the_ddtree_budgets_are_predicted_on_their_images_options_near_the_users
         assert single.output_throughput < 1000.0 / single.mean_tpot_ms  # prefill counted
         assert point.caveats[0].startswith(f"calibrated: {measured:g} tok/s in steady decode")
         assert "it counts each request's prefill" in point.caveats[0]
+        # what is left between decode alone and the calibration is the level's acceptance:
+        # its tokens per verify step against the model's mean, said beside the number
+        found = re.search(
+            r"the model gives ([\d.]+)\).* at ([\d.]+) tokens a verify step where the "
+            r"model's mean is ([\d.]+) \(the draws of 64 requests, each one's last step cut "
+            r"at 512 tokens\)",
+            " ".join(point.caveats[0].split()),
+        )
+        assert found, point.caveats[0]
+        model, drawn, mean = (float(g) for g in found.groups())
+        assert drawn == pytest.approx(single.accept_length, abs=0.005)
+        decode = 1000.0 / single.mean_tpot_ms
+        assert decode * mean / drawn == pytest.approx(model, rel=0.01)
     chain, tree = (
         points[n].predicted[0]
         for n in ("qwen36-27b-tp1-dflash-ddtree", "qwen36-27b-tp1-dflash-ddtree-tree64")

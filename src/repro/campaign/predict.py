@@ -125,7 +125,13 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
         measure(concurrency)
     for found in searched_concurrencies(lambda: levels, bench):  # as the sweep searches
         measure(found)
-    return Prediction(profile.name, profile.provenance, levels, caveats(cfg, levels), accept_s)
+    return Prediction(
+        profile.name,
+        profile.provenance,
+        levels,
+        caveats(cfg, levels, category, input_len),
+        accept_s,
+    )
 
 
 def _accept(server: VirtualServer, recipe: Recipe) -> float:
