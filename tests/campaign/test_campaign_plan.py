@@ -14,11 +14,17 @@ from rich.console import Console
 from repro.campaign.decision import PointLevels, decide, slo_boundary
 from repro.campaign.execute import eta_left
 from repro.campaign.page import render_page
-from repro.campaign.plan import plan_campaign
+from repro.campaign.plan import (
+    IMAGE_PULL_S,
+    LAUNCH_OVERHEAD_S,
+    WEIGHTS_READ_GB_PER_S,
+    plan_campaign,
+)
 from repro.campaign.predict import prompt_tokens
 from repro.campaign.report import NOT_JUDGED, clock, predicted_points, render_terminal
 from repro.errors import RecipeError
 from repro.lock import load_locked
+from repro.recipe.hardware import weights_gb
 from repro.recipe.render import render_server_argv
 from repro.recipe.rules import check_recipe
 from repro.run.simulate import simulated_recipe
@@ -367,6 +373,68 @@ def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
     assert as_json.returncode == 9
     plan = json.loads(as_json.stdout)
     assert plan["estimate_s"] > 0 and plan["unestimated"] == ["kimi26-tp8-b300"]
+
+
+LOADS = """
+name: loads
+machine: rtx-pro-6000x1
+points:
+  - recipe: qwen36-27b-tp1-dflash
+    set: {drafter: null, speculative: null, accept: null}
+    name: plain
+  - recipe: qwen36-27b-tp1-dflash
+    name: declared
+    set: {drafter.weights_gb: 30, accept: null}
+  - recipe: qwen36-27b-tp1-dflash
+    name: swapped
+    set: {drafter.repo: someone/unsized-drafter, accept: null}
+  - recipe: qwen36-27b-tp1-dflash-ddtree
+    name: other-image
+    set: {accept: null}
+bench:
+  concurrencies: [1]
+  input_len: 64
+  output_len: 16
+  dataset: random
+  prompts_per_level: 2
+  warmup: 0
+"""
+
+
+def test_the_estimate_loads_each_drafter_at_the_models_rate_and_pulls_each_image_once(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    result = repro("campaign", "plan", str(_write(tmp_path, LOADS)), "--json", cwd=repo_root)
+    assert result.returncode == 0, result.stderr[-2000:]
+    plan = CampaignPlan.model_validate_json(result.stdout)
+    points = {p.name: p for p in plan.points}
+    plain = points["plain"]
+    assert (
+        plain.drafter_load_s == 0 and plain.load_s == LAUNCH_OVERHEAD_S + 56 / WEIGHTS_READ_GB_PER_S
+    )
+    # the shipped drafter's known size, one a point declares, one of unknown size (not the
+    # replaced drafter's: a point that swaps the repo drops the size it inherited)
+    known = points["other-image"]
+    assert known.drafter_load_s == pytest.approx(weights_gb("z-lab/Qwen3.6-27B-DFlash", None))
+    assert points["declared"].drafter_load_s == pytest.approx(30 / WEIGHTS_READ_GB_PER_S)
+    swapped = points["swapped"]
+    assert swapped.drafter_load_s == 0 and swapped.unknown_weights == ["someone/unsized-drafter"]
+    for point in (known, points["declared"]):
+        assert point.load_s == pytest.approx(plain.load_s + (point.drafter_load_s or 0))
+    # two images, each pulled once, on the first point that runs it
+    pulls = [p.image_s for p in plan.points]
+    assert sorted(pulls) == [0.0, 0.0, IMAGE_PULL_S, IMAGE_PULL_S]
+    parts = plan.estimate_parts
+    assert parts is not None and parts.images == 2 and parts.drafters == 2
+    assert parts.unknown_weights == ["someone/unsized-drafter"]
+    total = parts.levels_s + parts.accept_s + parts.starts_s + parts.model_load_s
+    total += parts.drafter_load_s + parts.images_s
+    assert plan.estimate_s == pytest.approx(total)
+    text = repro("campaign", "plan", str(tmp_path / "campaign.yaml"), cwd=repo_root)
+    said = " ".join(text.stdout.split())
+    assert "assumed: 4 server starts 6m00s, 2 image pulls 10m00s" in said
+    assert "the drafters' 34s (2 loads)" in said
+    assert "not counted, size unknown: someone/unsized-drafter" in said
 
 
 def test_points_that_measured_no_clock_are_tabulated_but_never_ranked(
