@@ -427,7 +427,7 @@ def test_the_estimate_loads_each_drafter_at_the_models_rate_and_pulls_each_image
     parts = plan.estimate_parts
     assert parts is not None and parts.images == 2 and parts.drafters == 2
     assert parts.unknown_weights == ["someone/unsized-drafter"]
-    total = parts.levels_s + parts.accept_s + parts.starts_s + parts.model_load_s
+    total = parts.levels_s + parts.warmups_s + parts.accept_s + parts.starts_s + parts.model_load_s
     total += parts.drafter_load_s + parts.images_s
     assert plan.estimate_s == pytest.approx(total)
     text = repro("campaign", "plan", str(tmp_path / "campaign.yaml"), cwd=repo_root)
@@ -470,16 +470,20 @@ def test_the_eta_counts_the_accept_stage_and_leaves_out_what_a_resumed_point_fin
 ) -> None:
     plan = drafters_plan
     point = next(p for p in plan.points if p.drafter and p.same_server_as is None)
-    assert point.accept_s and point.levels_s and point.estimate_s
-    assert point.estimate_s > point.accept_s + point.levels_s  # and the loads
+    assert point.accept_s and point.levels_s and point.warmups_s and point.estimate_s
+    # the loads, and each level's warm-up (2 requests before its 32)
+    assert point.estimate_s > point.accept_s + point.warmups_s + point.levels_s
+    assert point.warmups_s > point.levels_s / 32
     real = CampaignIndex(campaign="c", machine="m", points=[])
     assert eta_left(point, real, set()) == point.estimate_s
     first = point.predicted[0]
     resumed = eta_left(point, real, {(first.concurrency, first.repeat)})
-    assert resumed == pytest.approx(point.estimate_s - point.accept_s - first.duration)
+    warmup = point.warmups_s / len(point.predicted)  # a level's share
+    done = point.accept_s + (point.image_s or 0) + warmup + first.duration
+    assert resumed == pytest.approx(point.estimate_s - done)
     sim = _index(0.5)
     fresh, later = eta_left(point, sim, set()), eta_left(point, sim, {(first.concurrency, 0)})
-    assert fresh - later == pytest.approx((point.accept_s + first.duration) * 0.5)
+    assert fresh - later == pytest.approx((point.accept_s + warmup + first.duration) * 0.5)
 
 
 def test_predicted_points_say_what_they_are(

@@ -145,6 +145,7 @@ def _predict(
     entry.caveats = prediction.caveats
     entry.predicted = prediction.levels
     entry.levels_s = sum(level.duration for level in prediction.levels)
+    entry.warmups_s = prediction.warmups_s
     entry.accept_s = prediction.accept_s
     recipe = lockeds[entry.name].recipe
     model_gb = weights_gb(recipe.model.repo, recipe.model.weights_gb)
@@ -174,8 +175,10 @@ def _priced(plan: CampaignPlan, lockeds: dict[str, Locked]) -> CampaignPlan:
         point.image_s = 0.0 if point.image in pulled else IMAGE_PULL_S
         pulled.add(point.image)
         load_s, accept_s = point.load_s or 0.0, point.accept_s or 0.0
-        point.estimate_s = point.image_s + load_s + accept_s + (point.levels_s or 0.0)
-        parts.levels_s += point.levels_s or 0.0
+        levels_s, warmups_s = point.levels_s or 0.0, point.warmups_s or 0.0
+        point.estimate_s = point.image_s + load_s + accept_s + warmups_s + levels_s
+        parts.levels_s += levels_s
+        parts.warmups_s += warmups_s
         parts.accept_s += accept_s
         parts.starts += 1
         parts.starts_s += LAUNCH_OVERHEAD_S
@@ -226,8 +229,8 @@ def estimate_breakdown(parts: EstimateParts) -> list[str]:
         return f"{n} {what}{'s' * (n != 1)}"
 
     lines = [
-        f"predicted: levels {human_seconds(parts.levels_s)}, "
-        f"accept stages {human_seconds(parts.accept_s)}",
+        f"predicted: levels {human_seconds(parts.levels_s)}, their warm-ups "
+        f"{human_seconds(parts.warmups_s)}, accept stages {human_seconds(parts.accept_s)}",
         f"assumed: {count(parts.starts, 'server start')} {human_seconds(parts.starts_s)}, "
         f"{count(parts.images, 'image pull')} {human_seconds(parts.images_s)}",
         f"weights at {WEIGHTS_READ_GB_PER_S:g} GB/s: the models' "

@@ -206,6 +206,9 @@ class PlannedPoint(BaseModel):
     predicted: list[Level] = Field(default_factory=list, description="predicted levels")
     prediction_error: str | None = None
     levels_s: float | None = Field(default=None, description="predicted levels' duration")
+    warmups_s: float | None = Field(
+        default=None, description="predicted warm-ups' duration (each level's, before it)"
+    )
     accept_s: float | None = Field(default=None, description="predicted accept stage's duration")
     load_s: float | None = Field(
         default=None,
@@ -223,7 +226,8 @@ class PlannedPoint(BaseModel):
         description="repositories of unknown size: their weights are not in load_s",
     )
     estimate_s: float | None = Field(
-        default=None, description="predicted wall time: image + load + accept stage + levels"
+        default=None,
+        description="predicted wall time: image + load + accept stage + warm-ups + levels",
     )
 
 
@@ -231,6 +235,7 @@ class EstimateParts(BaseModel):
     """What a plan's wall-time estimate adds up, over the points it estimates."""
 
     levels_s: float = 0.0
+    warmups_s: float = 0.0
     accept_s: float = 0.0
     starts: int = Field(0, description="servers started (one per point measured)")
     starts_s: float = Field(0.0, description="their container starts and warm-ups")
