@@ -36,7 +36,7 @@ import yaml
 
 from repro.campaign.execute import SIM_START_S, eta_left
 from repro.runfolder import RunFolder
-from repro.schema.campaign import CampaignIndex, CampaignPlan
+from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint
 
 REPO = Path(__file__).resolve().parents[1]
 REPRO = str(Path(sys.executable).parent / "repro")
@@ -119,7 +119,7 @@ def trimmed(args: argparse.Namespace) -> dict:
     return campaign
 
 
-def planned(point, index: CampaignIndex) -> Split:
+def planned(point: PlannedPoint, index: CampaignIndex) -> Split:
     """The plan's seconds for one simulated point, split as eta_left adds them."""
     scale = index.time_scale or 0.0
     split = Split()
@@ -172,9 +172,9 @@ def report(folder: Path, wall: float) -> None:
     )
     print(f"{'part':<12} {'plan s':>8} {'run s':>8} {'plan/run':>9}")
     for part in PARTS:
-        ours, theirs = plan_total.seconds[part], run_total.seconds[part]
-        ratio = f"{ours / theirs:>9.3f}" if theirs > 0 else f"{'-':>9}"
-        print(f"{part:<12} {ours:>8.1f} {theirs:>8.1f} {ratio}")
+        planned_s, run_s = plan_total.seconds[part], run_total.seconds[part]
+        ratio = f"{planned_s / run_s:>9.3f}" if run_s > 0 else f"{'-':>9}"
+        print(f"{part:<12} {planned_s:>8.1f} {run_s:>8.1f} {ratio}")
     print(
         f"(start+rest: a point's doctor, lock, image check, launch, report and stop; the "
         f"launch stages took {run_total.starts_s:.1f} s of it; campaign: its plan and "

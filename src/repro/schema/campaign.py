@@ -237,12 +237,12 @@ class EstimateParts(BaseModel):
     levels_s: float = 0.0
     warmups_s: float = 0.0
     accept_s: float = 0.0
-    starts: int = Field(0, description="servers started (one per point measured)")
-    starts_s: float = Field(0.0, description="their container starts and warm-ups")
+    starts: int = Field(default=0, description="servers started (one per point measured)")
+    starts_s: float = Field(default=0.0, description="their container starts and warm-ups")
     model_load_s: float = 0.0
-    drafters: int = Field(0, description="servers that load a drafter")
+    drafters: int = Field(default=0, description="servers that load a drafter")
     drafter_load_s: float = 0.0
-    images: int = Field(0, description="images pulled (once each)")
+    images: int = Field(default=0, description="images pulled (once each)")
     images_s: float = 0.0
     unknown_weights: list[str] = Field(
         default_factory=list, description="repositories of unknown size, not in the loads"
