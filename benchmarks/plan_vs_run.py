@@ -25,21 +25,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from campaign_prediction import run_on_simulator  # benchmarks/, beside this script
 
 from repro.campaign.execute import SIM_START_S, eta_left
 from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint
 
 REPO = Path(__file__).resolve().parents[1]
-REPRO = str(Path(sys.executable).parent / "repro")
 PARTS = ("levels", "warm-ups", "accept", "start+rest", "campaign")
 
 
@@ -78,21 +75,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{args.campaign.stem}-trimmed.yaml"
         path.write_text(yaml.safe_dump(campaign, sort_keys=False))
-        command = [REPRO, "campaign", "run", str(path), "--sim"]
-        command += ["--time-scale", f"{args.time_scale:g}"]
-        print("$", " ".join(command[1:]), "--campaigns-dir TMP")
         print("trimmed:", json.dumps({k: campaign[k] for k in ("points", "bench", "accept")}))
-        started = time.monotonic()
-        run = subprocess.run(
-            [*command, "--campaigns-dir", str(Path(tmp) / "c")],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-        )
-        wall = time.monotonic() - started
-        if run.returncode != 0:
-            raise SystemExit(f"the campaign failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
-        [folder] = list((Path(tmp) / "c").iterdir())
+        folder, wall = run_on_simulator(path, args.time_scale, Path(tmp) / "c")
         report(folder, wall)
 
 

@@ -341,14 +341,7 @@ def test_the_simulated_twin_of_a_ddtree_recipe_has_its_images_options(
     assert "-    UNO = auto()" in patch
 
 
-ONE_UNPREDICTED = """
-name: one-unpredicted
-machine: mixed
-points:
-  - recipe: qwen36-27b-tp1-dflash
-    set: {drafter: null, speculative: null, accept: null}
-    name: plain
-  - recipe: kimi26-tp8-b300
+TINY_BENCH = """
 bench:
   concurrencies: [1]
   input_len: 64
@@ -357,6 +350,19 @@ bench:
   prompts_per_level: 2
   warmup: 0
 """
+
+ONE_UNPREDICTED = (
+    """
+name: one-unpredicted
+machine: mixed
+points:
+  - recipe: qwen36-27b-tp1-dflash
+    set: {drafter: null, speculative: null, accept: null}
+    name: plain
+  - recipe: kimi26-tp8-b300
+"""
+    + TINY_BENCH
+)
 
 
 def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
@@ -375,7 +381,8 @@ def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
     assert plan["estimate_s"] > 0 and plan["unestimated"] == ["kimi26-tp8-b300"]
 
 
-LOADS = """
+LOADS = (
+    """
 name: loads
 machine: rtx-pro-6000x1
 points:
@@ -391,14 +398,9 @@ points:
   - recipe: qwen36-27b-tp1-dflash-ddtree
     name: other-image
     set: {accept: null}
-bench:
-  concurrencies: [1]
-  input_len: 64
-  output_len: 16
-  dataset: random
-  prompts_per_level: 2
-  warmup: 0
 """
+    + TINY_BENCH
+)
 
 
 def test_the_estimate_loads_each_drafter_at_the_models_rate_and_pulls_each_image_once(
