@@ -322,6 +322,23 @@ def test_the_ddtree_budgets_are_predicted_on_their_images_options_near_the_users
     ]
 
 
+def test_a_level_on_other_prompts_than_the_calibrations_says_so_beside_its_acceptance(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    text = "points:\n  - recipe: qwen36-27b-tp1-dflash-ddtree\n    set: {accept: null}\n"
+    plan = plan_campaign(_write(tmp_path, "machine: m\n" + text + TINY_BENCH))
+    [point] = plan.points
+    caveat = " ".join(point.caveats[0].split())
+    assert caveat.startswith("calibrated: 173.4 tok/s in steady decode at 1 running")
+    found = re.search(
+        r"at ([\d.]+) tokens a verify step where the model's mean is ([\d.]+)", caveat
+    )
+    assert found, caveat
+    assert float(found.group(2)) < 2  # random tokens accept little (1.3; chat 7.41)
+    assert caveat.endswith("(random prompts; the calibration's were chat)")
+
+
 def test_the_simulated_twin_of_a_ddtree_recipe_has_its_images_options(
     repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
