@@ -69,19 +69,27 @@ def main() -> None:
                 }
             )
         )
-        started = time.monotonic()
-        command = [REPRO, "campaign", "run", str(campaign), "--sim", "--time-scale", "1"]
-        run = subprocess.run(
-            [*command, "--campaigns-dir", str(Path(tmp) / "c")],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-        )
-        wall = time.monotonic() - started
-        if run.returncode != 0:
-            raise SystemExit(f"the campaign failed:\n{run.stderr[-3000:]}")
-        [folder] = list((Path(tmp) / "c").iterdir())
+        folder, wall = run_on_simulator(campaign, 1.0, Path(tmp) / "c")
         report(folder, wall)
+
+
+def run_on_simulator(campaign: Path, time_scale: float, campaigns_dir: Path) -> tuple[Path, float]:
+    """`repro campaign run CAMPAIGN --sim` into `campaigns_dir` (empty): its folder, and the
+    wall time around it."""
+    command = [REPRO, "campaign", "run", str(campaign), "--sim", "--time-scale", f"{time_scale:g}"]
+    print("$", " ".join(command[1:]), "--campaigns-dir TMP")
+    started = time.monotonic()
+    run = subprocess.run(
+        [*command, "--campaigns-dir", str(campaigns_dir)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.monotonic() - started
+    if run.returncode != 0:
+        raise SystemExit(f"the campaign failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+    [folder] = list(campaigns_dir.iterdir())
+    return folder, wall
 
 
 def report(folder: Path, wall: float | None = None, plan_file: Path | None = None) -> None:

@@ -14,11 +14,17 @@ from rich.console import Console
 from repro.campaign.decision import PointLevels, decide, slo_boundary
 from repro.campaign.execute import eta_left
 from repro.campaign.page import render_page
-from repro.campaign.plan import plan_campaign
+from repro.campaign.plan import (
+    IMAGE_PULL_S,
+    LAUNCH_OVERHEAD_S,
+    WEIGHTS_READ_GB_PER_S,
+    plan_campaign,
+)
 from repro.campaign.predict import prompt_tokens
 from repro.campaign.report import NOT_JUDGED, clock, predicted_points, render_terminal
 from repro.errors import RecipeError
 from repro.lock import load_locked
+from repro.recipe.hardware import weights_gb
 from repro.recipe.render import render_server_argv
 from repro.recipe.rules import check_recipe
 from repro.run.simulate import simulated_recipe
@@ -289,6 +295,19 @@ def test_the_ddtree_budgets_are_predicted_on_their_images_options_near_the_users
         assert single.output_throughput < 1000.0 / single.mean_tpot_ms  # prefill counted
         assert point.caveats[0].startswith(f"calibrated: {measured:g} tok/s in steady decode")
         assert "it counts each request's prefill" in point.caveats[0]
+        # what is left between decode alone and the calibration is the level's acceptance:
+        # its tokens per verify step against the model's mean, said beside the number
+        found = re.search(
+            r"the model gives ([\d.]+)\).* at ([\d.]+) tokens a verify step where the "
+            r"model's mean is ([\d.]+) \(the draws of 64 requests, each one's last step cut "
+            r"at 512 tokens\)",
+            " ".join(point.caveats[0].split()),
+        )
+        assert found, point.caveats[0]
+        model, drawn, mean = (float(g) for g in found.groups())
+        assert drawn == pytest.approx(single.accept_length, abs=0.005)
+        decode = 1000.0 / single.mean_tpot_ms
+        assert decode * mean / drawn == pytest.approx(model, rel=0.01)
     chain, tree = (
         points[n].predicted[0]
         for n in ("qwen36-27b-tp1-dflash-ddtree", "qwen36-27b-tp1-dflash-ddtree-tree64")
@@ -301,6 +320,23 @@ def test_the_ddtree_budgets_are_predicted_on_their_images_options_near_the_users
         "ranking assumed: no measurement of qwen36-27b-tp1-rtx6000 covers speculative "
         "DFLASH (acceptance and drafter cost assumed)"
     ]
+
+
+def test_a_level_on_other_prompts_than_the_calibrations_says_so_beside_its_acceptance(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    text = "points:\n  - recipe: qwen36-27b-tp1-dflash-ddtree\n    set: {accept: null}\n"
+    plan = plan_campaign(_write(tmp_path, "machine: m\n" + text + TINY_BENCH))
+    [point] = plan.points
+    caveat = " ".join(point.caveats[0].split())
+    assert caveat.startswith("calibrated: 173.4 tok/s in steady decode at 1 running")
+    found = re.search(
+        r"at ([\d.]+) tokens a verify step where the model's mean is ([\d.]+)", caveat
+    )
+    assert found, caveat
+    assert float(found.group(2)) < 2  # random tokens accept little (1.3; chat 7.41)
+    assert caveat.endswith("(random prompts; the calibration's were chat)")
 
 
 def test_the_simulated_twin_of_a_ddtree_recipe_has_its_images_options(
@@ -322,14 +358,7 @@ def test_the_simulated_twin_of_a_ddtree_recipe_has_its_images_options(
     assert "-    UNO = auto()" in patch
 
 
-ONE_UNPREDICTED = """
-name: one-unpredicted
-machine: mixed
-points:
-  - recipe: qwen36-27b-tp1-dflash
-    set: {drafter: null, speculative: null, accept: null}
-    name: plain
-  - recipe: kimi26-tp8-b300
+TINY_BENCH = """
 bench:
   concurrencies: [1]
   input_len: 64
@@ -338,6 +367,19 @@ bench:
   prompts_per_level: 2
   warmup: 0
 """
+
+ONE_UNPREDICTED = (
+    """
+name: one-unpredicted
+machine: mixed
+points:
+  - recipe: qwen36-27b-tp1-dflash
+    set: {drafter: null, speculative: null, accept: null}
+    name: plain
+  - recipe: kimi26-tp8-b300
+"""
+    + TINY_BENCH
+)
 
 
 def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
@@ -354,6 +396,64 @@ def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
     assert as_json.returncode == 9
     plan = json.loads(as_json.stdout)
     assert plan["estimate_s"] > 0 and plan["unestimated"] == ["kimi26-tp8-b300"]
+
+
+LOADS = (
+    """
+name: loads
+machine: rtx-pro-6000x1
+points:
+  - recipe: qwen36-27b-tp1-dflash
+    set: {drafter: null, speculative: null, accept: null}
+    name: plain
+  - recipe: qwen36-27b-tp1-dflash
+    name: declared
+    set: {drafter.weights_gb: 30, accept: null}
+  - recipe: qwen36-27b-tp1-dflash
+    name: swapped
+    set: {drafter.repo: someone/unsized-drafter, accept: null}
+  - recipe: qwen36-27b-tp1-dflash-ddtree
+    name: other-image
+    set: {accept: null}
+"""
+    + TINY_BENCH
+)
+
+
+def test_the_estimate_loads_each_drafter_at_the_models_rate_and_pulls_each_image_once(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    result = repro("campaign", "plan", str(_write(tmp_path, LOADS)), "--json", cwd=repo_root)
+    assert result.returncode == 0, result.stderr[-2000:]
+    plan = CampaignPlan.model_validate_json(result.stdout)
+    points = {p.name: p for p in plan.points}
+    plain = points["plain"]
+    assert (
+        plain.drafter_load_s == 0 and plain.load_s == LAUNCH_OVERHEAD_S + 56 / WEIGHTS_READ_GB_PER_S
+    )
+    # the shipped drafter's known size, one a point declares, one of unknown size (not the
+    # replaced drafter's: a point that swaps the repo drops the size it inherited)
+    known = points["other-image"]
+    assert known.drafter_load_s == pytest.approx(weights_gb("z-lab/Qwen3.6-27B-DFlash", None))
+    assert points["declared"].drafter_load_s == pytest.approx(30 / WEIGHTS_READ_GB_PER_S)
+    swapped = points["swapped"]
+    assert swapped.drafter_load_s == 0 and swapped.unknown_weights == ["someone/unsized-drafter"]
+    for point in (known, points["declared"]):
+        assert point.load_s == pytest.approx(plain.load_s + (point.drafter_load_s or 0))
+    # two images, each pulled once, on the first point that runs it
+    pulls = [p.image_s for p in plan.points]
+    assert sorted(pulls) == [0.0, 0.0, IMAGE_PULL_S, IMAGE_PULL_S]
+    parts = plan.estimate_parts
+    assert parts is not None and parts.images == 2 and parts.drafters == 2
+    assert parts.unknown_weights == ["someone/unsized-drafter"]
+    total = parts.levels_s + parts.warmups_s + parts.accept_s + parts.starts_s + parts.model_load_s
+    total += parts.drafter_load_s + parts.images_s
+    assert plan.estimate_s == pytest.approx(total)
+    text = repro("campaign", "plan", str(tmp_path / "campaign.yaml"), cwd=repo_root)
+    said = " ".join(text.stdout.split())
+    assert "assumed: 4 server starts 6m00s, 2 image pulls 10m00s" in said
+    assert "the drafters' 34s (2 loads)" in said
+    assert "not counted, size unknown: someone/unsized-drafter" in said
 
 
 def test_points_that_measured_no_clock_are_tabulated_but_never_ranked(
@@ -389,16 +489,20 @@ def test_the_eta_counts_the_accept_stage_and_leaves_out_what_a_resumed_point_fin
 ) -> None:
     plan = drafters_plan
     point = next(p for p in plan.points if p.drafter and p.same_server_as is None)
-    assert point.accept_s and point.levels_s and point.estimate_s
-    assert point.estimate_s > point.accept_s + point.levels_s  # and the loads
+    assert point.accept_s and point.levels_s and point.warmups_s and point.estimate_s
+    # the loads, and each level's warm-up (2 requests before its 32)
+    assert point.estimate_s > point.accept_s + point.warmups_s + point.levels_s
+    assert point.warmups_s > point.levels_s / 32
     real = CampaignIndex(campaign="c", machine="m", points=[])
     assert eta_left(point, real, set()) == point.estimate_s
     first = point.predicted[0]
     resumed = eta_left(point, real, {(first.concurrency, first.repeat)})
-    assert resumed == pytest.approx(point.estimate_s - point.accept_s - first.duration)
+    warmup = point.warmups_s / len(point.predicted)  # a level's share
+    done = point.accept_s + (point.image_s or 0) + warmup + first.duration
+    assert resumed == pytest.approx(point.estimate_s - done)
     sim = _index(0.5)
     fresh, later = eta_left(point, sim, set()), eta_left(point, sim, {(first.concurrency, 0)})
-    assert fresh - later == pytest.approx((point.accept_s + first.duration) * 0.5)
+    assert fresh - later == pytest.approx((point.accept_s + warmup + first.duration) * 0.5)
 
 
 def test_predicted_points_say_what_they_are(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import statistics
 from typing import Any
+
+import pytest
+
+from repro.sim.profile import load_profile
+from repro.sim.request import mean_output_tokens
 
 from .simproc import post_json, request, sse
 
@@ -48,6 +54,19 @@ def test_non_streaming_input_ids_and_natural_stop(sim: Any) -> None:
     assert meta["finish_reason"]["type"] in ("stop", "length")
     if meta["finish_reason"]["type"] == "stop":
         assert meta["finish_reason"]["matched"] == 151645 == out["output_ids"][-1]
+
+
+def test_outputs_that_stop_at_eos_average_what_a_plan_counts_for_them(sim: Any) -> None:
+    # a plan's accept stage counts each request at sim.request.mean_output_tokens
+    prompts = [[1000 + i, *range(2000, 2030)] for i in range(400)]
+    body = {"input_ids": prompts, "sampling_params": {"max_new_tokens": 64}}
+    status, outs = post_json(sim.url + "/generate", body)
+    assert status == 200
+    lengths = [o["meta_info"]["completion_tokens"] for o in outs]
+    assert max(lengths) == 64 and min(lengths) < 32  # some cut at the limit, some stopped
+    expected = mean_output_tokens(load_profile("demo").mean_output_tokens, 64)
+    assert statistics.mean(lengths) == pytest.approx(expected, rel=0.05)
+    assert expected < 64 * 0.85  # far from min(limit, mean): the cut is what it models
 
 
 def test_stream_cumulative(sim: Any) -> None:

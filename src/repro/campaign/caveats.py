@@ -5,7 +5,12 @@
   entry), the measured number, what the timing model gives there, and what the sweep's level
   at that concurrency predicts, with the reason the two differ: a level's tok/s counts each
   request's prefill, and a level of N requests sends its N prompts at once and pays their
-  prefill before decoding; the calibration is steady decode.
+  prefill before decoding; the calibration is steady decode. At one running request the
+  level's decode alone (1 / mean TPOT) is the calibration's own quantity; with speculative
+  decoding it moves with the level's acceptance, so the caveat states the tokens per verify
+  step drawn beside the model's mean, and why they differ: another prompt category than the
+  calibration's, or the draws of the level's requests (a sample) with each request's last
+  step cut at its output length (a whole step's cost for what is left).
 - An assumed ranking: where the point's numbers are extrapolated (a profile derived by a rule
   from another's measurements, or a configuration no measurement covers,
   `sim.calibration.run_provenance`), where it ranks against the other points is the rule's
@@ -15,7 +20,7 @@
 from __future__ import annotations
 
 from repro.schema.level import Level
-from repro.sim.calibration import config_for, predict, uncovered
+from repro.sim.calibration import config_for, mean_accepted, predict, uncovered
 from repro.sim.config import SimConfig
 from repro.sim.profile import Measurement
 
@@ -38,8 +43,11 @@ def calibration_point(cfg: SimConfig) -> Measurement | None:
     return None
 
 
-def calibration_caveat(cfg: SimConfig, levels: list[Level]) -> str | None:
-    """The calibration point beside the level at its concurrency, and why they differ."""
+def calibration_caveat(
+    cfg: SimConfig, levels: list[Level], category: str = "chat", prompt_tokens: int = 0
+) -> str | None:
+    """The calibration point beside the level at its concurrency, and why they differ (the
+    level's prompts: `category`, `prompt_tokens` long)."""
     m = calibration_point(cfg)
     if m is None:
         return None
@@ -55,6 +63,7 @@ def calibration_caveat(cfg: SimConfig, levels: list[Level]) -> str | None:
         why = (
             f"it counts each request's prefill ({ttft:.2f} s to the first token); "
             f"decode alone {1000.0 / level.mean_tpot_ms:.0f} tok/s (1 / mean TPOT)"
+            f"{_acceptance(cfg, m, level, category, prompt_tokens)}"
         )
     else:
         why = (
@@ -62,6 +71,28 @@ def calibration_caveat(cfg: SimConfig, levels: list[Level]) -> str | None:
             f"({ttft:.1f} s median to the first token) before decode"
         )
     return f"{line}; the c={m.running} level predicts {level.output_throughput:.0f}: {why}"
+
+
+def _acceptance(
+    cfg: SimConfig, m: Measurement, level: Level, category: str, prompt_tokens: int
+) -> str:
+    """The level's tokens per verify step against the model's mean, and why they differ."""
+    cdf = cfg.accept_cdf_for(category, prompt_tokens)
+    if cdf is None or level.accept_length is None or not level.completed:
+        return ""
+    expected = 1.0 + mean_accepted(cdf)
+    if category != m.category:
+        why = f"{category} prompts; the calibration's were {m.category}"
+    else:
+        output_len = round(level.total_output_tokens / level.completed)
+        why = (
+            f"the draws of {level.completed} requests, each one's last step cut at "
+            f"{output_len} tokens"
+        )
+    return (
+        f", at {level.accept_length:.2f} tokens a verify step where the model's mean is "
+        f"{expected:.2f} ({why})"
+    )
 
 
 def ranking_caveat(cfg: SimConfig) -> str | None:
@@ -75,6 +106,10 @@ def ranking_caveat(cfg: SimConfig) -> str | None:
     return f"{ASSUMED}: no measurement of {profile.name} covers {', '.join(differs)}"
 
 
-def caveats(cfg: SimConfig, levels: list[Level]) -> list[str]:
-    """Every caveat of a point predicted with `cfg`, in the order the plan prints them."""
-    return [c for c in (calibration_caveat(cfg, levels), ranking_caveat(cfg)) if c]
+def caveats(
+    cfg: SimConfig, levels: list[Level], category: str = "chat", prompt_tokens: int = 0
+) -> list[str]:
+    """Every caveat of a point predicted with `cfg` on prompts of `category`,
+    `prompt_tokens` long, in the order the plan prints them."""
+    calibration = calibration_caveat(cfg, levels, category, prompt_tokens)
+    return [c for c in (calibration, ranking_caveat(cfg)) if c]

@@ -31,7 +31,9 @@ from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
 from repro.units import human_seconds
 
-SIM_START_S = 30.0  # a simulated point's doctor, lock, image check, start and stop
+# a simulated point's doctor, lock, image check, start and stop (its image built already):
+# 6 s a point on the 2-core dev box (benchmarks/results/plan_vs_run.txt)
+SIM_START_S = 6.0
 
 
 @dataclass
@@ -189,14 +191,20 @@ def _finished_levels(folder: CampaignFolder, state: PointState) -> set[tuple[int
 
 def eta_left(point: PlannedPoint, index: CampaignIndex, finished: set[tuple[int, int]]) -> float:
     """The point's predicted wall time left here, without the levels it `finished` (a resumed
-    point): on the simulator its levels at the time scale plus a container start, else the
-    plan's estimate (0 when it has none)."""
-    done_s = sum(lv.duration for lv in point.predicted if (lv.concurrency, lv.repeat) in finished)
-    if finished:  # the accept stage runs before the sweep: done too
-        done_s += point.accept_s or 0.0
+    point; their warm-ups counted as a share of all): on the simulator its accept stage,
+    warm-ups and levels at the time scale plus a point's start, else the plan's estimate (0
+    when it has none)."""
+    done = [lv for lv in point.predicted if (lv.concurrency, lv.repeat) in finished]
+    levels_done = sum(lv.duration for lv in done)
+    warmups_done = (point.warmups_s or 0.0) * len(done) / max(1, len(point.predicted))
+    accept_left = 0.0 if done else point.accept_s or 0.0  # it runs before the sweep
     if index.simulated and point.levels_s is not None:
-        left_s = (point.accept_s or 0.0) + point.levels_s - done_s
+        left_s = accept_left + (point.warmups_s or 0.0) - warmups_done
+        left_s += point.levels_s - levels_done
         return SIM_START_S + left_s * (index.time_scale or 0.0)
+    done_s = levels_done + warmups_done
+    if done:  # the accept stage ran, and the image is there
+        done_s += (point.accept_s or 0.0) + (point.image_s or 0.0)
     return max(0.0, (point.estimate_s or 0.0) - done_s)
 
 

@@ -25,14 +25,17 @@ from repro.campaign.points import Point, expand, load_campaign, write_point
 from repro.campaign.predict import predict_point
 from repro.errors import RecipeError, ReproError
 from repro.lock import load_locked
+from repro.recipe.hardware import weights_gb
 from repro.recipe.render import render_command, render_env
 from repro.recipe.rules import check_recipe
-from repro.schema.campaign import Campaign, CampaignPlan, PlannedPoint
+from repro.schema.campaign import Campaign, CampaignPlan, EstimateParts, PlannedPoint
 from repro.schema.lock import Locked
+from repro.units import human_seconds
 
-# Assumptions of the wall-time estimate, beyond the predicted levels.
+# Assumptions of the wall-time estimate, beyond the predicted levels and accept stages.
 LAUNCH_OVERHEAD_S = 90.0  # container start, CUDA graph capture, warm-up
-WEIGHTS_READ_GB_PER_S = 1.0  # loading weights from the local Hub cache
+WEIGHTS_READ_GB_PER_S = 1.0  # loading weights (the model's and the drafter's) from the Hub cache
+IMAGE_PULL_S = 300.0  # an image pulled (or built on its pulled base), once, before its first point
 MAX_PROBLEMS_SHOWN = 20
 
 
@@ -141,21 +144,52 @@ def _predict(
     entry.profile, entry.provenance = prediction.profile, prediction.provenance
     entry.caveats = prediction.caveats
     entry.predicted = prediction.levels
-    recipe = lockeds[entry.name].recipe
-    weights = recipe.model.weights_gb or 0.0
-    load_s = LAUNCH_OVERHEAD_S + weights / WEIGHTS_READ_GB_PER_S
     entry.levels_s = sum(level.duration for level in prediction.levels)
+    entry.warmups_s = prediction.warmups_s
     entry.accept_s = prediction.accept_s
-    entry.estimate_s = load_s + entry.accept_s + entry.levels_s
+    recipe = lockeds[entry.name].recipe
+    model_gb = weights_gb(recipe.model.repo, recipe.model.weights_gb)
+    drafter_gb = 0.0
+    if recipe.drafter is not None:
+        drafter_gb = weights_gb(recipe.drafter.repo, recipe.drafter.weights_gb) or 0.0
+        if not drafter_gb:
+            entry.unknown_weights.append(recipe.drafter.repo)
+    if model_gb is None:
+        entry.unknown_weights.insert(0, recipe.model.repo)
+    entry.drafter_load_s = drafter_gb / WEIGHTS_READ_GB_PER_S
+    entry.load_s = LAUNCH_OVERHEAD_S + (model_gb or 0.0) / WEIGHTS_READ_GB_PER_S
+    entry.load_s += entry.drafter_load_s
 
 
 def _priced(plan: CampaignPlan, lockeds: dict[str, Locked]) -> CampaignPlan:
-    """The estimate of the points predicted; those that are not are named in `unestimated`."""
+    """The estimate of the points predicted (each image pulled once, on its first point);
+    those that are not are named in `unestimated`."""
     measured = [p for p in plan.points if p.same_server_as is None]
-    plan.unestimated = [p.name for p in measured if p.estimate_s is None]
-    measured = [p for p in measured if p.estimate_s is not None]
+    plan.unestimated = [p.name for p in measured if p.levels_s is None]
+    measured = [p for p in measured if p.levels_s is not None]
     if not measured:
         return plan
+    parts = EstimateParts()
+    pulled: set[str] = set()
+    for point in measured:
+        point.image_s = 0.0 if point.image in pulled else IMAGE_PULL_S
+        pulled.add(point.image)
+        load_s, accept_s = point.load_s or 0.0, point.accept_s or 0.0
+        levels_s, warmups_s = point.levels_s or 0.0, point.warmups_s or 0.0
+        point.estimate_s = point.image_s + load_s + accept_s + warmups_s + levels_s
+        parts.levels_s += levels_s
+        parts.warmups_s += warmups_s
+        parts.accept_s += accept_s
+        parts.starts += 1
+        parts.starts_s += LAUNCH_OVERHEAD_S
+        parts.drafters += bool(point.drafter_load_s)
+        parts.drafter_load_s += point.drafter_load_s or 0.0
+        parts.model_load_s += load_s - LAUNCH_OVERHEAD_S - (point.drafter_load_s or 0.0)
+        parts.images_s += point.image_s
+        parts.unknown_weights.extend(point.unknown_weights)
+    parts.images = len(pulled)
+    parts.unknown_weights = list(dict.fromkeys(parts.unknown_weights))
+    plan.estimate_parts = parts
     plan.estimate_s = sum(p.estimate_s or 0.0 for p in measured)
     plan.gpu_hours = sum((p.estimate_s or 0.0) * p.gpus for p in measured) / 3600.0
     if plan.campaign.gpu_hour_usd is not None:
@@ -185,3 +219,24 @@ def _layout_key(locked: Locked) -> str:
         ],
         sort_keys=True,
     )
+
+
+def estimate_breakdown(parts: EstimateParts) -> list[str]:
+    """What the estimate adds up, a line each: the predicted levels and accept stages, the
+    assumed server starts and image pulls, the weights read (and those of unknown size)."""
+
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}{'s' * (n != 1)}"
+
+    lines = [
+        f"predicted: levels {human_seconds(parts.levels_s)}, their warm-ups "
+        f"{human_seconds(parts.warmups_s)}, accept stages {human_seconds(parts.accept_s)}",
+        f"assumed: {count(parts.starts, 'server start')} {human_seconds(parts.starts_s)}, "
+        f"{count(parts.images, 'image pull')} {human_seconds(parts.images_s)}",
+        f"weights at {WEIGHTS_READ_GB_PER_S:g} GB/s: the models' "
+        f"{human_seconds(parts.model_load_s)} ({count(parts.starts, 'load')}), the "
+        f"drafters' {human_seconds(parts.drafter_load_s)} ({count(parts.drafters, 'load')})",
+    ]
+    if parts.unknown_weights:
+        lines.append(f"not counted, size unknown: {', '.join(parts.unknown_weights)}")
+    return lines

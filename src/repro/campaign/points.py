@@ -178,14 +178,16 @@ def _bounded(name: str) -> str:
 def _forget_replaced_facts(
     data: dict[str, Any], overrides: dict[str, Any], source_repo: str | None
 ) -> None:
-    """A point that swaps the drafter's repo without its facts drops the inherited ones: they
-    are the replaced drafter's, and the fit is checked against config.json once locked."""
+    """A point that swaps the drafter's repo without its facts (or size) drops the inherited
+    ones: they are the replaced drafter's, and the fit is checked against config.json once
+    locked (the size is then the known one of the new drafter, or unknown)."""
     repo = overrides.get("drafter.repo")
     drafter = data.get("drafter")
-    if repo is None or repo == source_repo or "drafter.facts" in overrides:
+    if repo is None or repo == source_repo or not isinstance(drafter, dict):
         return
-    if isinstance(drafter, dict):
-        drafter.pop("facts", None)
+    for key in ("facts", "weights_gb"):
+        if f"drafter.{key}" not in overrides:
+            drafter.pop(key, None)
 
 
 def _set(data: dict[str, Any], path: list[str], value: Any) -> None:

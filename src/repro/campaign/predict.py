@@ -40,6 +40,7 @@ from repro.schema.recipe import Bench, Recipe
 from repro.sim.config import StartupError, resolve
 from repro.sim.profile import CATEGORIES, PROFILE_DIR, ProfileError, load_profile, profile_path
 from repro.sim.registry import Registry
+from repro.sim.request import mean_output_tokens
 from repro.sim.server_argparser import load_catalog, shipped_catalog
 from repro.sim.textgen import Tokenizer
 from repro.sim.virtual import VirtualLevel, VirtualServer
@@ -62,6 +63,7 @@ class Prediction:
     levels: list[Level]
     caveats: list[str]  # what the numbers stand on (repro.campaign.caveats)
     accept_s: float = 0.0  # the accept stage's predicted duration (0: the point has none)
+    warmups_s: float = 0.0  # the levels' warm-ups (each level's, before its requests)
 
 
 def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> Prediction:
@@ -105,6 +107,7 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
     category = "random" if bench.dataset == "random" else "chat"
     gpus = original.topology.gpus
     levels: list[Level] = []
+    warmups: list[float] = []
     input_len = prompt_tokens(bench)
 
     def measure(concurrency: int) -> None:
@@ -118,6 +121,7 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
                 warmup=bench.warmup,
             )
             levels.append(_summary(run, repeat, gpus))
+            warmups.append(run.warmup_s)
 
     # a server of its own, so that the sweep's prediction does not depend on the accept's
     accept_s = _accept(VirtualServer(cfg, seed=recipe.simulator.seed), recipe)
@@ -125,14 +129,22 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
         measure(concurrency)
     for found in searched_concurrencies(lambda: levels, bench):  # as the sweep searches
         measure(found)
-    return Prediction(profile.name, profile.provenance, levels, caveats(cfg, levels), accept_s)
+    return Prediction(
+        profile.name,
+        profile.provenance,
+        levels,
+        caveats(cfg, levels, category, input_len),
+        accept_s,
+        sum(warmups),
+    )
 
 
 def _accept(server: VirtualServer, recipe: Recipe) -> float:
     """The accept stage's seconds: each prompt set's warm-up and prompts one at a time
     (PROTOCOL_CONCURRENCY), as long as the set's prompts in the simulator's tokens (a set
-    that is not shipped: ACCEPT_PROMPT_TOKENS), up to the set's new-token limit or the
-    profile's mean output before EOS, whichever is less."""
+    that is not shipped: ACCEPT_PROMPT_TOKENS), each as long as the mean output of requests
+    that stop at the simulator's EOS (the profile's mean output before it) or at the set's
+    new-token limit, whichever comes first (`sim.request.mean_output_tokens`)."""
     plan = recipe.accept
     if plan is None or recipe.drafter is None:  # the accept stage skips such a point
         return 0.0
@@ -148,7 +160,7 @@ def _accept(server: VirtualServer, recipe: Recipe) -> float:
             PROTOCOL_CONCURRENCY,
             plan.prompts,
             input_len=input_len,
-            output_len=min(max_new, server.cfg.profile.mean_output_tokens),
+            output_len=round(mean_output_tokens(server.cfg.profile.mean_output_tokens, max_new)),
             category=ref if ref in CATEGORIES else "chat",
             warmup=PROTOCOL_CONCURRENCY,
         )

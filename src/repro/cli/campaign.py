@@ -95,7 +95,7 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
     prediction, labelled with the profile, not a measurement.
     """
     from repro.campaign.decision import decide
-    from repro.campaign.plan import plan_campaign
+    from repro.campaign.plan import estimate_breakdown, plan_campaign
     from repro.campaign.predict import PLAN_CLOCK
     from repro.campaign.report import predicted_points, render_terminal
 
@@ -130,8 +130,11 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
         some *= bool(result.unestimated)
         _console.print(
             f"estimate{some}: {human_seconds(result.estimate_s)} wall, "
-            f"{result.gpu_hours or 0:.1f} GPU-hours{cost} (loads + accept stages + levels)"
+            f"{result.gpu_hours or 0:.1f} GPU-hours{cost}"
         )
+        if result.estimate_parts is not None:
+            for line in estimate_breakdown(result.estimate_parts):
+                _console.print(f"  {escape(line)}")
     if result.unestimated:
         _console.print(
             f"[yellow]not in the estimate (no prediction): "

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from repro.doctor.arch import normalize_arch
-from repro.recipe.hardware import MODEL_WEIGHTS_GB
+from repro.recipe.hardware import weights_gb as known_weights_gb
 from repro.schema.lock import Locked
 
 
@@ -66,7 +66,7 @@ def requirements_from_locked(locked: Locked) -> Requirements:
     if image is None:
         why = locked.image_error
         notes.append(f"image spec {recipe.image!r}: {getattr(why, 'message', why)}")
-    weights_gb = recipe.model.weights_gb or MODEL_WEIGHTS_GB.get(recipe.model.repo)
+    weights_gb = known_weights_gb(recipe.model.repo, recipe.model.weights_gb)
     topo = recipe.topology
     return Requirements(
         source=recipe.name,

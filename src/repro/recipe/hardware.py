@@ -52,12 +52,26 @@ GPU_MODELS: dict[str, GpuModel] = {
 
 _ORDERED = sorted(GPU_MODELS.values(), key=lambda g: len(g.name), reverse=True)
 
-# Approximate on-disk weight sizes (GB) of models the shipped recipes serve, used when a recipe
-# gives no `model.weights_gb`. Kimi K2.6 (INT4 MoE, 1T parameters) is 555-610 GB on disk
-# (DESIGN.md); the lock records the exact byte count.
+# Approximate on-disk weight sizes (GB) of the models and drafters the shipped recipes serve,
+# used when a recipe gives no `model.weights_gb` (`drafter.weights_gb`); the lock records the
+# exact byte count. Kimi K2.6 (INT4 MoE, 1T parameters) is 555-610 GB on disk (DESIGN.md). The
+# drafters, bf16, from their architectures: Qwen3.6-27B's DFlash drafter is 5 Qwen3 layers at
+# hidden size 5120 (about 1.75B parameters, as the 3.57 GB of other 5-layer drafters of 27B
+# Qwen targets); Kimi's DFlash drafters 6 layers at 7168 (z-lab's K2.5 one: 13.9 GB in
+# float32); the EAGLE3 MLA drafter one MLA layer with its own embedding and fc (about 2B).
 MODEL_WEIGHTS_GB: dict[str, float] = {
     "moonshotai/Kimi-K2.6": 595,
+    "z-lab/Qwen3.6-27B-DFlash": 3.5,
+    "z-lab/Kimi-K2.6-DFlash": 7.0,
+    "SubSir/Kimi-K2.6-DFlash-tmp-long": 7.0,
+    "lightseekorg/kimi-k2.6-eagle3.1-mla": 4.0,
 }
+
+
+def weights_gb(repo: str, declared: float | None) -> float | None:
+    """The approximate size of `repo`'s weights: as a recipe declares it, else the known
+    size of a shipped model or drafter, else None (unknown)."""
+    return declared or MODEL_WEIGHTS_GB.get(repo)
 
 
 # Model families SGLang 0.5.23 configures itself, told by repository name (a recipe has no

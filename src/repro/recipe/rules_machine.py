@@ -5,11 +5,11 @@ from __future__ import annotations
 from repro.errors import suggestion
 from repro.recipe.hardware import (
     HYBRID_GDN_BACKENDS,
-    MODEL_WEIGHTS_GB,
     QWEN35_FAMILY,
     GpuModel,
     arch_major,
     gpu_model,
+    weights_gb,
 )
 from repro.recipe.loader import from_lock_file
 from repro.recipe.rulebase import Context, Issue, err, simulated, warn
@@ -56,7 +56,7 @@ def rule_gpu_models_known(ctx: Context) -> list[Issue]:
 def rule_weights_fit(ctx: Context) -> list[Issue]:
     """The weights fit in one replica's GPU memory (tp x pp GPUs x mem_fraction_static)."""
     r = ctx.recipe
-    weights = r.model.weights_gb or MODEL_WEIGHTS_GB.get(r.model.repo)
+    weights = weights_gb(r.model.repo, r.model.weights_gb)
     memory = _gpu_memory(ctx)
     if simulated(ctx) or weights is None or memory is None:
         return []

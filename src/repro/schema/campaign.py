@@ -206,9 +206,46 @@ class PlannedPoint(BaseModel):
     predicted: list[Level] = Field(default_factory=list, description="predicted levels")
     prediction_error: str | None = None
     levels_s: float | None = Field(default=None, description="predicted levels' duration")
+    warmups_s: float | None = Field(
+        default=None, description="predicted warm-ups' duration (each level's, before it)"
+    )
     accept_s: float | None = Field(default=None, description="predicted accept stage's duration")
+    load_s: float | None = Field(
+        default=None,
+        description="the server's start: container and warm-up, the model's and the "
+        "drafter's weights read at the assumed rate",
+    )
+    drafter_load_s: float | None = Field(
+        default=None, description="of load_s, the drafter's weights (0: no drafter)"
+    )
+    image_s: float | None = Field(
+        default=None, description="its image's pull, on the first point of each image (else 0)"
+    )
+    unknown_weights: list[str] = Field(
+        default_factory=list,
+        description="repositories of unknown size: their weights are not in load_s",
+    )
     estimate_s: float | None = Field(
-        default=None, description="predicted wall time: loads + accept stage + levels"
+        default=None,
+        description="predicted wall time: image + load + accept stage + warm-ups + levels",
+    )
+
+
+class EstimateParts(BaseModel):
+    """What a plan's wall-time estimate adds up, over the points it estimates."""
+
+    levels_s: float = 0.0
+    warmups_s: float = 0.0
+    accept_s: float = 0.0
+    starts: int = Field(default=0, description="servers started (one per point measured)")
+    starts_s: float = Field(default=0.0, description="their container starts and warm-ups")
+    model_load_s: float = 0.0
+    drafters: int = Field(default=0, description="servers that load a drafter")
+    drafter_load_s: float = 0.0
+    images: int = Field(default=0, description="images pulled (once each)")
+    images_s: float = 0.0
+    unknown_weights: list[str] = Field(
+        default_factory=list, description="repositories of unknown size, not in the loads"
     )
 
 
@@ -223,6 +260,9 @@ class CampaignPlan(BaseModel):
     )
     gpu_hours: float | None = None
     usd: float | None = None
+    estimate_parts: EstimateParts | None = Field(
+        default=None, description="what estimate_s adds up"
+    )
     unestimated: list[str] = Field(
         default_factory=list, description="points measured but not predicted: not in the estimate"
     )

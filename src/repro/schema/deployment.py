@@ -84,6 +84,14 @@ class DrafterSpec(StrictModel):
         pattern=REVISION_PATTERN,
         description="Branch, tag or commit SHA; `repro lock` pins it to a commit SHA.",
     )
+    weights_gb: float | None = Field(
+        None,
+        gt=0,
+        le=100_000,
+        description="Approximate size of the drafter's weights in GB, for the load time a "
+        "campaign plan estimates (else the known size of a shipped drafter; declare it in the "
+        "file that sets `repo`).",
+    )
     facts: DrafterFacts | None = Field(
         None,
         description="What this drafter must share with the model, checked before a lock; "

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import math
 import random
 import time
 from typing import Any
@@ -30,6 +31,23 @@ from repro.sim.textgen import Tokenizer
 
 CLIP_MAX_NEW_TOKENS = 4096  # mirrors SGLang's reservation clip (CLIP_MAX_NEW_TOKENS)
 NEW_TOKEN_RATIO = 0.5  # share of the remaining max_new_tokens reserved at admission
+
+
+def natural_length(rng: random.Random, mean_output_tokens: int) -> int:
+    """Content tokens a request without ignore_eos emits before its EOS token (which then
+    counts as one more): exponential, of mean about `mean_output_tokens`."""
+    return int(rng.expovariate(1.0 / max(1, mean_output_tokens))) + 1
+
+
+def mean_output_tokens(mean_natural: int, max_new_tokens: int) -> float:
+    """The mean output (EOS included) of requests that stop at their natural length
+    (`natural_length`) or at `max_new_tokens`, whichever comes first: sum over k <= max of
+    P(output >= k), where the first two tokens always come and each further one with
+    probability exp(-1 / mean)."""
+    if max_new_tokens <= 1:
+        return float(max(0, max_new_tokens))
+    q = math.exp(-1.0 / max(1, mean_natural))
+    return 1.0 + (1.0 - q ** (max_new_tokens - 1)) / (1.0 - q)
 
 
 class Req:
@@ -118,8 +136,7 @@ class Req:
         self.lossy = lossy  # the fault switch: accepted drafts are not the target's tokens
         self.event = event
         self.log_metrics = log_metrics
-        # natural length: content tokens before the EOS token (which counts as a token)
-        natural = int(rng.expovariate(1.0 / max(1, mean_output_tokens))) + 1
+        natural = natural_length(rng, mean_output_tokens)
         self.script = script or []  # a scripted answer (sim/answers.py), then EOS
         self.eos_at = max(len(script) if script else natural, min_new_tokens)
         self.output_ids: list[int] = []

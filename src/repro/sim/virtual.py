@@ -84,8 +84,9 @@ class VirtualRequest:
 @dataclass
 class VirtualLevel:
     concurrency: int
-    duration: float
+    duration: float  # of the measured requests, from the first sent to the last finished
     requests: list[VirtualRequest] = field(default_factory=list)
+    warmup_s: float = 0.0  # the warm-up before them
 
 
 @dataclass
@@ -132,11 +133,12 @@ class VirtualServer:
     ) -> VirtualLevel:
         """Warm-up, then `requests` requests with `concurrency` in flight, as `repro bench`
         sends them; the level's numbers are those of the measured requests only."""
+        warming = self.clock.t
         if warmup:
             self._closed_loop(min(concurrency, warmup), warmup, input_len, output_len, category)
         start = self.clock.t
         done = self._closed_loop(concurrency, requests, input_len, output_len, category)
-        level = VirtualLevel(concurrency, max(0.0, self.clock.t - start))
+        level = VirtualLevel(concurrency, max(0.0, self.clock.t - start), warmup_s=start - warming)
         for req in done:
             level.requests.append(_as_seen(req, start))
         return level
