@@ -34,7 +34,14 @@ from repro.campaign.points import load_campaign
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
 from repro.report.records import load_runs
-from repro.report.verifyfit import HeldOut, fit, leave_one_out, points, record_folders
+from repro.report.verifyfit import (
+    HeldOut,
+    error_band,
+    fit,
+    leave_one_out,
+    points,
+    record_folders,
+)
 from repro.schema.campaign import CampaignPlan, PlannedPoint
 from repro.sim.profile import profile_path
 
@@ -63,9 +70,8 @@ class Calibration:
 
     @property
     def band(self) -> tuple[float, float]:
-        """The held-out |error|: median and worst."""
-        errors = sorted(abs(h.error) for h in self.held)
-        return errors[len(errors) // 2], errors[-1]
+        """The held-out |error| of the levels that measured the step cost: median, worst."""
+        return error_band(self.held)
 
 
 def _drafter_and_baseline(plan: CampaignPlan) -> tuple[PlannedPoint, PlannedPoint]:
@@ -138,13 +144,15 @@ def _fitted_profile(folder: CampaignFolder, base: str) -> tuple[dict, list[HeldO
     for algorithm, spec in profile.get("speculative", {}).items():
         if algorithm.upper() in algorithms:
             spec.update(draft_ms=c["draft_ms"], verify_ms_per_token=c["verify_ms_per_token"])
-    errors = sorted(abs(h.error) for h in held)
+    median, worst = error_band(held)
     sources = sorted({p.source for p in data})
+    odd = sum(1 for h in held if h.anomaly)
+    left = f", {odd} paused or queued levels left out" if odd else ""
     profile.update(
         name=f"{folder.path.name}-fitted",
         provenance=f"calibrated: fitted on {len(data)} levels of {len(sources)} bench records "
-        f"in {folder.path} (held-out output tok/s: median {errors[len(errors) // 2]:.1%}, "
-        f"worst {errors[-1]:.1%}); acceptance and drafters from {base}",
+        f"in {folder.path} (held-out output tok/s: median {median:.1%}, "
+        f"worst {worst:.1%}{left}); acceptance and drafters from {base}",
         measured=[],
         assumed=[*profile.get("assumed", []), f"acceptance from {base}"],
         fit={"coefficients": c, "prefill_ms": result.prefill_ms, "sources": sources},

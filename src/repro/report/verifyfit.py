@@ -267,7 +267,7 @@ def calibrated_profile(
     blocks = sorted({p.draft_tokens for p in measured if p.draft_tokens})
     unforced = [p.committed for p in measured if p.draft_tokens and not p.forced]
     sources = sorted({p.source for p in data})
-    worst = max((abs(h.error) for h in held if h.anomaly is None), default=0.0)
+    worst = error_band(held)[1] if held else 0.0
     prompt = float(np.mean([p.prompt_tokens for p in measured])) or 1.0
     odd = len(data) - len(measured)
     left = f" ({odd} paused or queued levels left out)" if odd else ""
@@ -363,6 +363,14 @@ def _by_folder(rows: Iterable[tuple[str, str]]) -> list[str]:
             out.append(f"-- {folder}")
         out.append(line)
     return out
+
+
+def error_band(held: list[HeldOut]) -> tuple[float, float]:
+    """The held-out |error| of the levels that measured the step cost (all levels when none
+    did): median and worst; what a prediction from the fit is good to."""
+    measured = [h for h in held if h.anomaly is None] or held
+    errors = sorted(abs(h.error) for h in measured)
+    return errors[len(errors) // 2], errors[-1]
 
 
 def _summary(what: str, held: list[HeldOut]) -> str:
