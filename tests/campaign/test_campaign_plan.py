@@ -145,6 +145,8 @@ def test_the_layouts_campaign_is_predicted_in_80_columns_with_a_best_per_column(
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.splitlines()
     assert all(len(line) <= 80 for line in lines)
+    notes = [line for line in lines if line.startswith("  kimi26-")]  # each point's source
+    assert notes and not any(line.endswith(" ") for line in notes)  # copied without padding
     header = next(line for line in lines if line.startswith("point"))
     assert header.split()[1:] == ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
     rows = [line.split() for line in lines if len(line.split()) == 10]  # a name and 9 levels

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich import box
-from rich.console import Group, RenderableType
-from rich.padding import Padding
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -194,9 +194,25 @@ def _source(point: PointLevels) -> RenderableType:
     """`  name: source`, every line of a failure kept (a lock's problems under its first line),
     each wrapped at the terminal's width under its own indent."""
     first, *rest = [line.strip() for line in point.source.splitlines() if line.strip()] or [""]
-    lines = [Padding(Text(f"{point.name}: {first}"), (0, 0, 0, 2), expand=False)]
-    lines += [Padding(Text(line), (0, 0, 0, 6), expand=False) for line in rest]
+    lines = [Indented(Text(f"{point.name}: {first}"), 2)]
+    lines += [Indented(Text(line), 6) for line in rest]
     return Group(*lines)
+
+
+class Indented:
+    """Text wrapped at the width left after `indent` spaces, each line indented; unlike rich's
+    Padding, no line is padded with spaces to the width (a copied line has none at its end)."""
+
+    def __init__(self, text: Text, indent: int) -> None:
+        self.text, self.indent = text, indent
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        margin = Segment(" " * self.indent)
+        for line in self.text.wrap(console, max(1, options.max_width - self.indent)):
+            line.rstrip()
+            yield margin
+            yield from line.render(console)
+            yield Segment.line()
 
 
 TABLE_TITLE = "output tok/s by concurrency (* best there, ^ the point's peak)"
