@@ -5,6 +5,7 @@ again on that profile."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ def test_a_short_sweep_on_a_new_machine_replans_the_campaign_on_its_numbers(
         "--json", cwd=repo_root, env=env, timeout=900,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
+    assert _containers_under(tmp_path) == []  # every sweep server stopped and removed
     data = json.loads(result.stdout)
     profile = load_profile(data["profile"])
     # labelled with its records: 3 servers (plain, forced 1, forced 4) at c=1 and 4
@@ -64,3 +66,15 @@ def test_a_short_sweep_on_a_new_machine_replans_the_campaign_on_its_numbers(
     # band of each other, the plan says only measuring decides
     for close in data["measure_to_decide"]:
         assert set(close["points"]) == {"plain", "dflash"}
+
+
+def _containers_under(root: Path) -> list[str]:
+    """Containers (running or not) of repro deployments whose Compose files lie under root."""
+    listed = subprocess.run(
+        ["docker", "ps", "-a", "--filter", "label=dev.repro.deployment", "--format",
+         '{{.Names}}\t{{.Label "com.docker.compose.project.config_files"}}'],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    return [
+        line.split("\t")[0] for line in listed.splitlines() if str(root) in line.partition("\t")[2]
+    ]
