@@ -33,6 +33,7 @@ from repro.runfolder import RunFolder
 
 REPO = Path(__file__).resolve().parents[1]
 REPRO = str(Path(sys.executable).parent / "repro")
+RUN_DEADLINE_S = 3 * 3600  # the longest simulated campaign a benchmark runs
 
 
 def main() -> None:
@@ -84,6 +85,7 @@ def run_on_simulator(campaign: Path, time_scale: float, campaigns_dir: Path) -> 
         cwd=REPO,
         capture_output=True,
         text=True,
+        timeout=RUN_DEADLINE_S,
     )
     wall = time.monotonic() - started
     if run.returncode != 0:

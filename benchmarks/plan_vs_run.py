@@ -115,7 +115,7 @@ def planned(point: PlannedPoint, index: CampaignIndex) -> Split:
     return split
 
 
-def measured(folder: Path, run_dir: Path, seconds: float) -> Split:
+def measured(run_dir: Path, seconds: float) -> Split:
     """The run's seconds for one point, from its stages and its levels."""
     stages = RunFolder(run_dir).read_stages()
     by_stage = {s.name: s.seconds or 0.0 for s in (stages.stages if stages else [])}
@@ -143,7 +143,7 @@ def report(folder: Path, wall: float) -> None:
             raise SystemExit(f"{point.name}: {state.status} ({state.reason})")
         ours, theirs = (
             planned(point, index),
-            measured(folder, folder / state.run_dir, state.seconds or 0.0),
+            measured(folder / state.run_dir, state.seconds or 0.0),
         )
         plan_total.add(ours)
         run_total.add(theirs)

@@ -368,16 +368,21 @@ def _by_folder(rows: Iterable[tuple[str, str]]) -> list[str]:
 def error_band(held: list[HeldOut]) -> tuple[float, float]:
     """The held-out |error| of the levels that measured the step cost (all levels when none
     did): median and worst; what a prediction from the fit is good to."""
-    measured = [h for h in held if h.anomaly is None] or held
-    errors = sorted(abs(h.error) for h in measured)
-    return errors[len(errors) // 2], errors[-1]
+    return _median_worst(
+        [abs(h.error) for h in held if h.anomaly is None] or [abs(h.error) for h in held]
+    )
+
+
+def _median_worst(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2], ordered[-1]
 
 
 def _summary(what: str, held: list[HeldOut]) -> str:
-    errors = sorted(abs(h.error) for h in held)
-    if not errors:
+    if not held:
         return f"{what}: none"
-    return f"{what}: median |error| {errors[len(errors) // 2]:.1%}, worst {errors[-1]:.1%}"
+    median, worst = _median_worst([abs(h.error) for h in held])
+    return f"{what}: median |error| {median:.1%}, worst {worst:.1%}"
 
 
 def twins(data: list[Point]) -> list[tuple[str, list[float]]]:
@@ -412,8 +417,8 @@ def twin_lines(data: list[Point]) -> list[str]:
         spreads.append(spread)
         shown = " / ".join(f"{v:.1f}" for v in values)
         lines.append(f"  {name:<28} {shown:<30} {spread:>7.1%}")
-    spreads.sort()
-    lines.append(f"spread: median {spreads[len(spreads) // 2]:.1%}, worst {spreads[-1]:.1%}")
+    median, worst = _median_worst(spreads)
+    lines.append(f"spread: median {median:.1%}, worst {worst:.1%}")
     return lines
 
 
