@@ -59,3 +59,54 @@ def test_the_first_interrupt_is_the_one_reported(where: str, how: str, reported:
     finally:
         os.close(write_end)
     assert child.stderr == reported
+
+
+_RANDOM_MOMENTS = textwrap.dedent(
+    """
+    import asyncio, collections, os, random, signal, threading, time
+    from repro.bench.client.stream import measure
+    from repro.interrupts import Interrupted, signals_as_interrupts
+
+    async def step():
+        await asyncio.sleep(0)
+
+    def terminate_soon():
+        time.sleep(random.uniform(0.0005, 0.02))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    random.seed(7)
+    outcomes = collections.Counter()
+    for _ in range(200):
+        killer = threading.Thread(target=terminate_soon)
+        killer.start()
+        try:
+            with signals_as_interrupts():
+                try:
+                    began = time.monotonic()
+                    while time.monotonic() - began < 5:
+                        measure(step())
+                finally:
+                    killer.join()
+            outcomes["lost"] += 1
+        except Interrupted as interrupt:
+            outcomes[interrupt.args[0]] += 1
+        except BaseException as error:
+            outcomes[repr(error)] += 1
+    print(dict(outcomes))
+    """
+)
+
+
+def test_sigterm_at_any_moment_of_a_measurement_is_the_interrupt() -> None:
+    """A SIGTERM that lands while uvloop starts or closes (the moments between a short
+    measurement's callbacks: accept's cache flush, a level's warm-up) stops the command as
+    SIGTERM, not with "Cannot close a running event loop", and is never lost."""
+    child = subprocess.run(
+        [sys.executable, "-c", _RANDOM_MOMENTS],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert child.stdout.strip() == "{'SIGTERM': 200}", child.stderr[-2000:]
+    assert "Task was destroyed" not in child.stderr

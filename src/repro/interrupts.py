@@ -22,16 +22,19 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
+T = TypeVar("T")
 HANDLED = (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
 _taken: int | None = None  # the signal of the interrupt under way: a closed pipe adds none
+_loops = 0  # event loops the main thread is inside (`run_event_loop`), set-up to tear-down
+_pending: int | None = None  # a signal taken inside one, not raised yet
 _stream_closed = False  # a guarded standard stream found its reader gone
 
 
@@ -53,17 +56,53 @@ def signal_name(interrupt: KeyboardInterrupt) -> str:
 
 
 def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
-    """Raise where the run is; inside an event loop (bench), between two callbacks rather
-    than in the middle of one, as asyncio.run does with Ctrl-C: no coroutine is cut
-    half-way through a step, and the loop's clean-up cancels the rest."""
-    global _taken
+    """Raise where the run is; inside an event loop (bench), between two of its callbacks
+    rather than in the middle of one, as asyncio.run does with Ctrl-C: no coroutine is cut
+    half-way through a step, and the loop's clean-up cancels the rest.
+
+    Never from the loop's own set-up or tear-down: an exception there leaves uvloop marked
+    running ("Cannot close a running event loop", a traceback instead of the interrupt). A
+    signal that lands there is kept and raised as the loop ends (`run_event_loop`)."""
+    global _taken, _pending
     if signum == signal.SIGPIPE and (_taken is not None or _stopping() or not _reader_gone()):
         return  # already stopping: the output just goes nowhere now
     _taken = signum
-    loop = _running_loop()
-    if loop is None:
+    if not _loops:
         raise Interrupted(signum)
-    loop.call_soon_threadsafe(_raise_now, signum)
+    _pending = signum
+    loop = _running_loop()
+    if loop is not None:
+        loop.call_soon_threadsafe(_raise_pending)
+
+
+def _raise_pending() -> None:
+    global _pending
+    signum, _pending = _pending, None
+    if signum is not None:
+        raise Interrupted(signum)
+
+
+def run_event_loop(main: Coroutine[Any, Any, T], run: Callable[[Coroutine[Any, Any, T]], T]) -> T:
+    """`run(main)` (asyncio.run, uvloop.run) with a signal raised as `Interrupted` between
+    the loop's callbacks, before `main` starts if it came first, or once the loop is closed
+    if it came while the loop was closing: never lost, never inside the loop's machinery."""
+    global _loops
+    if threading.current_thread() is not threading.main_thread():
+        return run(main)  # signals reach the main thread only
+
+    async def checked() -> T:
+        if _pending is not None:
+            main.close()
+            _raise_pending()
+        return await main
+
+    _loops += 1
+    try:
+        return run(checked())
+    finally:
+        _loops -= 1
+        if not _loops:
+            _raise_pending()
 
 
 def _reader_gone() -> bool:
@@ -106,10 +145,6 @@ def _running_loop() -> AbstractEventLoop | None:
     except RuntimeError:
         return None
     return loop
-
-
-def _raise_now(signum: int) -> None:
-    raise Interrupted(signum)
 
 
 class _PipeGuard:
@@ -167,7 +202,7 @@ def _guarded_streams() -> Iterator[None]:
 def signals_as_interrupts() -> Iterator[None]:
     """While inside: SIGINT, SIGTERM, SIGHUP and SIGPIPE raise `Interrupted` (main thread
     only: Python delivers signals there), and a closed stdout or stderr cannot raise."""
-    global _taken
+    global _taken, _pending
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -181,7 +216,7 @@ def signals_as_interrupts() -> Iterator[None]:
             yield
     finally:
         if outermost:
-            _taken = None
+            _taken = _pending = None
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 

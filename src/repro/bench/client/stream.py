@@ -42,6 +42,7 @@ from repro.bench.client.readers import (
 from repro.bench.client.result import RequestResult
 from repro.bench.client.tasks import stop_task
 from repro.bench.client.wire import MAX_COUNT, MAX_EVENT_BYTES, EventTooLarge
+from repro.interrupts import run_event_loop
 from repro.schema.record import ClientLimits, Endpoint
 
 T = TypeVar("T")
@@ -67,9 +68,10 @@ def measure(main: Coroutine[Any, Any, T]) -> T:
     Its I/O callbacks run as the poll returns instead of queueing behind other ready work: in
     benchmarks/bench_client.py (256 streams) the median delay from the server's write to the
     client's read falls from ~0.07 to ~0.04 ms, and for a stream's first event from ~0.15-0.3
-    to ~0.05-0.1 ms, which is the error in TTFT.
+    to ~0.05-0.1 ms, which is the error in TTFT. Ctrl-C and SIGTERM stop it between two
+    callbacks (repro.interrupts).
     """
-    return uvloop.run(main)
+    return run_event_loop(main, uvloop.run)
 
 
 def _describe(exc: BaseException) -> tuple[str, str]:
