@@ -78,9 +78,9 @@ _RANDOM_MOMENTS = textwrap.dedent(
     outcomes = collections.Counter()
     for _ in range(200):
         killer = threading.Thread(target=terminate_soon)
-        killer.start()
         try:
             with signals_as_interrupts():
+                killer.start()  # not before: SIGTERM's default would end the test
                 try:
                     began = time.monotonic()
                     while time.monotonic() - began < 5:
