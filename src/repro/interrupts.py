@@ -135,11 +135,9 @@ def _stopping() -> bool:
 
 
 def _running_loop() -> AbstractEventLoop | None:
-    """This thread's running event loop; none where asyncio was never imported (fetch and
-    launch do not pay its import to ask)."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return None
+    """The running event loop of `run_event_loop`; none while it starts or closes."""
+    import asyncio  # already imported: asked only inside run_event_loop
+
     try:
         loop: AbstractEventLoop = asyncio.get_running_loop()
     except RuntimeError:
