@@ -55,4 +55,10 @@ SIM_TIME_SCALE = Setting("REPRO_SIM_TIME_SCALE", "multiplies every simulated dur
 SIM_LOAD_SECONDS = Setting("REPRO_SIM_LOAD_SECONDS", "the simulator's imitated weight loading")
 SIM_SETTINGS = (SIM_PROFILE, SIM_SEED, SIM_TIME_SCALE, SIM_LOAD_SECONDS)
 
+PATCH_CACHE = Setting(
+    "REPRO_PATCH_CACHE",
+    "where remote patches are kept, named by sha256 (else $XDG_CACHE_HOME/repro/patches, "
+    "else ~/.cache/repro/patches)",
+)
+
 GPU_ARCHS = Setting("REPRO_GPU_ARCHS", "the CUDA architectures an image build compiles for")
