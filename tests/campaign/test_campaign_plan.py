@@ -379,6 +379,7 @@ points:
     set: {drafter: null, speculative: null, accept: null}
     name: plain
   - recipe: kimi26-tp8-b300
+    set: {topology.gpu_models: [H200]}
 """
     + TINY_BENCH
 )
@@ -391,7 +392,11 @@ def test_a_point_without_a_prediction_keeps_the_others_estimate_and_exits_9(
     result = repro("campaign", "plan", campaign, cwd=repo_root, timeout=300)
     assert result.returncode == 9, result.stderr[-2000:]
     text = " ".join(result.stdout.split())
-    assert "kimi26-tp8-b300: no prediction: no simulator profile" in text
+    assert (
+        "kimi26-tp8-b300: no prediction: no profile is of nvidia/Kimi-K2.6-NVFP4, tp8 on H200; "
+        "closest: kimi26-nvfp4-tp8-b300 (GPU B300); plan on it with --profile "
+        "kimi26-nvfp4-tp8-b300"
+    ) in text
     assert "estimate (1 of 2 points):" in text
     assert "not in the estimate (no prediction): kimi26-tp8-b300" in text
     as_json = repro("campaign", "plan", campaign, "--json", cwd=repo_root, timeout=300)

@@ -31,15 +31,10 @@ SHIPPED = {
     "qwen36-27b-tp1-dflash-ddtree-tree64": "qwen36-27b-tp1-rtx6000",
     "qwen36-27b-tp4-dflash-ddtree": "qwen36-27b-tp4-rtx6000",
     "qwen36-27b-tp8-dflash-ddtree": "qwen36-27b-tp8-rtx6000",
-}
-
-# The B300 recipes of SGLang's cookbook serve NVFP4 weights (nvidia/Kimi-K2.6-NVFP4): no
-# profile of that model yet; `--sim` refuses them, naming the model.
-NO_PROFILE_YET = {
-    "kimi26-tp8-b300",
-    "kimi26-tp8-eagle3-b300",
-    "kimi26-tp8-dflash-b300",
-    "kimi26-dpa8-b300",
+    "kimi26-tp8-b300": "kimi26-nvfp4-tp8-b300",
+    "kimi26-tp8-eagle3-b300": "kimi26-nvfp4-tp8-b300",
+    "kimi26-tp8-dflash-b300": "kimi26-nvfp4-tp8-b300",
+    "kimi26-dpa8-b300": "kimi26-nvfp4-tp8-b300",
 }
 
 
@@ -57,10 +52,7 @@ def test_every_shipped_gpu_recipe_has_a_profile_of_its_layout_and_machine(
     shipped = {p.stem for p in (repo_root / "recipes").glob("*.yaml")} - {"demo"}
     # recipes without a GPU (qwen3-tiny-cpu: SGLang's own CPU engine) need no simulator
     gpu_recipes = {name for name in shipped if load_recipe(name).topology.gpus > 0}
-    assert gpu_recipes == set(SHIPPED) | NO_PROFILE_YET  # a new GPU recipe needs its profile
-    for recipe in NO_PROFILE_YET:
-        with pytest.raises(ProfileError, match=r"no profile is of model nvidia/Kimi-K2\.6-NVFP4"):
-            _choose(recipe)
+    assert gpu_recipes == set(SHIPPED)  # a new GPU recipe needs its profile
     by_name = {p.name: p for p in list_profiles()}
     for recipe, profile in SHIPPED.items():
         assert _choose(recipe) == profile, recipe

@@ -38,9 +38,18 @@ from repro.run.simulate import simulated_recipe
 from repro.schema.level import Level, closed
 from repro.schema.recipe import Bench, Recipe
 from repro.sim.config import StartupError, resolve
-from repro.sim.profile import CATEGORIES, PROFILE_DIR, ProfileError, load_profile, profile_path
+from repro.sim.profile import (
+    CATEGORIES,
+    PROFILE_DIR,
+    Profile,
+    ProfileError,
+    list_profiles,
+    load_profile,
+    profile_path,
+)
 from repro.sim.registry import Registry
 from repro.sim.request import mean_output_tokens
+from repro.sim.select import choose_profile, gpu_token, layout, layout_text
 from repro.sim.server_argparser import load_catalog, shipped_catalog
 from repro.sim.textgen import Tokenizer
 from repro.sim.virtual import VirtualLevel, VirtualServer
@@ -75,6 +84,8 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
     if original.simulator is not None:  # a simulator recipe is its own twin
         locked = load_locked(recipe_file)
     else:
+        if on is None:
+            _check_profile(original)
         locked = load_locked(_twin(recipe_file, work_dir, on))
     recipe = locked.recipe
     if locked.catalog is None or recipe.simulator is None:
@@ -177,6 +188,56 @@ def _twin(recipe_file: Path, work_dir: Path, on: str | None) -> Path:
         return simulated_recipe(str(recipe_file), work_dir, None, 1.0)
     except ReproError:
         return simulated_recipe(str(recipe_file), work_dir, "demo", 1.0)
+
+
+def _check_profile(recipe: Recipe) -> None:
+    """A recipe no profile states is refused naming the closest profile and the flag."""
+    p = recipe.parallelism
+    sizes, gpus = (p.tp, p.pp, p.ep), list(recipe.topology.gpu_models)
+    try:
+        choose_profile(recipe.name, recipe.model.repo, sizes, gpus)
+    except ProfileError:
+        name, differs = closest_profile(recipe.model.repo, sizes, gpus)
+        raise ReproError(
+            f"no profile is of {recipe.model.repo}, {layout_text(sizes)} on "
+            f"{' or '.join(gpus) or 'any GPU'}; closest: {name} ({', '.join(differs)}); "
+            f"plan on it with --profile {name}",
+            hint="`repro sim profiles` lists the profiles",
+        ) from None
+
+
+def closest_profile(
+    model_repo: str, sizes: tuple[int, int, int], gpu_models: list[str]
+) -> tuple[str, list[str]]:
+    """The shipped profile nearest a recipe's model, layout and GPU (in that order; a model
+    whose name starts as the profile's counts as its kin, e.g. an NVFP4 export), and what of
+    it differs from the recipe's."""
+    gpus = {gpu_token(m) for m in gpu_models}
+    name = model_repo.rsplit("/", 1)[-1].lower()
+
+    def differs(profile: Profile) -> list[str]:
+        theirs = str(profile.deployment.get("model_repo", ""))
+        gpu = str(profile.deployment.get("gpu", "?"))
+        return [
+            *([f"model {theirs}"] if theirs != model_repo else []),
+            *([layout_text(layout(profile))] if layout(profile) != sizes else []),
+            *([f"GPU {gpu}"] if gpus and gpu_token(gpu) not in gpus else []),
+        ]
+
+    def rank(profile: Profile) -> tuple[bool, bool, bool, bool, str]:
+        theirs = str(profile.deployment.get("model_repo", ""))
+        kin = bool(theirs) and name.startswith(theirs.rsplit("/", 1)[-1].lower())
+        gpu = gpu_token(str(profile.deployment.get("gpu", "")))
+        return (
+            theirs != model_repo,
+            not kin,
+            layout(profile) != sizes,
+            bool(gpus) and gpu not in gpus,
+            profile.name,
+        )
+
+    best = min(list_profiles(), key=rank)
+    return best.name, differs(best) or ["the same deployment"]
 
 
 def predicted_requests(bench: Bench) -> int:

@@ -85,22 +85,36 @@ def campaign() -> None:
     type=FOLDER,
     help="A campaign folder of earlier runs: its measured points replace their predictions.",
 )
+@click.option(
+    "--profile",
+    metavar="NAME|PATH",
+    help="Predict every point on this simulator profile (a name `repro sim profiles` lists, "
+    "or a JSON file such as the profile.json `campaign calibrate` fits), not its layout's.",
+)
 @json_option("the plan (points, predictions, estimate)")
-def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> None:
+def plan(
+    file: Path, no_predict: bool, measured: Path | None, profile: str | None, as_json: bool
+) -> None:
     """Check every point of FILE, order and price them, and predict their results.
 
     Each point is rendered and checked as `repro recipe check` would (one invalid point
     refuses the campaign before any GPU time is spent). The predicted table is the
-    simulator's own model run in virtual time on each point's profile, in seconds; it is a
-    prediction, labelled with the profile, not a measurement.
+    simulator's own model run in virtual time on each point's profile (the one of its
+    model, layout and GPU, or --profile's), in seconds; it is a prediction, labelled with
+    the profile, not a measurement. A point no profile states names the closest one.
     """
     from repro.campaign.decision import decide
     from repro.campaign.plan import estimate_breakdown, plan_campaign
     from repro.campaign.predict import PLAN_CLOCK
     from repro.campaign.report import predicted_points, render_terminal
 
+    if profile is not None:
+        _check_profile(profile)
     result = plan_campaign(
-        file, predict=not no_predict, progress=lambda line: _err.print(escape(line))
+        file,
+        predict=not no_predict,
+        progress=lambda line: _err.print(escape(line)),
+        profile=profile,
     )
     if as_json:
         click.echo(result.model_dump_json(indent=2))
@@ -141,6 +155,17 @@ def plan(file: Path, no_predict: bool, measured: Path | None, as_json: bool) -> 
             f"{escape(', '.join(result.unestimated))}[/]"
         )
     _exit_incomplete(result)
+
+
+def _check_profile(name: str) -> None:
+    """--profile's profile read before any point is, so a typo is one error, not one a point."""
+    from repro.errors import ReproError
+    from repro.sim.profile import ProfileError, load_profile
+
+    try:
+        load_profile(name)
+    except ProfileError as err:
+        raise ReproError(f"--profile {name}: {err}") from None
 
 
 def _exit_incomplete(result: CampaignPlan) -> None:
@@ -279,21 +304,48 @@ def _numbers(option: str, text: str) -> tuple[float, ...]:
     is_flag=True,
     help="Also each level's predicted output tok/s (the plan's) beside the measured one.",
 )
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the page and plots (default: one campaign's own report/; several "
+    "campaigns: a new runs/campaign-reports/<UTC>-<names>/ here).",
+)
+@click.option(
+    "--gpu-hour-usd",
+    "prices",
+    multiple=True,
+    metavar="MACHINE=USD",
+    help="The price of one GPU-hour of a machine, over its campaign file's gpu_hour_usd "
+    "(repeat per machine).",
+)
 @json_option("the points and the decision")
-def report(folders: tuple[Path, ...], html: bool, against_plan: bool, as_json: bool) -> None:
+def report(
+    folders: tuple[Path, ...],
+    html: bool,
+    against_plan: bool,
+    out: Path | None,
+    prices: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """The decision over one or more campaign folders (e.g. one per machine).
 
     A table of output tok/s by concurrency (* best there, ^ a point's peak), the winner
-    under each SLO and each point's highest concurrency meeting it, the speculation
-    crossover of each drafter point against its baseline, and the Pareto frontier of tok/s
-    per GPU against tok/s per user. Campaigns of several machines are compared on the
-    frontier and at equal interactivity, never at equal concurrency alone.
+    under each SLO and each point's highest concurrency meeting it, the points under each
+    SLO by $ per million output tokens (the GPU-hour price from each campaign file, or
+    --gpu-hour-usd, its source named), each drafter point's lossless verdict against its
+    baseline point (a point whose outputs differ is marked [NOT LOSSLESS] wherever it is
+    named), the speculation crossover, and the Pareto frontier of tok/s per GPU against
+    tok/s per user. Campaigns of several machines are compared on the frontier, at equal
+    interactivity and by cost, never at equal concurrency alone; their page goes to a folder
+    of its own, so no campaign's own page is replaced.
+
+    \b
+      repro campaign report runs/campaigns/RTX runs/campaigns/B200 --out compare/
     """
-    from repro.campaign.folder import CampaignFolder
-    from repro.campaign.page import write_html
+    from repro.campaign.page import report_dir, write_html
     from repro.campaign.report import campaign_decision, render_terminal
 
-    decision, points = campaign_decision(list(folders))
+    decision, points = campaign_decision(list(folders), _prices(prices))
     sides = _against_plan(folders) if against_plan else None
     if as_json:
         data: dict[str, Any] = {
@@ -311,9 +363,29 @@ def report(folders: tuple[Path, ...], html: bool, against_plan: bool, as_json: b
             for line in against_lines(sides):
                 _console.print(escape(line))
     if html:
-        page = write_html(CampaignFolder.open(folders[0]), decision, points)
+        page = write_html(report_dir(folders, out), decision, points)
         if not as_json:
             _console.print(f"report: {escape(str(page))}")
+
+
+def _prices(given: tuple[str, ...]) -> dict[str, float]:
+    """`--gpu-hour-usd MACHINE=USD` values by machine, or the error naming the bad one."""
+    from repro.errors import ReproError
+
+    prices = {}
+    for text in given:
+        machine, _, usd = text.partition("=")
+        try:
+            value = float(usd)
+        except ValueError:
+            value = -1.0
+        if not machine or not 0 < value <= 10_000:
+            raise ReproError(
+                f"--gpu-hour-usd {text!r}: expected MACHINE=USD, a price above 0 and at most "
+                "10000 (e.g. b200x8=5.0)"
+            )
+        prices[machine] = value
+    return prices
 
 
 def _against_plan(folders: tuple[Path, ...]) -> list[Any]:

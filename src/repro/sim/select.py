@@ -23,7 +23,7 @@ def layout(profile: Profile) -> tuple[int, int, int]:
     return (int(d.get("tp_size", 1)), int(d.get("pp_size", 1)), int(d.get("ep_size", 1)))
 
 
-def _layout_text(sizes: tuple[int, int, int]) -> str:
+def layout_text(sizes: tuple[int, int, int]) -> str:
     return (
         " ".join(f"{k}{v}" for k, v in zip(("tp", "pp", "ep"), sizes, strict=True) if v > 1)
         or "tp1"
@@ -47,15 +47,15 @@ def choose_profile(
     ]
     if len(matches) == 1 or (matches and gpus):
         return sorted(p.name for p in matches)[0]
-    wanted = f"{model_repo}, {_layout_text(sizes)}, GPU {' or '.join(gpu_models) or '(none named)'}"
+    wanted = f"{model_repo}, {layout_text(sizes)}, GPU {' or '.join(gpu_models) or '(none named)'}"
     if not same_model:
         why = f"no profile is of model {model_repo}"
     elif not same_layout:
-        why = f"none of {model_repo} is {_layout_text(sizes)}"
+        why = f"none of {model_repo} is {layout_text(sizes)}"
     else:
         why = f"none of that layout is on {' or '.join(gpu_models) or 'one named GPU'}"
     others = ", ".join(
-        f"{p.name} ({_layout_text(layout(p))}, {p.deployment.get('gpu', '?')})" for p in same_model
+        f"{p.name} ({layout_text(layout(p))}, {p.deployment.get('gpu', '?')})" for p in same_model
     )
     raise ProfileError(
         f"no simulator profile for recipe {recipe_name} ({wanted}): {why}"
