@@ -5,17 +5,22 @@ The prediction is the plan's (`plan.json`, the simulator's model in virtual time
 profile); the measurement is the point's run folder. A run of the simulator at time scale s
 states its tok/s on its scaled clock, so it is multiplied by s to be read on the machine's
 clock the prediction stands for; a run at time scale 0 measured no clock and is compared
-with nothing.
+with nothing. A prediction is believed only when it is a tok/s a server can reach: plan.json
+holding NaN, an infinity, a negative or an absurd number is refused, naming the point and the
+field, never printed as 0.0, inf or a 300-digit number.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from repro.bench.plausible import MAX_GAUGE
 from repro.campaign.decision import PointLevels
-from repro.schema.campaign import CampaignPlan
+from repro.runfolder import RunRecordError
+from repro.schema.campaign import CampaignPlan, PlannedPoint
 from repro.schema.level import Level
 
 
@@ -45,14 +50,33 @@ def _best(levels: Sequence[Level], scale: float = 1.0) -> dict[int, float]:
     return best
 
 
-def against_plan(plan: CampaignPlan, measured: Sequence[PointLevels]) -> list[Side]:
-    """Every level of every point the plan runs, predicted beside measured."""
+def _predicted(planned: PlannedPoint, plan_file: Path) -> dict[int, float]:
+    """The point's predicted levels (`_best`), refused unless each is a tok/s a server can
+    reach: finite, 0 or more, below what any gauge reads."""
+    for n, level in enumerate(planned.predicted):
+        value = level.output_throughput
+        if not 0 <= value < MAX_GAUGE:
+            raise RunRecordError(
+                f"{plan_file}: point {planned.name}: predicted[{n}].output_throughput "
+                f"{value!r} is no prediction (output tok/s: finite, 0 or more, below "
+                f"{MAX_GAUGE:.3g})",
+                hint="plan.json was edited or damaged: restore it, or predict the campaign "
+                "again with `repro campaign plan FILE`",
+            )
+    return _best(planned.predicted)
+
+
+def against_plan(
+    plan: CampaignPlan, measured: Sequence[PointLevels], plan_file: Path
+) -> list[Side]:
+    """Every level of every point the plan (read from `plan_file`) runs, predicted beside
+    measured."""
     runs = {p.name: p for p in measured}
     sides = []
     for planned in plan.points:
         if planned.same_server_as is not None:
             continue
-        predicted = _best(planned.predicted)
+        predicted = _predicted(planned, plan_file)
         run = runs.get(planned.name)
         scale = 1.0 if run is None or run.time_scale is None else run.time_scale
         seen = _best(run.levels, scale) if run is not None and scale else {}

@@ -16,7 +16,9 @@ read it as they read any other.
 One process at a time runs a campaign folder (`claim`: an flock like a deployment's, the
 holder's pid in the refusal). A campaign folder holds no link and names no path outside it:
 one found there when the folder is opened, or a path in plan.json or index.json that leads
-out, is refused, so nothing is read or written elsewhere through it.
+out, is refused, so nothing is read or written elsewhere through it. A point's run folder
+is believed to be the point's only when it lies in the point's own place and its record ran
+the point's recipe: an index.json that names another point's run folder is refused.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from repro.errors import ReproError, short_repr
 from repro.fsutil import write_atomic
 from repro.launch.claim import folder_claim
+from repro.run.simulate import TWIN_SUFFIX
 from repro.runfolder import RunFolder, RunRecordError, fresh_run_dir, read_model, write_model
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PointState
 
@@ -130,6 +133,29 @@ class CampaignFolder:
 
     def run_dir_of(self, state: PointState) -> Path | None:
         return self.inside(state.run_dir) if state.run_dir else None
+
+    def measured_run(self, point: str, state: PointState) -> Path | None:
+        """The point's run folder as index.json names it, refused unless it is the point's:
+        in `points/<point>/`, its record of a recipe named as the point (or its `--sim`
+        twin). An index whose points' run folders were swapped or edited would otherwise
+        report each point with another's numbers."""
+        run_dir = self.run_dir_of(state)
+        bench = RunFolder(run_dir).bench if run_dir is not None else None
+        if run_dir is None or bench is None or not bench.has_run():
+            return run_dir
+        ran = bench.read_run().recipe_name
+        if not run_dir.resolve().is_relative_to(self.point_dir(point).resolve()):
+            problem = f"is not in points/{point}/"
+        elif ran not in (point, f"{point}{TWIN_SUFFIX}"):
+            problem = f"ran recipe {short_repr(ran)}, not the point's"
+        else:
+            return run_dir
+        raise RunRecordError(
+            f"{self.index_file}: point {point}: its run folder "
+            f"{short_repr(state.run_dir, 160)} {problem}",
+            hint=f"index.json or points/ was edited: with each run folder back in its "
+            f"point's place, `repro campaign collect {self.path}` writes index.json again",
+        )
 
     def run_dir_for(self, name: str) -> str | None:
         """The point's run folder (relative to the campaign's), once `repro run` saved its

@@ -77,7 +77,7 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
             continue
         state = states.get(p.name) or PointState(name=p.name)
         source = state.status if state.reason is None else f"{state.status}: {state.reason}"
-        run_dir = folder.run_dir_of(state)
+        run_dir = folder.measured_run(p.name, state)
         point = _point(plan, p, source, state.status, [])
         point.time_scale = index.time_scale if index.simulated else None  # until a run exists
         if run_dir is not None and RunFolder(run_dir).bench.has_run():

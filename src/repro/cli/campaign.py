@@ -397,7 +397,7 @@ def _against_plan(folders: tuple[Path, ...]) -> list[Any]:
     sides = []
     for path in folders:
         folder = CampaignFolder.open(path)
-        sides += against_plan(folder.read_plan(), measured_points(folder))
+        sides += against_plan(folder.read_plan(), measured_points(folder), folder.plan_file)
     return sides
 
 

@@ -36,6 +36,7 @@ from repro.sim.profile import ProfileError, profile_path
 from repro.sim.select import choose_profile
 
 SIM_IMAGE = "sim"
+TWIN_SUFFIX = "-sim"  # the twin's file and recipe name: <name>-sim
 STAND_IN_PATCH = "0001-stand-in.patch"
 
 
@@ -91,7 +92,7 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
         "env": {SIM_TIME_SCALE.name: f"{time_scale:g}"},
         "simulator": {"profile": chosen, "load_seconds": 2, "seed": 0},
     }
-    path = folder.sim_recipes_dir / f"{recipe.name}-sim.yaml"
+    path = folder.sim_recipes_dir / f"{recipe.name}{TWIN_SUFFIX}.yaml"
     write_atomic(path, yaml.safe_dump(twin, sort_keys=False))
     images = folder.sim_images_dir  # the image specs the twin's `image: sim` is looked up in
     if not images.exists():
