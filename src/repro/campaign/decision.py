@@ -16,12 +16,30 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from repro.bench.energy import usd_per_mtok
 from repro.bench.slo import bracket, meets
 from repro.report.interactivity import per_gpu, throughput_at
 from repro.schema.level import Level
 
 # Per-user speeds (output tok/s per user) at which points are compared by default.
 INTERACTIVITY_TOK_S = (10.0, 20.0, 40.0, 80.0)
+
+
+NOT_LOSSLESS = "[NOT LOSSLESS]"  # beside every name of a point whose outputs diverge
+
+
+def marked(name: str, diverges: bool) -> str:
+    """A point's name as a verdict shows it: marked when its outputs differ from its
+    baseline's, so it is never named best without the mark."""
+    return f"{name} {NOT_LOSSLESS}" if diverges else name
+
+
+class Lossless(BaseModel):
+    """A drafter point's output token ids at temperature 0 against its baseline point's."""
+
+    baseline: str
+    passed: bool | None = Field(description="None: not checked (the reason says why)")
+    verdict: str = Field(description="one line: identical, where it diverges, or why unchecked")
 
 
 class PointLevels(BaseModel):
@@ -46,6 +64,18 @@ class PointLevels(BaseModel):
         description="the simulator's time scale of its run (None: the machine's own clock, or "
         "a prediction); 0 measured no clock, so the point is never ranked",
     )
+    gpu_hour_usd: float | None = Field(default=None, description="price of one GPU-hour")
+    price_source: str | None = Field(default=None, description="where the price was read")
+    lossless: Lossless | None = Field(
+        default=None,
+        description="a drafter point's outputs against its baseline's (None: no "
+        "baseline point to compare with)",
+    )
+
+    @property
+    def diverges(self) -> bool:
+        """Its outputs differ from its baseline's: speculation changed what the model says."""
+        return self.lossless is not None and self.lossless.passed is False
 
     @property
     def label(self) -> str:
@@ -74,6 +104,7 @@ class SloBoundary(BaseModel):
 
 class SloWinner(BaseModel):
     slo: str
+    not_lossless: bool = Field(default=False, description="its outputs diverge")
     limits: dict[str, float]
     point: str | None = Field(description="None: no level of any point meets it")
     machine: str | None = None
@@ -84,8 +115,33 @@ class SloWinner(BaseModel):
     )
 
 
+class CostRow(BaseModel):
+    """A point's cheapest level meeting an SLO: the most output tok/s per GPU it reaches there,
+    priced at its GPU-hour."""
+
+    point: str
+    machine: str
+    concurrency: int | None = Field(description="None: no level of the point meets the SLO")
+    tok_s_per_gpu: float | None = None
+    gpu_hour_usd: float | None = None
+    price_source: str | None = None
+    not_lossless: bool = Field(default=False, description="its outputs diverge")
+    usd_per_mtok: float | None = Field(
+        default=None, description="$ per million output tokens (None: no price, or no level)"
+    )
+
+
+class SloCost(BaseModel):
+    """The points under one SLO, cheapest per million output tokens first; those without a
+    price or a level meeting it last."""
+
+    slo: str
+    rows: list[CostRow]
+
+
 class FrontierPoint(BaseModel):
     point: str
+    not_lossless: bool = Field(default=False, description="its outputs diverge")
     machine: str
     concurrency: int
     tok_s_per_user: float
@@ -116,12 +172,20 @@ class Decision(BaseModel):
     best: dict[int, str] = Field(description="concurrency -> the best point there")
     peak: dict[str, float] = Field(description="point -> its highest value over valid levels")
     slo_winners: list[SloWinner] = Field(default_factory=list)
+    cost: list[SloCost] = Field(
+        default_factory=list, description="per SLO: the points by $ per million output tokens"
+    )
     frontier: list[FrontierPoint] = Field(default_factory=list)
     at_interactivity: dict[str, dict[float, float | None]] = Field(
         default_factory=dict, description="point -> tok/s per user -> tok/s per GPU"
     )
     crossovers: list[Crossover] = Field(default_factory=list)
     clock: str = Field("", description="the time scale the numbers were taken at")
+    not_lossless: list[str] = Field(
+        default_factory=list,
+        description=f"points whose outputs differ from their baseline's: {NOT_LOSSLESS} beside "
+        "their names wherever they are named",
+    )
     unranked: list[str] = Field(
         default_factory=list,
         description="points shown but not ranked (no best, peak, SLO winner, frontier or "
@@ -157,6 +221,7 @@ def decide(
         slo_winners=[_slo_winner(name, limits, ranked) for name, limits in slos.items()]
         if ranked
         else [],
+        cost=[_slo_cost(name, limits, ranked) for name, limits in slos.items()],
         frontier=pareto_frontier(ranked),
         at_interactivity={p.name: {s: at_speed(p, s) for s in speeds} for p in ranked},
         crossovers=[
@@ -167,6 +232,7 @@ def decide(
             if baseline.name == p.baseline
         ],
         clock=clock,
+        not_lossless=[p.name for p in points if p.diverges],
         unranked=[p.name for p in points if not p.ranked],
     )
 
@@ -187,10 +253,34 @@ def _slo_winner(name: str, limits: dict[str, float], points: Sequence[PointLevel
             if meets(level, limits) and point.per_gpu(level) > best:
                 best = point.per_gpu(level)
                 winner.point, winner.machine = point.name, point.machine
+                winner.not_lossless = point.diverges
                 winner.concurrency = level.concurrency
                 winner.output_throughput_per_gpu = best
         winner.highest_concurrency[point.name] = slo_boundary(point, limits)
     return winner
+
+
+def _slo_cost(name: str, limits: dict[str, float], points: Sequence[PointLevels]) -> SloCost:
+    rows = []
+    for point in points:
+        meeting = [lv for lv in point.valid() if meets(lv, limits)]
+        best = max(meeting, key=point.per_gpu, default=None)
+        row = CostRow(
+            point=point.name,
+            machine=point.machine,
+            concurrency=best.concurrency if best else None,
+            gpu_hour_usd=point.gpu_hour_usd,
+            price_source=point.price_source,
+            not_lossless=point.diverges,
+        )
+        if best is not None:
+            row.tok_s_per_gpu = point.per_gpu(best)
+            row.usd_per_mtok = usd_per_mtok(point.gpus, point.gpu_hour_usd, best.output_throughput)
+        rows.append(row)
+    rows.sort(
+        key=lambda r: (r.usd_per_mtok is None, r.usd_per_mtok or 0.0, -(r.tok_s_per_gpu or 0))
+    )
+    return SloCost(slo=name, rows=rows)
 
 
 def slo_boundary(point: PointLevels, limits: dict[str, float]) -> SloBoundary:
@@ -222,6 +312,7 @@ def pareto_frontier(points: Sequence[PointLevels]) -> list[FrontierPoint]:
             concurrency=lv.concurrency,
             tok_s_per_user=lv.output_throughput_per_user,
             tok_s_per_gpu=p.per_gpu(lv),
+            not_lossless=p.diverges,
         )
         for p in points
         for lv in p.valid()

@@ -5,7 +5,9 @@ Each point is launched, accepted (when it has a drafter), swept and stopped by
 fails (refused flags, a crash at start, a failed stage) is recorded with its reason and the
 campaign goes on. `index.json` is written before and after every point, so Ctrl-C or kill -9
 loses nothing finished: `--resume DIR` skips done and failed points and continues a started
-point's own run folder (which keeps its finished levels). A failure is recorded and shown
+point's own run folder (which keeps its finished levels). Both points of a lossless pair (a
+drafter point and its baseline point) keep their server up after the run for the lossless
+probe (repro.campaign.lossless), then stop it. A failure is recorded and shown
 whole (a lock's every problem, not its first line); an interrupt, wherever it lands, ends with
 the campaign's own resume command, not the point's `repro run --resume`.
 """
@@ -21,11 +23,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
+from repro.campaign.lossless import outputs_file, probe_outputs, probed
 from repro.campaign.plan import plan_campaign
 from repro.campaign.points import load_campaign
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
-from repro.interrupts import signal_name, signal_number
+from repro.interrupts import signal_name, signal_number, signals_ignored
+from repro.run.context import RunContext
 from repro.run.pipeline import RunOptions, run_pipeline
 from repro.runfolder import RunFolder
 from repro.schema.campaign import CampaignIndex, CampaignPlan, PlannedPoint, PointState
@@ -135,6 +139,7 @@ def run_points(
         if p.same_server_as is None
     }
     left_s = sum(etas.values())
+    probes = probed(plan)
     for number, point in enumerate(plan.points, 1):
         state = states[point.name]
         if state.status in ("done", "failed"):
@@ -151,7 +156,7 @@ def run_points(
         folder.write_index(index)
         started = time.monotonic()
         try:
-            _run_point(folder, point, index, state, console)
+            _run_point(folder, point, index, state, console, point.name in probes)
             state.status, state.reason = "done", None
         except ReproError as err:
             state.run_dir = folder.run_dir_for(point.name)
@@ -218,7 +223,10 @@ def _run_point(
     index: CampaignIndex,
     state: PointState,
     console: Console,
+    probe: bool = False,
 ) -> None:
+    """The point's `repro run`; with `probe` (a side of a lossless pair) its server stays up
+    after the run for the lossless probe, and is stopped after it."""
     resume = folder.run_dir_for(point.name)
     options = RunOptions(
         ref=str(folder.inside(point.recipe)),
@@ -226,6 +234,37 @@ def _run_point(
         resume=folder.path / resume if resume else None,
         sim=(index.sim_profile or "") if index.simulated else None,
         time_scale=index.time_scale if index.time_scale is not None else 1.0,
+        keep=probe,
     )
     state.run_dir = None
-    run_pipeline(options, console)
+    if not probe:
+        run_pipeline(options, console)
+        return
+    try:
+        result = run_pipeline(options, console)
+    except ReproError:  # a failed stage keeps a --keep server up: this one is not kept
+        if (failed := folder.run_dir_for(point.name)) is not None:
+            _stop_kept(folder.path / failed)
+        raise
+    try:
+        ctx = _context(result.run_dir)
+        if ctx.url is None:
+            raise ReproError("its run recorded no server to probe")
+        top = max(ctx.recipe.bench.concurrencies, default=1)
+        with console.status(f"lossless probe of {escape(point.name)}"):
+            probe_outputs(ctx.url, point.name, top, outputs_file(folder.path, point.name))
+        console.print(f"  {escape(point.name)}: lossless probe answered")
+    except ReproError as err:  # the point's results stand; its pair is reported unchecked
+        console.print(f"[yellow]{escape(point.name)}: no lossless probe[/]: {escape(err.message)}")
+    finally:
+        _stop_kept(result.run_dir)
+
+
+def _context(run_dir: Path) -> RunContext:
+    return RunContext.create(str(run_dir), run_dir, run_dir.parent, None)
+
+
+def _stop_kept(run_dir: Path) -> None:
+    """Stop the server the point's run kept up (its log kept, as `repro run` keeps it)."""
+    with signals_ignored():
+        _context(run_dir).stop_server()

@@ -15,28 +15,48 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from repro.campaign.decision import Decision, PointLevels
+from repro.campaign.decision import NOT_LOSSLESS, Decision, PointLevels, marked
 from repro.campaign.folder import CampaignFolder
 from repro.campaign.report import (
+    LOSSLESS_RULE,
+    NO_PRICE,
     boundary_text,
     cell,
     crossover_text,
     slo_bounds,
     slo_verdict,
 )
+from repro.fsutil import write_atomic
 from repro.report.html import column_groups, page_templates
+from repro.runfolder import fresh_run_dir
 
 COLUMNS_PER_TABLE = 8  # concurrency columns in one table: more would not fit 800 px
 PAGE_FILE = "campaign.html"
+REPORTS_DIR = Path("runs") / "campaign-reports"  # pages over several campaigns
 
 _ENV = page_templates(Path(__file__).parent / "templates")
 
 
-def write_html(folder: CampaignFolder, decision: Decision, points: Sequence[PointLevels]) -> Path:
-    """`report/campaign.html` and its plots, in the (first) campaign folder's report/."""
-    plots = _write_plots(folder.report_dir, decision, points, any(p.simulated for p in points))
+def write_html(out: Path, decision: Decision, points: Sequence[PointLevels]) -> Path:
+    """`campaign.html` and its plots in `out`: a campaign folder's report/ for its own
+    decision, a folder of its own for several campaigns (never one campaign's page)."""
+    plots = _write_plots(out, decision, points, any(p.simulated for p in points))
     page = render_page(decision, points, [p.name for p in plots])
-    return folder.write_report(PAGE_FILE, page)
+    path = out / PAGE_FILE
+    write_atomic(path, page)
+    return path
+
+
+def report_dir(folders: Sequence[Path], out: Path | None, base: Path = REPORTS_DIR) -> Path:
+    """Where the page of `folders` goes: `out` when given; one campaign's own report/; for
+    several, a new `runs/campaign-reports/<UTC>-<campaigns>/` under the current directory,
+    so no campaign's own page is replaced."""
+    if out is not None:
+        return out
+    if len(folders) == 1:
+        return CampaignFolder.open(folders[0]).report_dir
+    names = "+".join(CampaignFolder.open(f).read_plan().campaign.name for f in folders)
+    return fresh_run_dir(base, names[:120])
 
 
 def render_page(decision: Decision, points: Sequence[PointLevels], plots: Sequence[str]) -> str:
@@ -51,14 +71,32 @@ def render_page(decision: Decision, points: Sequence[PointLevels], plots: Sequen
         all_simulated=len(simulated) == len(ran),
         groups=column_groups(decision.concurrencies, COLUMNS_PER_TABLE),
         points=points,
+        shown=lambda point: marked(point.name, point.diverges),
+        not_lossless=NOT_LOSSLESS,
         cell=lambda point, c: cell(decision, point, c),
         best=lambda point, c: decision.best.get(c) == point,
         slos=[
-            (w.slo, slo_bounds(w), slo_verdict(w, judged), _boundaries(w.highest_concurrency))
+            (
+                w.slo,
+                slo_bounds(w),
+                slo_verdict(w, judged),
+                _boundaries(w.highest_concurrency, decision.not_lossless),
+            )
             for w in decision.slo_winners
         ],
         acceptance=_acceptance(points),
-        crossovers=[(c.point, c.baseline, crossover_text(c)) for c in decision.crossovers],
+        costs=_costs(decision) if any(p.gpu_hour_usd for p in points) else [],
+        no_price=NO_PRICE,
+        lossless_rule=LOSSLESS_RULE,
+        lossless=[
+            (marked(p.name, p.diverges), p.lossless.baseline, p.lossless.verdict, p.diverges)
+            for p in points
+            if p.lossless is not None
+        ],
+        crossovers=[
+            (marked(c.point, c.point in decision.not_lossless), c.baseline, crossover_text(c))
+            for c in decision.crossovers
+        ],
         plots=plots,
     )
 
@@ -92,8 +130,31 @@ def _utc(stamp: str) -> str:
     return stamp[:16].replace("T", " ") + " UTC"
 
 
-def _boundaries(bounds: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(name, boundary_text(b) or "no level meets it") for name, b in bounds.items()]
+def _costs(decision: Decision) -> list[tuple[str, list[list[str]]]]:
+    """Per SLO, each point's row: rank, name, level, tok/s per GPU, $/GPU-hour and its
+    source, $ per million output tokens (cheapest first)."""
+    tables = []
+    for cost in decision.cost:
+        rows = []
+        for rank, row in enumerate(cost.rows, 1):
+            priced = row.usd_per_mtok is not None
+            rows.append([
+                str(rank) if priced else "-",
+                marked(row.point, row.not_lossless),
+                f"c={row.concurrency}" if row.concurrency is not None else "no level meets it",
+                f"{row.tok_s_per_gpu:.1f}" if row.tok_s_per_gpu is not None else "-",
+                f"${row.gpu_hour_usd:g} ({row.price_source})" if row.gpu_hour_usd else "no price",
+                f"${row.usd_per_mtok:.2f}" if priced else "-",
+            ])  # fmt: skip
+        tables.append((cost.slo, rows))
+    return tables
+
+
+def _boundaries(bounds: dict[str, Any], diverging: Sequence[str]) -> list[tuple[str, str]]:
+    return [
+        (marked(name, name in diverging), boundary_text(b) or "no level meets it")
+        for name, b in bounds.items()
+    ]
 
 
 def _acceptance(points: Sequence[PointLevels]) -> list[tuple[list[int], list[Any]]]:
@@ -138,7 +199,8 @@ def _write_plots(
             if lv.output_throughput_per_user is not None
         ]
         if curve:
-            ax.plot(*zip(*curve, strict=True), marker="o", label=point.name[:40])
+            label = marked(point.name[:40], point.diverges)
+            ax.plot(*zip(*curve, strict=True), marker="o", label=label)
     frontier = [(f.tok_s_per_user, f.tok_s_per_gpu) for f in decision.frontier]
     if frontier:
         ax.plot(*zip(*frontier, strict=True), color="black", linestyle="--", label="frontier")
@@ -157,7 +219,8 @@ def _write_plots(
         for cross in decision.crossovers:
             xs = sorted(cross.speedups)
             measured.update(xs)
-            ax.plot(xs, [cross.speedups[c] for c in xs], marker="o", label=cross.point[:40])
+            label = marked(cross.point[:40], cross.point in decision.not_lossless)
+            ax.plot(xs, [cross.speedups[c] for c in xs], marker="o", label=label)
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xscale("log", base=2)  # the ticks are the levels measured, as users name them
         ax.xaxis.set_major_locator(FixedLocator(sorted(measured)))

@@ -15,14 +15,17 @@ from rich.table import Table
 from rich.text import Text
 
 from repro.campaign.decision import (
+    CostRow,
     Crossover,
     Decision,
     PointLevels,
     SloBoundary,
     SloWinner,
     decide,
+    marked,
 )
 from repro.campaign.folder import CampaignFolder
+from repro.campaign.lossless import pairs, verdict
 from repro.errors import ReproError
 from repro.report.records import load_run
 from repro.report.timescale import time_scale
@@ -45,6 +48,7 @@ def predicted_points(plan: CampaignPlan) -> list[PointLevels]:
                 f"no prediction: {p.prediction_error}" if p.prediction_error else "not predicted"
             )
         points.append(_point(plan, p, source, "planned", p.predicted))
+    _price(points, plan, {})
     return points
 
 
@@ -65,10 +69,14 @@ def clock(scales: set[float | None]) -> str:
     return "; ".join(words)
 
 
-def measured_points(folder: CampaignFolder) -> list[PointLevels]:
+def measured_points(
+    folder: CampaignFolder, prices: dict[str, float] | None = None
+) -> list[PointLevels]:
     """The campaign's points with the levels their run folders hold (finished levels of a
     point that failed part-way count too; a point that never ran has none), each with the
-    time scale its run was simulated at (the index's for one that never ran)."""
+    time scale its run was simulated at (the index's for one that never ran), its GPU-hour
+    price (`prices` by machine, else the campaign file's) and a drafter point's lossless
+    verdict against its baseline point."""
     plan, index = folder.read_plan(), folder.read_index()
     states = {s.name: s for s in index.points}
     points = []
@@ -88,7 +96,22 @@ def measured_points(folder: CampaignFolder) -> list[PointLevels]:
             point.time_scale = time_scale(run) if run.simulated else None
             point.started_at = run.run.started_at
         points.append(point)
+    _price(points, plan, prices or {})
+    for drafter, baseline in pairs(plan):
+        found = next(p for p in points if p.name == drafter.name)
+        found.lossless = verdict(folder.path, drafter.name, baseline.name)
     return points
+
+
+def _price(points: list[PointLevels], plan: CampaignPlan, prices: dict[str, float]) -> None:
+    """Each point's GPU-hour price and where it was read."""
+    machine, given = plan.campaign.machine, prices.get(plan.campaign.machine)
+    for point in points:
+        if given is not None:
+            point.gpu_hour_usd, point.price_source = given, f"--gpu-hour-usd {machine}={given:g}"
+        elif plan.campaign.gpu_hour_usd is not None:
+            point.gpu_hour_usd = plan.campaign.gpu_hour_usd
+            point.price_source = f"campaign {plan.campaign.name}'s gpu_hour_usd"
 
 
 def _point(
@@ -107,9 +130,12 @@ def _point(
     )
 
 
-def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLevels]]:
-    """The decision over the campaign folders given (several: e.g. one per machine); point
-    names are prefixed with the machine when campaigns of several machines are joined."""
+def campaign_decision(
+    folders: Sequence[Path], prices: dict[str, float] | None = None
+) -> tuple[Decision, list[PointLevels]]:
+    """The decision over the campaign folders given (several: e.g. one per machine), priced
+    at `prices` (machine -> $/GPU-hour) over the campaign files'; point names are prefixed
+    with the machine when campaigns of several machines are joined."""
     if not folders:
         raise ReproError("give at least one campaign folder")
     opened = [CampaignFolder.open(path) for path in folders]
@@ -119,10 +145,12 @@ def campaign_decision(folders: Sequence[Path]) -> tuple[Decision, list[PointLeve
     for folder in opened:
         plan = folder.read_plan()
         slos.update(plan.campaign.slos)
-        for point in measured_points(folder):
+        for point in measured_points(folder, prices):
             if len(machines) > 1:
                 point.name = f"{point.machine}/{point.name}"
                 point.baseline = f"{point.machine}/{point.baseline}" if point.baseline else None
+                if point.lossless is not None:
+                    point.lossless.baseline = point.baseline or point.lossless.baseline
             points.append(point)
     stated = clock({p.time_scale for p in points if p.levels})
     return decide(points, slos, clock=stated), points
@@ -134,7 +162,7 @@ NOT_JUDGED = "not judged: no point has a valid level, predicted or measured"
 
 def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> RenderableType:
     parts: list[RenderableType] = [Text(TABLE_TITLE), fit(summary_table(decision, points))]
-    parts += [_source(point) for point in points]
+    parts += [_source(point) for point in points]  # each name marked where it diverges
     if decision.clock:
         parts.append(Text(f"time scale: {decision.clock}"))
     if decision.unranked:
@@ -145,16 +173,53 @@ def render_terminal(decision: Decision, points: Sequence[PointLevels]) -> Render
         parts.append(Text(f"SLO {winner.slo} ({slo_bounds(winner)}): {verdict}"))
         for name, bound in winner.highest_concurrency.items():
             if (where := boundary_text(bound)) is not None:
-                parts.append(Text(f"  {name}: {where}"))
+                shown = marked(name, name in decision.not_lossless)
+                parts.append(Text(f"  {shown}: {where}"))
+    if any(p.gpu_hour_usd for p in points):
+        for cost in decision.cost:
+            parts.append(Text(f"SLO {cost.slo} by $ per million output tokens (cheapest first):"))
+            parts += [Indented(Text(cost_text(row)), 2) for row in cost.rows]
+    elif decision.cost:
+        parts.append(Text(f"$ per million output tokens: {NO_PRICE}"))
+    checked = [p for p in points if p.lossless is not None]
+    if checked:
+        parts.append(Text(f"lossless ({LOSSLESS_RULE}):"))
+        parts += [Indented(Text(lossless_text(p)), 2) for p in checked]
     for cross in decision.crossovers:
-        parts.append(Text(f"{cross.point} vs {cross.baseline}: {crossover_text(cross)}"))
+        name = marked(cross.point, cross.point in decision.not_lossless)
+        parts.append(Text(f"{name} vs {cross.baseline}: {crossover_text(cross)}"))
     if decision.frontier:
         best = ", ".join(
-            f"{f.point}@c{f.concurrency} ({f.tok_s_per_user:.0f}/user, {f.tok_s_per_gpu:.0f}/GPU)"
+            f"{marked(f.point, f.not_lossless)}@c{f.concurrency} "
+            f"({f.tok_s_per_user:.0f}/user, {f.tok_s_per_gpu:.0f}/GPU)"
             for f in decision.frontier
         )
         parts.append(Text(f"Pareto frontier (tok/s per user, per GPU): {best}"))
     return Group(*parts)
+
+
+NO_PRICE = "no price (gpu_hour_usd in the campaign file, or --gpu-hour-usd MACHINE=USD)"
+LOSSLESS_RULE = "output token ids at temperature 0 against the baseline point's"
+
+
+def lossless_text(point: PointLevels) -> str:
+    """`name vs baseline: lossless: 8/8 identical at c=1, ...`."""
+    check = point.lossless
+    if check is None:
+        return f"{point.name}: no baseline point"
+    return f"{marked(point.name, point.diverges)} vs {check.baseline}: {check.verdict}"
+
+
+def cost_text(row: CostRow) -> str:
+    """One point's $/Mtok under an SLO, with the per-GPU throughput and the price's source."""
+    name = marked(row.point, row.not_lossless)
+    if row.concurrency is None or row.tok_s_per_gpu is None:
+        return f"{name}: no level meets it"
+    at = f"c={row.concurrency}, {row.tok_s_per_gpu:.1f} output tok/s per GPU"
+    if row.usd_per_mtok is None or row.gpu_hour_usd is None:
+        return f"{name}: {at}; {NO_PRICE}"
+    price = f"${row.gpu_hour_usd:g}/GPU-hour from {row.price_source}"
+    return f"{name}: ${row.usd_per_mtok:.2f}/Mtok at {at} ({price})"
 
 
 def slo_bounds(winner: SloWinner) -> str:
@@ -167,7 +232,7 @@ def slo_verdict(winner: SloWinner, judged: bool = True) -> str:
     if winner.point is None:
         return "no level of any point meets it" if judged else NOT_JUDGED
     return (
-        f"{winner.point} at c={winner.concurrency}, "
+        f"{marked(winner.point, winner.not_lossless)} at c={winner.concurrency}, "
         f"{winner.output_throughput_per_gpu or 0:.1f} output tok/s per GPU"
     )
 
@@ -194,7 +259,7 @@ def _source(point: PointLevels) -> RenderableType:
     """`  name: source`, every line of a failure kept (a lock's problems under its first line),
     each wrapped at the terminal's width under its own indent."""
     first, *rest = [line.strip() for line in point.source.splitlines() if line.strip()] or [""]
-    lines = [Indented(Text(f"{point.name}: {first}"), 2)]
+    lines = [Indented(Text(f"{marked(point.name, point.diverges)}: {first}"), 2)]
     lines += [Indented(Text(line), 6) for line in rest]
     return Group(*lines)
 
@@ -241,5 +306,6 @@ def summary_table(decision: Decision, points: Sequence[PointLevels]) -> Table:
     for c in decision.concurrencies:
         table.add_column(str(c), justify="right", no_wrap=True)
     for point in points:
-        table.add_row(point.name, *(cell(decision, point.name, c) for c in decision.concurrencies))
+        name = marked(point.name, point.diverges)
+        table.add_row(name, *(cell(decision, point.name, c) for c in decision.concurrencies))
     return table
