@@ -11,10 +11,15 @@
   step drawn beside the model's mean, and why they differ: another prompt category than the
   calibration's, or the draws of the level's requests (a sample) with each request's last
   step cut at its output length (a whole step's cost for what is left).
+  Above one running request the level (a wave of prefills, then decode) is stated beside
+  the model's steady decode there, the figure to hold against a measured steady decode, with
+  the prefill speed the wave pays (assumed, where the profile's `assumed` names the prefill).
 - An assumed ranking: where the point's numbers are extrapolated (a profile derived by a rule
   from another's measurements, or a configuration no measurement covers,
   `sim.calibration.run_provenance`), where it ranks against the other points is the rule's
   assumption, not a prediction.
+- The assumed inputs (`assumed_inputs`): the same facts as short names, which every verdict
+  the point feeds carries (repro.campaign.assumed).
 """
 
 from __future__ import annotations
@@ -59,18 +64,26 @@ def calibration_caveat(
     if level is None or level.output_throughput is None or level.median_ttft_ms is None:
         return line
     ttft = level.median_ttft_ms / 1000.0
+    predicted = f"the c={m.running} level predicts {level.output_throughput:.0f}"
+    prefill = f"{ttft:.2f} s median to the first token, {_prefill_speed(cfg)}"
     if m.running == 1 and level.mean_tpot_ms:
-        why = (
-            f"it counts each request's prefill ({ttft:.2f} s to the first token); "
+        return (
+            f"{line}; {predicted}: it counts each request's prefill ({prefill}); "
             f"decode alone {1000.0 / level.mean_tpot_ms:.0f} tok/s (1 / mean TPOT)"
             f"{_acceptance(cfg, m, level, category, prompt_tokens)}"
         )
-    else:
-        why = (
-            f"its {m.running} prompts are sent at once and pay their prefill "
-            f"({ttft:.1f} s median to the first token) before decode"
-        )
-    return f"{line}; the c={m.running} level predicts {level.output_throughput:.0f}: {why}"
+    return (
+        f"{line}; {predicted} beside {predict(cfg.profile, m):.0f} in steady decode: its "
+        f"{m.running} prompts are sent at once and pay their prefill ({prefill}) "
+        "before decode"
+    )
+
+
+def _prefill_speed(cfg: SimConfig) -> str:
+    """`at an assumed prefill speed of ~5,000 tok/s` (`a` where it is not assumed)."""
+    per_token = cfg.profile.timing.prefill_per_token_ms
+    speed = f"~{1000.0 / per_token:,.0f} tok/s" if per_token > 0 else "no cost per token"
+    return f"at {'an assumed' if prefill_assumed(cfg) else 'a'} prefill speed of {speed}"
 
 
 def _acceptance(
@@ -95,12 +108,41 @@ def _acceptance(
     )
 
 
+def prefill_assumed(cfg: SimConfig) -> bool:
+    """Whether the profile's prefill speed is assumed: a line of its `assumed` names it."""
+    return any("prefill" in line.lower() for line in cfg.profile.assumed)
+
+
+def assumed_inputs(cfg: SimConfig) -> list[str]:
+    """What a point predicted with `cfg` assumes, in short names: every number of a profile
+    derived by a rule; else what no measurement covers and an assumed prefill speed."""
+    profile = cfg.profile
+    if profile.provenance.startswith("extrapolated"):
+        return [f"every number of profile {profile.name} (derived by a rule)"]
+    if not profile.provenance.startswith("calibrated"):
+        return [f"every number of profile {profile.name} (not calibrated)"]
+    differs = [d.replace(" assumed)", ")") for d in uncovered(cfg) or []]
+    if _dp_attention(cfg):
+        differs.append("DP attention (not modelled)")
+    return differs + (["prefill speed"] if prefill_assumed(cfg) else [])
+
+
+def _dp_attention(cfg: SimConfig) -> bool:
+    """DP attention asked for, which the simulator runs as without it."""
+    args = cfg.args
+    return bool(getattr(args, "enable_dp_attention", False)) or (
+        int(getattr(args, "attn_dp_size", None) or 1) > 1
+    )
+
+
 def ranking_caveat(cfg: SimConfig) -> str | None:
     """The label of a point whose numbers are extrapolated, with why."""
     profile = cfg.profile
+    dp = ["DP attention, which the simulator does not model"] if _dp_attention(cfg) else []
     if profile.provenance.startswith("extrapolated"):
-        return f"{ASSUMED}: profile {profile.name} is derived by a rule, not measured"
-    differs = uncovered(cfg)
+        also = f" ({dp[0]})" if dp else ""
+        return f"{ASSUMED}: profile {profile.name} is derived by a rule, not measured{also}"
+    differs = (uncovered(cfg) or []) + dp
     if not differs:
         return None
     return f"{ASSUMED}: no measurement of {profile.name} covers {', '.join(differs)}"

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from repro.bench.energy import usd_per_mtok
 from repro.bench.slo import bracket, meets
+from repro.campaign.assumed import inputs, interval_stated, labelled
 from repro.report.interactivity import per_gpu, throughput_at
 from repro.schema.level import Level
 
@@ -63,6 +64,11 @@ class PointLevels(BaseModel):
         default=None,
         description="the simulator's time scale of its run (None: the machine's own clock, or "
         "a prediction); 0 measured no clock, so the point is never ranked",
+    )
+    assumed: list[str] = Field(
+        default_factory=list,
+        description="what its numbers assume (a prediction's, a simulated run's), named in "
+        "every verdict they feed (repro.campaign.assumed)",
     )
     gpu_hour_usd: float | None = Field(default=None, description="price of one GPU-hour")
     price_source: str | None = Field(default=None, description="where the price was read")
@@ -113,6 +119,7 @@ class SloWinner(BaseModel):
     highest_concurrency: dict[str, SloBoundary] = Field(
         default_factory=dict, description="per point: the highest concurrency meeting the SLO"
     )
+    assumed: list[str] = Field(default_factory=list, description="what the winner's numbers assume")
 
 
 class CostRow(BaseModel):
@@ -163,6 +170,9 @@ class Crossover(BaseModel):
         default=None, description="the drafter's per-user speed there"
     )
     verdict: str
+    assumed: list[str] = Field(
+        default_factory=list, description="what the two points' numbers assume (no interval then)"
+    )
 
 
 class Decision(BaseModel):
@@ -255,6 +265,7 @@ def _slo_winner(name: str, limits: dict[str, float], points: Sequence[PointLevel
                 winner.point, winner.machine = point.name, point.machine
                 winner.not_lossless = point.diverges
                 winner.concurrency = level.concurrency
+                winner.assumed = list(point.assumed)
                 winner.output_throughput_per_gpu = best
         winner.highest_concurrency[point.name] = slo_boundary(point, limits)
     return winner
@@ -342,20 +353,23 @@ def crossover(point: PointLevels, baseline: PointLevels) -> Crossover:
     mine = {lv.concurrency: lv for lv in point.valid()}
     theirs = {lv.concurrency: lv for lv in baseline.valid()}
     common = sorted(set(mine) & set(theirs))
+    assumed = inputs(point.assumed, baseline.assumed)
     ratio = {c: _ratio(mine[c], theirs[c], 0) for c in common}
     low = {c: _ratio(mine[c], theirs[c], -1) for c in common}
     high = {c: _ratio(mine[c], theirs[c], 1) for c in common}
     at = _crossing(ratio)
     bounds = (_crossing(low), _crossing(high))
     interval = None
-    if at is not None and bounds[0] is not None and bounds[1] is not None:
+    measured = interval_stated(assumed)
+    if measured and at is not None and bounds[0] is not None and bounds[1] is not None:
         interval = (min(bounds[0], bounds[1]), max(bounds[0], bounds[1]))
     speed = None
     if at is not None:
         speed = _interpolate({c: mine[c].output_throughput_per_user for c in common}, at)
 
     def _speedup(c: int) -> str:
-        return f"{ratio[c]:.3f}x at c={c}, 95% {low[c]:.3f}-{high[c]:.3f}"
+        spread = f", 95% {low[c]:.3f}-{high[c]:.3f}" if measured else ""
+        return f"{ratio[c]:.3f}x at c={c}{spread}"
 
     if not common:
         verdict = "no common valid levels"
@@ -378,7 +392,8 @@ def crossover(point: PointLevels, baseline: PointLevels) -> Crossover:
         concurrency=at,
         interval=interval,
         tok_s_per_user=speed,
-        verdict=verdict,
+        verdict=labelled(verdict, assumed),
+        assumed=assumed,
     )
 
 

@@ -142,7 +142,7 @@ def _predict(
         entry.prediction_error = err.message.splitlines()[0]
         return
     entry.profile, entry.provenance = prediction.profile, prediction.provenance
-    entry.caveats = prediction.caveats
+    entry.caveats, entry.assumed = prediction.caveats, prediction.assumed
     entry.predicted = prediction.levels
     entry.levels_s = sum(level.duration for level in prediction.levels)
     entry.warmups_s = prediction.warmups_s

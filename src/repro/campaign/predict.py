@@ -29,7 +29,7 @@ from repro.bench.prompts.benchsets import (
 )
 from repro.bench.prompts.sets import SHIPPED_SETS, bench_prompts, bench_source, load_prompt_set
 from repro.bench.slo import searched_concurrencies
-from repro.campaign.caveats import caveats
+from repro.campaign.caveats import assumed_inputs, caveats
 from repro.errors import ReproError
 from repro.lock import load_locked
 from repro.recipe import load_recipe
@@ -71,6 +71,7 @@ class Prediction:
     provenance: str  # the profile's own: "calibrated: ..." or "extrapolated: ..."
     levels: list[Level]
     caveats: list[str]  # what the numbers stand on (repro.campaign.caveats)
+    assumed: list[str]  # what of it is assumed, in short names (repro.campaign.assumed)
     accept_s: float = 0.0  # the accept stage's predicted duration (0: the point has none)
     warmups_s: float = 0.0  # the levels' warm-ups (each level's, before its requests)
 
@@ -145,6 +146,7 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
         profile.provenance,
         levels,
         caveats(cfg, levels, category, input_len),
+        assumed_inputs(cfg),
         accept_s,
         sum(warmups),
     )

@@ -14,6 +14,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from repro.campaign.assumed import engine, labelled, simulated_source
 from repro.campaign.decision import (
     CostRow,
     Crossover,
@@ -91,8 +92,10 @@ def measured_points(
         if run_dir is not None and RunFolder(run_dir).bench.has_run():
             run = load_run(run_dir)
             point.levels = run.levels
-            point.source = f"simulated ({run.sim_profile})" if run.simulated else "measured"
+            point.source, point.assumed = simulated_source(run.sim_profile, p, run.simulated)
             point.served_by, point.simulated = run.machine_class, run.simulated
+            if run.simulated and run.sim_profile == p.profile:
+                point.served_by = engine(run.machine_class, p.provenance)
             point.time_scale = time_scale(run) if run.simulated else None
             point.started_at = run.run.started_at
         points.append(point)
@@ -125,6 +128,7 @@ def _point(
         source=source,
         drafter=p.drafter,
         baseline=p.baseline,
+        assumed=p.assumed,
         status=status,
         levels=levels,
     )
@@ -231,9 +235,10 @@ def slo_verdict(winner: SloWinner, judged: bool = True) -> str:
     """The SLO's winner, or why there is none (`judged`: some point has a valid level)."""
     if winner.point is None:
         return "no level of any point meets it" if judged else NOT_JUDGED
-    return (
+    return labelled(
         f"{marked(winner.point, winner.not_lossless)} at c={winner.concurrency}, "
-        f"{winner.output_throughput_per_gpu or 0:.1f} output tok/s per GPU"
+        f"{winner.output_throughput_per_gpu or 0:.1f} output tok/s per GPU",
+        winner.assumed,
     )
 
 

@@ -203,6 +203,10 @@ class PlannedPoint(BaseModel):
         description="what the predicted numbers stand on: the calibration point beside the "
         "level at its concurrency and why they differ; 'ranking assumed' where extrapolated",
     )
+    assumed: list[str] = Field(
+        default_factory=list,
+        description="the predicted numbers' assumed inputs, named in every verdict they feed",
+    )
     predicted: list[Level] = Field(default_factory=list, description="predicted levels")
     prediction_error: str | None = None
     levels_s: float | None = Field(default=None, description="predicted levels' duration")
