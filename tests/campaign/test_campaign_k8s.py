@@ -76,8 +76,8 @@ def test_each_point_is_a_valid_job_running_its_locked_server_and_a_bench(
     ("option", "value", "says"),
     [
         ("--bench-image", "127.0.0.1:5000/team/repro:latest", "is not pinned by digest"),
-        ("--results-pvc", "Results Claim", "is not a Kubernetes object name"),
-        ("--namespace", "a\nb", "is not a Kubernetes object name"),
+        ("--results-pvc", "Results Claim", "is not a DNS-1123 subdomain"),
+        ("--namespace", "a\nb", "is not a DNS-1123 label"),
     ],
 )
 def test_a_bad_value_is_refused_before_any_folder_is_made(

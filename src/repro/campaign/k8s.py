@@ -24,7 +24,6 @@ export k8s` on its lock) and a bench run against the leader's Service (`repro ru
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ from repro.export.k8s import (
     server_container,
     server_volumes,
 )
+from repro.export.k8svalues import DNS_1123_SUBDOMAIN
 from repro.lock import load_locked
 from repro.schema.campaign import PlannedPoint
 from repro.schema.lock import Locked
@@ -60,7 +60,6 @@ STARTUP_PROBE_PERIOD_S = 10
 STARTUP_LIMIT_S = 2 * 3600  # a 1T-parameter checkpoint loads for tens of minutes
 MAX_NAME = 63  # a Job's name is also its pods' job-name label value
 _DNS_LABEL = "lowercase letters, digits and '-', starting with a letter"
-_OBJECT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")  # DNS-1123 subdomain
 
 
 @dataclass(frozen=True)
@@ -76,18 +75,10 @@ class CampaignK8sOptions:
         server = self.server
         if server.image is not None:
             parse_pinned(server.image)
-        named = (
-            ("--results-pvc", self.results_pvc),
-            ("--namespace", server.namespace),
-            ("--hub-cache-pvc", server.hub_cache_pvc),
-            ("--hf-token-secret", server.hf_token_secret),
-        )
-        for option, value in named:
-            if value is not None and not _OBJECT_NAME.match(value):
-                raise ReproError(
-                    f"{option} {value!r} is not a Kubernetes object name",
-                    hint="lowercase letters, digits, '-' and '.', at most 253 characters",
-                )
+        server.check()
+        problem = DNS_1123_SUBDOMAIN.problem(self.results_pvc)
+        if problem is not None:
+            raise ReproError(f"--results-pvc {problem}")
 
 
 def export_k8s(source: Path, opts: CampaignK8sOptions, console: Any) -> CampaignFolder:

@@ -15,7 +15,8 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from repro.export import K8sOptions
-from repro.safetext import clean_lines
+from repro.export.k8s import K8sValueError
+from repro.safetext import clean, clean_lines
 from repro.schema.forced import LENGTH_ENV, ForcedAcceptance
 from repro.settings import SGLANG_PYTHON
 
@@ -212,9 +213,10 @@ def k8s_options(
     shm_size: str | None,
     **fields: Any,
 ) -> K8sOptions:
-    """The server pod's options from `k8s_pod_options`' keywords and the command's own."""
+    """The server pod's options from `k8s_pod_options`' keywords and the command's own; a
+    value its manifest field does not accept is a usage error naming the option."""
     secret, _, key = hf_token_secret.partition(":")
-    return K8sOptions(
+    options = K8sOptions(
         namespace=namespace,
         hub_cache_pvc=hub_cache_pvc,
         hub_cache_host_path=hub_cache_host_path,
@@ -223,3 +225,8 @@ def k8s_options(
         shm_size=shm_size,
         **fields,
     )
+    try:
+        options.check()
+    except K8sValueError as err:
+        raise click.BadParameter(clean(err.problem), param_hint=err.option) from None
+    return options

@@ -10,7 +10,9 @@ args and env values, so every string of the recipe written there goes through `l
 serves, logs or records the Secret. A single-node recipe becomes a plain Deployment. HF_TOKEN
 comes from a Secret (`secretKeyRef`), never inline. A locked recipe's server runs with the Hub
 offline, so every pod first runs the init container `prefill-weights`, which downloads the
-pinned files into the node's Hub cache.
+pinned files into the node's Hub cache. Every option that becomes a field (namespace, claim,
+Secret and key, shared-memory size) is refused unless it is what that field accepts
+(`repro.export.k8svalues`), naming the option.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from repro.export.common import (
     prepare,
 )
 from repro.export.image import ExportError
+from repro.export.k8svalues import DNS_1123_LABEL, DNS_1123_SUBDOMAIN, QUANTITY, SECRET_KEY
 from repro.recipe import LAUNCH
 from repro.schema.lock import HUB_OFFLINE_ENV, Locked
 from repro.schema.recipe import Recipe
@@ -57,6 +60,27 @@ class K8sOptions:
     hf_token_key: str = "token"
     dist_port: int = DEFAULT_DIST_PORT
     shm_size: str | None = None  # sizeLimit of the /dev/shm emptyDir, e.g. 64Gi
+
+    def check(self) -> None:
+        """Refuse a value its field does not accept, naming the option that gave it."""
+        for option, value, kind in (
+            ("--namespace", self.namespace, DNS_1123_LABEL),
+            ("--hub-cache-pvc", self.hub_cache_pvc, DNS_1123_SUBDOMAIN),
+            ("--hf-token-secret", self.hf_token_secret, DNS_1123_SUBDOMAIN),
+            ("--hf-token-secret", self.hf_token_key, SECRET_KEY),  # its :KEY
+            ("--shm-size", self.shm_size, QUANTITY),
+        ):
+            problem = None if value is None else kind.problem(value)
+            if problem is not None:
+                raise K8sValueError(option, problem)
+
+
+class K8sValueError(ExportError):
+    """An option's value that its manifest field does not accept."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        super().__init__(f"{option} {problem}")
+        self.option, self.problem = option, problem
 
 
 def literal(text: str) -> str:
@@ -184,6 +208,7 @@ def _service(p: Prepared, opts: K8sOptions, name: str, selector: dict[str, str])
 def k8s_manifests(locked: Locked, opts: K8sOptions | None = None) -> list[dict[str, Any]]:
     """The LeaderWorkerSet (or, for one node, Deployment) and the Service serving it."""
     opts = opts or K8sOptions()
+    opts.check()
     name = resource_name(locked.recipe, opts.name)
     p = prepare(locked, opts.image, opts.dist_port)
     labels = object_labels(name)
