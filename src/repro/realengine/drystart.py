@@ -15,24 +15,27 @@ from __future__ import annotations
 import json
 import os
 import re
+import selectors
 import subprocess
+import tempfile
 import textwrap
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from repro.errors import ReproError
-from repro.recipe.argv_check import check_argv
+from repro.recipe.argv_check import ParsedArg, check_argv
 from repro.recipe.findings import Finding, Loc
 from repro.recipe.hardware import gpu_model
 from repro.recipe.loader import locate
-from repro.recipe.render import analyze, render_env
+from repro.recipe.render import HIDDEN_BY_FILE, OWNED_BY_FIELD, analyze, render_env
 from repro.safetext import clean
 from repro.schema.drystart import DryStart
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
-from repro.schema.option_catalog import Catalog
+from repro.schema.option_catalog import Catalog, CatalogOption
 from repro.schema.recipe import Recipe
 
 PROBE = Path(__file__).with_name("drystart_probe.py")
@@ -40,7 +43,31 @@ RELEASES = Path(__file__).with_name("releases")
 # The release .venv-sglang itself is; the others are laid over it from RELEASES.
 BASE_RELEASE = "0.5.23"
 # Importing SGLang is ~10 s on 2 cores, each recipe ~1 s more; a loaded machine is slower.
-DEADLINE_S = 600
+# The import has its deadline, then each recipe its own: one that hangs is that recipe's
+# failure, and the others go on in a fresh process.
+IMPORT_DEADLINE_S = 480.0
+RECIPE_DEADLINE_S = 120.0
+# What the probe keeps of the user's environment: enough for a Python and torch to start.
+HOST_VARIABLES = frozenset(
+    {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"}
+)
+# SGLang variables whose value names a location or code (a path, a package, a host): a
+# recipe's env does not reach the dry-start with them.
+LOCATION_WORDS = (
+    "PATH",
+    "DIR",
+    "FILE",
+    "PACKAGE",
+    "PLUGIN",
+    "MODULE",
+    "CLASS",
+    "URL",
+    "HOST",
+    "ENDPOINT",
+    "ADDR",
+    "SOCKET",
+)
+PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.,:+-]*")
 # A patch's algorithm and the builtin whose worker it extends, for a release whose wheel lacks
 # the patch: DDTree's DDTreeWorker subclasses DFlashWorkerV2 and reuses the DFlash drafter
 # (sgl-project/sglang#29907, python/sglang/srt/speculative/ddtree_worker.py).
@@ -55,10 +82,13 @@ class Engine:
     python: Path
     overlay: Path | None
 
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
+    def env(self, home: Path) -> dict[str, str]:
+        """The probe's environment: the few host variables a Python needs, a home of its own
+        (no Hub token, no cache, no config of the user's), and the release's packages. The
+        probe forces the Hub offline itself (drystart_probe.OFFLINE)."""
+        env = {k: v for k, v in os.environ.items() if k in HOST_VARIABLES}
+        env.update(HOME=str(home), HF_HOME=str(home / "hf"), XDG_CACHE_HOME=str(home / "cache"))
         env["PYTHONPATH"] = str(self.overlay) if self.overlay else ""
-        env["HF_HUB_OFFLINE"] = "1"
         return env
 
 
@@ -124,16 +154,25 @@ def missing_engine_line(version: str) -> str:
     )
 
 
-def _swap(argv: list[str], flag: str, value: str) -> list[str]:
-    out = list(argv)
-    if flag in out:
-        out[out.index(flag) + 1] = value
-    return out
+def _free_text(option: CatalogOption) -> bool:
+    """Whether an option's value is free text SGLang may open, import or fetch (a path, a
+    module, a host): neither a number, a flag, JSON nor one of fixed choices."""
+    return option.arity[1] != 0 and not option.choices and option.type in (None, "str")
+
+
+def _tokens(argv: Sequence[str], arg: ParsedArg) -> list[str]:
+    """The tokens of one parsed option occurrence (`--x=v` is one)."""
+    head = argv[arg.index]
+    inline = head.startswith("--") and "=" in head
+    return list(argv[arg.index : arg.index + (1 if inline else 1 + len(arg.values))])
 
 
 def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]:
-    """The argv the start-up code gets, and one line per stand-in put into it."""
-    rendered = analyze(target.recipe, target.catalog).argv
+    """The argv the start-up code gets, and one line per stand-in put into it and per option
+    left out. No path, module or host the recipe chose reaches SGLang: the model and drafter
+    are the twins, remote code stays off, and free-text options of server.extra_args are
+    left out (the recipe rules refuse those a structured field owns)."""
+    catalog = target.catalog
     gpu = target.gpu()
     stand_ins = [f"model: the twin at {target.model_dir.name}"]
     if gpu is not None:
@@ -141,10 +180,36 @@ def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]
             f"GPU: SGLang's device queries answered for one {gpu['name']} (sm_{gpu['sm']}, "
             f"{gpu['memory_mib']} MiB, CUDA {gpu['cuda']}); no GPU is used"
         )
-    argv = _swap(rendered, "--model-path", str(target.model_dir))
+    twins = {"model_path": target.model_dir, "speculative_draft_model_path": target.drafter_dir}
+    argv: list[str] = []
+    left_out: list[str] = []
+    for _loc, tokens in analyze(target.recipe, catalog).origins:
+        option = catalog.find(tokens[0])
+        dest = option.dest if option is not None else ""
+        if dest == "trust_remote_code":
+            stand_ins.append("remote code: off (--trust-remote-code left out; the twins need none)")
+            continue
+        if dest in twins:
+            twin = twins[dest]
+            if twin is None:
+                left_out.append(f"{tokens[0]} (no twin stands for it)")
+                continue
+            tokens = [tokens[0], str(twin)]
+        argv += tokens
     if target.drafter_dir is not None:
-        argv = _swap(argv, "--speculative-draft-model-path", str(target.drafter_dir))
         stand_ins.append(f"drafter: the twin at {target.drafter_dir.name}")
+    extra = target.recipe.server.extra_args
+    parsed, _problems = check_argv(extra, catalog)
+    for arg in parsed:
+        dest = arg.option.dest
+        if _free_text(arg.option) or dest in OWNED_BY_FIELD or dest in HIDDEN_BY_FILE:
+            left_out.append(f"{arg.spelling} (server.extra_args[{arg.index}])")
+            continue
+        argv += _tokens(extra, arg)
+    if left_out:
+        stand_ins.append(
+            "left out, as values the check does not open, import or reach: " + ", ".join(left_out)
+        )
     provides = target.image.provides if target.image is not None else None
     if provides is not None and (provides.speculative_algorithms or provides.options):
         patch = target.image.patch_set.name if target.image and target.image.patch_set else "?"
@@ -173,33 +238,135 @@ def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]
     return argv, stand_ins
 
 
-def run_engine(engine: Engine, requests: list[dict[str, object]]) -> list[dict[str, Any]]:
-    """One process of the engine's Python over every request; its JSON list of results."""
-    try:
-        done = subprocess.run(
+def dry_env(recipe: Recipe, catalog: Catalog) -> tuple[dict[str, str], list[str]]:
+    """The environment the start-up code gets from the recipe, and the names left out: only
+    SGLang's own variables (in the image's catalog) with plain values, none that names a
+    location or code. The Hub stays offline whatever the recipe says (the probe forces it)."""
+    known = set(catalog.env)
+    kept: dict[str, str] = {}
+    left_out: list[str] = []
+    for name, value in render_env(recipe).items():
+        if (
+            name.startswith("SGLANG_")
+            and name in known
+            and PLAIN_VALUE.fullmatch(value)
+            and not any(word in name for word in LOCATION_WORDS)
+        ):
+            kept[name] = value
+        elif name in recipe.env:
+            left_out.append(name)
+    return kept, left_out
+
+
+RESULT = "repro-drystart-result "  # drystart_probe.py's prefix of each result line
+READY = "repro-drystart-ready"  # and of the line it prints once SGLang is imported
+
+
+def _failed(step: str, message: str) -> dict[str, Any]:
+    return {"failed": {"step": step, "type": "Deadline", "message": message, "where": ""}}
+
+
+class _Probe:
+    """One process of the engine's Python over `requests`, read line by line with deadlines."""
+
+    def __init__(self, engine: Engine, requests: list[dict[str, object]], home: Path) -> None:
+        self.log = (home / "stderr.log").open("w+b")
+        self.process = subprocess.Popen(
             [str(engine.python), str(PROBE)],
-            input=json.dumps(requests),
-            capture_output=True,
-            text=True,
-            env=engine.env(),
-            timeout=DEADLINE_S,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            cwd=home,
+            env=engine.env(home),
         )
-    except subprocess.TimeoutExpired:
-        raise ReproError(
-            f"SGLang {engine.version}'s start-up code did not finish in {DEADLINE_S} s"
-        ) from None
-    last = done.stdout.strip().splitlines()[-1:] if done.stdout.strip() else []
-    try:
-        results = json.loads(last[0]) if last else None
-    except json.JSONDecodeError:
-        results = None
-    if done.returncode != 0 or not isinstance(results, list) or len(results) != len(requests):
-        tail = [line for line in done.stderr.strip().splitlines() if line.strip()][-1:]
-        raise ReproError(
-            f"SGLang {engine.version}'s start-up code did not run: "
-            f"{one_line(tail[0]) if tail else 'no output'}",
-            hint=f"run {engine.python} {PROBE} by hand to see why",
-        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(requests).encode())
+        self.process.stdin.close()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.process.stdout, selectors.EVENT_READ)
+        self.buffer = b""
+
+    def line(self, deadline_s: float) -> str | None:
+        """The next line the probe prints, or None at the deadline or its end."""
+        assert self.process.stdout is not None
+        until = time.monotonic() + deadline_s
+        while b"\n" not in self.buffer:
+            left = until - time.monotonic()
+            if left <= 0 or not self.selector.select(timeout=left):
+                return None
+            chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line.decode("utf-8", "replace")
+
+    def tagged(self, prefix: str, deadline_s: float) -> str | None:
+        """The rest of the next line that starts with `prefix` (SGLang may print its own)."""
+        until = time.monotonic() + deadline_s
+        while (line := self.line(until - time.monotonic())) is not None:
+            if line.startswith(prefix):
+                return line[len(prefix) :]
+        return None
+
+    def last_error(self) -> str:
+        self.log.seek(0)
+        lines = [x for x in self.log.read().decode("utf-8", "replace").splitlines() if x.strip()]
+        return one_line(lines[-1]) if lines else "no output"
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.selector.close()
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+        self.log.close()
+
+
+def _run_from(engine: Engine, requests: list[dict[str, object]]) -> list[dict[str, Any]]:
+    """Results of `requests` from one process, in order, up to and including the first that
+    did not finish (its own failure): the caller goes on with the rest in a fresh process."""
+    with tempfile.TemporaryDirectory(prefix="repro-drystart-") as home:
+        probe = _Probe(engine, requests, Path(home))
+        try:
+            if probe.tagged(READY, IMPORT_DEADLINE_S) is None:
+                why = (
+                    f"it did not import SGLang in {IMPORT_DEADLINE_S:.0f} s"
+                    if probe.process.poll() is None
+                    else probe.last_error()
+                )
+                raise ReproError(
+                    f"SGLang {engine.version}'s start-up code did not run: {why}",
+                    hint=f"run {engine.python} {PROBE} by hand to see why",
+                )
+            results: list[dict[str, Any]] = []
+            for _request in requests:
+                text = probe.tagged(RESULT, RECIPE_DEADLINE_S)
+                if text is None:
+                    if probe.process.poll() is None:
+                        message = f"did not finish in {RECIPE_DEADLINE_S:g} s"
+                    else:
+                        message = f"the start-up code ended: {probe.last_error()}"
+                    return [*results, _failed("deadline", message)]
+                try:
+                    result = json.loads(text)
+                except json.JSONDecodeError:
+                    result = None
+                if not isinstance(result, dict):
+                    return [*results, _failed("output", "the start-up code's answer is not JSON")]
+                results.append(result)
+            return results
+        finally:
+            probe.close()
+
+
+def run_engine(engine: Engine, requests: list[dict[str, object]]) -> list[dict[str, Any]]:
+    """Every request's result from the engine's Python: one process while recipes finish in
+    time, a fresh one after any that does not."""
+    results: list[dict[str, Any]] = []
+    while len(results) < len(requests):
+        results += _run_from(engine, requests[len(results) :])
     return results
 
 
@@ -211,9 +378,16 @@ def one_line(text: object) -> str:
 def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
     """Dry-start every target on `engine` (one process), in order."""
     argvs = [dry_argv(t, engine.version) for t in targets]
+    envs = [dry_env(t.recipe, t.catalog) for t in targets]
+    for (_argv, stand_ins), (_env, left_out) in zip(argvs, envs, strict=True):
+        if left_out:
+            stand_ins.append(
+                "env left out (SGLang's own plain variables only; the Hub stays offline): "
+                + ", ".join(left_out)
+            )
     requests: list[dict[str, object]] = [
-        {"argv": argv, "env": render_env(t.recipe), "gpu": t.gpu()}
-        for t, (argv, _) in zip(targets, argvs, strict=True)
+        {"argv": argv, "env": env, "gpu": t.gpu()}
+        for t, (argv, _), (env, _) in zip(targets, argvs, envs, strict=True)
     ]
     results = []
     answers = run_engine(engine, requests)
@@ -221,7 +395,7 @@ def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
         data = _portable(target, raw if isinstance(raw, dict) else {})
         notes = data.get("notes")
         shown = {
-            "sglang_version": str(data.get("sglang_version")),
+            "sglang_version": str(data.get("sglang_version") or engine.version),
             "engine": f"SGLang {engine.version}'s start-up code on the CPU",
             "stand_ins": stand_ins,
             "refused": data.get("failed"),
@@ -291,10 +465,13 @@ def findings(target: Target, result: DryStart) -> list[Finding]:
     refused = result.refused
     shown, path = locate(target.recipe, refusal_field(target, result))
     where = f" ({refused.where})" if refused.where else ""
-    message = (
-        f"SGLang {result.sglang_version} refuses to start ({refused.step}): "
-        f"{one_line(refused.message)}{where}"
-    )
+    if refused.step == "deadline":
+        message = f"SGLang {result.sglang_version}'s start-up code {one_line(refused.message)}"
+    else:
+        message = (
+            f"SGLang {result.sglang_version} refuses to start ({refused.step}): "
+            f"{one_line(refused.message)}{where}"
+        )
     return [Finding("error", shown, path, message, "engine-dry-start")]
 
 

@@ -1,9 +1,10 @@
 """SGLang's own start-up, run up to the first step that needs a GPU, on a recipe's argv.
 
 Run with the engine's Python (the SGLang of the recipe's era first on its path); it does not
-import repro. Reads a JSON list on stdin, one ``{"argv": [...], "env": {...}}`` per recipe,
-and prints a JSON list on stdout's last line, one object each: what SGLang resolved, or the
-step that refused and SGLang's own message. One process serves the whole list, since
+import repro. Reads a JSON list on stdin, one ``{"argv": [...], "env": {...}}`` per recipe;
+prints a READY line once SGLang is imported, then one RESULT line per recipe as it finishes
+(the caller gives each its own deadline): what SGLang resolved, or the step that refused and
+SGLang's own message. One process serves the whole list, since
 importing SGLang is most of the time; each recipe's environment is set for it alone. The
 steps are SGLang's, in the order its launcher runs them:
 
@@ -14,7 +15,8 @@ steps are SGLang's, in the order its launcher runs them:
    ``_launch_subprocesses`` in srt/entrypoints/engine.py);
 3. the target's ``ModelConfig.from_server_args`` (srt/configs/model_config.py) and its model
    class (``get_model_architecture``, srt/model_loader/utils.py);
-4. the drafter's: its ModelConfig and class, and for DFLASH ``parse_dflash_draft_config``
+4. the drafter's: its ModelConfig as the draft worker builds it (the target's context
+   length) and class, and for DFLASH ``parse_dflash_draft_config``
    (srt/speculative/dflash_utils.py): block size, target layer ids, mask token.
 
 No GPU is used. What SGLang's handlers ask of the device (is it CUDA, its compute capability,
@@ -37,6 +39,16 @@ from typing import Any
 
 # What SGLang's hooks report while they change a value: kept, in order, for the caller.
 _notes: list[str] = []
+# Set after every recipe's environment: nothing the start-up code does reaches the Hub.
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+}
+# Each answer on a line of its own (SGLang may print its own lines): drystart.py's RESULT, READY.
+RESULT = "repro-drystart-result "
+READY = "repro-drystart-ready"
 
 
 class _Collect(logging.Handler):
@@ -118,13 +130,23 @@ def _architecture(model_config: Any) -> dict[str, Any]:
     }
 
 
-def _drafter(server_args: Any) -> dict[str, Any] | None:
+def _drafter(server_args: Any, target: Any) -> dict[str, Any] | None:
+    """The drafter's ModelConfig as SGLang's draft worker builds it: its path and revision,
+    and the target's context length, since the draft runs at the target's positions
+    (``build_draft_tp_worker`` in srt/speculative/draft_worker_common.py, 0.5.23;
+    ``DFlashWorkerV2.__init__`` in srt/speculative/dflash_worker_v2.py, 0.5.15)."""
     path = getattr(server_args, "speculative_draft_model_path", None)
     if not path:
         return None
     from sglang.srt.configs.model_config import ModelConfig
 
-    config = ModelConfig.from_server_args(server_args, model_path=path, is_draft_model=True)
+    config = ModelConfig.from_server_args(
+        server_args,
+        model_path=path,
+        model_revision=getattr(server_args, "speculative_draft_model_revision", None),
+        is_draft_model=True,
+        context_length=target.context_len,
+    )
     found = _architecture(config)
     algorithm = str(getattr(server_args, "speculative_algorithm", "") or "")
     if algorithm.upper().endswith("DFLASH") or algorithm.upper() == "DDTREE":
@@ -246,9 +268,10 @@ def probe(argv: list[str]) -> dict[str, Any]:
         from sglang.srt.configs.model_config import ModelConfig
 
         step = "model_config"
-        result["model"] = _architecture(ModelConfig.from_server_args(server_args))
+        target = ModelConfig.from_server_args(server_args)
+        result["model"] = _architecture(target)
         step = "draft_model_config"
-        result["drafter"] = _drafter(server_args)
+        result["drafter"] = _drafter(server_args, target)
     except BaseException as err:
         result["failed"] = _failure(step, err)
     return result
@@ -257,6 +280,7 @@ def probe(argv: list[str]) -> dict[str, Any]:
 def _one(request: dict[str, Any]) -> dict[str, Any]:
     saved = dict(os.environ)
     os.environ.update(request.get("env") or {})
+    os.environ.update(OFFLINE)
     if request.get("gpu"):
         _as_recipe_gpu(request["gpu"])
     _notes.clear()
@@ -271,11 +295,15 @@ def _one(request: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     requests = json.loads(sys.stdin.read())
+    os.environ.update(OFFLINE)
+    import sglang.srt.server_args  # noqa: F401  (the import's time is not a recipe's)
+
     # SGLang's handlers log what they change under the "sglang" logger; prepare_server_args
     # resets the root logger's handlers (logging.basicConfig(force=True)), not this one's.
     logging.getLogger("sglang").addHandler(_Collect())
-    results = [_one(request) for request in requests]
-    sys.stdout.write("\n" + json.dumps(results) + "\n")
+    print(f"\n{READY}", flush=True)
+    for request in requests:
+        print(f"\n{RESULT}{json.dumps(_one(request))}", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,22 @@ from repro.shellquote import word, words
 
 LAUNCH = ("python3", "-m", "sglang.launch_server")
 
+# Options a structured field owns (by dest), refused in server.extra_args even where the field
+# is unset: the model, the drafter and the trust in their code are the recipe's to show.
+OWNED_BY_FIELD = {
+    "model_path": "model.repo",
+    "revision": "model.revision",
+    "trust_remote_code": "model.trust_remote_code",
+    "speculative_draft_model_path": "drafter.repo",
+    "speculative_draft_model_revision": "drafter.revision",
+}
+# Files that would decide options or configs out of the recipe's sight (by dest): refused.
+HIDDEN_BY_FILE = {
+    "config": "its options would not show in the recipe: write them in the recipe",
+    "decrypted_config_file": "the model's config is model.repo's at model.revision",
+    "decrypted_draft_config_file": "the drafter's config is drafter.repo's at drafter.revision",
+}
+
 
 @dataclass
 class Issue:
@@ -186,15 +202,10 @@ def analyze(recipe: Recipe, catalog: Catalog) -> Rendered:
     seen: dict[str, int] = {}
     for arg in parsed:
         dest = arg.option.dest
-        if dest in set_by:
-            where = ".".join(str(x) for x in set_by[dest])
+        refused = _refused_in_extra_args(arg.spelling, dest, set_by)
+        if refused is not None:
             issues.append(
-                Issue(
-                    ("server", "extra_args", arg.index),
-                    "error",
-                    f"'{arg.spelling}' is already set by {where}; change it there",
-                    "extra-args",
-                )
+                Issue(("server", "extra_args", arg.index), "error", refused, "extra-args")
             )
         elif dest in seen:
             issues.append(
@@ -207,6 +218,18 @@ def analyze(recipe: Recipe, catalog: Catalog) -> Rendered:
             )
         seen.setdefault(dest, arg.index)
     return Rendered(argv=[*argv, *extra], issues=issues, origins=b.items)
+
+
+def _refused_in_extra_args(spelling: str, dest: str, set_by: dict[str, Loc]) -> str | None:
+    """Why server.extra_args may not carry option `dest`, or None when it may."""
+    if dest in set_by:
+        where = ".".join(str(x) for x in set_by[dest])
+        return f"'{spelling}' is already set by {where}; change it there"
+    if dest in OWNED_BY_FIELD:
+        return f"'{spelling}' belongs to {OWNED_BY_FIELD[dest]}; set it there"
+    if dest in HIDDEN_BY_FILE:
+        return f"'{spelling}' is not taken in server.extra_args: {HIDDEN_BY_FILE[dest]}"
+    return None
 
 
 def render_server_argv(recipe: Recipe, catalog: Catalog) -> list[str]:

@@ -1,0 +1,206 @@
+"""Hostile round four, the engine dry-start: a recipe from a stranger's pull request is checked
+in CI with nothing of its choosing run, opened or reached.
+
+Each case is what an attacker tried: a python file named by a config's `auto_map`, reached
+through an option of `server.extra_args`; the recipe's `env:` pointing the Hub at its own
+server while the user's token is in the environment; a FIFO where a config file is read; and
+a start-up that never finishes, which must cost that recipe its result, not every recipe's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+from repro.realengine import drystart
+from tests.recipe.conftest import Project, make_project
+
+pytestmark = pytest.mark.real_sglang
+
+MARKER_CODE = "import pathlib; pathlib.Path({marker!r}).write_text('ran')\n"
+
+
+@pytest.fixture(scope="module")
+def twin_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hub")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_cache: Path) -> Project:
+    monkeypatch.setenv("HF_HUB_CACHE", str(twin_cache))
+    proj = make_project(tmp_path / "proj")
+    monkeypatch.chdir(proj.root)
+    monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
+    monkeypatch.delenv("REPRO_IMAGES_DIR", raising=False)
+    return proj
+
+
+def _repro(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def _remote_code_model(folder: Path, marker: Path) -> Path:
+    """A model folder whose config names a python file that leaves `marker` when imported."""
+    folder.mkdir(parents=True)
+    (folder / "evil.py").write_text(MARKER_CODE.format(marker=str(marker)))
+    config = {
+        "architectures": ["EvilForCausalLM"],
+        "model_type": "evil",
+        "auto_map": {"AutoConfig": "evil.EvilConfig", "AutoModelForCausalLM": "evil.Evil"},
+        "max_position_embeddings": 4096,
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def _hostile_extra_args(tmp_path: Path, marker: Path) -> dict[str, tuple[str, list[str]]]:
+    """Each way a recipe pointed SGLang's start-up at the remote code: the base recipe and the
+    extra_args that did it."""
+    model = _remote_code_model(tmp_path / "evil-model", marker)
+    config_file = tmp_path / "server.yaml"
+    config_file.write_text(
+        f"trust-remote-code: true\nspeculative-draft-model-path: {model}\n"
+        "speculative-algorithm: DFLASH\n"
+    )
+    return {
+        "drafter path": ("kimi26-ep4", ["--speculative-draft-model-path", str(model)]),
+        "decrypted config": (
+            "kimi26-ep4",
+            ["--decrypted-config-file", str(model / "config.json")],
+        ),
+        "trust in extra_args": (
+            "kimi26-ep4\nmodel: {trust_remote_code: false}",
+            ["--trust-remote-code"],
+        ),
+        "config file": ("kimi26-ep4", ["--config", str(config_file)]),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["drafter path", "decrypted config", "trust in extra_args", "config file"]
+)
+def test_a_recipe_pointing_at_remote_code_is_refused_and_runs_none_of_it(
+    project: Project, tmp_path: Path, case: str
+) -> None:
+    marker = tmp_path / "ran"
+    base, extra = _hostile_extra_args(tmp_path, marker)[case]
+    project.recipe("pr", f"extends: {base}\nserver: {{extra_args: {json.dumps(extra)}}}\n")
+    for command in (
+        ("recipe", "check", "pr"),
+        ("recipe", "render", "--resolved", "pr"),
+        ("lock", "pr"),
+    ):
+        code, out = _repro(*command)
+        assert code != 0, (command, out)
+        assert not marker.exists(), f"{command} ran the recipe's code"
+    code, out = _repro("recipe", "check", "pr")
+    assert "recipes/pr.yaml: server.extra_args[0]" in out
+    owner = {
+        "drafter path": "belongs to drafter.repo",
+        "decrypted config": "is not taken in server.extra_args",
+        "trust in extra_args": "belongs to model.trust_remote_code",
+        "config file": "is not taken in server.extra_args",
+    }[case]
+    assert owner in out
+
+
+def test_free_text_options_are_left_out_of_the_dry_start_and_named(
+    project: Project, tmp_path: Path
+) -> None:
+    """An option whose value SGLang may open or import (a template file, a weight loader's
+    module) is not given to the start-up code; the check says which it left out."""
+    marker = tmp_path / "ran"
+    template = tmp_path / "template.jinja"
+    template.write_text("{{ messages }}")
+    extra = ["--chat-template", str(template), "--custom-weight-loader", "os.system"]
+    project.recipe("pr", f"extends: kimi26-ep4\nserver: {{extra_args: {json.dumps(extra)}}}\n")
+    code, out = _repro("recipe", "render", "--resolved", "pr", "--format", "json")
+    assert code == 0, out
+    stand_ins = " ".join(json.loads(out)["resolved"]["stand_ins"])
+    assert "--chat-template (server.extra_args[0])" in stand_ins
+    assert "--custom-weight-loader (server.extra_args[2])" in stand_ins
+    assert "remote code: off" in stand_ins
+    assert not marker.exists()
+
+
+class _Counting(BaseHTTPRequestHandler):
+    seen: ClassVar[list[dict[str, str]]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append(dict(self.headers))
+        self.send_response(404)
+        self.end_headers()
+
+    do_HEAD = do_GET
+
+    def log_message(self, *_args: object) -> None:
+        return
+
+
+@pytest.fixture
+def hub_of_the_recipes() -> Iterator[str]:
+    _Counting.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_recipes_env_sends_nothing_and_the_users_token_goes_nowhere(
+    project: Project, monkeypatch: pytest.MonkeyPatch, hub_of_the_recipes: str
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_user_secret_token")
+    project.recipe(
+        "pr",
+        "extends: kimi26-ep4-dflash\n"
+        "env:\n"
+        "  HF_HUB_OFFLINE: '0'\n"
+        f"  HF_ENDPOINT: {hub_of_the_recipes}\n"
+        "  SGLANG_EXTERNAL_MODEL_PACKAGE: evil\n",
+    )
+    code, out = _repro("recipe", "render", "--resolved", "pr", "--format", "json")
+    assert code == 0, out
+    assert _Counting.seen == [], "the check reached the recipe's server"
+    assert "hf_user_secret_token" not in out
+    stand_ins = " ".join(json.loads(out)["resolved"]["stand_ins"])
+    for name in ("HF_HUB_OFFLINE", "HF_ENDPOINT", "SGLANG_EXTERNAL_MODEL_PACKAGE"):
+        assert name in stand_ins
+
+
+def test_a_fifo_as_config_file_is_refused_without_being_opened(
+    project: Project, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)
+    project.recipe("pr", f"extends: kimi26-ep4\nserver: {{extra_args: [--config, {fifo}]}}\n")
+    code, out = _repro("recipe", "check", "pr")
+    assert code == 1, out
+    assert "recipes/pr.yaml: server.extra_args[0]: '--config' is not taken" in out
+
+
+def test_a_recipe_that_does_not_finish_loses_its_own_result_only(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every recipe gets its own deadline after SGLang is imported: one that overruns is that
+    recipe's failure, named, and the next recipe still gets its own run and result."""
+    monkeypatch.setattr(drystart, "RECIPE_DEADLINE_S", 0.0)
+    code, out = _repro("recipe", "check", "--json", "kimi26-ep4", "kimi26-tp8")
+    results = {r["recipe"]: r for r in json.loads(out)}
+    assert code == 1
+    for name in ("kimi26-ep4", "kimi26-tp8"):
+        [finding] = [f for f in results[name]["findings"] if f["rule"] == "engine-dry-start"]
+        assert "did not finish in 0 s" in finding["message"], finding
