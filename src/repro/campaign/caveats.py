@@ -24,6 +24,8 @@
 
 from __future__ import annotations
 
+import re
+
 from repro.schema.level import Level
 from repro.sim.calibration import config_for, mean_accepted, predict, uncovered
 from repro.sim.config import SimConfig
@@ -121,7 +123,7 @@ def assumed_inputs(cfg: SimConfig) -> list[str]:
         return [f"every number of profile {profile.name} (derived by a rule)"]
     if not profile.provenance.startswith("calibrated"):
         return [f"every number of profile {profile.name} (not calibrated)"]
-    differs = [d.replace(" assumed)", ")") for d in uncovered(cfg) or []]
+    differs = [re.sub(r",? assumed\)$", ")", d) for d in uncovered(cfg) or []]
     if _dp_attention(cfg):
         differs.append("DP attention (not modelled)")
     return differs + (["prefill speed"] if prefill_assumed(cfg) else [])
