@@ -95,7 +95,7 @@ def test_check_fails_on_an_error_with_one_line(project: Project) -> None:
     assert code == 1
     results = {r["recipe"]: r for r in json.loads(out)}
     assert not results["typo"]["ok"] and results["kimi26-ep4"]["ok"]
-    [finding] = results["typo"]["findings"]
+    [finding] = [f for f in results["typo"]["findings"] if f["severity"] == "error"]
     assert finding["path"] == "server.extra_args[0]" and finding["file"] == "recipes/typo.yaml"
 
 

@@ -11,6 +11,7 @@ from rich.table import Table
 from repro.cli.options import json_option
 from repro.doctor import DoctorReport, MachineFingerprint, run_doctor
 from repro.lock import load_locked
+from repro.recipe.placeholder import locked_placeholder
 from repro.units import human_bytes
 
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
@@ -54,6 +55,9 @@ def doctor(
         click.echo(json.dumps(payload, indent=2))
     else:
         _print(report, Console(highlight=False))
+    placeholder = locked_placeholder(locked) if locked is not None else None
+    if placeholder is not None:  # not the machine's to fix, but nothing runs until it is
+        click.echo(f"note: {placeholder}", err=as_json)
     ctx.exit(0 if report.ok else 1)
 
 

@@ -23,6 +23,7 @@ from repro.image.release_catalog import extract_release_catalog
 from repro.lock import load_locked
 from repro.recipe import load_recipe
 from repro.recipe.images import list_image_specs, load_image_spec
+from repro.recipe.placeholder import refuse_placeholder
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
 
@@ -89,6 +90,10 @@ def build(ref: str, as_json: bool, relock_image: bool, rebuild: bool) -> None:
     the build cache: seconds); one changed in place is refused unless --rebuild says so.
     """
     target = _recipe_or_spec(ref)
+    if isinstance(target, ImageSpec):
+        refuse_placeholder(target, f"build image {target.name}")
+    elif target.image is None:  # a recorded image is checked, not built from its base
+        refuse_placeholder(target.need_image_spec(), f"build the image of {target.name}")
     with _console.status(f"building the image of {ref}") as status:
 
         def on_log(line: str) -> None:

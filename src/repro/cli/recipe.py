@@ -27,8 +27,10 @@ from repro.recipe import (
     render_shell,
 )
 from repro.recipe.findings import display_path
+from repro.recipe.placeholder import locked_placeholder
 from repro.recipe.render import LAUNCH
 from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked
 from repro.schema.recipe import Recipe
 from repro.settings import RECIPES_DIR
 from repro.tables import fit
@@ -207,6 +209,9 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> tuple[dict[
         }, None
     # a lock: against the image and catalog it pins
     findings = check_recipe(locked)
+    placeholder = locked_placeholder(locked)
+    if placeholder is not None:
+        findings = [*findings, placeholder]
     return {
         "recipe": r.name,
         "file": str(r.source_path),
@@ -214,6 +219,24 @@ def _check_one(path_or_ref: str | Path, recipes_dir: Path | None) -> tuple[dict[
         "findings": [f.to_dict() for f in findings],
         "lines": [f"{f.severity}: {f}" for f in findings],
     }, locked
+
+
+def _start_up_skipped(locked: Locked, check: EngineCheck) -> bool:
+    """A recipe of a real SGLang image whose start-up did not run (the simulator's has
+    none to run)."""
+    spec = locked.image_spec
+    return check.result is None and not (spec is not None and spec.simulated)
+
+
+def _not_run_line(count: int, sglang_python: Path) -> str:
+    """The one line under the count when SGLang's start-up did not run for some recipes."""
+    why = (
+        "not installed (make sglang-engine)"
+        if not sglang_python.is_file()
+        else "each recipe's line says why"
+    )
+    recipes = "1 recipe" if count == 1 else f"{count} recipes"
+    return f"SGLang's start-up did not run for {recipes}: {why}"
 
 
 def _engine_line(check: EngineCheck) -> str:
@@ -266,7 +289,8 @@ def check_cmd(
     up to the first step that needs a GPU. Where SGLang would refuse to start, the check
     fails with SGLang's message on the recipe field it names.
 
-    Exits non-zero when any recipe has an error (or, with --strict, a warning).
+    Exits non-zero when any recipe has an error (or, with --strict, a warning, or a
+    recipe whose SGLang start-up did not run, e.g. without the engine installed).
 
     \b
       repro recipe check kimi26-ep4-dflash
@@ -275,6 +299,7 @@ def check_cmd(
     targets: list[str | Path] = list(refs) or list(list_recipe_files(_dir(ctx)))
     checked = [_check_one(t, _dir(ctx)) for t in targets]
     results = [result for result, _ in checked]
+    skipped: set[int] = set()  # id() of results whose SGLang start-up did not run
     if engine:
         # A recipe the catalog or rules already refuse is not dry-started: SGLang's parser
         # would only say the same again.
@@ -282,12 +307,15 @@ def check_cmd(
         if not as_json and loaded:
             click.echo(f"dry-starting {len(loaded)} recipes on SGLang's start-up code", err=True)
         engine_checks = check_engines([locked for _, locked in loaded], sglang_python)
-        for (result, _), engine_check in zip(loaded, engine_checks, strict=True):
+        for (result, locked), engine_check in zip(loaded, engine_checks, strict=True):
             _add_engine(result, engine_check)
+            if _start_up_skipped(locked, engine_check):
+                skipped.add(id(result))
     failed = [
         r
         for r in results
-        if not r["ok"] or (strict and any(f["severity"] == "warning" for f in r["findings"]))
+        if not r["ok"]
+        or (strict and (any(f["severity"] == "warning" for f in r["findings"]) or id(r) in skipped))
     ]
     if as_json:
         _dump_json([{k: v for k, v in r.items() if k != "lines"} for r in results])
@@ -301,6 +329,8 @@ def check_cmd(
                     color = "cyan"
                 click.secho(f"     {line}", fg=color)
         click.echo(f"{len(results) - len(failed)}/{len(results)} recipes pass")
+    if skipped:
+        click.echo(_not_run_line(len(skipped), sglang_python), err=as_json)
     if failed:
         sys.exit(1)
 

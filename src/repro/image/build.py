@@ -27,6 +27,7 @@ from repro.image.engine import client, image_exists
 from repro.image.fingerprint import content_differences, content_document, content_fingerprint
 from repro.image.leftovers import remove_stale, scratch_tag, workdir_prefix
 from repro.progress import Progress, quiet
+from repro.recipe.placeholder import refuse_placeholder_base
 from repro.schema.lock import LockedImage
 from repro.schema.option_catalog import Catalog
 from repro.settings import GPU_ARCHS
@@ -136,7 +137,9 @@ def build_image(
     another image given that tag (retagged by hand) is built over. Labels are easy to keep
     while changing a file (`docker commit`), so with `verify` (the image a lock is about to
     record) a found tag must also be what the build produces: see `verify_tag`. `rebuild`
-    builds over the tag whatever it holds."""
+    builds over the tag whatever it holds. A base pinned by a placeholder digest is refused
+    before Docker is asked for anything."""
+    refuse_placeholder_base(plan.name, plan.base_ref, f"build image {plan.name}")
     for leftover in remove_stale():
         on_log(f"removed {leftover} (left by a build that was killed)")
     if rebuild or not image_exists(plan.tag) or not _built_from(plan, plan.tag):

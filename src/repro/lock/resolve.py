@@ -13,6 +13,7 @@ from repro.lock.io import LockError, lock_path_for, read_lock, write_lock
 from repro.lock.patchcache import resolve_patches
 from repro.recipe import check_recipe
 from repro.recipe.images import effective_catalog, patches_dir_for
+from repro.recipe.placeholder import refuse_placeholder
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Lock, Locked, RepoPin
 from repro.schema.option_catalog import Catalog
@@ -104,6 +105,7 @@ def build_lock(
     """
     recipe = locked.recipe
     spec = locked.need_image_spec()
+    refuse_placeholder(spec, f"lock {recipe.name}")  # before the Hub or a patch is fetched
     spec_data = spec.model_dump(mode="json")
     before = previous.patches if previous else []
     patches = resolve_patches(spec, spec_data, patches_dir_for(recipe, spec), before)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from repro.errors import ReproError
 from repro.recipe.findings import Finding, Severity, display_path
 from repro.schema.image import ImageSpec
+from repro.schema.lock import Locked
 
 PLACEHOLDER_DIGEST = "sha256:" + "0" * 64
 RULE = "placeholder-digest"
@@ -24,11 +25,6 @@ class PlaceholderDigest(ReproError):
 def is_placeholder(spec: ImageSpec) -> bool:
     """True when the spec's base digest stands for one repro never read from the registry."""
     return not spec.base.local and spec.base.digest == PLACEHOLDER_DIGEST
-
-
-def pin_command(spec: ImageSpec) -> str:
-    """The command that pins the spec's own tag to the digest the registry gives."""
-    return f"repro image bump {spec.name} --tag {spec.base.tag}"
 
 
 def _registry(image: str) -> str:
@@ -44,10 +40,10 @@ def _where(spec: ImageSpec) -> str:
     return display_path(spec.source_path) if spec.source_path else f"image spec {spec.name}"
 
 
-def _pin_advice(spec: ImageSpec) -> str:
+def _pin_advice(name: str, image: str, tag: str) -> str:
     return (
-        f"pin it with `{pin_command(spec)}` (it pulls that tag from "
-        f"{_registry(spec.base.image)}, so it needs the registry)"
+        f"pin it with `repro image bump {name} --tag {tag}` (it pulls that tag from "
+        f"{_registry(image)}, so it needs the registry)"
     )
 
 
@@ -55,20 +51,45 @@ def placeholder_finding(spec: ImageSpec, severity: Severity = "warning") -> Find
     """`recipe check`'s line on the spec's digest field, or None when the digest is real."""
     if not is_placeholder(spec):
         return None
+    image, tag = spec.base.image, spec.base.tag or "TAG"  # a registry base has a tag
     message = (
-        f"a placeholder (all zeros), not the digest of {spec.base.image}:{spec.base.tag}: "
-        f"lock and image build refuse it; {_pin_advice(spec)}"
+        f"a placeholder (all zeros), not the digest of {image}:{tag}: lock and image "
+        f"build refuse it; {_pin_advice(spec.name, image, tag)}"
     )
     return Finding(severity, _where(spec), "base.digest", message, RULE)
+
+
+def locked_placeholder(locked: Locked) -> Finding | None:
+    """`placeholder_finding` of a recipe's image, unless its lock records an image already
+    (then nothing pulls the base)."""
+    if locked.image_spec is None or locked.image is not None:
+        return None
+    return placeholder_finding(locked.image_spec)
+
+
+def _refusal(where: str, name: str, image: str, tag: str, doing: str) -> PlaceholderDigest:
+    return PlaceholderDigest(
+        f"refusing to {doing}: {where}: base.digest is a placeholder (all zeros), not the "
+        f"digest of {image}:{tag}; nothing can be pulled by it",
+        hint=_pin_advice(name, image, tag) + ", then run this again",
+    )
 
 
 def refuse_placeholder(spec: ImageSpec, doing: str) -> None:
     """Raise `PlaceholderDigest` when the spec's base is a placeholder; `doing` says what is
     refused (e.g. "lock kimi26-ep4")."""
-    if not is_placeholder(spec):
+    if is_placeholder(spec):
+        tag = spec.base.tag or "TAG"  # a registry base has a tag
+        raise _refusal(_where(spec), spec.name, spec.base.image, tag, doing)
+
+
+def refuse_placeholder_base(name: str, base_ref: str, doing: str) -> None:
+    """`refuse_placeholder` for a build's FROM reference (`image:tag@digest`) of spec `name`,
+    where the spec itself is no longer at hand."""
+    pinned, _, digest = base_ref.rpartition("@")
+    if digest != PLACEHOLDER_DIGEST:
         return
-    raise PlaceholderDigest(
-        f"refusing to {doing}: {_where(spec)}: base.digest is a placeholder (all zeros), "
-        f"not the digest of {spec.base.image}:{spec.base.tag}; nothing can be pulled by it",
-        hint=_pin_advice(spec) + ", then run this again",
-    )
+    image, _, tag = pinned.rpartition(":")
+    if "/" in tag or not image:  # no tag: image:port/repo
+        image, tag = pinned, "TAG"
+    raise _refusal(f"image spec {name}", name, image, tag, doing)
