@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,30 @@ def make_tokenizer(
     fast.save_pretrained(str(out))
 
 
-def _qwen3_config(layers: int, eos_id: int, pad_id: int, hidden: int = HIDDEN):
+CONTEXT = 4096  # the tiny Qwen3's max_position_embeddings
+
+
+@dataclass(frozen=True)
+class Attention:
+    """A Qwen3 attention's shape: what SGLang's attention kernels specialise on (the head
+    dimension, query heads per key-value head) and its context length."""
+
+    heads: int = HEADS
+    kv_heads: int = KV_HEADS
+    head_dim: int = HEAD_DIM
+    context: int = CONTEXT
+
+
+TINY_ATTENTION = Attention()
+
+
+def _qwen3_config(
+    layers: int,
+    eos_id: int,
+    pad_id: int,
+    hidden: int = HIDDEN,
+    attention: Attention = TINY_ATTENTION,
+):
     from transformers import Qwen3Config
 
     return Qwen3Config(
@@ -108,10 +132,10 @@ def _qwen3_config(layers: int, eos_id: int, pad_id: int, hidden: int = HIDDEN):
         hidden_size=hidden,
         intermediate_size=INTERMEDIATE,
         num_hidden_layers=layers,
-        num_attention_heads=HEADS,
-        num_key_value_heads=KV_HEADS,
-        head_dim=HEAD_DIM,
-        max_position_embeddings=4096,
+        num_attention_heads=attention.heads,
+        num_key_value_heads=attention.kv_heads,
+        head_dim=attention.head_dim,
+        max_position_embeddings=attention.context,
         rope_parameters={"rope_theta": 1_000_000.0, "rope_type": "default"},
         tie_word_embeddings=False,
         eos_token_id=eos_id,
@@ -176,9 +200,18 @@ def copy_tokenizer(target: Path, out: Path) -> None:
             (out / name).write_bytes((target / name).read_bytes())
 
 
-def make_drafter(out: Path, target: Path, seed: int, block_size: int = DRAFT_BLOCK_SIZE) -> None:
-    """A random DFlash drafter for the model at `target` (its hidden size, vocabulary and
-    layers), whose config and weight names are those SGLang's ``DFlashDraftModel`` loads
+def make_drafter(
+    out: Path,
+    target: Path,
+    seed: int,
+    block_size: int = DRAFT_BLOCK_SIZE,
+    attention: Attention = TINY_ATTENTION,
+) -> None:
+    """A random DFlash drafter for the model at `target` (its hidden size, vocabulary,
+    layers and context length: SGLang's draft worker builds the drafter's ModelConfig with
+    the target's context length and refuses a shorter one, ``_derive_context_length`` in
+    configs/model_config.py), with `attention`'s heads and head dimension, whose config and
+    weight names are those SGLang's ``DFlashDraftModel`` loads
     (sglang/srt/models/dflash.py, speculative/dflash_utils.py): Qwen3 decoder layers, ``fc``
     projecting the hidden states of the target layers it can capture
     (`capturable_layer_ids`), ``hidden_norm``. ``block_size`` is top-level, where
@@ -195,7 +228,8 @@ def make_drafter(out: Path, target: Path, seed: int, block_size: int = DRAFT_BLO
     tok = AutoTokenizer.from_pretrained(str(target))
     mask_id = _token_id(tok, MASK)
     torch.manual_seed(seed + 1)
-    config = _qwen3_config(DRAFT_LAYERS, _token_id(tok, EOS), tok.pad_token_id, hidden)
+    attention = replace(attention, context=int(text["max_position_embeddings"]))
+    config = _qwen3_config(DRAFT_LAYERS, _token_id(tok, EOS), tok.pad_token_id, hidden, attention)
     body: Any = Qwen3Model(config)
     body = body.to(torch.bfloat16)
     target_layers = capturable_layer_ids(layers, layers - 1)

@@ -1,7 +1,13 @@
 """Tiny twins of the shipped models and drafters, made deterministically from a seed.
 
 Each twin has its real model's architecture string and config fields (the ones SGLang 0.5.23
-reads for that class), scaled down: a few layers, hidden 64, a few experts, vocabulary 1024.
+reads for that class). Layers, hidden size (64), experts, head counts and vocabulary (1024)
+are scaled down; what a kernel or a start-up check specialises on is the real model's: head
+dimensions, MLA latent ranks, rope/nope/value head dimensions, GDN head sizes, the ratios of
+query to key-value heads (GDN value to key heads), the rope sections, the context length, the
+state dtype (tests/realengine/test_twin_kernel_fields.py holds them against the real
+configs, each field with the SGLang file that reads it). The DFlash drafters have the real
+drafters' head dimension and their target's context length.
 Weights are random bf16 under the checkpoint names the SGLang class's ``load_weights``
 accepts; the tokenizer is tinymodel.py's byte-level BPE with the real model's chat template
 switch. The same seed gives byte-identical files.
@@ -79,7 +85,7 @@ QWEN36_TEMPLATE = (
     "{%- endif %}"
 )
 
-# Kimi K2.6's text model (config.json text_config), dimensions scaled down
+# Kimi K2.6's text model (config.json text_config): layers, hidden, heads, experts scaled
 KIMI_LAYERS = 4
 KIMI_TEXT: dict[str, Any] = {
     "architectures": ["DeepseekV3ForCausalLM"],
@@ -90,11 +96,11 @@ KIMI_TEXT: dict[str, Any] = {
     "moe_intermediate_size": 32,
     "num_hidden_layers": KIMI_LAYERS,
     "num_nextn_predict_layers": 0,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 4,
+    "num_attention_heads": 2,  # per GPU 8 at tp 8; two keep the grouped decode kernel
+    "num_key_value_heads": 2,
     "n_shared_experts": 1,
-    "n_routed_experts": 8,
-    "num_experts_per_tok": 2,
+    "n_routed_experts": 16,
+    "num_experts_per_tok": 8,
     "routed_scaling_factor": 2.827,
     "n_group": 1,
     "topk_group": 1,
@@ -103,11 +109,11 @@ KIMI_TEXT: dict[str, Any] = {
     "norm_topk_prob": True,
     "first_k_dense_replace": 1,
     "moe_layer_freq": 1,
-    "q_lora_rank": 48,
-    "kv_lora_rank": 32,
-    "qk_nope_head_dim": 32,
-    "qk_rope_head_dim": 16,
-    "v_head_dim": 32,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
     "hidden_act": "silu",
     "attention_bias": False,
     "attention_dropout": 0.0,
@@ -145,7 +151,9 @@ KIMI_VISION: dict[str, Any] = {
 NVFP4_GROUP = 16
 NVFP4_EXCLUDED = ["lm_head", "*self_attn*", "*shared_experts*", "*mlp.gate", "*layers.0.mlp*"]
 
-# Qwen3.6-27B's text model (config.json text_config), dimensions scaled down
+# Qwen3.6-27B's text model (config.json text_config): layers, hidden, heads scaled; per
+# head and per ratio the real one (24 query / 4 kv heads of 256, GDN 16 key / 48 value heads
+# of 128)
 QWEN35_LAYERS = 4  # linear, linear, linear, full (full_attention_interval 4)
 QWEN35_TEXT: dict[str, Any] = {
     "model_type": "qwen3_5_text",
@@ -155,21 +163,22 @@ QWEN35_TEXT: dict[str, Any] = {
     "num_hidden_layers": QWEN35_LAYERS,
     "layer_types": ["linear_attention"] * 3 + ["full_attention"],
     "full_attention_interval": 4,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 32,
+    "num_attention_heads": 6,
+    "num_key_value_heads": 1,
+    "head_dim": 256,
     "attn_output_gate": True,
     "linear_conv_kernel_dim": 4,
-    "linear_key_head_dim": 16,
-    "linear_value_head_dim": 16,
+    "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128,
     "linear_num_key_heads": 2,
-    "linear_num_value_heads": 4,
+    "linear_num_value_heads": 6,
+    "mamba_ssm_dtype": "float32",
     "hidden_act": "silu",
     "rms_norm_eps": 1e-6,
     "max_position_embeddings": 262144,
     "rope_parameters": {
         "rope_type": "default", "rope_theta": 10_000_000.0, "partial_rotary_factor": 0.25,
-        "mrope_section": [2, 1, 1], "mrope_interleaved": True,
+        "mrope_section": [11, 11, 10], "mrope_interleaved": True,
     },
     "partial_rotary_factor": 0.25,
     "attention_bias": False,
@@ -197,6 +206,9 @@ QWEN35_VISION: dict[str, Any] = {
 }
 
 EAGLE3_TARGET_LAYERS = 3  # the three aux hidden states EAGLE3 concatenates
+# z-lab's DFlash drafters' attention (Qwen3 layers: head_dim 128, 32 query to 8 kv heads),
+# heads scaled; the context length is always the target's (tinymodel.make_drafter)
+DFLASH_ATTENTION = tinymodel.Attention(heads=4, kv_heads=1, head_dim=128)
 
 
 class Weights:
@@ -480,9 +492,16 @@ MODELS: dict[str, Callable[[Path, int], None]] = {
 DRAFTERS = ("dflash", "eagle3")
 
 
-def make_drafter(kind: str, out: Path, target: Path, seed: int, block_size: int | None) -> None:
+def make_drafter(
+    kind: str, out: Path, target: Path, target_kind: str, seed: int, block_size: int | None
+) -> None:
+    """A drafter of `kind` for the twin at `target`; the tiny Qwen3's DFlash drafter keeps
+    tinymodel.py's own attention (the bytes `repro image tiny-model` makes)."""
     if kind == "dflash":
-        tinymodel.make_drafter(out, target, seed, block_size or tinymodel.DRAFT_BLOCK_SIZE)
+        block = block_size or tinymodel.DRAFT_BLOCK_SIZE
+        tiny = target_kind == "qwen3"
+        attention = tinymodel.TINY_ATTENTION if tiny else DFLASH_ATTENTION
+        tinymodel.make_drafter(out, target, seed, block, attention)
     elif kind == "eagle3":
         make_eagle3(out, target, seed)
     else:
@@ -500,7 +519,9 @@ def run_plan(plan: dict[str, Any]) -> None:
         _write_json(out / "repro-twin.json", model["marker"])
         for drafter in model.get("drafters", []):
             draft_out = Path(drafter["out"])
-            make_drafter(drafter["kind"], draft_out, out, seed, drafter.get("block_size"))
+            make_drafter(
+                drafter["kind"], draft_out, out, model["kind"], seed, drafter.get("block_size")
+            )
             _write_json(draft_out / "repro-twin.json", drafter["marker"])
 
 
