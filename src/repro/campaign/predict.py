@@ -32,6 +32,7 @@ from repro.bench.slo import searched_concurrencies
 from repro.campaign.caveats import assumed_inputs, caveats
 from repro.errors import ReproError
 from repro.lock import load_locked
+from repro.lock.draft_tokens import DraftTokens, current_draft_tokens
 from repro.recipe import load_recipe
 from repro.recipe.render import render_env, render_server_argv
 from repro.run.simulate import simulated_recipe
@@ -115,6 +116,9 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
             f"{recipe_file}: the simulator refuses its argv: {err.getvalue().strip()[-300:]}"
         ) from None
     server = VirtualServer(cfg, seed=recipe.simulator.seed)
+    # the same source as the twin's draft tokens (repro.lock.draft_tokens), where assumed
+    drafts = current_draft_tokens(original)
+    drafts = drafts if drafts is not None and drafts.assumed else None
     bench = recipe.bench
     category = "random" if bench.dataset == "random" else "chat"
     gpus = original.topology.gpus
@@ -145,11 +149,16 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
         profile.name,
         profile.provenance,
         levels,
-        caveats(cfg, levels, category, input_len),
-        assumed_inputs(cfg),
+        [*caveats(cfg, levels, category, input_len), *_draft_tokens_caveat(drafts)],
+        [*assumed_inputs(cfg), *([f"draft tokens {drafts.value}"] if drafts else [])],
         accept_s,
         sum(warmups),
     )
+
+
+def _draft_tokens_caveat(drafts: DraftTokens | None) -> list[str]:
+    """The caveat of a point whose draft tokens per step are assumed."""
+    return [f"draft tokens per step {drafts.label()}"] if drafts is not None else []
 
 
 def _accept(server: VirtualServer, recipe: Recipe) -> float:

@@ -25,6 +25,7 @@ import yaml
 from repro.errors import RecipeError, ReproError
 from repro.fsutil import write_atomic
 from repro.image.sim_base import stand_in_patch
+from repro.lock.draft_tokens import DraftTokens, current_draft_tokens
 from repro.recipe import load_recipe
 from repro.recipe.argv_check import load_catalog
 from repro.recipe.images import catalog_version, image_for_recipe, images_dir_for, load_image_spec
@@ -78,8 +79,10 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
     if time_scale < 0:
         raise ReproError(f"--time-scale {time_scale}: must be 0 or more")
     folder = RunFolder(run_dir)
-    twin = {
-        "description": f"{recipe.name} on the CPU simulator (profile {chosen}); SIMULATED.",
+    carried = _carried_draft_tokens(recipe)
+    drafts = f" Draft tokens per step: {carried.label()}." if carried is not None else ""
+    twin: dict[str, object] = {
+        "description": f"{recipe.name} on the CPU simulator (profile {chosen}); SIMULATED.{drafts}",
         "extends": _parents_beside(recipe, run_dir / "recipes"),
         "image": _stand_in_image(recipe, folder) or SIM_IMAGE,
         "topology": {
@@ -92,12 +95,23 @@ def simulated_recipe(ref: str, run_dir: Path, profile: str | None, time_scale: f
         "env": {SIM_TIME_SCALE.name: f"{time_scale:g}"},
         "simulator": {"profile": chosen, "load_seconds": 2, "seed": 0},
     }
+    if carried is not None:
+        twin["speculative"] = {"num_draft_tokens": carried.value}
     path = folder.sim_recipes_dir / f"{recipe.name}{TWIN_SUFFIX}.yaml"
     write_atomic(path, yaml.safe_dump(twin, sort_keys=False))
     images = folder.sim_images_dir  # the image specs the twin's `image: sim` is looked up in
     if not images.exists():
         os.symlink(images_dir_for(recipe).resolve(), images)
     return path
+
+
+def _carried_draft_tokens(recipe: Recipe) -> DraftTokens | None:
+    """The draft tokens SGLang would resolve for `recipe` from its drafter's config.json, where
+    the recipe leaves them to it: the simulator has no config.json of the real drafter, so the
+    twin states the number (repro.lock.draft_tokens, the one source), and serves what the plan
+    predicts and `recipe render --resolved` shows."""
+    found = current_draft_tokens(recipe)
+    return None if found is None or found.origin == "recipe" else found
 
 
 def _stand_in_image(recipe: Recipe, folder: RunFolder) -> str | None:
