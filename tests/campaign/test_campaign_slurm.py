@@ -1,11 +1,14 @@
 """`repro campaign export slurm` on a real Slurm (munge, slurmctld, two slurmd on 127.0.0.1):
-the job array runs each point's lock with `repro run` (the simulator image under Docker), and
-`collect` gives the report a local `repro campaign run` gives. Everything runs from a
-directory that is neither the checkout nor the campaign folder."""
+each array task serves its point through the lines `repro export slurm` writes (an srun step;
+the simulator from repro's own install, in no container, for these simulated points) and
+measures it with `repro run LOCK --url`: no Docker anywhere. `collect` then gives the report
+a local `repro campaign run` gives. Everything runs from a directory that is neither the
+checkout nor the campaign folder."""
 
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -16,8 +19,6 @@ from tests.export.slurm_cluster import running_slurm
 from tests.support.cli import REPRO, repro
 
 from .demo import BROKEN, demo_campaign, only_folder
-
-pytestmark = pytest.mark.docker
 
 
 def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
@@ -37,6 +38,8 @@ def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
         REPRO,
         "--max-parallel",
         "1",
+        "--base-port",
+        str(_free_ports(3)),  # this host may serve something on the recipe's port
         "--campaigns-dir",
         str(campaigns),
         cwd=repo_root,  # the project whose recipes the campaign names; the job runs elsewhere
@@ -45,7 +48,15 @@ def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
     folder = only_folder(campaigns)
     script = folder / "campaign.sbatch"
     assert "#SBATCH --array=0-2%1" in script.read_text()
-    assert "--exclusive" not in script.read_text()  # a point holds its GPUs, not the node
+    text = script.read_text()
+    assert "--exclusive" not in text  # a point holds its GPUs, not the node
+    assert "--gpus-per-node" not in text  # simulated points ask for no GPU
+    commands = [line for line in text.splitlines() if not line.startswith("#")]
+    assert not [line for line in commands if "docker" in line.lower()]
+    assert " run " in text and "--url" in text
+    small = (folder / "slurm" / "demo.cap-small.sh").read_text()
+    assert "exec srun --nodes=1" in small and "sim serve --profile demo" in small
+    assert "--container-image" not in small  # the simulator needs no image
     for point in ("demo.cap-small", "demo.cap-big", "demo.cap-broken"):  # locked at export
         assert (folder / "locks" / f"{point}.lock.json").is_file()
     with running_slurm(tmp_path / "slurm") as slurm:
@@ -69,7 +80,10 @@ def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
     assert states["demo.cap-small"]["status"] == "done"
     assert states["demo.cap-big"]["status"] == "done"
     assert states["demo.cap-broken"]["status"] == "failed"
-    assert "stage launch failed" in str(states["demo.cap-broken"]["reason"])
+    reason = str(states["demo.cap-broken"]["reason"])
+    assert "stage launch failed: its server exited (code " in reason
+    output = folder / reason.rsplit("its output is in ", 1)[1]
+    assert "CUDA out of memory" in output.read_text()  # the server's own words, kept
     report = repro("campaign", "report", str(folder), "--json", cwd=elsewhere)
     assert report.returncode == 0, report.stderr[-2000:]
     table = json.loads(report.stdout)["decision"]["table"]
@@ -84,3 +98,23 @@ def _queued(job: str, env: dict[str, str]) -> bool:
         ["squeue", "-h", "-j", job, "-o", "%i"], env=env, capture_output=True, text=True
     )
     return bool(shown.stdout.strip())
+
+
+def _free_ports(count: int) -> int:
+    """The first of `count` consecutive ports nothing listens on here."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            first = int(probe.getsockname()[1])
+        if first + count <= 65535 and all(_free(first + i) for i in range(count)):
+            return first
+    raise AssertionError("no free ports")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True

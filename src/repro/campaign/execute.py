@@ -112,9 +112,13 @@ def start_campaign(
     campaign = load_campaign(source)
     folder = CampaignFolder.create(campaign.name, source, campaigns_dir)
     console.print(f"[bold]campaign[/] {escape(campaign.name)} -> {escape(str(folder.path))}")
-    plan = plan_campaign(
-        source, folder.recipes_dir, progress=lambda line: console.print(f"  {escape(line)}")
-    )
+    try:
+        plan = plan_campaign(
+            source, folder.recipes_dir, progress=lambda line: console.print(f"  {escape(line)}")
+        )
+    except ReproError:
+        folder.remove()  # a campaign that cannot be planned leaves no folder behind
+        raise
     folder.write_plan(plan)
     index = CampaignIndex(
         campaign=campaign.name,

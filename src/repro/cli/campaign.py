@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from repro.campaign.folder import CAMPAIGNS_DIR
-from repro.cli.options import FiniteFloat, json_option, k8s_options, k8s_pod_options
+from repro.cli.options import PORT, FiniteFloat, json_option, k8s_options, k8s_pod_options
 from repro.exitcodes import ExitCode
 from repro.schema.campaign import Campaign, CampaignPlan
 from repro.units import human_seconds
@@ -424,7 +424,21 @@ def export() -> None:
     is_flag=True,
     help="#SBATCH --exclusive: each point holds a whole node, not only its GPUs.",
 )
-@_where_and_how("Where the campaign folder is made: a filesystem the nodes share.")
+@click.option(
+    "--hub-cache",
+    metavar="DIR",
+    help="The Hub cache on the nodes, mounted into each container (default "
+    "$HOME/.cache/huggingface).",
+)
+@click.option(
+    "--base-port",
+    type=PORT,
+    help="The first point's server port, each next point's one more (default: the first "
+    "point's recipe port).",
+)
+@_where_and_how(
+    "Where the campaign folder is made (relative to here): a filesystem the nodes share."
+)
 def export_slurm_command(
     file: Path,
     repro_command: str,
@@ -433,6 +447,8 @@ def export_slurm_command(
     time_limit: str | None,
     max_parallel: int | None,
     exclusive: bool,
+    hub_cache: str | None,
+    base_port: int | None,
     sim: bool,
     time_scale: float,
     campaigns_dir: Path,
@@ -440,10 +456,14 @@ def export_slurm_command(
     """Make FILE's campaign folder, lock every point, and write a Slurm job array in it,
     one task per point.
 
-    Each task runs `repro run` on its point's lock into the campaign folder (so it must be
-    on a filesystem the nodes share; each node needs repro and Docker). Submit it from any
-    directory with `sbatch FOLDER/campaign.sbatch`, then `repro campaign collect FOLDER` and
-    `repro campaign report FOLDER`.
+    Each task serves its point as `repro export slurm LOCK` does (the pinned image through
+    pyxis/enroot, one srun step; a simulated point, and every point with --sim, runs the
+    simulator from repro's install on the node and asks for no GPU), waits for
+    /health_generate, then measures it with `repro run LOCK --url` into the campaign folder
+    (so it must be on a filesystem the nodes share; each node needs repro, and pyxis for a
+    GPU point, not Docker; each point's image pushed: `repro image push`). Submit it from
+    any directory with `sbatch FOLDER/campaign.sbatch`, then `repro campaign collect FOLDER`
+    and `repro campaign report FOLDER`.
     """
     from repro.campaign.export import SBATCH_FILE, CampaignSlurmOptions, export_slurm
 
@@ -459,6 +479,8 @@ def export_slurm_command(
             sim=sim,
             time_scale=time_scale,
             exclusive=exclusive,
+            hub_cache=hub_cache,
+            base_port=base_port,
         ),
         _err,
     )

@@ -49,6 +49,9 @@ class SlurmOptions:
     # What runs the server argv inside the container; tests put a stand-in here.
     launcher: Sequence[str] = LAUNCH
     python: str = "python3"  # runs the weights pre-fill inside the container
+    # False: the launcher runs on the node itself, in no container (the simulator, which is
+    # part of repro's own install there)
+    container: bool = True
 
 
 def sbatch_line(option: str, value: str | int | None) -> list[str]:
@@ -97,22 +100,26 @@ def _container_image(p: Prepared, opts: SlurmOptions) -> tuple[str, str]:
     )
 
 
+def prepared(locked: Locked, opts: SlurmOptions) -> Prepared:
+    """The recipe checked and its image resolved (none needed outside a container)."""
+    if opts.image and opts.squashfs:
+        raise ExportError("give either --image or --squashfs, not both")
+    required = opts.container and not opts.squashfs
+    return prepare(locked, opts.image, opts.dist_port, image_required=required)
+
+
 def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
     """The sbatch script text."""
     opts = opts or SlurmOptions()
-    if opts.image and opts.squashfs:
-        raise ExportError("give either --image or --squashfs, not both")
-    p = prepare(locked, opts.image, opts.dist_port, image_required=not opts.squashfs)
-    image, image_note = _container_image(p, opts)
-    nodes = p.nodes
+    p = prepared(locked, opts)
     lines = [
         "#!/bin/bash",
         comment(p.header()),
-        image_note,
+        *([_container_image(p, opts)[1]] if opts.container else []),
         f"# {HF_TOKEN}, when the model needs one, comes from the environment sbatch runs in",
         "# (exported to the job, passed on by srun and pyxis); it is never written here.",
         *sbatch_line("job-name", opts.job_name or locked.name),
-        *sbatch_line("nodes", nodes),
+        *sbatch_line("nodes", p.nodes),
         *sbatch_line("ntasks-per-node", 1),
         *sbatch_line("gpus-per-node", p.gpus or None),
         "#SBATCH --exclusive",
@@ -122,10 +129,21 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
         "set -euo pipefail",
         "",
     ]
-    lines += [f"export {k}={word(v)}" for k, v in p.env.items()]
-    lines.append(f"IMAGE={word(image)}")
-    hub = word(opts.hub_cache) if opts.hub_cache else '"$HOME/.cache/huggingface"'
-    lines.append(f"HUB_CACHE={hub}")
+    return "\n".join(lines + server_steps(p, opts))
+
+
+def server_steps(p: Prepared, opts: SlurmOptions, exec_server: bool = False) -> list[str]:
+    """The lines that serve the recipe inside an allocation, after its #SBATCH header: its
+    environment, image and Hub cache, the weights pre-fill and the server, each an srun step
+    of one task per node (through pyxis unless `opts.container` is False). `repro campaign
+    export slurm` runs every point through these lines too, the server's srun exec'd
+    (`exec_server`) so that a signal to the script reaches it."""
+    nodes = p.nodes
+    lines = [f"export {k}={word(v)}" for k, v in p.env.items()]
+    if opts.container:
+        lines.append(f"IMAGE={word(_container_image(p, opts)[0])}")
+        hub = word(opts.hub_cache) if opts.hub_cache else '"$HOME/.cache/huggingface"'
+        lines.append(f"HUB_CACHE={hub}")
     if nodes > 1:
         lines += [
             "# The first host of the allocation is the rendezvous of --dist-init-addr.",
@@ -135,12 +153,13 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
     lines.append("")
     if nodes > 1:
         lines.append("# Single quotes: each task expands $SLURM_NODEID itself (its node's index).")
-    srun = [
-        f"srun --nodes={nodes} --ntasks={nodes} --ntasks-per-node=1 \\",
-        '  --container-image="$IMAGE" \\',
-        f'  --container-mounts="$HUB_CACHE:{HUB_CACHE_IN_CONTAINER}" \\',
-        "  --no-container-mount-home \\",
-    ]
+    srun = [f"srun --nodes={nodes} --ntasks={nodes} --ntasks-per-node=1 \\"]
+    if opts.container:
+        srun += [
+            '  --container-image="$IMAGE" \\',
+            f'  --container-mounts="$HUB_CACHE:{HUB_CACHE_IN_CONTAINER}" \\',
+            "  --no-container-mount-home \\",
+        ]
     prefill = p.prefill_argv(opts.python)
     if prefill:
         lines += [
@@ -150,5 +169,6 @@ def render_slurm(locked: Locked, opts: SlurmOptions | None = None) -> str:
             f"  env {HUB_OFFLINE_ENV}=0 {' '.join(word(a) for a in prefill)}",
             "",
         ]
-    lines += [*srun, f"  bash -c {word(_inner_command(p, opts))}", ""]
-    return "\n".join(lines)
+    server = [("exec " if exec_server else "") + srun[0], *srun[1:]]
+    lines += [*server, f"  bash -c {word(_inner_command(p, opts))}", ""]
+    return lines
