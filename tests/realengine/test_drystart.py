@@ -4,6 +4,7 @@ release, on tiny twins, and SGLang's refusals as `recipe check` errors on the fi
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,38 @@ def test_what_sglangs_dflash_hook_refuses_follows_the_images_release(project: Pr
     assert "dp" in nightly["message"].lower() and nightly["path"].startswith("parallelism")
     [window] = [f for f in results["window"]["findings"] if f["rule"] == "engine-dry-start"]
     assert window["path"] == "speculative.draft_window_size", window
+
+
+def test_the_dry_start_refuses_the_drafter_the_gpu_refused(
+    project: Project, tmp_path: Path
+) -> None:
+    """The first GPU start of the twins (one H100, SGLang 0.5.23, 2026-12-08) refused every
+    DFLASH server: the draft worker builds the drafter's ModelConfig with the target's context
+    length (262144) and the drafter twin then said 4096. The dry-start builds it the same way,
+    so a drafter like that one is refused here, for the reason the GPU gave."""
+    from repro.lock import load_locked
+    from repro.realengine.drystart import Target, dry_start, engine_for, findings
+    from repro.realengine.twins import ensure_all_twins
+    from repro.settings import SGLANG_PYTHON
+
+    python = Path(SGLANG_PYTHON.text())
+    locked = load_locked("kimi26-ep4-dflash")
+    assert locked.catalog is not None
+    [twins] = ensure_all_twins([locked.recipe], python=python)
+    assert twins.drafter_dir is not None
+    short = tmp_path / "drafter-4096"
+    shutil.copytree(twins.drafter_dir, short)
+    config = json.loads((short / "config.json").read_text())
+    config["max_position_embeddings"] = 4096  # what the drafter twin said on that GPU
+    (short / "config.json").write_text(json.dumps(config))
+    target = Target(locked.recipe, locked.catalog, locked.image_spec, twins.model_dir, short)
+    engine = engine_for("0.5.23", python)
+    assert engine is not None
+    [result] = dry_start([target], engine)
+    [finding] = findings(target, result)
+    assert "refuses to start (draft_model_config)" in finding.message
+    assert (
+        "Target model's context_length (262144) is greater than the derived context_length "
+        "(4096)" in finding.message
+    )
+    assert "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" in finding.message
