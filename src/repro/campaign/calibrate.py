@@ -13,13 +13,24 @@ the machine's). Every point of the campaign is then predicted on it, each value 
 fit's held-out error as its band, and where the best of a concurrency is within that band of
 another point, the two are marked "measure to decide".
 
-With `sim`, the sweep runs on the simulator with that profile standing in for the machine.
+Priced first: before anything starts, the sweep is planned and its estimate handed to the
+caller (servers, weight loads, levels and time, by the plan's own assumptions), which may stop
+there; past `CONFIRM_ABOVE_S` the CLI asks for `--yes`. Each forced length is a server of its
+own (SGLANG_SIMULATE_ACC_LEN is read when the server starts), and on a machine each server
+loads the model's weights again, so there the sweep forces one length (`FORCED_ON_A_MACHINE`:
+the plain point and one drafter server, two loads): the fit's four step terms need no more;
+only its acceptance term, which the profile has no field for, needs two lengths. Points whose
+server is the same (image, argv and environment) are measured once, as in any campaign.
+
+With `sim`, the sweep runs on the simulator with that profile standing in for the machine:
+it checks the simulator only (that the fit recovers that profile's numbers), not a machine.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +40,7 @@ from rich.console import Console
 from repro.campaign.decision import Decision
 from repro.campaign.execute import run_points, start_campaign
 from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
-from repro.campaign.plan import plan_campaign
+from repro.campaign.plan import LAUNCH_OVERHEAD_S, plan_campaign
 from repro.campaign.points import load_campaign
 from repro.errors import ReproError
 from repro.fsutil import write_atomic
@@ -44,9 +55,13 @@ from repro.report.verifyfit import (
 )
 from repro.schema.campaign import CampaignPlan, PlannedPoint
 from repro.sim.profile import profile_path
+from repro.units import human_seconds
 
 CONCURRENCIES = (1, 4, 16)
-FORCED = (1.0, 2.0, 4.0)  # forced acceptance lengths
+FORCED = (1.0, 2.0, 4.0)  # forced acceptance lengths on the simulator (a server each)
+FORCED_ON_A_MACHINE = (2.0,)  # on a machine: one drafter server (a weight load each)
+CONFIRM_ABOVE_S = 600.0  # a sweep estimated longer than this starts only when confirmed
+SIM_START_S = 15.0  # assumed: a simulator container's start and stop
 INPUT_LEN, OUTPUT_LEN, PROMPTS = 256, 128, 16  # a short level
 PROFILE_FILE = "profile.json"  # the fitted profile, in the calibration's campaign folder
 
@@ -58,7 +73,97 @@ class CalibrateOptions:
     time_scale: float = 1.0  # the simulator's, with sim
     campaigns_dir: Path = CAMPAIGNS_DIR
     concurrencies: tuple[int, ...] = CONCURRENCIES
-    forced: tuple[float, ...] = FORCED
+    forced: tuple[float, ...] | None = None  # None: FORCED with sim, else FORCED_ON_A_MACHINE
+
+    @property
+    def forced_lengths(self) -> tuple[float, ...]:
+        if self.forced is not None:
+            return self.forced
+        return FORCED if self.sim is not None else FORCED_ON_A_MACHINE
+
+
+@dataclass(frozen=True)
+class SweepEstimate:
+    """What the sweep will cost, from its plan, before anything starts."""
+
+    servers: list[str]  # the points that start a server (the others share one)
+    levels: int
+    seconds: float | None  # None: some point has no prediction (`unestimated`)
+    weight_loads: int = 0  # on a machine: each server reads the model's weights again
+    weights_s: float = 0.0
+    parts: str = ""  # what the seconds add up
+    unestimated: tuple[str, ...] = ()
+    sim: str | None = None  # the profile standing in for the machine
+
+    @property
+    def asks(self) -> bool:
+        """Past the threshold (or unknown): it starts only when confirmed."""
+        return self.seconds is None or self.seconds > CONFIRM_ABOVE_S
+
+    def why_asked(self) -> str:
+        """Why it asks before it starts: its estimate, past the threshold, or none."""
+        if self.seconds is None:
+            return "has no estimate (a point has no prediction)"
+        return (
+            f"is estimated at {human_seconds(self.seconds)} here, past "
+            f"{human_seconds(CONFIRM_ABOVE_S)}"
+        )
+
+    def lines(self) -> list[str]:
+        where = f"on the simulator (profile {self.sim})" if self.sim else "on this machine"
+        total = "no estimate" if self.seconds is None else f"about {human_seconds(self.seconds)}"
+        lines = [
+            f"calibration sweep {where}: {len(self.servers)} servers "
+            f"({', '.join(self.servers)}), {self.levels} levels, {total}",
+        ]
+        if self.sim is None:
+            lines.append(
+                f"  {self.weight_loads} weight loads, {human_seconds(self.weights_s)}; {self.parts}"
+            )
+        else:
+            lines.append(f"  {self.parts}")
+        if self.unestimated:
+            lines.append(f"  not predicted (no profile): {', '.join(self.unestimated)}")
+        if self.sim:
+            lines.append(
+                f"  this checks the simulator only: the fit recovers profile {self.sim}'s "
+                "numbers, not a machine's"
+            )
+        return lines
+
+
+def sweep_estimate(plan: CampaignPlan, options: CalibrateOptions) -> SweepEstimate:
+    """The estimate of the sweep planned as `plan`, on the machine or the simulator."""
+    started = [p for p in plan.points if p.same_server_as is None]
+    levels = sum(len(p.predicted) or len(options.concurrencies) for p in started)
+    unestimated = tuple(plan.unestimated)
+    parts = plan.estimate_parts
+    if options.sim is not None:
+        levels_s = sum((p.levels_s or 0.0) + (p.warmups_s or 0.0) for p in started)
+        seconds = len(started) * SIM_START_S + levels_s * options.time_scale
+        why = (
+            f"levels {human_seconds(levels_s * options.time_scale)} at time-scale "
+            f"{options.time_scale:g}, {len(started)} starts at {SIM_START_S:g} s (assumed); "
+            "no weights loaded"
+        )
+        return SweepEstimate(
+            [p.name for p in started], levels, None if unestimated else seconds,
+            parts=why, unestimated=unestimated, sim=options.sim,
+        )  # fmt: skip
+    if parts is None or unestimated:
+        return SweepEstimate([p.name for p in started], levels, None, unestimated=unestimated)
+    weights_s = parts.model_load_s + parts.drafter_load_s
+    unknown = f"; weights of unknown size: {', '.join(parts.unknown_weights)}"
+    why = (
+        f"image pulls {human_seconds(parts.images_s)}, starts "
+        f"{human_seconds(parts.starts * LAUNCH_OVERHEAD_S)}, levels "
+        f"{human_seconds(parts.levels_s + parts.warmups_s)}"
+        f"{unknown if parts.unknown_weights else ''}"
+    )
+    return SweepEstimate(
+        [p.name for p in started], levels, plan.estimate_s, weight_loads=parts.starts,
+        weights_s=weights_s, parts=why,
+    )  # fmt: skip
 
 
 @dataclass
@@ -67,6 +172,7 @@ class Calibration:
     profile: Path  # the fitted profile
     held: list[HeldOut]  # the fit's leave-one-out check
     plan: CampaignPlan  # the campaign planned on the fitted profile
+    estimate: SweepEstimate  # what the sweep was priced at before it started
 
     @property
     def band(self) -> tuple[float, float]:
@@ -103,7 +209,7 @@ def _sweep_file(plan: CampaignPlan, recipes: Path, options: CalibrateOptions, ou
                     "name": f"forced-{length:g}",
                     "set": {**quiet, "speculative.forced_acceptance": {"length": length}},
                 }
-                for length in options.forced
+                for length in options.forced_lengths
             ),
         ],
         "bench": {
@@ -154,19 +260,27 @@ def _fitted_profile(folder: CampaignFolder, base: str) -> tuple[dict, list[HeldO
         f"in {folder.path} (held-out output tok/s: median {median:.1%}, "
         f"worst {worst:.1%}{left}); acceptance and drafters from {base}",
         measured=[],
-        assumed=[*profile.get("assumed", []), f"acceptance from {base}"],
+        assumed=[  # the first token is fitted now: the base's prefill is no longer assumed
+            *(line for line in profile.get("assumed", []) if "prefill" not in line.lower()),
+            f"acceptance from {base}",
+        ],
         fit={"coefficients": c, "prefill_ms": result.prefill_ms, "sources": sources},
     )
     return profile, held
 
 
-def calibrate(options: CalibrateOptions, console: Console) -> Calibration:
-    """Run the sweep (see the module docstring), fit the profile, plan the campaign on it."""
+def calibrate(
+    options: CalibrateOptions, console: Console, confirm: Callable[[SweepEstimate], None]
+) -> Calibration:
+    """Run the sweep (see the module docstring), fit the profile, plan the campaign on it;
+    `confirm` is given the sweep's estimate before anything starts (it raises to stop)."""
     load_campaign(options.source)  # a bad file fails before anything runs
     with tempfile.TemporaryDirectory(prefix="repro-calibrate-") as scratch:
         recipes = Path(scratch) / "recipes"
         original = plan_campaign(options.source, recipes, predict=False)
         sweep = _sweep_file(original, recipes, options, Path(scratch))
+        estimate = sweep_estimate(plan_campaign(sweep), options)
+        confirm(estimate)
         folder, plan, index = start_campaign(
             sweep, options.campaigns_dir, console, options.sim is not None,
             options.time_scale, options.sim,
@@ -182,7 +296,7 @@ def calibrate(options: CalibrateOptions, console: Console) -> Calibration:
     path = folder.path / PROFILE_FILE
     write_atomic(path, json.dumps(profile, indent=2) + "\n")
     replanned = plan_campaign(options.source, profile=str(path))
-    return Calibration(folder, path, held, replanned)
+    return Calibration(folder, path, held, replanned, estimate)
 
 
 def measure_to_decide(decision: Decision, band: float) -> list[tuple[int, list[str]]]:

@@ -112,7 +112,12 @@ def _acceptance(
 
 def prefill_assumed(cfg: SimConfig) -> bool:
     """Whether the profile's prefill speed is assumed: a line of its `assumed` names it."""
-    return any("prefill" in line.lower() for line in cfg.profile.assumed)
+    return _names(cfg, "prefill")
+
+
+def _names(cfg: SimConfig, word: str) -> bool:
+    """Whether a line of the profile's `assumed` (what is not measured) names `word`."""
+    return any(word in line.lower() for line in cfg.profile.assumed)
 
 
 def assumed_inputs(cfg: SimConfig) -> list[str]:
@@ -124,6 +129,9 @@ def assumed_inputs(cfg: SimConfig) -> list[str]:
     if not profile.provenance.startswith("calibrated"):
         return [f"every number of profile {profile.name} (not calibrated)"]
     differs = [re.sub(r",? assumed\)$", ")", d) for d in uncovered(cfg) or []]
+    speculative = any(d.startswith("speculative") for d in differs)
+    if cfg.algorithm and not speculative and _names(cfg, "acceptance"):
+        differs.append(f"{cfg.algorithm} acceptance")
     if _dp_attention(cfg):
         differs.append("DP attention (not modelled)")
     return differs + (["prefill speed"] if prefill_assumed(cfg) else [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -226,9 +227,17 @@ def run(
 @_time_scale()
 @click.option("--concurrencies", help="The sweep's concurrencies, comma-separated (1,4,16).")
 @click.option(
-    "--forced", help="The drafter point's forced acceptance lengths, comma-separated (1,2,4)."
+    "--forced",
+    help="The drafter point's forced acceptance lengths, comma-separated (default 2 on a "
+    "machine: one server; 1,2,4 with --sim).",
 )
 @_campaigns_dir("Where the calibration's campaign folder is made.")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="Start a sweep estimated longer than 10 minutes without asking (needed when not "
+    "run from a terminal).",
+)
 @json_option("the fitted profile, its held-out band and the plan on it")
 def calibrate_command(
     file: Path,
@@ -237,28 +246,52 @@ def calibrate_command(
     concurrencies: str | None,
     forced: str | None,
     campaigns_dir: Path,
+    yes: bool,
     as_json: bool,
 ) -> None:
     """Calibrate FILE's predictions on the machine in hand, then plan it again.
 
     Runs a short sweep (the campaign's first drafter point and its baseline, the drafter's
-    acceptance forced to a few lengths, at a few concurrencies: minutes), fits the machine's
-    step and first-token costs to it (a profile labelled with its records, the acceptance
-    kept from the point's profile), and predicts every point on it: each value within the
-    fit's held-out error, and where points lie within that band of the best, "measure to
-    decide".
+    acceptance forced to one length on a machine, a few on the simulator, at a few
+    concurrencies), fits the machine's step and first-token costs to it (a profile labelled
+    with its records, the acceptance kept from the point's profile), and predicts every point
+    on it: each value within the fit's held-out error, and where points lie within that band
+    of the best, "measure to decide". `repro campaign plan FILE --profile PROFILE.json`
+    plans on the fitted profile again later.
+
+    It prints its estimate first (servers, weight loads, levels, time): on a machine each
+    server loads the model's weights, so a sweep estimated longer than 10 minutes starts only
+    with --yes or when confirmed at a terminal. With --sim it checks the simulator only.
     """
-    from repro.campaign.calibrate import CalibrateOptions, calibrate, measure_to_decide
+    from repro.campaign.calibrate import (
+        CalibrateOptions,
+        SweepEstimate,
+        calibrate,
+        measure_to_decide,
+    )
     from repro.campaign.decision import decide
     from repro.campaign.predict import PLAN_CLOCK
     from repro.campaign.report import predicted_points, render_terminal
+    from repro.errors import ReproError
+
+    def confirm(estimate: SweepEstimate) -> None:
+        for line in estimate.lines():
+            _err.print(escape(line))
+        if yes or not estimate.asks:
+            return
+        if not sys.stdin.isatty():
+            raise ReproError(
+                f"not started: the calibration sweep {estimate.why_asked()}",
+                hint="pass --yes to start it",
+            )
+        click.confirm("start the calibration sweep?", abort=True, err=True)
 
     options = CalibrateOptions(file, sim_profile, time_scale, campaigns_dir)
     if concurrencies:
         options.concurrencies = tuple(int(c) for c in _numbers("--concurrencies", concurrencies))
     if forced:
         options.forced = _numbers("--forced", forced)
-    result = calibrate(options, _err)
+    result = calibrate(options, _err, confirm)
     points = predicted_points(result.plan)
     decision = decide(points, result.plan.campaign.slos, clock=PLAN_CLOCK)
     median, worst = result.band
@@ -269,6 +302,7 @@ def calibrate_command(
             "profile": str(result.profile),
             "band": {"median": median, "worst": worst},
             "measure_to_decide": [{"concurrency": c, "points": names} for c, names in close],
+            "checks": _checks(sim_profile),
             "plan": result.plan.model_dump(mode="json"),
         }
         click.echo(json.dumps(data, indent=2))
@@ -281,6 +315,18 @@ def calibrate_command(
     for c, names in close:
         _console.print(f"c={c}: {escape(', '.join(names))} within {worst:.1%}: measure to decide")
     _console.print(f"profile: {escape(str(result.profile))}")
+    _console.print(f"checks: {escape(_checks(sim_profile))}")
+    _console.print(
+        f"plan on it: repro campaign plan {escape(str(file))} --profile "
+        f"{escape(str(result.profile))}"
+    )
+
+
+def _checks(sim_profile: str | None) -> str:
+    """What a calibration's fit stands for: this machine, or the simulator only."""
+    if sim_profile is None:
+        return "this machine"
+    return f"the simulator only (profile {sim_profile} stood in for the machine)"
 
 
 def _numbers(option: str, text: str) -> tuple[float, ...]:
