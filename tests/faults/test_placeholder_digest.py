@@ -2,8 +2,9 @@
 not be reached) on the box that would run it: `repro lock`, `repro image build` and `repro run`
 refuse it before the Hub, a patch download or the Docker engine is asked for anything, naming
 the `repro image bump` that pins the spec's own tag and that it needs the registry;
-`recipe check` and `doctor` say it in one line, and `recipe check --strict` fails. Once the
-digest is pinned, nothing is said and the lock goes on to the Hub."""
+`recipe check` and `doctor` say it in one line, `recipe check --strict` fails, and a run's
+plan starts with the bump. Once the digest is pinned, nothing is said and the lock goes on to
+the Hub."""
 
 from __future__ import annotations
 
@@ -115,6 +116,13 @@ def test_run_stops_at_the_lock_stage_before_the_image_stage(
     assert "stage lock failed: refusing to lock kimi26-ep4" in result.stderr
     assert BUMP_0523 in result.stderr
     assert "── image" not in result.stderr
+    plan = repro(
+        "run", "kimi26-ep4", "--dry-run", "--runs-dir", str(runs), cwd=project.root, env=env
+    )
+    assert plan.returncode == 0, plan.stderr
+    commands = [line for line in plan.stderr.splitlines() if line.startswith("$ ")]
+    assert commands[0].startswith(f"$ {BUMP_0523.strip('`')}   # the base digest is a placeholder")
+    assert commands[1] == "$ repro lock kimi26-ep4"
 
 
 def test_check_and_doctor_say_it_and_strict_fails(project: Project, env: dict[str, str]) -> None:

@@ -67,6 +67,17 @@ def locked_placeholder(locked: Locked) -> Finding | None:
     return placeholder_finding(locked.image_spec)
 
 
+def pin_step(locked: Locked) -> str | None:
+    """The command a run's plan starts with while the recipe's image is a placeholder."""
+    if locked_placeholder(locked) is None or locked.image_spec is None:
+        return None
+    spec = locked.image_spec
+    return (
+        f"repro image bump {spec.name} --tag {spec.base.tag}   # the base digest is a "
+        "placeholder: this reads it from the registry"
+    )
+
+
 def _refusal(where: str, name: str, image: str, tag: str, doing: str) -> PlaceholderDigest:
     return PlaceholderDigest(
         f"refusing to {doing}: {where}: base.digest is a placeholder (all zeros), not the "

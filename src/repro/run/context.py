@@ -11,6 +11,7 @@ import yaml
 
 from repro.lock import load_locked
 from repro.recipe import render_shell
+from repro.recipe.placeholder import pin_step
 from repro.runfolder import RunFolder, fresh_run_dir
 from repro.schema.lock import Locked
 from repro.schema.recipe import Recipe
@@ -92,7 +93,9 @@ class RunContext:
 
         spec = launch_spec_for(self.locked, image_to_run(self.locked, False), self.port)
         override = self.folder.compose_override_file
+        pin = pin_step(self.locked)
         return [
+            *([pin] if pin else []),
             f"repro lock {self.ref}",
             f"repro image build {self.ref}   # -> {spec.image}",
             *([] if self.simulated else [f"repro fetch {self.ref}"]),
