@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
 from rich.console import Console
 
 from repro.campaign.decision import Decision
@@ -42,7 +43,7 @@ from repro.campaign.execute import run_points, start_campaign
 from repro.campaign.folder import CAMPAIGNS_DIR, CampaignFolder
 from repro.campaign.plan import LAUNCH_OVERHEAD_S, plan_campaign
 from repro.campaign.points import load_campaign
-from repro.errors import ReproError
+from repro.errors import ReproError, short_repr
 from repro.fsutil import write_atomic
 from repro.report.records import load_runs
 from repro.report.verifyfit import (
@@ -54,6 +55,9 @@ from repro.report.verifyfit import (
     record_folders,
 )
 from repro.schema.campaign import CampaignPlan, PlannedPoint
+from repro.schema.forced import ForcedAcceptance
+from repro.schema.recipe import Bench
+from repro.schema.validation import expected_text
 from repro.sim.profile import profile_path
 from repro.units import human_seconds
 
@@ -269,12 +273,41 @@ def _fitted_profile(folder: CampaignFolder, base: str) -> tuple[dict, list[HeldO
     return profile, held
 
 
+def check_sweep(options: CalibrateOptions) -> None:
+    """The sweep's concurrencies and forced lengths held to what its campaign file and
+    recipes accept, before anything is planned: refused, they name the option that gave them,
+    not the sweep's campaign file (a temporary one, gone when the user reads the error)."""
+    shown = short_repr(",".join(str(c) for c in options.concurrencies), 40)
+    try:
+        Bench.model_validate({"concurrencies": list(options.concurrencies)})
+    except ValidationError as err:
+        raise ReproError(
+            f"--concurrencies {shown}: {expected_text(err.errors()[0])}",
+            hint="e.g. --concurrencies 1,4,16",
+        ) from None
+    forced = options.forced or ()
+    for length in forced:
+        try:
+            ForcedAcceptance.model_validate({"length": length})
+        except ValidationError as err:
+            raise ReproError(
+                f"--forced {length:g}: {expected_text(err.errors()[0])}",
+                hint="e.g. --forced 1,2,4",
+            ) from None
+    if len(set(forced)) != len(forced):
+        raise ReproError(
+            f"--forced {','.join(f'{f:g}' for f in forced)}: each length once",
+            hint="e.g. --forced 1,2,4",
+        )
+
+
 def calibrate(
     options: CalibrateOptions, console: Console, confirm: Callable[[SweepEstimate], None]
 ) -> Calibration:
     """Run the sweep (see the module docstring), fit the profile, plan the campaign on it;
     `confirm` is given the sweep's estimate before anything starts (it raises to stop)."""
     load_campaign(options.source)  # a bad file fails before anything runs
+    check_sweep(options)
     with tempfile.TemporaryDirectory(prefix="repro-calibrate-") as scratch:
         recipes = Path(scratch) / "recipes"
         original = plan_campaign(options.source, recipes, predict=False)

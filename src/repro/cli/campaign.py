@@ -288,7 +288,8 @@ def calibrate_command(
 
     options = CalibrateOptions(file, sim_profile, time_scale, campaigns_dir)
     if concurrencies:
-        options.concurrencies = tuple(int(c) for c in _numbers("--concurrencies", concurrencies))
+        levels = _numbers("--concurrencies", concurrencies, whole=True)
+        options.concurrencies = tuple(int(c) for c in levels)
     if forced:
         options.forced = _numbers("--forced", forced)
     result = calibrate(options, _err, confirm)
@@ -329,16 +330,19 @@ def _checks(sim_profile: str | None) -> str:
     return f"the simulator only (profile {sim_profile} stood in for the machine)"
 
 
-def _numbers(option: str, text: str) -> tuple[float, ...]:
-    """A comma-separated list of positive numbers, or the error naming the option."""
+def _numbers(option: str, text: str, whole: bool = False) -> tuple[float, ...]:
+    """A comma-separated list of finite positive numbers (`whole`: whole numbers, never a
+    fraction rounded), or the error naming the option."""
     from repro.errors import ReproError
 
     try:
         values = tuple(float(part) for part in text.split(","))
     except ValueError:
         values = ()
-    if not values or any(v <= 0 or v != v for v in values):
-        raise ReproError(f"{option} {text!r}: expected positive numbers separated by commas")
+    fits = all(0 < v < float("inf") and (v.is_integer() or not whole) for v in values)
+    if not values or not fits:
+        kind = "positive whole numbers" if whole else "positive numbers"
+        raise ReproError(f"{option} {text[:40]!r}: expected {kind} separated by commas")
     return values
 
 
