@@ -78,6 +78,8 @@ def test_image_section_survives_relock_until_spec_or_patches_change(project: Pro
 def test_remote_diff_is_recorded_then_a_changed_diff_is_refused(
     project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    cache = tmp_path / "patch-cache"
+    monkeypatch.setenv("REPRO_PATCH_CACHE", str(cache))
     with HttpsFiles(tmp_path) as https:
         monkeypatch.setenv("SSL_CERT_FILE", str(https.cert_file))
         https.files["pr.diff"] = b"--- a/y.py\n+++ b/y.py\n"
@@ -102,7 +104,14 @@ def test_remote_diff_is_recorded_then_a_changed_diff_is_refused(
 
         before = project.lock_path().read_bytes()
         https.files["pr.diff"] += b"+sneaky\n"
-        with pytest.raises(ReproError, match="refusing to lock: remote patch pr-diff"):
+        project.lock()  # fetched once: the pinned copy in the cache is what a lock uses
+        assert project.lock_path().read_bytes() == before
+
+        (cache / f"{pinned}.diff").unlink()  # a machine without it fetches the URL again
+        moved = hashlib.sha256(https.files["pr.diff"]).hexdigest()
+        with pytest.raises(
+            ReproError, match=f"refusing to lock: patch pr-diff changed: .*{moved}.*pinned {pinned}"
+        ):
             project.lock()
         assert project.lock_path().read_bytes() == before
         drift = project.lock(check=True).drift

@@ -1,5 +1,6 @@
-"""`repro image build|push|pull|verify|export|arch-check|tiny-model|catalog|bump`: pinned
-SGLang images, the option catalogs of SGLang releases, and moving a spec to a newer tag."""
+"""`repro image build|push|pull|verify|export|arch-check|tiny-model|catalog|bump|patch`:
+pinned SGLang images, the option catalogs of SGLang releases, moving a spec to a newer
+tag, and the cache of its remote patches."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from repro.cli.options import json_option, sglang_python_option
+from repro.cli.patch import patch
 from repro.doctor import collect_fingerprint
 from repro.errors import ReproError
 from repro.image import locked_image
@@ -66,6 +68,9 @@ def image() -> None:
       repro image push R --registry HOST/NS
       repro image pull R                   # on the next cluster, by digest
     """
+
+
+image.add_command(patch)
 
 
 @image.command("build")

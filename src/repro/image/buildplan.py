@@ -3,20 +3,17 @@ on this machine: the base resolved, every patch read, nothing left to download."
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
 from repro.errors import ReproError
-from repro.fsutil import write_atomic
 from repro.image.build import BuildPlan, PatchFile
 from repro.image.cpu_base import CPU_BASE_REPOSITORY, ensure_cpu_base_image
 from repro.image.sim_base import SIM_BASE_REPOSITORY, ensure_sim_base_image
-from repro.lock.patches import download_diff
+from repro.lock import patchcache
 from repro.progress import Progress, quiet
 from repro.schema.image import ImageSpec, RemoteDiff
 
-PATCH_CACHE = Path.home() / ".cache" / "repro" / "patches"
 # The base images repro makes on this machine (`base.local: true`), by repository: each
 # returns its content tag, building it first unless `build=False` (then None when absent).
 LOCAL_BASES: dict[str, Callable[..., str | None]] = {
@@ -30,7 +27,7 @@ def planned_tag(spec: ImageSpec, patches_dir: Path | None = None) -> str:
     placeholder while a local base image it needs does not exist yet."""
     remote = spec.patch_set.remote if spec.patch_set else []
     bases_missing = spec.base.local and _local_base(spec)(build=False) is None
-    if bases_missing or any(not _cached_diff(diff).exists() for diff in remote):
+    if bases_missing or any(patchcache.read_cached(d, d.sha256) is None for d in remote):
         return f"repro/{spec.name}:{spec.sglang_version}-<hash, known once built>"
     return plan_for_spec(spec, patches_dir=patches_dir).tag
 
@@ -48,7 +45,7 @@ def plan_for_spec(
     patches: list[PatchFile] = []
     if spec.patch_set is not None:
         for index, diff in enumerate(spec.patch_set.remote):
-            content = fetch_remote_diff(diff, progress)
+            content = fetch_remote_diff(spec, diff, progress)
             patches.append(PatchFile(name=f"{index:02d}-{diff.name}.diff", content=content))
         patches_dir = patches_dir or _patches_dir(spec)
         offset = len(patches)
@@ -75,27 +72,13 @@ def _local_base(spec: ImageSpec) -> Callable[..., str | None]:
     return make
 
 
-def fetch_remote_diff(diff: RemoteDiff, progress: Progress) -> bytes:
-    """Download a remote diff on the host (cached by URL) so the build needs no network;
-    refuse one whose sha256 differs from the pin (recorded by the first `repro lock`)."""
-    cached = _cached_diff(diff)
-    if cached.exists():
-        content = cached.read_bytes()
-    else:
+def fetch_remote_diff(spec: ImageSpec, diff: RemoteDiff, progress: Progress) -> bytes:
+    """A remote diff's bytes from the patch cache (fetched into it on the host the first
+    time) so the build needs no network; refused unless they are the pinned ones (recorded
+    by the first `repro lock`)."""
+    if patchcache.read_cached(diff, diff.sha256) is None:
         progress(f"fetching {diff.url}")
-        content = download_diff(diff.url)
-        write_atomic(cached, content)  # never a truncated diff that later reads as changed
-    actual = hashlib.sha256(content).hexdigest()
-    if diff.sha256 is not None and actual != diff.sha256:
-        raise ReproError(
-            f"patch {diff.name} changed: sha256 {actual} != pinned {diff.sha256} ({diff.url})",
-            hint="a pinned diff must not move: check the URL names a fixed head commit",
-        )
-    return content
-
-
-def _cached_diff(diff: RemoteDiff) -> Path:
-    return PATCH_CACHE / hashlib.sha256(diff.url.encode()).hexdigest()
+    return patchcache.fetch(spec.name, diff, diff.sha256)
 
 
 def _patches_dir(spec: ImageSpec) -> Path:
