@@ -62,6 +62,14 @@ def draft_tokens(recipe: Recipe, lock: Lock | None = None) -> DraftTokens | None
     asked = spec.num_draft_tokens or spec.block_size
     if asked:
         return DraftTokens(asked, "recipe", "the recipe")
+    return drafter_block_size(recipe, lock)
+
+
+def drafter_block_size(recipe: Recipe, lock: Lock | None = None) -> DraftTokens | None:
+    """The block size of `recipe`'s DFlash drafter: its config.json at the locked commit, else
+    assumed (what the drafter twin is made with)."""
+    if recipe.drafter is None:
+        return None
     if lock is not None and lock.drafter_block_size and lock.drafter is not None:
         at = lock.drafter.sha[:7] if lock.drafter.sha else lock.drafter.revision
         return DraftTokens(

@@ -496,7 +496,7 @@ def _not_run(locked: Locked, python: Path) -> str | None:
     if engine_for(catalog.sglang_version, python) is None:
         return missing_engine_line(catalog.sglang_version)
     try:
-        twin_for(locked.recipe)
+        twin_for(locked.recipe, locked.lock)
     except TwinError as err:
         return f"engine dry-start not run: {one_line(err.message)}"
     return None
@@ -510,7 +510,11 @@ def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
     checks = [EngineCheck(not_run=_not_run(locked, python)) for locked in lockeds]
     runnable = [i for i, check in enumerate(checks) if check.not_run is None]
     try:
-        twins = ensure_all_twins([lockeds[i].recipe for i in runnable], python=python)
+        twins = ensure_all_twins(
+            [lockeds[i].recipe for i in runnable],
+            python=python,
+            locks=[lockeds[i].lock for i in runnable],
+        )
     except TwinError as err:
         line = f"engine dry-start not run: {one_line(err.message)}"
         return [EngineCheck(not_run=c.not_run or line) for c in checks]

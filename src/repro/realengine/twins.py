@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.errors import ReproError
+from repro.lock.draft_tokens import drafter_block_size
+from repro.schema.lock import Lock
 from repro.schema.recipe import Recipe
 from repro.settings import SGLANG_PYTHON
 
@@ -41,20 +43,19 @@ class ModelTwin:
 
     kind: str
     repo: str
-    dflash_block_size: int  # the real DFlash drafters' block size for this model
 
 
 # The shipped recipes' models (follow `extends:`), keyed by the real repository.
 MODEL_TWINS: dict[str, ModelTwin] = {
-    "moonshotai/Kimi-K2.6": ModelTwin("kimi_k25", "repro-twin/kimi-k2.6", 8),
-    "nvidia/Kimi-K2.6-NVFP4": ModelTwin("kimi_k25_nvfp4", "repro-twin/kimi-k2.6-nvfp4", 8),
-    "Qwen/Qwen3.6-27B": ModelTwin("qwen3_5", "repro-twin/qwen3.6-27b", 16),
+    "moonshotai/Kimi-K2.6": ModelTwin("kimi_k25", "repro-twin/kimi-k2.6"),
+    "nvidia/Kimi-K2.6-NVFP4": ModelTwin("kimi_k25_nvfp4", "repro-twin/kimi-k2.6-nvfp4"),
+    "Qwen/Qwen3.6-27B": ModelTwin("qwen3_5", "repro-twin/qwen3.6-27b"),
     # the tiny Qwen3's twin is itself, under its own name: `repro image tiny-model` (Docker)
     # keeps `main` of repro-tiny/qwen3-tiny without the twin's marker file
-    "repro-tiny/qwen3-tiny": ModelTwin("qwen3", "repro-twin/qwen3-tiny", 4),
+    "repro-tiny/qwen3-tiny": ModelTwin("qwen3", "repro-twin/qwen3-tiny"),
     # the simulator's made-up chat model (recipe demo, DFLASH with 8 draft tokens): the tiny
     # Qwen3 stands in for it, so SGLang's start-up can run on the demo's flags too
-    "repro-sim/tiny-chat": ModelTwin("qwen3", "repro-twin/qwen3-tiny", 8),
+    "repro-sim/tiny-chat": ModelTwin("qwen3", "repro-twin/qwen3-tiny"),
 }
 # speculative.algorithm -> the drafter architecture twingen.py writes
 DRAFTER_KINDS = {"DFLASH": "dflash", "DDTREE": "dflash", "EAGLE3": "eagle3"}
@@ -87,9 +88,12 @@ class Twins:
     drafter_repo: str | None
 
 
-def twin_for(recipe: Recipe) -> TwinSpec:
+def twin_for(recipe: Recipe, lock: Lock | None = None) -> TwinSpec:
     """The twins of `recipe`'s model and drafter (no I/O). A model or algorithm without a
-    twin is a TwinError naming the recipe field."""
+    twin is a TwinError naming the recipe field. A DFlash drafter twin has the block size of
+    the drafter it stands for, from `lock` where it read the config.json, else the assumed one
+    (repro.lock.draft_tokens): SGLang's start-up then resolves the draft tokens the simulator
+    serves."""
     model = MODEL_TWINS.get(recipe.model.repo)
     if model is None:
         raise TwinError(
@@ -107,7 +111,13 @@ def twin_for(recipe: Recipe) -> TwinSpec:
         )
     if kind == "eagle3":
         return TwinSpec(model.kind, model.repo, kind, f"{model.repo}-eagle3")
-    block = model.dflash_block_size
+    found = drafter_block_size(recipe, lock)
+    if found is None:
+        raise TwinError(
+            f"recipe {recipe.name}: the block size of drafter {recipe.drafter.repo} is unknown",
+            hint=f"`repro lock {recipe.name}` reads it from the drafter's config.json",
+        )
+    block = found.value
     return TwinSpec(model.kind, model.repo, kind, f"{model.repo}-dflash-b{block}", block)
 
 
@@ -214,11 +224,15 @@ def ensure_all_twins(
     python: Path | None = None,
     seed: int = 0,
     cache_dir: Path | None = None,
+    locks: list[Lock | None] | None = None,
 ) -> list[Twins]:
-    """The twins of each of `recipes` in the Hub cache (`cache_dir`, else huggingface_hub's
-    own), those absent (or made by another seed or generator) made in one engine process
-    and published as `main` of their repositories."""
-    specs = [twin_for(recipe) for recipe in recipes]
+    """The twins of each of `recipes` (with its lock in `locks`, where given) in the Hub cache
+    (`cache_dir`, else huggingface_hub's own), those absent (or made by another seed or
+    generator) made in one engine process and published as `main` of their repositories."""
+    specs = [
+        twin_for(recipe, lock)
+        for recipe, lock in zip(recipes, locks or [None] * len(recipes), strict=True)
+    ]
     return ensure_specs(specs, python=python, seed=seed, cache_dir=cache_dir)
 
 
