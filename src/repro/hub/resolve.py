@@ -9,6 +9,7 @@ from typing import Any
 from huggingface_hub import HfApi, get_session, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 
+from repro.fileread import MiB, read_bytes
 from repro.hub.cache import cache_root, snapshot_dir, storage_dir
 from repro.hub.errors import HubError, hub_errors
 from repro.hub.fetch import is_offline
@@ -82,13 +83,26 @@ def _pin_with_weights(repo: str, revision: str, sha: str, files: list[FileEntry]
     return RepoPin.make(repo, revision, sha, files)
 
 
+# A model's or drafter's config.json is kilobytes; a larger one is not read into memory.
+MAX_CONFIG_BYTES = 16 * MiB
+
+
 def read_config(pin: RepoPin, *, endpoint: str | None = None) -> dict[str, Any] | None:
     """A repository's config.json at the pinned commit (None without one). The file is read,
     not cached: `repro fetch` downloads it (offline, it is read from the cache)."""
-    if pin.sha is None or not any(f.path == "config.json" for f in pin.files):
+    entry = next((f for f in pin.files if f.path == "config.json"), None)
+    if pin.sha is None or entry is None:
         return None
+    if entry.size > MAX_CONFIG_BYTES:  # the Hub's listing says so before a byte is read
+        raise HubError(
+            f"{pin.label}: config.json is {entry.size} bytes, more than any model's config "
+            f"({MAX_CONFIG_BYTES} at most): not read",
+            hint="check the repository and revision",
+        )
     if is_offline():
-        content = (snapshot_dir(cache_root(), pin) / "config.json").read_bytes()
+        where = f"{pin.label}: config.json in the Hub cache"
+        path = snapshot_dir(cache_root(), pin) / "config.json"
+        content = read_bytes(path, where, max_bytes=MAX_CONFIG_BYTES)
     else:
         url = hf_hub_url(pin.repo, "config.json", revision=pin.sha, endpoint=endpoint)
         with hub_errors(pin.repo, pin.sha, endpoint):
