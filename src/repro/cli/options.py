@@ -184,7 +184,8 @@ def measure_options(command: Any) -> Any:
 
 
 _K8S_POD_OPTIONS = (
-    click.option("--namespace", "-n", help="metadata.namespace of every object."),
+    click.option("--namespace", "-n",
+                 help="metadata.namespace of every object (a DNS-1123 label, e.g. llm)."),
     click.option("--hub-cache-pvc", metavar="CLAIM",
                  help="PersistentVolumeClaim with the Hub cache."),
     click.option("--hub-cache-host-path", metavar="DIR",
@@ -192,7 +193,8 @@ _K8S_POD_OPTIONS = (
     click.option("--hf-token-secret", default="hf-token", show_default=True,
                  metavar="SECRET[:KEY]",
                  help="Secret (and key, default 'token') that HF_TOKEN is read from."),
-    click.option("--shm-size", metavar="QUANTITY", help="Size limit of /dev/shm, e.g. 64Gi."),
+    click.option("--shm-size", metavar="QUANTITY",
+                 help="Size limit of /dev/shm, a Kubernetes quantity, e.g. 64Gi."),
 )  # fmt: skip
 
 
