@@ -91,7 +91,8 @@ def test_shipped_kimi_recipe_by_name_on_a_gpu_less_machine(
     monkeypatch.chdir(repo_root)
     result = run("kimi26-ep4-dflash", "--json")
     assert result.exit_code == 1
-    payload = json.loads(result.output)
+    payload = json.loads(result.stdout)
+    assert "base.digest: a placeholder" in result.stderr  # its image is not pinned yet
     assert payload["requirements"]["source"] == "kimi26-ep4-dflash"
     assert "12.0" in payload["requirements"]["architectures"]
     assert statuses(payload)["gpus"] == {"fail"}
