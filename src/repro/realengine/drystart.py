@@ -21,14 +21,16 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from repro.errors import ReproError
+from repro.realengine.patched_release import Applied, apply_patch_set, site_packages_package
 from repro.recipe.argv_check import ParsedArg, check_argv
 from repro.recipe.findings import Finding, Loc
 from repro.recipe.hardware import gpu_model
+from repro.recipe.images import patches_dir_for
 from repro.recipe.loader import locate
 from repro.recipe.render import HIDDEN_BY_FILE, OWNED_BY_FIELD, analyze, render_env
 from repro.safetext import clean
@@ -81,6 +83,8 @@ class Engine:
     version: str
     python: Path
     overlay: Path | None
+    # The image's patch set applied over the release (patched_release.py), first on the path
+    patched: Applied | None = None
 
     def env(self, home: Path) -> dict[str, str]:
         """The probe's environment: the few host variables a Python needs, a home of its own
@@ -88,7 +92,8 @@ class Engine:
         probe forces the Hub offline itself (drystart_probe.OFFLINE)."""
         env = {k: v for k, v in os.environ.items() if k in HOST_VARIABLES}
         env.update(HOME=str(home), HF_HOME=str(home / "hf"), XDG_CACHE_HOME=str(home / "cache"))
-        env["PYTHONPATH"] = str(self.overlay) if self.overlay else ""
+        first = self.patched.folder if self.patched else None
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (first, self.overlay) if p)
         return env
 
 
@@ -167,7 +172,9 @@ def _tokens(argv: Sequence[str], arg: ParsedArg) -> list[str]:
     return list(argv[arg.index : arg.index + (1 if inline else 1 + len(arg.values))])
 
 
-def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]:
+def dry_argv(
+    target: Target, engine_version: str, patched: Applied | None = None
+) -> tuple[list[str], list[str]]:
     """The argv the start-up code gets, and one line per stand-in put into it and per option
     left out. No path, module or host the recipe chose reaches SGLang: the model and drafter
     are the twins, remote code stays off, and free-text options of server.extra_args are
@@ -211,7 +218,9 @@ def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]
             "left out, as values the check does not open, import or reach: " + ", ".join(left_out)
         )
     provides = target.image.provides if target.image is not None else None
-    if provides is not None and (provides.speculative_algorithms or provides.options):
+    if patched is not None and patched.folder is not None:
+        stand_ins.append(patched.line)
+    elif provides is not None and (provides.speculative_algorithms or provides.options):
         patch = target.image.patch_set.name if target.image and target.image.patch_set else "?"
         dropped = {o.name for o in provides.options}
         kept: list[str] = []
@@ -226,9 +235,10 @@ def dry_argv(target: Target, engine_version: str) -> tuple[list[str], list[str]]
             kept.append(PATCHED_ALGORITHM_BASE.get(token, token))
         if kept != argv:
             swapped = [f"{a} as {b}" for a, b in PATCHED_ALGORITHM_BASE.items() if a in argv]
+            why = patched.line if patched else f"patch set {patch} not applied"
             stand_ins.append(
-                f"patch set {patch} not applied (the {engine_version} wheel has no copy of "
-                f"it): {', '.join(swapped) or 'its options'} without "
+                f"{why} (the {engine_version} wheel has no copy of it), so instead: "
+                f"{', '.join(swapped) or 'its options'} without "
                 f"{', '.join(sorted(dropped & set(argv)))}; its declared constraints are "
                 "checked by the recipe rules"
             )
@@ -377,7 +387,7 @@ def one_line(text: object) -> str:
 
 def dry_start(targets: Sequence[Target], engine: Engine) -> list[DryStart]:
     """Dry-start every target on `engine` (one process), in order."""
-    argvs = [dry_argv(t, engine.version) for t in targets]
+    argvs = [dry_argv(t, engine.version, engine.patched) for t in targets]
     envs = [dry_env(t.recipe, t.catalog) for t in targets]
     for (_argv, stand_ins), (_env, left_out) in zip(argvs, envs, strict=True):
         if left_out:
@@ -502,6 +512,29 @@ def _not_run(locked: Locked, python: Path) -> str | None:
     return None
 
 
+def _patch_key(locked: Locked) -> str:
+    """What tells apart the patched start-up code recipes need: their image's patch set."""
+    spec = locked.image_spec
+    return spec.patch_set.model_dump_json() if spec and spec.patch_set else ""
+
+
+def _with_patch_set(engine: Engine, locked: Locked) -> Engine:
+    """`engine` with the image's patch set applied over its release, where this machine has
+    the patches (patched_release.py); else `engine`, saying why."""
+    spec = locked.image_spec
+    if spec is None or spec.patch_set is None:
+        return engine
+    package = (
+        (engine.overlay / "sglang") if engine.overlay else site_packages_package(engine.python)
+    )
+    if package is None:
+        return engine
+    applied = apply_patch_set(
+        spec, patches_dir_for(locked.recipe, spec), engine.version, package, engine.python
+    )
+    return replace(engine, patched=applied)
+
+
 def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
     """Dry-start each recipe on its release's engine, in order: the twins made in one engine
     process, then one process per release (and GPU or not) for the start-ups."""
@@ -518,7 +551,7 @@ def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
     except TwinError as err:
         line = f"engine dry-start not run: {one_line(err.message)}"
         return [EngineCheck(not_run=c.not_run or line) for c in checks]
-    by_engine: dict[tuple[str, bool], list[int]] = {}
+    by_engine: dict[tuple[str, bool, str], list[int]] = {}
     for i, twin in zip(runnable, twins, strict=True):
         locked = lockeds[i]
         assert locked.catalog is not None
@@ -527,12 +560,19 @@ def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
         )
         checks[i] = EngineCheck(target=target)
         # a GPU stand-in stays for the process: recipes on no GPU get a process of their own
-        key = (locked.catalog.sglang_version, target.gpu() is None)
+        key = (locked.catalog.sglang_version, target.gpu() is None, _patch_key(locked))
         by_engine.setdefault(key, []).append(i)
-    for (version, _on_cpu), indexes in by_engine.items():
+    for (version, _on_cpu, _patches), indexes in by_engine.items():
         engine = engine_for(version, python)
         assert engine is not None
         targets = [t for t in (checks[i].target for i in indexes) if t is not None]
+        try:
+            engine = _with_patch_set(engine, lockeds[indexes[0]])
+        except ReproError as err:
+            line = f"engine dry-start not run: {one_line(err.message)}"
+            for i in indexes:
+                checks[i] = EngineCheck(not_run=line)
+            continue
         for i, result in zip(indexes, dry_start(targets, engine), strict=True):
             checks[i] = EngineCheck(target=checks[i].target, result=result)
     return checks
