@@ -10,7 +10,7 @@ tag's digest from the registry and re-pins the spec.
 from __future__ import annotations
 
 from repro.errors import ReproError
-from repro.recipe.findings import Finding, Severity, display_path
+from repro.recipe.findings import Finding, display_path
 from repro.schema.image import ImageSpec
 from repro.schema.lock import Locked
 
@@ -40,15 +40,21 @@ def _where(spec: ImageSpec) -> str:
     return display_path(spec.source_path) if spec.source_path else f"image spec {spec.name}"
 
 
+def _bump(name: str, tag: str) -> str:
+    """The command that pins spec `name` to the digest the registry gives for `tag`."""
+    return f"repro image bump {name} --tag {tag}"
+
+
 def _pin_advice(name: str, image: str, tag: str) -> str:
     return (
-        f"pin it with `repro image bump {name} --tag {tag}` (it pulls that tag from "
+        f"pin it with `{_bump(name, tag)}` (it pulls that tag from "
         f"{_registry(image)}, so it needs the registry)"
     )
 
 
-def placeholder_finding(spec: ImageSpec, severity: Severity = "warning") -> Finding | None:
-    """`recipe check`'s line on the spec's digest field, or None when the digest is real."""
+def placeholder_finding(spec: ImageSpec) -> Finding | None:
+    """`recipe check`'s warning on the spec's digest field (an error would fail every check of
+    the shipped recipes where no registry answers), or None when the digest is real."""
     if not is_placeholder(spec):
         return None
     image, tag = spec.base.image, spec.base.tag or "TAG"  # a registry base has a tag
@@ -56,7 +62,7 @@ def placeholder_finding(spec: ImageSpec, severity: Severity = "warning") -> Find
         f"a placeholder (all zeros), not the digest of {image}:{tag}: lock and image "
         f"build refuse it; {_pin_advice(spec.name, image, tag)}"
     )
-    return Finding(severity, _where(spec), "base.digest", message, RULE)
+    return Finding("warning", _where(spec), "base.digest", message, RULE)
 
 
 def locked_placeholder(locked: Locked) -> Finding | None:
@@ -69,13 +75,11 @@ def locked_placeholder(locked: Locked) -> Finding | None:
 
 def pin_step(locked: Locked) -> str | None:
     """The command a run's plan starts with while the recipe's image is a placeholder."""
-    if locked_placeholder(locked) is None or locked.image_spec is None:
-        return None
     spec = locked.image_spec
-    return (
-        f"repro image bump {spec.name} --tag {spec.base.tag}   # the base digest is a "
-        "placeholder: this reads it from the registry"
-    )
+    if locked_placeholder(locked) is None or spec is None:
+        return None
+    bump = _bump(spec.name, spec.base.tag or "TAG")
+    return f"{bump}   # the base digest is a placeholder: this reads it from the registry"
 
 
 def _refusal(where: str, name: str, image: str, tag: str, doing: str) -> PlaceholderDigest:
