@@ -218,10 +218,13 @@ def dry_argv(
             "left out, as values the check does not open, import or reach: " + ", ".join(left_out)
         )
     provides = target.image.provides if target.image is not None else None
+    patch_set = target.image.patch_set if target.image is not None else None
+    unapplied = (
+        patched.line if patched else f"patch set {patch_set.name if patch_set else '?'} not applied"
+    )
     if patched is not None and patched.folder is not None:
         stand_ins.append(patched.line)
     elif provides is not None and (provides.speculative_algorithms or provides.options):
-        patch = target.image.patch_set.name if target.image and target.image.patch_set else "?"
         dropped = {o.name for o in provides.options}
         kept: list[str] = []
         skip = False
@@ -235,14 +238,15 @@ def dry_argv(
             kept.append(PATCHED_ALGORITHM_BASE.get(token, token))
         if kept != argv:
             swapped = [f"{a} as {b}" for a, b in PATCHED_ALGORITHM_BASE.items() if a in argv]
-            why = patched.line if patched else f"patch set {patch} not applied"
             stand_ins.append(
-                f"{why} (the {engine_version} wheel has no copy of it), so instead: "
+                f"{unapplied} (the {engine_version} wheel has no copy of it), so instead: "
                 f"{', '.join(swapped) or 'its options'} without "
                 f"{', '.join(sorted(dropped & set(argv)))}; its declared constraints are "
                 "checked by the recipe rules"
             )
         argv = kept
+    if patched is not None and patched.folder is None and unapplied not in " ".join(stand_ins):
+        stand_ins.append(f"{unapplied}; the release's own start-up code ran instead")
     if "--device" not in argv:
         argv += ["--device", "cuda"]
     return argv, stand_ins
