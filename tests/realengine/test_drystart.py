@@ -105,7 +105,7 @@ def test_what_sglangs_dflash_hook_refuses_follows_the_images_release(project: Pr
     dflash = "extends: kimi26-ep4-dflash\n"
     dpa = "parallelism: {tp: 8, ep: 4, dp: 2, dp_attention: true}\n"
     project.recipe("nightly-dpa", dflash + dpa + "image: sglang-nightly-cu13\n")
-    project.recipe("dpa-lm-head", dflash + dpa + "server: {extra_args: [--enable-dp-lm-head]}\n")
+    project.recipe("dpa-lm-head", dflash + dpa.replace("true}", "true, dp_lm_head: true}"))
     project.recipe("window", dflash + "speculative: {num_draft_tokens: 8, draft_window_size: 4}\n")
     code, out = _repro("recipe", "check", "--json", "nightly-dpa", "dpa-lm-head", "window")
     results = {r["recipe"]: r for r in json.loads(out)}

@@ -31,7 +31,7 @@ from repro.recipe.argv_check import ParsedArg, check_argv
 from repro.recipe.findings import Finding, Loc
 from repro.recipe.hardware import gpu_model
 from repro.recipe.images import patches_dir_for
-from repro.recipe.loader import locate
+from repro.recipe.loader import locate_for_user
 from repro.recipe.render import HIDDEN_BY_FILE, OWNED_BY_FIELD, analyze, render_env
 from repro.safetext import clean
 from repro.schema.drystart import DryStart
@@ -472,13 +472,25 @@ def refusal_field(target: Target, result: DryStart) -> Loc:
     return ("server",)
 
 
+def _owned_hint(target: Target, said: str) -> str:
+    """`; parallelism.dp_lm_head renders --enable-dp-lm-head`: the recipe field of each
+    option SGLang's message asks for, where a field owns it."""
+    fields = {}
+    for spelling in re.findall(r"--[a-z0-9][a-z0-9-]*", said):
+        option = target.catalog.find(spelling)
+        if option is not None and option.dest in OWNED_BY_FIELD:
+            fields[spelling] = OWNED_BY_FIELD[option.dest]
+    return "".join(f"; {field} renders {spelling}" for spelling, field in fields.items())
+
+
 def findings(target: Target, result: DryStart) -> list[Finding]:
     """`recipe check`'s lines for one dry start: SGLang's refusal on the field it names."""
     if result.refused is None:
         return []
     refused = result.refused
-    shown, path = locate(target.recipe, refusal_field(target, result))
+    shown, path, context = locate_for_user(target.recipe, refusal_field(target, result))
     where = f" ({refused.where})" if refused.where else ""
+    where += context + _owned_hint(target, refused.message)
     if refused.step == "deadline":
         message = f"SGLang {result.sglang_version}'s start-up code {one_line(refused.message)}"
     else:

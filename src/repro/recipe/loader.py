@@ -296,3 +296,59 @@ def locate(recipe: Recipe, loc: tuple[str | int, ...]) -> tuple[str, str]:
     doc, _line = origin(full, docs)
     shown = display_path(doc.path) if doc else display_path(recipe.source_path)
     return shown, format_loc(full)
+
+
+MAX_EDITS_SHOWN = 4  # the named file's own settings listed beside a refusal
+
+
+def locate_for_user(recipe: Recipe, loc: tuple[str | int, ...]) -> tuple[str, str, str]:
+    """(file, field path, context) for a refusal the whole recipe causes (SGLang's start-up
+    refusing the combination): the file the user named, never a parent it extends. When a
+    parent supplied the field, the context says where (file and line) and which of the named
+    file's own settings (with their lines) joined it, e.g. `; speculative.algorithm comes
+    from recipes/kimi26-ep4-dflash.yaml (line 12) (extends:, line 1); this file sets
+    parallelism.dp (line 4), parallelism.dp_attention (line 5)`."""
+    shown, path = locate(recipe, loc)
+    if not recipe.chain or from_lock_file(recipe):
+        return shown, path, ""
+    child = Document(recipe.chain[0], recipe._origins.get(recipe.chain[0], {}),
+                     recipe._lines.get(recipe.chain[0], {}))  # fmt: skip
+    mine = display_path(child.path)
+    if shown == mine:
+        line = _line_of(child, loc)
+        return mine, path, f" ({mine} line {line})" if line else ""
+    parent = next((p for p in recipe.chain if display_path(p) == shown), None)
+    parent_line = _line_of(
+        Document(parent, recipe._origins.get(parent, {}), recipe._lines.get(parent, {})), loc
+    ) if parent is not None else None  # fmt: skip
+    at = f" (line {parent_line})" if parent_line else ""
+    extends = child.lines.get(("extends",))
+    context = f"; {path} comes from {shown}{at}"
+    context += f" (extends:, line {extends})" if extends else ""
+    edits = [
+        f"{format_loc(key)} (line {line})"
+        for key, line in child.lines.items()
+        if key and key[0] not in NOT_INHERITED and _is_leaf(child.data, key)
+    ]
+    if edits:
+        more = len(edits) - MAX_EDITS_SHOWN
+        shown_edits = ", ".join(edits[:MAX_EDITS_SHOWN]) + (f" and {more} more" if more > 0 else "")
+        context += f"; this file sets {shown_edits}"
+    return mine, path, context
+
+
+def _line_of(doc: Document, loc: tuple[str | int, ...]) -> int | None:
+    for cut in range(len(loc), 0, -1):
+        if line := doc.lines.get(loc[:cut]):
+            return line
+    return None
+
+
+def _is_leaf(data: dict[str, Any], key: tuple[Any, ...]) -> bool:
+    """Whether `key` names a value the file sets (not a mapping holding others)."""
+    value: Any = data
+    for part in key:
+        if not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
+    return not isinstance(value, dict)

@@ -32,6 +32,7 @@ OWNED_BY_FIELD = {
     "trust_remote_code": "model.trust_remote_code",
     "speculative_draft_model_path": "drafter.repo",
     "speculative_draft_model_revision": "drafter.revision",
+    "enable_dp_lm_head": "parallelism.dp_lm_head",
 }
 # Files that would decide options or configs out of the recipe's sight (by dest): refused.
 HIDDEN_BY_FILE = {
@@ -113,6 +114,8 @@ def _structured(recipe: Recipe, catalog: Catalog) -> _Builder:
             b.add(("parallelism", "dp_attention"), ("--enable-dp-attention",))
     elif par.dp != 1:
         b.add(("parallelism", "dp"), ("--dp-size",), par.dp)
+    if par.dp_lm_head:
+        b.add(("parallelism", "dp_lm_head"), ("--enable-dp-lm-head",))
     if topo.nodes > 1:
         b.add(("topology", "nodes"), ("--nnodes",), topo.nodes)
     if srv.mem_fraction_static is not None:

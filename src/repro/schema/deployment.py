@@ -178,6 +178,12 @@ class Parallelism(StrictModel):
         description="Data-parallel attention inside the TP group (rendered as --attn-dp-size dp, "
         "or --dp-size dp --enable-dp-attention on catalogs without --attn-dp-size).",
     )
+    dp_lm_head: bool = Field(
+        False,
+        description="With dp_attention: the LM head split over the attention DP group, not the "
+        "TP group (--enable-dp-lm-head). SGLang 0.5.23 asks for it when DFLASH runs with DP "
+        "attention (srt/arg_groups/speculative_hook.py).",
+    )
 
     @property
     def replica_gpus(self) -> int:
