@@ -85,3 +85,17 @@ def test_a_simulator_calibration_says_it_checks_the_simulator_and_its_profile_pl
     # the fit measured the first token: only the drafter's acceptance stays assumed
     assert points["plain"]["assumed"] == []
     assert points["dflash"]["assumed"] == ["DFLASH acceptance"]
+
+
+def test_weights_of_unknown_size_are_never_priced_as_free(repo_root: Path, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [REPRO, "campaign", "calibrate", "campaigns/kimi26-b300.yaml", "--campaigns-dir",
+         str(tmp_path / "runs")],
+        cwd=repo_root, env=isolated_env(tmp_path), stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr[-2000:]
+    said = " ".join(result.stderr.split())
+    assert "not counted, size unknown: nvidia/Kimi-K2.6-NVFP4" in said
+    assert "without loading nvidia/Kimi-K2.6-NVFP4 (size unknown), so it may take far" in said
+    assert "pass --yes to start it" in said and not (tmp_path / "runs").exists()

@@ -97,17 +97,24 @@ class SweepEstimate:
     weights_s: float = 0.0
     parts: str = ""  # what the seconds add up
     unestimated: tuple[str, ...] = ()
+    unknown_weights: tuple[str, ...] = ()  # repositories whose load is not counted
     sim: str | None = None  # the profile standing in for the machine
 
     @property
     def asks(self) -> bool:
-        """Past the threshold (or unknown): it starts only when confirmed."""
-        return self.seconds is None or self.seconds > CONFIRM_ABOVE_S
+        """Past the threshold, or not bounded (no estimate, weights of unknown size): it
+        starts only when confirmed."""
+        return self.seconds is None or self.seconds > CONFIRM_ABOVE_S or bool(self.unknown_weights)
 
     def why_asked(self) -> str:
         """Why it asks before it starts: its estimate, past the threshold, or none."""
         if self.seconds is None:
             return "has no estimate (a point has no prediction)"
+        if self.unknown_weights and self.seconds <= CONFIRM_ABOVE_S:
+            return (
+                f"is estimated at {human_seconds(self.seconds)} here without loading "
+                f"{', '.join(self.unknown_weights)} (size unknown), so it may take far longer"
+            )
         return (
             f"is estimated at {human_seconds(self.seconds)} here, past "
             f"{human_seconds(CONFIRM_ABOVE_S)}"
@@ -157,7 +164,7 @@ def sweep_estimate(plan: CampaignPlan, options: CalibrateOptions) -> SweepEstima
     if parts is None or unestimated:
         return SweepEstimate([p.name for p in started], levels, None, unestimated=unestimated)
     weights_s = parts.model_load_s + parts.drafter_load_s
-    unknown = f"; weights of unknown size: {', '.join(parts.unknown_weights)}"
+    unknown = f"; not counted, size unknown: {', '.join(parts.unknown_weights)}"
     why = (
         f"image pulls {human_seconds(parts.images_s)}, starts "
         f"{human_seconds(parts.starts * LAUNCH_OVERHEAD_S)}, levels "
@@ -166,7 +173,7 @@ def sweep_estimate(plan: CampaignPlan, options: CalibrateOptions) -> SweepEstima
     )
     return SweepEstimate(
         [p.name for p in started], levels, plan.estimate_s, weight_loads=parts.starts,
-        weights_s=weights_s, parts=why,
+        weights_s=weights_s, parts=why, unknown_weights=tuple(parts.unknown_weights),
     )  # fmt: skip
 
 
