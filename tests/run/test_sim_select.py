@@ -77,9 +77,13 @@ def test_twin_recipe_keeps_the_argv_and_runs_on_the_simulator(
     assert twin.image == "sim" and twin.topology.gpus == 0
     assert twin.simulator is not None and twin.simulator.profile == "kimi26-ep4-rtx6000"
     assert twin.env["REPRO_SIM_TIME_SCALE"] == "0.01"
+    assert real.speculative is not None
+    # the draft tokens SGLang resolves from the drafter's block size, stated (repro.lock.
+    # draft_tokens): the simulator has no config.json of the real drafter to read them from
+    carried = real.speculative.model_copy(update={"num_draft_tokens": 8})
     assert (twin.parallelism, twin.speculative, twin.server) == (
         real.parallelism,
-        real.speculative,
+        carried,
         real.server,
     )
     assert yaml.safe_load(path.read_text())["extends"].endswith("kimi26-ep4-dflash.yaml")
