@@ -124,17 +124,16 @@ def assumed_inputs(cfg: SimConfig) -> list[str]:
     """What a point predicted with `cfg` assumes, in short names: every number of a profile
     derived by a rule; else what no measurement covers and an assumed prefill speed."""
     profile = cfg.profile
+    dp = ["DP attention (not modelled)"] if _dp_attention(cfg) else []
     if profile.provenance.startswith("extrapolated"):
-        return [f"every number of profile {profile.name} (derived by a rule)"]
+        return [f"every number of profile {profile.name} (derived by a rule)", *dp]
     if not profile.provenance.startswith("calibrated"):
-        return [f"every number of profile {profile.name} (not calibrated)"]
+        return [f"every number of profile {profile.name} (not calibrated)", *dp]
     differs = [re.sub(r",? assumed\)$", ")", d) for d in uncovered(cfg) or []]
     speculative = any(d.startswith("speculative") for d in differs)
     if cfg.algorithm and not speculative and _names(cfg, "acceptance"):
         differs.append(f"{cfg.algorithm} acceptance")
-    if _dp_attention(cfg):
-        differs.append("DP attention (not modelled)")
-    return differs + (["prefill speed"] if prefill_assumed(cfg) else [])
+    return differs + dp + (["prefill speed"] if prefill_assumed(cfg) else [])
 
 
 def _dp_attention(cfg: SimConfig) -> bool:
