@@ -33,6 +33,10 @@ from repro.runfolder import fresh_run_dir
 COLUMNS_PER_TABLE = 8  # concurrency columns in one table: more would not fit 800 px
 PAGE_FILE = "campaign.html"
 REPORTS_DIR = Path("runs") / "campaign-reports"  # pages over several campaigns
+PLOT_SIZE = (7.6, 4.4)  # inches: at PLOT_DPI, 760 px, within the page at 800 px
+PLOT_DPI = 100
+LEGEND_CHAR_PT = 4.6  # the mean width of a character of the legend's 7 pt font
+LEGEND_ROW_IN = 0.2  # inches one row of the legend takes below the axes
 
 _ENV = page_templates(Path(__file__).parent / "templates")
 
@@ -189,7 +193,7 @@ def _write_plots(
     out.mkdir(parents=True, exist_ok=True)
     mark = " (SIMULATED)" if simulated else ""
     paths = []
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, ax = plt.subplots(figsize=PLOT_SIZE)
     ax.set_xlabel("output tok/s per user")
     ax.set_ylabel("output tok/s per GPU")
     for point in points:
@@ -199,7 +203,7 @@ def _write_plots(
             if lv.output_throughput_per_user is not None
         ]
         if curve:
-            label = marked(point.name[:40], point.diverges)
+            label = marked(point.name, point.diverges)
             ax.plot(*zip(*curve, strict=True), marker="o", label=label)
     frontier = [(f.tok_s_per_user, f.tok_s_per_gpu) for f in decision.frontier]
     if frontier:
@@ -214,12 +218,12 @@ def _write_plots(
             )
     paths.append(_saved(fig, ax, f"Pareto frontier{mark}", out / "frontier.png"))
     if decision.crossovers:
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        fig, ax = plt.subplots(figsize=PLOT_SIZE)
         measured: set[int] = set()
         for cross in decision.crossovers:
             xs = sorted(cross.speedups)
             measured.update(xs)
-            label = marked(cross.point[:40], cross.point in decision.not_lossless)
+            label = marked(cross.point, cross.point in decision.not_lossless)
             ax.plot(xs, [cross.speedups[c] for c in xs], marker="o", label=label)
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xscale("log", base=2)  # the ticks are the levels measured, as users name them
@@ -233,12 +237,21 @@ def _write_plots(
 
 
 def _saved(fig: Any, ax: Any, title: str, path: Path) -> Path:
-    """The figure with its title and legend, written as a PNG and closed."""
+    """The figure with its title, and its legend below the axes (names whole, never over the
+    curves, in as many columns as fit the width), written as a PNG and closed."""
     from matplotlib import pyplot as plt
 
     ax.set_title(title)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    ax.margins(x=0.08, y=0.08)  # room for the dots' labels inside the axes
+    handles, labels = ax.get_legend_handles_labels()
+    rows = 0
+    if labels:
+        width_chars = PLOT_SIZE[0] * 72 / LEGEND_CHAR_PT  # characters across at the font size
+        ncol = max(1, min(len(labels), int(width_chars // (max(map(len, labels)) + 6))))
+        rows = -(-len(labels) // ncol)
+        fig.set_figheight(PLOT_SIZE[1] + rows * LEGEND_ROW_IN)
+        fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, rows * LEGEND_ROW_IN / fig.get_figheight(), 1, 1))
+    fig.savefig(path, dpi=PLOT_DPI)
     plt.close(fig)
     return path

@@ -32,6 +32,10 @@ from repro.schema.lock import Locked
 _console = Console(stderr=True, highlight=False)
 
 
+# what the twins are for, in one line of at most 80 columns
+TWINS_FOR = "for: `repro recipe check` and serving tests; random weights, the text is noise"
+
+
 def _say(message: str) -> None:
     _console.print(f"[dim]·[/] {escape(message)}")
 
@@ -130,7 +134,8 @@ def build(ref: str, as_json: bool, relock_image: bool, rebuild: bool) -> None:
     "like",
     metavar="RECIPE",
     help="Make tiny twins of RECIPE's model and drafter instead (same architectures, scaled "
-    "down), with the host's engine Python (scripts/ensure-sglang), without Docker.",
+    "down), with the host's engine Python (scripts/ensure-sglang), without Docker; "
+    f"{TWINS_FOR}.",
 )
 @click.option(
     "--cache-dir",
@@ -145,6 +150,9 @@ def tiny_model(seed: int, like: str | None, cache_dir: Path | None, as_json: boo
     the same bytes on every machine, and written as one commit of repro-tiny/qwen3-tiny, so
     `HF_HUB_OFFLINE=1 repro run qwen3-tiny-cpu` locks, fetches and serves it with no Hub.
     With --like RECIPE: seeded twins of that recipe's model and drafter, each one commit.
+    The twins are what SGLang's own start-up code checks a recipe on (`repro recipe check`)
+    and what a GPU or the CPU engine serves to test a recipe's path without its weights: the
+    real architecture and kernel shapes, random weights (the text is noise).
     """
     from repro.hub import cache_root  # deferred: huggingface_hub
 
@@ -176,6 +184,7 @@ def _twins(ref: str, seed: int, cache: Path, as_json: bool) -> None:
     if twins.drafter_dir is not None:
         click.echo(f"drafter  {twins.drafter_repo}\n         commit {twins.drafter_dir.name}")
     click.echo(f"published (main) into {cache}; --json gives the snapshot folders")
+    click.echo(TWINS_FOR)
 
 
 @image.command("push")

@@ -62,8 +62,27 @@ def _write(text: str, output: Path | None) -> None:
     click.echo(f"wrote {output}", err=True)
 
 
+def _against_plan_is_campaigns(ctx: click.Context, _param: click.Parameter, given: bool) -> None:
+    """`--against-plan` belongs to `repro campaign report`: said so, not click's bare "No
+    such option" (the plan is a campaign's, a run folder has none)."""
+    if given:
+        raise click.UsageError(
+            "--against-plan is an option of `repro campaign report` (a campaign's\n"
+            "measured levels beside its plan's): repro campaign report FOLDER --against-plan",
+            ctx=ctx,
+        )
+
+
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--against-plan",
+    is_flag=True,
+    hidden=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_against_plan_is_campaigns,
+)
 @click.option("--baseline", type=click.Path(path_type=Path), help="Run to compute speedups vs.")
 @click.option(
     "--format",
