@@ -26,6 +26,7 @@ def twin_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_cache: Path) -> Project:
     """A copy of the project; the current directory is its root."""
     monkeypatch.setenv("HF_HUB_CACHE", str(twin_cache))
+    monkeypatch.setenv("REPRO_PATCH_CACHE", str(tmp_path / "patches"))  # as CI: no DDTree diff
     proj = make_project(tmp_path / "proj")
     monkeypatch.chdir(proj.root)
     monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
