@@ -92,6 +92,41 @@ def test_a_campaign_runs_as_a_job_array_and_collects_into_a_report(
     assert sorted(table["demo.cap-small"]) == ["1"]
 
 
+def test_a_gpu_campaign_with_sim_asks_for_no_gpu_and_runs_without_docker(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--sim` of a GPU recipe: its simulated twin is made at export, its task asks for no
+    GPU and serves the twin with repro's simulator on the node."""
+    monkeypatch.setenv("REPRO_LOCKS_DIR", str(tmp_path / "locks"))
+    source = tmp_path / "layouts.yaml"
+    source.write_text(
+        "machine: rtx-pro-6000x8\n"
+        "points: [{recipe: kimi26-tp8}]\n"
+        "bench: {concurrencies: [1, 2], input_len: 64, output_len: 8, dataset: chat,\n"
+        "        prompts_per_level: 4, warmup: 1}\n"
+    )
+    campaigns = tmp_path / "campaigns"
+    exported = repro(
+        "campaign", "export", "slurm", str(source), "--sim", "--time-scale", "0.5",
+        "--repro", REPRO, "--base-port", str(_free_ports(1)), "--campaigns-dir", str(campaigns),
+        cwd=repo_root,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    folder = only_folder(campaigns)
+    text = (folder / "campaign.sbatch").read_text()
+    assert "--gpus-per-node" not in text  # the point's recipe asks for 8; its twin for none
+    assert "points/kimi26-tp8/sim-twin/" in text
+    with running_slurm(tmp_path / "slurm") as slurm:
+        code, output = slurm.run_job(folder / "campaign.sbatch", timeout=300)
+    assert code == 0, f"{output}\n{slurm.log()}"
+    collected = repro("campaign", "collect", str(folder), "--json", cwd=tmp_path)
+    [state] = json.loads(collected.stdout)["points"]
+    assert state["status"] == "done", state
+    report = repro("campaign", "report", str(folder), "--json", "--no-html", cwd=tmp_path)
+    [point] = json.loads(report.stdout)["points"]
+    assert point["simulated"] is True and point["gpus"] == 8
+
+
 def _queued(job: str, env: dict[str, str]) -> bool:
     """Whether any task of the array is still pending or running."""
     shown = subprocess.run(
