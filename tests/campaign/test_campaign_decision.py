@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from repro.campaign.decision import NOT_LOSSLESS
+from tests.support.browser import layout
 from tests.support.cli import isolated_env, repro
 from tests.support.deployments import deployment_containers
 
@@ -64,13 +65,17 @@ def test_two_machines_are_ranked_by_cost_in_their_own_folder(
     [joined] = (work / "runs" / "campaign-reports").iterdir()  # relative to where it ran
     html = (joined / "campaign.html").read_text()
     assert "rtx-pro-6000x8" in html and "b200x8" in html
+    assert "Cost per million output tokens under the SLOs" in html and "$/Mtok" in html
+    laid_out = layout(joined / "campaign.html", tmp_path / "profile", 800)
+    assert laid_out.width <= 800 and laid_out.broken == []  # the cost table fits 800 px
+    assert laid_out.images == len(list(joined.glob("*.png"))) >= 1
 
     data = json.loads(both.stdout)
     [cost] = data["decision"]["cost"]
     rows = cost["rows"]
     assert [r["machine"] for r in rows] and cost["slo"] == "relaxed"
     priced = [r["usd_per_mtok"] for r in rows]
-    assert None not in priced and priced == sorted(priced), (rows, data["decision"]["table"])
+    assert None not in priced and priced == sorted(priced)  # cheapest first
     points = {p["name"]: p for p in data["points"]}
     for row in rows:  # $ per Mtok = GPUs x $/GPU-hour over output tok/s, its price's source named
         point = points[row["point"]]
