@@ -136,7 +136,7 @@ def test_ddtree_spec_provides_the_algorithm_and_option(project: Project) -> None
     assert spec.patch_set is not None and spec.patch_set.local == []
     [diff] = spec.patch_set.remote
     assert diff.pull_request == 29907 and diff.head_commit and diff.head_commit in diff.url
-    assert diff.sha256 is None  # recorded by the first `repro lock`
+    assert diff.sha256 is not None  # the DDTree hunks on 0.5.15 (scripts/ddtree-patch)
     catalog = effective_catalog(spec)
     assert catalog.has_algorithm("DDTREE")
     budget = catalog.find("--speculative-ddtree-budget")
