@@ -28,7 +28,12 @@ from repro.campaign.plan import plan_campaign
 from repro.campaign.points import load_campaign
 from repro.errors import ReproError
 from repro.exitcodes import ExitCode
-from repro.interrupts import signal_name, signal_number, signals_ignored
+from repro.interrupts import (
+    signal_name,
+    signal_number,
+    signals_as_interrupts,
+    signals_ignored,
+)
 from repro.run.context import RunContext
 from repro.run.pipeline import RunOptions, run_pipeline
 from repro.runfolder import RunFolder
@@ -255,7 +260,7 @@ def _run_point(
         if ctx.url is None:
             raise ReproError("its run recorded no server to probe")
         top = max(ctx.recipe.bench.concurrencies, default=1)
-        with console.status(f"lossless probe of {escape(point.name)}"):
+        with signals_as_interrupts(), console.status(f"lossless probe of {escape(point.name)}"):
             probe_outputs(ctx.url, point.name, top, outputs_file(folder.path, point.name))
         console.print(f"  {escape(point.name)}: lossless probe answered")
     except ReproError as err:  # the point's results stand; its pair is reported unchecked

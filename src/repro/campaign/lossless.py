@@ -133,7 +133,15 @@ def verdict(campaign: Path, point: str, baseline: str) -> Lossless:
         except ReproError as err:
             return Lossless(baseline=baseline, passed=None, verdict=f"not checked: {err.message}")
     check = compare(found[point], found[baseline])
+    if not any(lv.divergent for lv in check.levels) and not all(lv.prompts for lv in check.levels):
+        return Lossless(baseline=baseline, passed=None, verdict="not checked: the probe's "
+                        "requests failed, no output to compare " + _levels(check))  # fmt: skip
     return Lossless(baseline=baseline, passed=check.passed, verdict=check_text(check))
+
+
+def _levels(check: LosslessCheck) -> str:
+    compared = ", ".join(f"{lv.prompts} at c={lv.concurrency}" for lv in check.levels)
+    return f"(outputs compared: {compared})"
 
 
 def check_text(check: LosslessCheck) -> str:
