@@ -20,7 +20,8 @@ switch. The same seed gives byte-identical files.
   configured but carries no weights (the text path never runs it). Template switch
   ``thinking``.
 - ``kimi_k25_text``: that text model alone (``DeepseekV3ForCausalLM``, the same weights
-  without ``language_model.``): what serves on the CPU engine (docs/real-engine.md).
+  without ``language_model.``): what a GPU serves without the vision processor
+  (docs/real-engine.md).
 - ``kimi_k25_nvfp4``: the same, with nvidia/Kimi-K2.6-NVFP4's ``quantization_config``
   (ModelOpt NVFP4, group 16) and ``hf_quant_config.json``: the routed experts in NVFP4
   (packed uint8 weights, float8_e4m3fn block scales, float32 global and input scales), the

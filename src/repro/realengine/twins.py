@@ -73,8 +73,9 @@ class TwinSpec:
     block_size: int | None = None  # DFlash only
 
 
-# The Kimi twin's text model alone (DeepseekV3ForCausalLM, the same weights): what serves on
-# the CPU engine, where the vision processor of KimiK25ForConditionalGeneration cannot load.
+# The Kimi twin's text model alone (DeepseekV3ForCausalLM, the same weights): what a GPU
+# serves, and what loads on the CPU engine, where the vision processor of
+# KimiK25ForConditionalGeneration cannot load (docs/real-engine.md).
 KIMI_TEXT_TWIN = TwinSpec("kimi_k25_text", "repro-twin/kimi-k2.6-text")
 
 
