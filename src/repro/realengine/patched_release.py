@@ -26,7 +26,7 @@ from repro.schema.image import ImageSpec
 
 PACKAGE = Path("python") / "sglang"
 INCLUDE = f"{PACKAGE.as_posix()}/*"
-DONE = ".repro-patched"  # written last: a folder without it is an interrupted copy
+DONE = ".repro-patched"  # the patches a copy holds, written before it takes its name
 APPLY_DEADLINE_S = 120
 
 
@@ -105,8 +105,11 @@ def patched_package(release: str, package: Path, patches: Sequence[Patch], root:
             file.write_bytes(patch.data)
             _apply(work, file, patch.name, release)
         (work / DONE).write_text("\n".join(f"{p.sha256}  {p.name}" for p in patches) + "\n")
-        shutil.rmtree(folder, ignore_errors=True)
-        work.rename(folder)
+        try:
+            work.rename(folder)
+        except OSError:
+            if not (folder / DONE).is_file():  # another process made it meanwhile: use that
+                raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return folder / PACKAGE.parent
@@ -153,3 +156,35 @@ def _hunk(diff: str, path: str, line: str) -> str | None:
         elif current == path and re.match(rf"@@ -{line}(,\d+)? ", text):
             return text.split(" @@")[0] + " @@"
     return None
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What the dry-start runs for an image's patch set: the patched package's folder (None
+    when the set could not be applied here), and one line that says so."""
+
+    folder: Path | None
+    line: str
+
+
+def site_packages_package(python: Path) -> Path | None:
+    """The `sglang` package installed in the virtual environment whose Python is `python`."""
+    found = sorted(python.parent.parent.glob("lib/python3*/site-packages/sglang"))
+    return found[0] if found else None
+
+
+def apply_patch_set(
+    spec: ImageSpec, patches_dir: Path, release: str, package: Path, python: Path
+) -> Applied:
+    """`spec`'s patch set over release `release`'s `package`, when this machine has every
+    patch of it; else the line naming the first it lacks."""
+    assert spec.patch_set is not None
+    name = spec.patch_set.name
+    found = patch_set_for(spec, patches_dir)
+    if found.missing:
+        return Applied(None, f"patch set {name} not applied: {found.missing[0]}")
+    folder = patched_package(release, package, found.patches, patched_root(python))
+    pins = ", ".join(f"{p.name} (sha256 {p.sha256[:12]})" for p in found.patches)
+    return Applied(
+        folder, f"patch set {name} applied over SGLang {release}'s start-up code: {pins}"
+    )
