@@ -216,3 +216,16 @@ def resolve_patches(
         result.pins.append(PatchPin(name=diff.name, source="remote", url=diff.url, sha256=digest))
         spec_data["patch_set"]["remote"][i]["sha256"] = digest
     return result
+
+
+def add_for_spec(spec: Any, name: str, file: Path, root: Path | None = None) -> tuple[Path, str]:
+    """`add` for the remote diff `name` of image spec `spec` (an ImageSpec), against its pin."""
+    remote = spec.patch_set.remote if spec.patch_set else []
+    for diff in remote:
+        if diff.name == name:
+            return add(spec.name, diff, diff.sha256, file, root)
+    names = ", ".join(d.name for d in remote) or "none"
+    raise ReproError(
+        f"image spec {spec.name} has no remote patch {name!r} (its remote patches: {names})",
+        hint=f"see patch_set.remote in images/{spec.name}.yaml",
+    )
