@@ -171,7 +171,8 @@ def _acceptance(points: Sequence[PointLevels]) -> list[tuple[list[int], list[Any
         for level in point.valid():
             if level.accept_length is not None:
                 by_c.setdefault(level.concurrency, []).append(level.accept_length)
-        rows.append((point.name, {c: f"{statistics.fmean(v):.2f}" for c, v in by_c.items()}))
+        means = {c: f"{statistics.fmean(v):.2f}" for c, v in by_c.items()}
+        rows.append((marked(point.name, point.diverges), means))
     levels = sorted({c for _, values in rows for c in values})
     return [
         (group, [(name, [values.get(c, "-") for c in group]) for name, values in rows])
