@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.recipe.conftest import Project, make_project
 from tests.support.simulator import Simulators
 
 # testcontainers' Ryuk reaper pulls its own image from a registry CI cannot reach.
@@ -61,3 +62,23 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Deployment state of this test only (compose overrides under .repro/)."""
     monkeypatch.setenv("REPRO_STATE_DIR", str(tmp_path / "state"))
     return tmp_path / "state"
+
+
+@pytest.fixture(scope="module")
+def twin_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hub cache of the module's own: the engine dry-start's twins are made once per module,
+    never in the user's cache."""
+    return tmp_path_factory.mktemp("hub")
+
+
+@pytest.fixture
+def engine_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_cache: Path) -> Project:
+    """A copy of the project (recipes, images, patches); the current directory is its root,
+    the Hub cache the module's `twin_cache`, the patch cache empty (as CI's: no DDTree diff)."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(twin_cache))
+    monkeypatch.setenv("REPRO_PATCH_CACHE", str(tmp_path / "patches"))
+    project = make_project(tmp_path / "proj")
+    monkeypatch.chdir(project.root)
+    monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
+    monkeypatch.delenv("REPRO_IMAGES_DIR", raising=False)
+    return project

@@ -12,11 +12,14 @@ from typing import Any
 
 
 @contextmanager
-def json_server(routes: dict[str, Any]) -> Iterator[str]:
-    """Serve `routes` (path -> JSON body; anything else 404) until the block ends; its URL."""
+def json_server(routes: dict[str, Any], seen: list[str] | None = None) -> Iterator[str]:
+    """Serve `routes` (path -> JSON body; anything else 404) until the block ends; its URL.
+    Each request's method and path is added to `seen`, where given."""
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self) -> None:
+            if seen is not None:
+                seen.append(f"{self.command} {self.path}")
             path = self.path.split("?")[0]
             if path not in routes:
                 self.send_error(404)
@@ -28,7 +31,7 @@ def json_server(routes: dict[str, Any]) -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body)
 
-        do_GET = do_POST = _answer
+        do_GET = do_POST = do_HEAD = _answer
 
         def log_message(self, *args: Any) -> None:
             pass

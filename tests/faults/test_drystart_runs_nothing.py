@@ -11,37 +11,25 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
 from repro.realengine import drystart
-from tests.recipe.conftest import Project, make_project
+from tests.faults.hostile_server import json_server
+from tests.recipe.conftest import Project
 
 pytestmark = pytest.mark.real_sglang
 
 MARKER_CODE = "import pathlib; pathlib.Path({marker!r}).write_text('ran')\n"
 
 
-@pytest.fixture(scope="module")
-def twin_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("hub")
-
-
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_cache: Path) -> Project:
-    monkeypatch.setenv("HF_HUB_CACHE", str(twin_cache))
-    proj = make_project(tmp_path / "proj")
-    monkeypatch.chdir(proj.root)
-    monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
-    monkeypatch.delenv("REPRO_IMAGES_DIR", raising=False)
-    return proj
+def project(engine_project: Project) -> Project:
+    return engine_project
 
 
 def _repro(*args: str) -> tuple[int, str]:
@@ -133,48 +121,30 @@ def test_free_text_options_are_left_out_of_the_dry_start_and_named(
     assert not marker.exists()
 
 
-class _Counting(BaseHTTPRequestHandler):
-    seen: ClassVar[list[dict[str, str]]] = []
-
-    def do_GET(self) -> None:
-        type(self).seen.append(dict(self.headers))
-        self.send_response(404)
-        self.end_headers()
-
-    do_HEAD = do_GET
-
-    def log_message(self, *_args: object) -> None:
-        return
-
-
 @pytest.fixture
-def hub_of_the_recipes() -> Iterator[str]:
-    _Counting.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def hub_of_the_recipes() -> Iterator[tuple[str, list[str]]]:
+    """A server the recipe points the Hub at, and every request it gets."""
+    seen: list[str] = []
+    with json_server({}, seen=seen) as url:
+        yield url, seen
 
 
 def test_a_recipes_env_sends_nothing_and_the_users_token_goes_nowhere(
-    project: Project, monkeypatch: pytest.MonkeyPatch, hub_of_the_recipes: str
+    project: Project, monkeypatch: pytest.MonkeyPatch, hub_of_the_recipes: tuple[str, list[str]]
 ) -> None:
+    url, seen = hub_of_the_recipes
     monkeypatch.setenv("HF_TOKEN", "hf_user_secret_token")
     project.recipe(
         "pr",
         "extends: kimi26-ep4-dflash\n"
         "env:\n"
         "  HF_HUB_OFFLINE: '0'\n"
-        f"  HF_ENDPOINT: {hub_of_the_recipes}\n"
+        f"  HF_ENDPOINT: {url}\n"
         "  SGLANG_EXTERNAL_MODEL_PACKAGE: evil\n",
     )
     code, out = _repro("recipe", "render", "--resolved", "pr", "--format", "json")
     assert code == 0, out
-    assert _Counting.seen == [], "the check reached the recipe's server"
+    assert seen == [], "the check reached the recipe's server"
     assert "hf_user_secret_token" not in out
     stand_ins = " ".join(json.loads(out)["resolved"]["stand_ins"])
     for name in ("HF_HUB_OFFLINE", "HF_ENDPOINT", "SGLANG_EXTERNAL_MODEL_PACKAGE"):

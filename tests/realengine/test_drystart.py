@@ -11,27 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
-from tests.recipe.conftest import Project, make_project
+from tests.recipe.conftest import Project
 
 pytestmark = pytest.mark.real_sglang
 
 
-@pytest.fixture(scope="module")
-def twin_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A Hub cache of this module's own: the twins are made once, never in the user's."""
-    return tmp_path_factory.mktemp("hub")
-
-
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_cache: Path) -> Project:
-    """A copy of the project; the current directory is its root."""
-    monkeypatch.setenv("HF_HUB_CACHE", str(twin_cache))
-    monkeypatch.setenv("REPRO_PATCH_CACHE", str(tmp_path / "patches"))  # as CI: no DDTree diff
-    proj = make_project(tmp_path / "proj")
-    monkeypatch.chdir(proj.root)
-    monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
-    monkeypatch.delenv("REPRO_IMAGES_DIR", raising=False)
-    return proj
+def project(engine_project: Project) -> Project:
+    return engine_project
 
 
 def _repro(*args: str) -> tuple[int, str]:

@@ -15,7 +15,7 @@ from repro.cli import main
 from repro.lock import load_locked
 from repro.recipe.render import render_env, render_server_argv
 from repro.run.simulate import simulated_recipe
-from tests.recipe.conftest import Project, make_project
+from tests.recipe.conftest import Project
 from tests.support.simulator import Simulators
 
 pytestmark = pytest.mark.real_sglang
@@ -25,13 +25,8 @@ CAMPAIGN = Path(__file__).resolve().parents[2] / "campaigns" / "kimi26-ep4-draft
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    proj = make_project(tmp_path / "proj")
-    monkeypatch.chdir(proj.root)
-    monkeypatch.delenv("REPRO_RECIPES_DIR", raising=False)
-    monkeypatch.delenv("REPRO_IMAGES_DIR", raising=False)
-    return proj
+def project(engine_project: Project) -> Project:
+    return engine_project
 
 
 def _sglang_resolves(recipe: str) -> int:
