@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from repro.cli import main
 from repro.realengine import drystart
 from tests.faults.hostile_server import json_server
 from tests.recipe.conftest import Project
+from tests.support.cli import invoke as _repro
 
 pytestmark = pytest.mark.real_sglang
 
@@ -30,11 +29,6 @@ MARKER_CODE = "import pathlib; pathlib.Path({marker!r}).write_text('ran')\n"
 @pytest.fixture
 def project(engine_project: Project) -> Project:
     return engine_project
-
-
-def _repro(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
 
 
 def _remote_code_model(folder: Path, marker: Path) -> Path:

@@ -8,10 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from repro.cli import main
 from tests.recipe.conftest import Project
+from tests.support.cli import invoke as _repro
 
 pytestmark = pytest.mark.real_sglang
 
@@ -19,11 +18,6 @@ pytestmark = pytest.mark.real_sglang
 @pytest.fixture
 def project(engine_project: Project) -> Project:
     return engine_project
-
-
-def _repro(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
 
 
 def test_every_shipped_recipe_starts_up_on_its_images_sglang(project: Project) -> None:

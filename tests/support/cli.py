@@ -26,3 +26,14 @@ def repro(
     return subprocess.run(
         [REPRO, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    """`repro ARGS` in this process (click's runner: monkeypatched settings apply); its exit
+    code and output."""
+    from click.testing import CliRunner
+
+    from repro.cli import main
+
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
