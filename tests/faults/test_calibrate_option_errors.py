@@ -12,17 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
+from tests.campaign.test_campaign_calibrate import CAMPAIGN  # the sweep it calibrates
 
-CAMPAIGN = """
-name: qwen-tp1
-machine: rtx-pro-6000x1
-points:
-  - {recipe: qwen36-27b-tp1-dflash, name: plain,
-     set: {drafter: null, speculative: null, accept: null}}
-  - {recipe: qwen36-27b-tp1-dflash, name: dflash, set: {accept: null}}
-bench: {concurrencies: [1, 4, 16], input_len: 256, output_len: 64, dataset: random,
-        prompts_per_level: 16, warmup: 1}
-"""
 MANY = ",".join(str(c) for c in range(1, 66))
 
 REFUSED = [
