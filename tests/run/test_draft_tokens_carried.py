@@ -35,8 +35,10 @@ def _sglang_resolves(recipe: str) -> int:
         main, ["recipe", "render", "--resolved", recipe, "--format", "json"]
     )
     assert result.exit_code == 0, result.output
-    changed = json.loads(result.output)["resolved"]["changed"]
-    return int(changed["speculative_num_draft_tokens"]["resolved"])
+    resolved = json.loads(result.output)["resolved"]
+    # the drafter twin says where its block size comes from: assumed, with no lock here
+    assert any("block size 8 (assumed:" in line for line in resolved["stand_ins"])
+    return int(resolved["changed"]["speculative_num_draft_tokens"]["resolved"])
 
 
 def _simulator_serves(recipe: str, run_dir: Path, simulator: Simulators) -> dict[str, object]:

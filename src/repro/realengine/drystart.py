@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.errors import ReproError
+from repro.lock.draft_tokens import drafter_block_size
 from repro.realengine.patched_release import Applied, apply_patch_set, site_packages_package
 from repro.recipe.argv_check import ParsedArg, check_argv
 from repro.recipe.findings import Finding, Loc
@@ -36,7 +37,7 @@ from repro.recipe.render import HIDDEN_BY_FILE, OWNED_BY_FIELD, analyze, render_
 from repro.safetext import clean
 from repro.schema.drystart import DryStart
 from repro.schema.image import ImageSpec
-from repro.schema.lock import Locked
+from repro.schema.lock import Lock, Locked
 from repro.schema.option_catalog import Catalog, CatalogOption
 from repro.schema.recipe import Recipe
 
@@ -106,6 +107,7 @@ class Target:
     image: ImageSpec | None
     model_dir: Path
     drafter_dir: Path | None
+    lock: Lock | None = None  # where the drafter's config.json was read: its block size
 
     def gpu(self) -> dict[str, object] | None:
         """The recipe's GPU as the probe's stand-in answers for it (drystart_probe.py's
@@ -204,7 +206,9 @@ def dry_argv(
             tokens = [tokens[0], str(twin)]
         argv += tokens
     if target.drafter_dir is not None:
-        stand_ins.append(f"drafter: the twin at {target.drafter_dir.name}")
+        block = drafter_block_size(target.recipe, target.lock)
+        size = f", block size {block.label()}" if block is not None else ""
+        stand_ins.append(f"drafter: the twin at {target.drafter_dir.name}{size}")
     extra = target.recipe.server.extra_args
     parsed, _problems = check_argv(extra, catalog)
     for arg in parsed:
@@ -572,7 +576,12 @@ def check_engines(lockeds: Sequence[Locked], python: Path) -> list[EngineCheck]:
         locked = lockeds[i]
         assert locked.catalog is not None
         target = Target(
-            locked.recipe, locked.catalog, locked.image_spec, twin.model_dir, twin.drafter_dir
+            locked.recipe,
+            locked.catalog,
+            locked.image_spec,
+            twin.model_dir,
+            twin.drafter_dir,
+            locked.lock,
         )
         checks[i] = EngineCheck(target=target)
         # a GPU stand-in stays for the process: recipes on no GPU get a process of their own
