@@ -9,6 +9,7 @@ a start-up that never finishes, which must cost that recipe its result, not ever
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Iterator
@@ -17,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from repro.realengine import drystart
+from repro.realengine.patched_release import site_packages_package
+from repro.settings import SGLANG_PYTHON
 from tests.faults.hostile_server import json_server
 from tests.recipe.conftest import Project
 from tests.support.cli import invoke as _repro
@@ -168,3 +171,29 @@ def test_a_recipe_that_does_not_finish_loses_its_own_result_only(
     for name in ("kimi26-ep4", "kimi26-tp8"):
         [finding] = [f for f in results[name]["findings"] if f["rule"] == "engine-dry-start"]
         assert "did not finish in 0 s" in finding["message"], finding
+
+
+def test_an_image_whose_local_patch_adds_code_is_checked_without_running_it(
+    project: Project, tmp_path: Path
+) -> None:
+    """A pull request's own image spec with a local patch to SGLang's start-up code (one that
+    would leave a marker when server_args.py is imported): the dry-start runs the release's
+    own code and says why, never the patch."""
+    marker = tmp_path / "ran"
+    package = site_packages_package(Path(SGLANG_PYTHON.text()))
+    assert package is not None
+    old = (package / "srt" / "server_args.py").read_text().splitlines(keepends=True)
+    at = next(i + 1 for i, line in enumerate(old) if line.startswith("from __future__"))
+    new = [*old[:at], MARKER_CODE.format(marker=str(marker)), *old[at:]]
+    path = "python/sglang/srt/server_args.py"
+    body = "".join(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))
+    project.write("evil/evil.patch", f"diff --git a/{path} b/{path}\n{body}", folder="patches")
+    base = (project.images / "sglang-0.5.23-cpu.yaml").read_text()
+    spec = "patch_set:\n  name: evil\n  local: [evil.patch]\n"
+    project.write("evil-cpu.yaml", base + spec, folder="images")
+    project.recipe("pr", "extends: qwen3-tiny-cpu\nimage: evil-cpu\n")
+    code, out = _repro("recipe", "render", "--resolved", "pr", "--format", "json")
+    assert code == 0, out
+    assert not marker.exists(), "the check ran the pull request's patch"
+    stand_ins = " ".join(json.loads(out)["resolved"]["stand_ins"])
+    assert "patch set evil not applied: its local patches (evil.patch)" in stand_ins

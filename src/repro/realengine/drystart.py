@@ -540,10 +540,21 @@ def _patch_key(locked: Locked) -> str:
 
 def _with_patch_set(engine: Engine, locked: Locked) -> Engine:
     """`engine` with the image's patch set applied over its release, where this machine has
-    the patches (patched_release.py); else `engine`, saying why."""
+    the patches (patched_release.py) and all are remote diffs pinned in the patch cache (put
+    there by the user, held to their sha256); else `engine`, saying why."""
     spec = locked.image_spec
     if spec is None or spec.patch_set is None:
         return engine
+    if spec.patch_set.local:  # the checked project's own files: a check runs none of them
+        return replace(
+            engine,
+            patched=Applied(
+                None,
+                f"patch set {spec.patch_set.name} not applied: its local patches "
+                f"({', '.join(spec.patch_set.local)}) are files of the checked project, whose "
+                "code a check never runs; the release's own start-up code ran instead",
+            ),
+        )
     package = (
         (engine.overlay / "sglang") if engine.overlay else site_packages_package(engine.python)
     )
