@@ -32,7 +32,7 @@ from repro.bench.slo import searched_concurrencies
 from repro.campaign.caveats import assumed_inputs, caveats
 from repro.errors import ReproError
 from repro.lock import load_locked
-from repro.lock.draft_tokens import DraftTokens, current_draft_tokens
+from repro.lock.draft_tokens import BLOCK_ALGORITHMS, DraftTokens, current_draft_tokens
 from repro.recipe import load_recipe
 from repro.recipe.render import render_env, render_server_argv
 from repro.run.simulate import simulated_recipe
@@ -90,6 +90,15 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
             _check_profile(original)
         locked = load_locked(_twin(recipe_file, work_dir, on))
     recipe = locked.recipe
+    drafts = current_draft_tokens(original)
+    spec = original.speculative
+    if drafts is None and spec is not None and spec.algorithm in BLOCK_ALGORITHMS:
+        # the simulator would read the drafter's folder, a path the recipe chose: never here
+        raise ReproError(
+            f"{recipe_file}: its draft tokens per step are unknown (no locked config.json of "
+            "its drafter, no assumed block size for its model)",
+            hint="set speculative.num_draft_tokens, or `repro lock` it",
+        )
     if locked.catalog is None or recipe.simulator is None:
         raise ReproError(f"{recipe_file}: cannot render its simulated twin")
     argv = render_server_argv(recipe, locked.catalog)
@@ -117,7 +126,6 @@ def predict_point(recipe_file: Path, work_dir: Path, on: str | None = None) -> P
         ) from None
     server = VirtualServer(cfg, seed=recipe.simulator.seed)
     # the same source as the twin's draft tokens (repro.lock.draft_tokens), where assumed
-    drafts = current_draft_tokens(original)
     drafts = drafts if drafts is not None and drafts.assumed else None
     bench = recipe.bench
     category = "random" if bench.dataset == "random" else "chat"
