@@ -89,7 +89,8 @@ def test_repro_report_reads_the_qwen36_records_as_a_real_h100() -> None:
     assert result.exit_code == 0, result.output
     assert result.output.count("H100 80GB HBM3") >= len(names)
     assert "SIMULATED" not in result.output
-    plain = _levels("bench-qwen36-plain-generate-lo")[0]
-    forced = _levels(f"bench-qwen36-forced-{BLOCK}-lo")[0]
+    plain = _levels("bench-qwen36-plain-generate-lo")[0]["output_throughput"]
+    forced = _levels(f"bench-qwen36-forced-{BLOCK}-lo")[0]["output_throughput"]
+    assert isinstance(plain, float) and isinstance(forced, float)
     # at c=1, 16 tokens a verify step beat one token a decode step
-    assert forced["output_throughput"] > 5 * plain["output_throughput"]
+    assert forced > 5 * plain
