@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.realengine import drystart
+from repro.realengine import probe_process
 from repro.realengine.patched_release import site_packages_package
 from repro.settings import SGLANG_PYTHON
 from tests.faults.hostile_server import json_server
@@ -164,7 +164,7 @@ def test_a_recipe_that_does_not_finish_loses_its_own_result_only(
 ) -> None:
     """Every recipe gets its own deadline after SGLang is imported: one that overruns is that
     recipe's failure, named, and the next recipe still gets its own run and result."""
-    monkeypatch.setattr(drystart, "RECIPE_DEADLINE_S", 0.0)
+    monkeypatch.setattr(probe_process, "RECIPE_DEADLINE_S", 0.0)
     code, out = _repro("recipe", "check", "--json", "kimi26-ep4", "kimi26-tp8")
     results = {r["recipe"]: r for r in json.loads(out)}
     assert code == 1
